@@ -1,0 +1,152 @@
+"""The domain's records: frozen, plain, and named as a debate tournament names things."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Literal, Mapping
+
+Side = Literal["pro", "con"]
+Stage = Literal["constructive", "rebuttal", "summary"]
+Outcome = Literal["pro", "con", "tie"]
+
+SIDES: tuple[Side, ...] = ("pro", "con")
+STAGES: tuple[Stage, ...] = ("constructive", "rebuttal", "summary")
+CATEGORIES = ("fact", "value", "policy")
+DIMENSIONS = ("argument", "source", "language")
+DEFAULT_INFO_SLIDE = "Both sides bear an equal burden of proof."
+OFFLINE_PREFIX = "offline/"
+
+
+def frozen_mapping(d: Mapping | None) -> Mapping:
+    """A read-only view, so a frozen record cannot be mutated through its dict fields."""
+    return MappingProxyType(dict(d or {}))
+
+
+def is_simulated(model: str) -> bool:
+    return model.startswith(OFFLINE_PREFIX)
+
+
+@dataclass(frozen=True)
+class Motion:
+    id: str
+    text: str
+    category: str  # fact | value | policy
+    language: str = "en"
+    info_slide: str = DEFAULT_INFO_SLIDE
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A registered debater: a debater kind running on a model."""
+
+    name: str
+    debater: str
+    model: str
+    api_base: str = ""
+    strength: float = 0.0  # planted strength, meaningful for offline models only
+    params: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def simulated(self) -> bool:
+        return is_simulated(self.model)
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """A configured judge: a judge kind running on a model, R runs per match."""
+
+    name: str
+    kind: str
+    model: str
+    api_base: str = ""
+    runs: int = 3
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def simulated(self) -> bool:
+        return is_simulated(self.model)
+
+
+@dataclass(frozen=True)
+class Reference:
+    title: str
+    url: str
+
+
+@dataclass(frozen=True)
+class AgentUsage:
+    """What one internal agent (role) of a debater or judge spent."""
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None  # None when the model's price is unknown
+
+    def __add__(self, other: "AgentUsage") -> "AgentUsage":
+        cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
+        return AgentUsage(
+            self.calls + other.calls,
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            cost,
+        )
+
+
+@dataclass(frozen=True)
+class Speech:
+    stage: Stage
+    side: Side
+    text: str
+    references: tuple[Reference, ...] = ()
+    started_at: str = ""
+    finished_at: str = ""
+    agents: Mapping[str, AgentUsage] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One run of one judge on one match. A failed judgment has error set and no winner."""
+
+    judge: str
+    run: int
+    overall: Outcome | None
+    dimensions: Mapping[str, Outcome] = field(default_factory=dict)
+    rationale: str = ""
+    error: str | None = None
+
+    @property
+    def failed(self) -> bool:
+        return self.error is not None
+
+
+@dataclass(frozen=True)
+class Match:
+    id: str
+    motion: Motion
+    pro: str
+    con: str
+    status: str = "scheduled"  # scheduled | running | done | failed
+    error: str | None = None
+    simulated: bool = False
+    speeches: tuple[Speech, ...] = ()
+    verdicts: tuple[Verdict, ...] = ()
+
+
+def score(verdicts: tuple[Verdict, ...] | list[Verdict], key: str = "overall") -> tuple[float, float]:
+    """(score_pro, score_con) over a judge's runs: a win is 1 point, a tie 0.5 to each side.
+
+    key is "overall" or a dimension name. Failed runs count for nothing.
+    """
+    pro = con = 0.0
+    for v in verdicts:
+        if v.failed:
+            continue
+        outcome = v.overall if key == "overall" else v.dimensions.get(key)
+        if outcome == "pro":
+            pro += 1
+        elif outcome == "con":
+            con += 1
+        elif outcome == "tie":
+            pro += 0.5
+            con += 0.5
+    return pro, con
