@@ -1,0 +1,149 @@
+"""The library behind the CLI: one function per command, each returning data to print."""
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+from arena import runner, scheduler
+from arena.errors import UserError
+from arena.records import Match, score
+from arena.results import results_rows
+from arena.store import now
+from arena.workspace import Workspace, init_workspace
+
+FORMATS = ("round-robin", "swiss", "random", "active", "onboard")
+
+
+def entry_list(ws: Workspace) -> list[dict]:
+    """Entries as INTERFACE.md's JSON: name, debater, model, matches, and strength for offline models."""
+    counts = ws.store.match_counts()
+    out = []
+    for e in ws.config.entries:
+        row = {"name": e.name, "debater": e.debater, "model": e.model, "matches": counts.get(e.name, 0),
+               "simulated": e.simulated}
+        if e.simulated:
+            row["strength"] = e.strength
+        out.append(row)
+    return out
+
+
+def match_list(ws: Workspace) -> list[dict]:
+    return [{"id": r["id"], "status": r["status"], "motion": r["motion_id"], "pro": r["pro"], "con": r["con"],
+             "error": r["error"]} for r in ws.store.match_rows()]
+
+
+def match_get(ws: Workspace, match_id: str) -> Match:
+    match = ws.store.match(match_id)
+    if match is None:
+        raise UserError(f"no match {match_id!r} (see 'arena match list')")
+    return match
+
+
+def match_json(match: Match, judge: str | None = None) -> dict:
+    """A match as INTERFACE.md's JSON; the score is the given judge's (default: the first that judged)."""
+    judge = judge or next((v.judge for v in match.verdicts), None)
+    pro, con = score([v for v in match.verdicts if v.judge == judge])
+    return {
+        "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
+        "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
+                   "language": match.motion.language},
+        "pro": match.pro, "con": match.con,
+        "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
+                      "references": [asdict(r) for r in s.references],
+                      "started_at": s.started_at, "finished_at": s.finished_at,
+                      "agents": {role: asdict(u) for role, u in s.agents.items()}} for s in match.speeches],
+        "verdicts": [{"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
+                      "rationale": v.rationale, **({"error": v.error} if v.error else {})} for v in match.verdicts],
+        "score": {"pro": pro, "con": con},
+    }
+
+
+def schedule(ws: Workspace, fmt: str, *, rounds: int = 1, seed: int | None = None) -> list[str]:
+    """Store a tournament plan before anything runs; return its match ids."""
+    if fmt != "round-robin":
+        raise UserError(f"--format {fmt}: not available yet in this version (available: round-robin)")
+    seed = ws.config.arena.seed if seed is None else seed
+    language = ws.config.arena.language
+    motions = [m for m in runner.load_motions(ws) if m.language == language]
+    plan = scheduler.round_robin([e.name for e in ws.config.entries], motions, rounds=rounds, seed=seed)
+    return ws.store.add_tournament(fmt, seed, {"rounds": rounds},
+                                   [(p.motion_id, p.pro, p.con) for p in plan])
+
+
+def default_judge(ws: Workspace, judge: str | None) -> str:
+    if judge is not None:
+        return ws.config.judge(judge).name
+    if not ws.config.judges:
+        raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there are no verdicts to rate")
+    return ws.config.judges[0].name
+
+
+def rate(ws: Workspace, *, judge: str | None = None, bootstrap: int = 1000, seed: int = 0) -> dict:
+    """Ratings from one judge's verdicts (default: the first configured judge)."""
+    import pandas as pd
+    from leaderboard.ratings import rate as fit
+
+    judge = default_judge(ws, judge)
+    rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
+    frame = pd.DataFrame(rows, columns=["match_id", "entry_a", "entry_b", "score_a", "score_b", "category",
+                                        "dimension"])
+    result = fit(frame, bootstrap=bootstrap, seed=seed)
+    result["meta"]["judge"] = judge
+    result["meta"]["simulated"] = any(e.simulated for e in ws.config.entries) or ws.config.judge(judge).simulated
+    return result
+
+
+def publish(ws: Workspace, out: Path | None = None) -> Path:
+    from leaderboard.site import publish as render
+
+    out = Path(out) if out else ws.path / "site"
+    judge = default_judge(ws, None) if ws.config.judges else None
+    board = rate(ws, judge=judge, bootstrap=200) if judge else {"ratings": [], "meta": {"bootstrap": 0}}
+    matches = [ws.store.match(r["id"]) for r in ws.store.match_rows()]
+    simulated = any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)
+    return render(out, title="Debate Arena leaderboard", leaderboard=board, entries=entry_list(ws),
+                  matches=matches, judge=judge, simulated=simulated, generated_at=now())
+
+
+DEMO_CONFIG = '''\
+# The `arena demo` workspace: six offline (simulated) entries of planted strengths and a simulated judge.
+[arena]
+language = "en"
+seed = 0
+judge_runs = 3
+
+[search]
+provider = "offline"
+
+[motions]
+sets = ["builtin:en"]
+{entries}
+[[judges]]
+name = "sim-judge"
+kind = "single"
+model = "offline/judge"
+runs = 3
+'''
+DEMO_ENTRIES = {"sim-ace": 1.5, "sim-bold": 0.9, "sim-calm": 0.3, "sim-deft": -0.3, "sim-eager": -0.9,
+                "sim-faint": -1.5}
+
+
+def demo(path: Path, *, rounds: int = 2, progress=None) -> Path:
+    """A simulated tournament end to end: init, schedule, play, judge, rate, publish. Resumes if rerun."""
+    path = Path(path)
+    if not (path / "arena.toml").exists():
+        entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
+                          f"strength = {strength}\n" for name, strength in DEMO_ENTRIES.items())
+        init_workspace(path, DEMO_CONFIG.format(entries=entries))
+    ws = runner.open_workspace(path)
+    try:
+        if not ws.store.match_rows():
+            schedule(ws, "round-robin", rounds=rounds)
+        runner.run(ws, concurrency=4, progress=progress)
+        site = ws.path / "site"
+        if site.exists():
+            shutil.rmtree(site)
+        return publish(ws, site)
+    finally:
+        ws.close()

@@ -1,0 +1,206 @@
+"""The `arena` command line: each command parses, calls one library function, and prints.
+
+Heavy imports (litellm, pandas, the rating code) happen inside commands, so `arena --help`
+stays fast.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import click
+
+from arena.errors import ArenaError, UserError
+
+
+class ArenaGroup(click.Group):
+    """Maps our errors to exit codes: a user's mistake is 2, any other failure 1; never a traceback."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UserError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        except ArenaError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+
+
+workspace_option = click.option("-w", "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
+                                default=Path("."), show_default="current folder", help="Workspace folder.")
+format_option = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
+                             show_default=True)
+
+
+def _open(workspace: Path):
+    from arena.runner import open_workspace
+
+    return open_workspace(workspace)
+
+
+def _table(rows: list[dict], columns: list[str]) -> None:
+    if not rows:
+        click.echo("(none)")
+        return
+    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
+    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
+    for row in cells:
+        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+
+
+def _json(data) -> None:
+    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+
+
+@click.group(cls=ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="debate-arena")
+def main():
+    """Debate Arena: LLM debaters, LLM judges, Bradley–Terry ratings, static leaderboards."""
+
+
+@main.command()
+@click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
+def init(directory: Path):
+    """Create DIRECTORY/arena.toml (a commented template) and DIRECTORY/arena.db."""
+    from arena.workspace import init_workspace
+
+    click.echo(init_workspace(directory))
+
+
+@main.command()
+@click.option("-w", "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
+              default=Path("arena-demo"), show_default=True, help="Workspace folder for the demo.")
+def demo(workspace: Path):
+    """Run a simulated tournament end to end (offline), publish the site, print its path."""
+    from arena.app import demo as run_demo
+
+    click.echo(run_demo(workspace))
+
+
+@main.group()
+def entry():
+    """Registered debater entries."""
+
+
+@entry.command("list")
+@workspace_option
+@format_option
+def entry_list(workspace: Path, fmt: str):
+    """List entries with their match counts."""
+    from arena import app
+
+    ws = _open(workspace)
+    rows = app.entry_list(ws)
+    _json(rows) if fmt == "json" else _table(rows, ["name", "debater", "model", "matches", "strength"])
+
+
+@main.group()
+def match():
+    """Matches: list them, show one."""
+
+
+@match.command("list")
+@workspace_option
+@format_option
+def match_list(workspace: Path, fmt: str):
+    """List matches with their status."""
+    from arena import app
+
+    rows = app.match_list(_open(workspace))
+    _json(rows) if fmt == "json" else _table(rows, ["id", "status", "motion", "pro", "con", "error"])
+
+
+@match.command("show")
+@click.argument("match_id")
+@workspace_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def match_show(match_id: str, workspace: Path, fmt: str):
+    """Show one match: motion, speeches by stage, verdicts, score."""
+    from arena import app
+
+    data = app.match_json(app.match_get(_open(workspace), match_id))
+    if fmt == "json":
+        _json(data)
+        return
+    click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
+    click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
+    click.echo(f"Pro: {data['pro']}   Con: {data['con']}")
+    for s in data["speeches"]:
+        click.echo(f"\n--- {s['stage']} · {s['side'].upper()} ---\n{s['text']}")
+        for k, ref in enumerate(s["references"], start=1):
+            click.echo(f"  [{k}] {ref['title']} <{ref['url']}>")
+    for v in data["verdicts"]:
+        click.echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
+                   f"{v.get('error') or v['rationale']}")
+    click.echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")
+
+
+@main.command()
+@click.option("--format", "fmt", type=click.Choice(["round-robin", "swiss", "random", "active", "onboard"]))
+@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--seed", type=int, default=None, help="Default: [arena] seed.")
+@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
+@workspace_option
+def schedule(fmt: str | None, rounds: int, seed: int | None, show: bool, workspace: Path):
+    """Plan a tournament; the plan is stored before anything runs."""
+    from arena import app
+
+    ws = _open(workspace)
+    if show:
+        _table(app.match_list(ws), ["id", "status", "motion", "pro", "con"])
+        return
+    if fmt is None:
+        raise UserError("--format is required (or use --show)")
+    ids = app.schedule(ws, fmt, rounds=rounds, seed=seed)
+    click.echo(f"scheduled {len(ids)} matches ({ids[0]}–{ids[-1]})" if ids else "scheduled nothing")
+
+
+@main.command()
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
+@workspace_option
+def run(concurrency: int, retry_failed: bool, workspace: Path):
+    """Play and judge every scheduled match not yet done; resumes after an interruption."""
+    from arena import runner
+
+    counts = runner.run(_open(workspace), concurrency=concurrency, retry_failed=retry_failed)
+    click.echo(f"{counts['done']} done, {counts['failed']} failed, of {counts['total']}")
+    if counts["failed"]:
+        sys.exit(1)
+
+
+@main.command()
+@click.option("--judge", default=None, help="Rate from this judge's verdicts (default: the first configured).")
+@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@workspace_option
+def rate(judge: str | None, bootstrap: int, seed: int, fmt: str, workspace: Path):
+    """Weighted Bradley–Terry ratings (Elo scale) with bootstrap 95% intervals."""
+    from arena import app
+
+    result = app.rate(_open(workspace), judge=judge, bootstrap=bootstrap, seed=seed)
+    if fmt == "json":
+        _json(result)
+        return
+    meta = result["meta"]
+    click.echo(f"ratings from judge {meta['judge']!r}, {meta['matches']} matches, {meta['bootstrap']} bootstrap "
+               f"replicates{' — SIMULATED' if meta.get('simulated') else ''}")
+    _table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
+             "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
+            for r in result["ratings"]],
+           ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: <workspace>/site).")
+@workspace_option
+def publish(out: Path | None, workspace: Path):
+    """Write the static HTML site; print the path of its index."""
+    from arena import app
+
+    click.echo(app.publish(_open(workspace), out))

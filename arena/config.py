@@ -1,0 +1,256 @@
+"""arena.toml → typed, validated settings. Every error names the file, the key and its line."""
+from __future__ import annotations
+
+import math
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from arena.errors import UserError
+from arena.records import Entry, JudgeSpec
+
+CONFIG_NAME = "arena.toml"
+
+
+@dataclass(frozen=True)
+class ArenaSettings:
+    language: str = "en"
+    seed: int = 0
+    judge_runs: int = 3
+
+
+@dataclass(frozen=True)
+class LLMSettings:
+    max_concurrency: int = 16
+    retries: int = 4
+    timeout_s: float = 120.0
+    cache: bool = True
+    backoff_s: float = 1.0  # first retry delay; doubles each retry, with jitter
+    schema_retries: int = 2  # re-asks after an answer that fails its JSON schema
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    provider: str = "tavily"
+    api_base_url: str = ""
+    max_results: int = 5
+
+
+@dataclass(frozen=True)
+class MotionSettings:
+    sets: tuple[str, ...] = ("builtin:en",)
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    arena: ArenaSettings
+    llm: LLMSettings
+    search: SearchSettings
+    motions: MotionSettings
+    entries: tuple[Entry, ...]
+    judges: tuple[JudgeSpec, ...]
+    key_lines: dict  # "entries[0].model" -> line number, for messages about values
+
+    def where(self, key: str) -> str:
+        """'arena.toml:12 key entries[0].debater' — where a key stands, for error messages."""
+        line = _nearest_line(self.key_lines, key)
+        return f"{self.path.name}:{line}: {key}" if line else f"{self.path.name}: {key}"
+
+    def entry(self, name: str) -> Entry:
+        for e in self.entries:
+            if e.name == name:
+                return e
+        raise UserError(f"unknown entry {name!r}; known: {', '.join(e.name for e in self.entries) or 'none'}")
+
+    def judge(self, name: str) -> JudgeSpec:
+        for j in self.judges:
+            if j.name == name:
+                return j
+        raise UserError(f"unknown judge {name!r}; known: {', '.join(j.name for j in self.judges) or 'none'}")
+
+
+# (type, check, description) per key; the check runs after the type matches.
+_Spec = dict[str, tuple[type | tuple[type, ...], Any, str]]
+
+_POSITIVE = (lambda v: v > 0, "a number above 0")
+_NONNEG = (lambda v: v >= 0, "a number of at least 0")
+_ANY = (lambda v: True, "")
+
+_SECTIONS: dict[str, _Spec] = {
+    "arena": {
+        "language": (str, (lambda v: re.fullmatch(r"[a-z]{2,3}(-[A-Za-z]+)?", v), "a language code such as 'en' or 'zh'")),
+        "seed": (int, _ANY),
+        "judge_runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+    },
+    "llm": {
+        "max_concurrency": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+        "retries": (int, _NONNEG),
+        "timeout_s": ((int, float), _POSITIVE),
+        "cache": (bool, _ANY),
+        "backoff_s": ((int, float), _NONNEG),
+        "schema_retries": (int, _NONNEG),
+    },
+    "search": {
+        "provider": (str, (lambda v: v in ("tavily", "offline"), "'tavily' or 'offline'")),
+        "api_base_url": (str, (lambda v: v == "" or v.startswith(("http://", "https://")), "empty or an http(s) URL")),
+        "max_results": (int, (lambda v: 1 <= v <= 20, "a whole number from 1 to 20")),
+    },
+    "motions": {
+        "sets": (list, (lambda v: all(isinstance(s, str) and re.match(r"^(builtin|file):.+", s) for s in v),
+                        "a list of 'builtin:NAME' or 'file:PATH' strings")),
+    },
+}
+_NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
+         "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+_MODEL = (lambda v: "/" in v or v.strip() == v and v != "", "a litellm model string such as 'openai/gpt-4o'")
+_URL = (lambda v: v == "" or v.startswith(("http://", "https://")), "empty or an http(s) URL")
+_ENTRY: _Spec = {
+    "name": (str, _NAME),
+    "debater": (str, (lambda v: v != "", "a debater kind")),
+    "model": (str, _MODEL),
+    "api_base": (str, _URL),
+    "strength": ((int, float), (lambda v: math.isfinite(v), "a finite number")),
+    "params": (dict, _ANY),
+}
+_JUDGE: _Spec = {
+    "name": (str, _NAME),
+    "kind": (str, (lambda v: v != "", "a judge kind")),
+    "model": (str, _MODEL),
+    "api_base": (str, _URL),
+    "runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+    "options": (dict, _ANY),
+}
+_REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind", "model")}
+
+
+def load_config(workspace: Path) -> Config:
+    path = Path(workspace) / CONFIG_NAME
+    if not path.is_file():
+        raise UserError(f"{path}: no such file (run 'arena init {workspace}' first)")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str, path: Path) -> Config:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise UserError(f"{path.name}: not valid TOML: {exc}") from None
+    lines = _key_lines(text)
+
+    def fail(key: str, problem: str) -> UserError:
+        line = _nearest_line(lines, key)
+        return UserError(f"{path.name}:{line}: {key}: {problem}" if line else f"{path.name}: {key}: {problem}")
+
+    allowed = set(_SECTIONS) | {"entries", "judges"}
+    for key in data:
+        if key not in allowed:
+            raise fail(key, f"unknown section (expected one of {', '.join(sorted(allowed))})")
+
+    values = {name: _check_table(data.get(name, {}), spec, name, fail) for name, spec in _SECTIONS.items()}
+    arena = ArenaSettings(**values["arena"])
+    llm = LLMSettings(**{k: (float(v) if k in ("timeout_s", "backoff_s") else v) for k, v in values["llm"].items()})
+    search = SearchSettings(**values["search"])
+    motions = MotionSettings(**{k: tuple(v) for k, v in values["motions"].items()})
+
+    entries = tuple(
+        Entry(**{**item, "strength": float(item.get("strength", 0.0))})
+        for item in _check_array(data.get("entries", []), _ENTRY, "entries", fail)
+    )
+    judges = tuple(
+        JudgeSpec(**{"runs": arena.judge_runs, **item})
+        for item in _check_array(data.get("judges", []), _JUDGE, "judges", fail)
+    )
+    return Config(path, arena, llm, search, motions, entries, judges, lines)
+
+
+def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
+    if not isinstance(table, dict):
+        raise fail(prefix, "must be a table")
+    out = {}
+    for key, value in table.items():
+        full = f"{prefix}.{key}"
+        if key not in spec:
+            raise fail(full, f"unknown key (expected one of {', '.join(spec)})")
+        types, (check, wanted) = spec[key]
+        # bool is an int in Python; a 'true' where a number belongs is a mistake.
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
+            raise fail(full, f"expected {_type_name(types)}, got {value!r}")
+        if not check(value):
+            raise fail(full, f"expected {wanted}, got {value!r}")
+        out[key] = value
+    return out
+
+
+def _check_array(items: Any, spec: _Spec, name: str, fail) -> list[dict]:
+    if not isinstance(items, list):
+        raise fail(name, f"must be an array of tables ([[{name}]])")
+    seen: dict[str, int] = {}
+    out = []
+    for i, item in enumerate(items):
+        prefix = f"{name}[{i}]"
+        values = _check_table(item, spec, prefix, fail)
+        for key in _REQUIRED[name]:
+            if key not in values:
+                raise fail(prefix, f"missing required key '{key}'")
+        if values["name"] in seen:
+            raise fail(f"{prefix}.name", f"repeated name {values['name']!r} (first in {name}[{seen[values['name']]}])")
+        seen[values["name"]] = i
+        out.append(values)
+    return out
+
+
+def _as_tuple(types) -> tuple:
+    return types if isinstance(types, tuple) else (types,)
+
+
+def _type_name(types) -> str:
+    names = {str: "a string", int: "a whole number", float: "a number", bool: "true or false",
+             list: "an array", dict: "a table"}
+    return " or ".join(dict.fromkeys(names[t] for t in _as_tuple(types)))
+
+
+_HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+
+
+def _key_lines(text: str) -> dict[str, int]:
+    """Map dotted keys ('llm.retries', 'entries[1].model') to their line, by a light scan of the file.
+
+    tomllib gives no positions, and messages that name the line save users a search.
+    """
+    lines: dict[str, int] = {}
+    counts: dict[str, int] = {}
+    table = ""
+    for number, line in enumerate(text.splitlines(), start=1):
+        header = _HEADER.match(line)
+        if header:
+            brackets, name = header.group(1), header.group(2).replace(" ", "")
+            if brackets == "[[":
+                counts[name] = counts.get(name, -1) + 1
+                table = f"{name}[{counts[name]}]"
+            else:
+                parent, _, child = name.rpartition(".")
+                table = f"{parent}[{counts[parent]}].{child}" if parent in counts else name
+            lines.setdefault(table, number)
+            continue
+        assign = _ASSIGN.match(line)
+        if assign:
+            key = f"{table}.{assign.group(1)}" if table else assign.group(1)
+            lines.setdefault(key, number)
+    return lines
+
+
+def _nearest_line(lines: dict[str, int], key: str) -> int | None:
+    """The line of key, else of its closest enclosing table."""
+    while key:
+        if key in lines:
+            return lines[key]
+        key = key.rpartition(".")[0] if "." in key else ""
+    return None

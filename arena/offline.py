@@ -1,0 +1,180 @@
+"""The offline simulator behind offline/<name> models: deterministic, seeded, no network.
+
+A debater's prose carries its entry's planted strength: a share sigmoid(strength) of its
+sentences are cogent (evidence, mechanism, weighing) and the rest are hedged. A simulated
+judge reads the transcript, estimates each side's strength from that share, and draws its
+verdict from Bradley–Terry on the estimates — so a simulated tournament recovers the
+planted order through the same transcripts and verdict parsing that real models go through.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import random
+import re
+from typing import Any
+
+from arena import transcript
+
+COGENT = (
+    "The evidence on whether {topic} is clear: {claim}, and that is why it decides this round.",
+    "Consider the mechanism: {claim}, which demonstrates that our burden is met.",
+    "Research on whether {topic} points the same way, therefore {claim}.",
+    "Weigh the impact: {claim}, because it touches the most people for the longest time.",
+    "Our opponents left this unanswered: {claim}, and the evidence still stands.",
+    "Compare the worlds: {claim}, therefore the balance of harms favours us.",
+)
+WEAK = (
+    "Perhaps the question of whether {topic} is just complicated, and {claim}, maybe.",
+    "I feel that {claim}, although it is hard to say.",
+    "Maybe the other side has a point, but {claim}, perhaps.",
+    "Some people say {claim}, which is arguably something.",
+)
+CLAIMS = (
+    "the motion changes the incentives ordinary people face",
+    "the costs fall on those least able to bear them",
+    "the long-run benefits outweigh the short-run disruption",
+    "institutions adapt more slowly than the problem grows",
+    "the burden of proof has not been met on the other side",
+    "the principle at stake applies far beyond this case",
+    "the practical record of similar policies is instructive",
+    "trust, once lost, is expensive to rebuild",
+)
+COGENT_ZH = (
+    "关于{topic}，证据非常清楚，因此我方立场成立。",
+    "从机制上看，证据表明这一影响覆盖最多的人群，因此应当支持我方。",
+    "对方没有回应这一点，证据依然有效，因此胜负在此。",
+)
+WEAK_ZH = (
+    "也许{topic}本身就很复杂，可能吧。",
+    "我觉得这个问题也许很难说清楚，可能吧。",
+)
+_COGENT_MARK = re.compile(r"\b(evidence|demonstrates|therefore|because)\b|证据|因此", re.IGNORECASE)
+_WEAK_MARK = re.compile(r"\b(perhaps|maybe|arguably|I feel)\b|也许|可能吧", re.IGNORECASE)
+_SENTENCES = {"constructive": 18, "rebuttal": 14, "summary": 10}
+_SIDES = ("pro", "con", "tie")
+
+
+def respond(model: str, strength: float, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
+            seed: int = 0, role: str = "", stage: str | None = None) -> tuple[str, int, int]:
+    """(text, prompt_tokens, completion_tokens) for one simulated call."""
+    prompt = "\n".join(str(m.get("content", "")) for m in messages)
+    digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
+    rng = random.Random(digest.hexdigest())
+    if schema is not None:
+        text = json.dumps(_fill(schema, rng, "", _Verdicts(prompt, rng)), ensure_ascii=False)
+    else:
+        text = prose(prompt, strength, rng, _SENTENCES.get(stage or "", 8))
+    return text, _tokens(prompt), _tokens(text)
+
+
+def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> str:
+    """Sentences about the motion, a share sigmoid(strength) of them cogent."""
+    topic = _motion(prompt)
+    chinese = _is_chinese(topic)
+    cogent = round(sentences / (1 + math.exp(-strength)))
+    kinds = [True] * cogent + [False] * (sentences - cogent)
+    rng.shuffle(kinds)
+    out = []
+    for good in kinds:
+        if chinese:
+            out.append(rng.choice(COGENT_ZH if good else WEAK_ZH).format(topic=topic))
+        else:
+            claim = rng.choice(CLAIMS)
+            out.append(rng.choice(COGENT if good else WEAK).format(topic=topic, claim=claim))
+    joiner = "" if chinese else " "
+    paragraphs = [joiner.join(out[i:i + 5]) for i in range(0, len(out), 5)]
+    return "\n\n".join(paragraphs)
+
+
+def estimated_strength(text: str) -> float | None:
+    """Invert the prose encoding: the logit of the share of cogent sentences in text."""
+    cogent = weak = 0
+    for sentence in re.split(r"(?<=[.!?。])\s*", text):
+        if _WEAK_MARK.search(sentence):
+            weak += 1
+        elif _COGENT_MARK.search(sentence):
+            cogent += 1
+    if cogent + weak == 0:
+        return None
+    share = min(max(cogent / (cogent + weak), 0.02), 0.98)
+    return math.log(share / (1 - share))
+
+
+class _Verdicts:
+    """Draws for pro/con/tie fields: the overall winner by Bradley–Terry on the transcript's
+    estimated strengths; other side fields as independent draws of the same model."""
+
+    def __init__(self, prompt: str, rng: random.Random):
+        by_side = {"pro": [], "con": []}
+        for side, _stage, body in transcript.split(prompt):
+            by_side[side].append(body)
+        pro, con = (estimated_strength(" ".join(by_side[s])) for s in ("pro", "con"))
+        self.p_pro = 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+        self.rng = rng
+        self.primary: str | None = None
+
+    def draw(self, name: str, options: list[str]) -> str:
+        primary = name in ("overall", "winner")
+        if primary and self.primary is not None:
+            return self.primary
+        if "tie" in options and not primary and self.rng.random() < 0.12:
+            return "tie"
+        outcome = "pro" if self.rng.random() < self.p_pro else "con"
+        if primary:
+            self.primary = outcome
+        return outcome
+
+
+def _fill(schema: dict, rng: random.Random, name: str, verdicts: _Verdicts) -> Any:
+    """A value that satisfies schema (the subset of JSON Schema our prompts use)."""
+    if "const" in schema:
+        return schema["const"]
+    if "enum" in schema:
+        options = list(schema["enum"])
+        if set(options) <= set(_SIDES):
+            return verdicts.draw(name, options)
+        return rng.choice(options)
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return _fill(schema[key][0], rng, name, verdicts)
+    kind = schema.get("type", "string")
+    if isinstance(kind, list):
+        kind = next(k for k in kind if k != "null")
+    if kind == "object":
+        props = schema.get("properties", {})
+        # Fill side verdicts named overall/winner first, so the per-dimension fields can follow them.
+        order = sorted(props, key=lambda k: k not in ("overall", "winner"))
+        values = {k: _fill(props[k], rng, k, verdicts) for k in order}
+        return {k: values[k] for k in props}
+    if kind == "array":
+        low, high = schema.get("minItems", 1), schema.get("maxItems", 3)
+        return [_fill(schema.get("items", {}), rng, name, verdicts) for _ in range(rng.randint(low, max(low, high)))]
+    if kind == "integer":
+        return rng.randint(schema.get("minimum", 1), schema.get("maximum", 10))
+    if kind == "number":
+        return round(rng.uniform(schema.get("minimum", 0.0), schema.get("maximum", 1.0)), 3)
+    if kind == "boolean":
+        return rng.random() < 0.5
+    text = rng.choice(CLAIMS).capitalize() + "."
+    low, high = schema.get("minLength", 0), schema.get("maxLength")
+    text = text.ljust(low, ".")
+    return text[:high] if high else text
+
+
+def _motion(prompt: str) -> str:
+    found = re.search(r"^\s*Motion:\s*(.+)$", prompt, re.MULTILINE)
+    motion = found.group(1).strip().rstrip(".") if found else "the motion holds"
+    # Mid-sentence, a motion reads better without its capital (unless it starts with an acronym).
+    return motion if motion[1:2].isupper() else motion[:1].lower() + motion[1:]
+
+
+def _is_chinese(text: str) -> bool:
+    return sum("\u4e00" <= ch <= "\u9fff" for ch in text) > len(text) / 4
+
+
+def _tokens(text: str) -> int:
+    """A rough token count: about 4/3 tokens per English word, one per CJK character."""
+    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
+    return cjk + round(len(text.split()) * 4 / 3)

@@ -1,0 +1,24 @@
+"""Prompt templates: jinja2 files kept next to the agent that uses them."""
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+
+import jinja2
+
+LANGUAGES = {"en": "English", "zh": "Simplified Chinese", "fr": "French", "de": "German", "es": "Spanish",
+             "ja": "Japanese", "ko": "Korean", "pt": "Portuguese", "ru": "Russian", "it": "Italian"}
+
+
+@lru_cache(maxsize=None)
+def _environment(folder: str) -> jinja2.Environment:
+    # Prompts are plain text for a model, not HTML: no autoescaping; a missing variable is a bug.
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+                              keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
+
+
+def render(folder: Path, name: str, **variables) -> str:
+    """Render folder/name with variables; language codes become names ('zh' → 'Simplified Chinese')."""
+    language = variables.get("language", "en")
+    variables.setdefault("language_name", LANGUAGES.get(language, language))
+    return _environment(str(folder)).get_template(name).render(**variables).strip()

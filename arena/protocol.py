@@ -1,0 +1,120 @@
+"""The three-stage match protocol: who speaks when, and what each speaker may see.
+
+Stage 1 (constructive): Pro and Con write independently, in parallel; neither sees the other.
+Stage 2 (rebuttal): Pro, then Con. Stage 3 (summary): Con, then Pro. From stage 2 on, a
+speaker sees every speech made before it. The protocol, not the debater, decides this.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from arena.llm import CallTag, Completion, LLMGateway, ModelRef
+from arena.records import AgentUsage, Motion, Reference, Side, Speech, Stage
+from arena.search import SearchGateway, SearchResult, SearchTag
+from arena.store import now
+
+SPEAKING_ORDER: tuple[tuple[Stage, tuple[Side, ...], bool], ...] = (
+    ("constructive", ("pro", "con"), True),  # parallel: neither side sees the other
+    ("rebuttal", ("pro", "con"), False),
+    ("summary", ("con", "pro"), False),
+)
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a debater hands back for one speech."""
+
+    text: str
+    references: tuple[Reference, ...] = ()
+
+
+class AgentLog:
+    """Usage per (stage, side, role) and every prompt/response exchanged inside a match."""
+
+    def __init__(self) -> None:
+        self.usage: dict[tuple[str | None, str | None, str], AgentUsage] = {}
+        self.messages: list[dict] = []
+
+    def add(self, tag: CallTag, messages: list[dict], completion: Completion) -> None:
+        key = (tag.stage, tag.side, tag.role)
+        self.usage[key] = self.usage.get(key, AgentUsage()) + completion.usage
+        self.messages.append({"stage": tag.stage, "side": tag.side, "role": tag.role,
+                              "prompt": _as_text(messages), "response": completion.text, "created_at": now()})
+
+    def roles(self, stage: str, side: str) -> dict[str, AgentUsage]:
+        return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}
+
+
+class LLMHandle:
+    """A debater's or judge's line to its model: tags every call and logs it for the match."""
+
+    def __init__(self, gateway: LLMGateway, ref: ModelRef, log: AgentLog, *, match_id: str | None,
+                 stage: str | None = None, side: str | None = None, params: dict | None = None):
+        self.gateway, self.ref, self.log = gateway, ref, log
+        self.match_id, self.stage, self.side = match_id, stage, side
+        self.params = dict(params or {})
+
+    async def complete(self, role: str, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
+                       params: dict | None = None) -> Completion:
+        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side)
+        completion = await self.gateway.complete(self.ref, messages, tag=tag, params={**self.params, **(params or {})},
+                                                 schema=schema, sample=sample)
+        self.log.add(tag, messages, completion)
+        return completion
+
+
+class SearchHandle:
+    def __init__(self, gateway: SearchGateway, *, match_id: str | None, stage: str, side: str, offline: bool):
+        self.gateway, self.match_id, self.stage, self.side, self.offline = gateway, match_id, stage, side, offline
+
+    async def search(self, query: str, *, max_results: int | None = None, search_depth: str = "basic",
+                     role: str = "searcher") -> list[SearchResult]:
+        tag = SearchTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side)
+        return await self.gateway.search(query, tag=tag, max_results=max_results, search_depth=search_depth,
+                                         offline=self.offline)
+
+
+@dataclass(frozen=True)
+class DebateContext:
+    """Everything a debater gets for one speech, and nothing more."""
+
+    motion: Motion
+    side: Side
+    stage: Stage
+    visible: tuple[Speech, ...]  # the speeches this speaker may see, in order
+    memory: dict[str, Any] = field(compare=False)  # this side's private notes, kept across the match's stages
+    llm: LLMHandle = field(compare=False)
+    search: SearchHandle = field(compare=False)
+    language: str = "en"
+
+
+class Debater(Protocol):
+    async def speak(self, ctx: DebateContext) -> Draft: ...
+
+
+async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[Speech]:
+    """Run the six speeches. contexts(side, stage, visible, memory) builds each DebateContext."""
+    speeches: list[Speech] = []
+    memory: dict[Side, dict] = {"pro": {}, "con": {}}
+
+    async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech:
+        ctx = contexts(side, stage, visible, memory[side])
+        started = now()
+        draft = await debaters[side].speak(ctx)
+        return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
+                      ctx.llm.log.roles(stage, side))
+
+    for stage, order, parallel in SPEAKING_ORDER:
+        if parallel:
+            visible = tuple(speeches)
+            speeches += await asyncio.gather(*(speak(side, stage, visible) for side in order))
+        else:
+            for side in order:
+                speeches.append(await speak(side, stage, tuple(speeches)))
+    return speeches
+
+
+def _as_text(messages: list[dict]) -> str:
+    return "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in messages)

@@ -1,0 +1,135 @@
+"""Wiring: open a workspace with its kinds checked, play matches, judge them, commit them."""
+from __future__ import annotations
+
+import asyncio
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+from arena.config import load_config
+from arena.errors import ArenaError, UserError
+from arena.llm import LLMGateway, ModelRef
+from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
+from arena.records import Entry, JudgeSpec, Match, Verdict
+from arena.search import SearchGateway
+from arena.store import DB_NAME, Store
+from arena.workspace import Workspace
+from debaters.registry import DEBATERS
+from judges.base import JudgeView
+from judges.registry import JUDGES
+from motions.library import load_sets
+
+
+def open_workspace(path: Path) -> Workspace:
+    """Load and check everything in arena.toml before touching the database."""
+    path = Path(path)
+    config = load_config(path)
+    for i, entry in enumerate(config.entries):
+        _construct(DEBATERS, entry.debater, entry, config.where(f"entries[{i}].debater"))
+    for i, spec in enumerate(config.judges):
+        _construct(JUDGES, spec.kind, spec, config.where(f"judges[{i}].kind"))
+    motions = load_sets(list(config.motions.sets), path)
+    store = Store(path / DB_NAME)
+    store.sync_entries(config.entries)
+    store.add_motions(motions)
+    return Workspace(path, config, store)
+
+
+def load_motions(ws: Workspace):
+    """The motions of the sets arena.toml names, in order."""
+    return load_sets(list(ws.config.motions.sets), ws.path)
+
+
+def _construct(registry, kind: str, spec, where: str):
+    if not registry.has(kind):
+        raise UserError(f"{where}: unknown {registry.family} kind {kind!r} (known: {', '.join(registry.names())})")
+    try:
+        return registry.get(kind)(spec)
+    except UserError as exc:
+        raise UserError(f"{where.split(':')[0]}: {exc}") from None
+
+
+@dataclass
+class Arena:
+    """The gateways of one open workspace."""
+
+    ws: Workspace
+    llm: LLMGateway
+    search: SearchGateway
+
+    @classmethod
+    def of(cls, ws: Workspace) -> "Arena":
+        cfg = ws.config
+        return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
+                   SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache))
+
+    async def play_match(self, match_id: str, judges: list[JudgeSpec]) -> None:
+        """Play one match and judge it; commit speeches and verdicts in one transaction."""
+        store, config = self.ws.store, self.ws.config
+        row = store.match(match_id)
+        if row is None:
+            raise UserError(f"no match {match_id!r}")
+        store.mark_running(match_id)
+        try:
+            pro, con = config.entry(row.pro), config.entry(row.con)
+            log = AgentLog()
+            debaters = {"pro": DEBATERS.get(pro.debater)(pro), "con": DEBATERS.get(con.debater)(con)}
+            sides = {"pro": pro, "con": con}
+
+            def context(side, stage, visible, memory) -> DebateContext:
+                entry: Entry = sides[side]
+                return DebateContext(
+                    motion=row.motion, side=side, stage=stage, visible=visible, memory=memory,
+                    llm=LLMHandle(self.llm, ModelRef(entry.model, entry.api_base, entry.strength), log,
+                                  match_id=match_id, stage=stage, side=side),
+                    search=SearchHandle(self.search, match_id=match_id, stage=stage, side=side,
+                                        offline=entry.simulated),
+                    language=row.motion.language or config.arena.language,
+                )
+
+            speeches = await play(row.motion, debaters, context)
+            view = JudgeView(row.motion, tuple(speeches))
+            verdicts = [v for spec in judges for v in await self.judge(match_id, view, spec, log)]
+        except (ArenaError, UserError) as exc:
+            store.mark_failed(match_id, str(exc))
+            raise
+        simulated = pro.simulated or con.simulated or any(j.simulated for j in judges)
+        store.commit_match(match_id, speeches, verdicts, log.messages, simulated)
+
+    async def judge(self, match_id: str, view: JudgeView, spec: JudgeSpec, log: AgentLog) -> list[Verdict]:
+        """R runs of one judge, in parallel; each run is its own sample."""
+        judge = JUDGES.get(spec.kind)(spec)
+        handle = LLMHandle(self.llm, ModelRef(spec.model, spec.api_base), log, match_id=match_id)
+        return list(await asyncio.gather(*(judge.judge(view, handle, run) for run in range(spec.runs))))
+
+
+def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False,
+        progress: Callable[[str], None] | None = None) -> dict:
+    """Play and judge every pending match, `concurrency` at a time. Returns counts."""
+    pending = ws.store.pending_matches(retry_failed=retry_failed)
+    arena = Arena.of(ws)
+    judges = list(ws.config.judges)
+    say = progress or (lambda line: print(line, file=sys.stderr))
+    counts = {"done": 0, "failed": 0, "total": len(pending)}
+    started = time.perf_counter()
+
+    async def one(match_id: str, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            try:
+                await arena.play_match(match_id, judges)
+                counts["done"] += 1
+                state = "done"
+            except (ArenaError, UserError) as exc:
+                counts["failed"] += 1
+                state = f"failed: {exc}"
+            say(f"[{counts['done'] + counts['failed']}/{counts['total']}] {match_id} {state}"
+                f" ({time.perf_counter() - started:.1f}s)")
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(max(1, concurrency))
+        await asyncio.gather(*(one(m, gate) for m in pending))
+
+    asyncio.run(main())
+    return counts

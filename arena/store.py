@@ -1,0 +1,264 @@
+"""The workspace database: SQLite in WAL mode, one versioned schema, atomic match commits."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from arena.errors import ArenaError
+from arena.records import AgentUsage, Entry, Match, Motion, Reference, Speech, Verdict
+
+DB_NAME = "arena.db"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE entries (
+    name TEXT PRIMARY KEY, debater TEXT NOT NULL, model TEXT NOT NULL, api_base TEXT NOT NULL,
+    strength REAL NOT NULL, params TEXT NOT NULL, simulated INTEGER NOT NULL,
+    retired INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL);
+CREATE TABLE motions (
+    id TEXT PRIMARY KEY, text TEXT NOT NULL, category TEXT NOT NULL, language TEXT NOT NULL,
+    info_slide TEXT NOT NULL);
+CREATE TABLE tournaments (
+    id INTEGER PRIMARY KEY, format TEXT NOT NULL, seed INTEGER NOT NULL, params TEXT NOT NULL,
+    created_at TEXT NOT NULL);
+CREATE TABLE matches (
+    id TEXT PRIMARY KEY, tournament_id INTEGER REFERENCES tournaments(id), seq INTEGER NOT NULL,
+    motion_id TEXT NOT NULL REFERENCES motions(id), pro TEXT NOT NULL, con TEXT NOT NULL,
+    status TEXT NOT NULL, error TEXT, simulated INTEGER NOT NULL DEFAULT 0,
+    created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT);
+CREATE TABLE speeches (
+    match_id TEXT NOT NULL REFERENCES matches(id), seq INTEGER NOT NULL, stage TEXT NOT NULL,
+    side TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, agents TEXT NOT NULL,
+    started_at TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (match_id, stage, side));
+CREATE TABLE agent_messages (
+    id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT, role TEXT NOT NULL,
+    prompt TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE verdicts (
+    match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, run INTEGER NOT NULL,
+    overall TEXT, dimensions TEXT NOT NULL, rationale TEXT NOT NULL, error TEXT,
+    simulated INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (match_id, judge, run));
+CREATE TABLE calls (
+    id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match_id TEXT, role TEXT, stage TEXT, side TEXT,
+    model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL, latency_s REAL NOT NULL,
+    cache_hit INTEGER NOT NULL, error TEXT, simulated INTEGER NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE INDEX matches_status ON matches(status, seq);
+CREATE INDEX calls_match ON calls(match_id);
+"""
+
+
+def now() -> str:
+    """ISO-8601 UTC with microseconds, as the JSON contract asks."""
+    return datetime.now(timezone.utc).isoformat(timespec="microseconds")
+
+
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+class Store:
+    """All reads and writes of arena.db. One connection, used from one thread."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute("PRAGMA foreign_keys=ON")
+        self.conn.execute("PRAGMA busy_timeout=5000")
+        self._migrate()
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def _migrate(self) -> None:
+        has_meta = self.conn.execute("SELECT 1 FROM sqlite_master WHERE name='meta'").fetchone()
+        if not has_meta:
+            # executescript commits any open transaction first, so the script carries its own.
+            self.conn.executescript(
+                f"BEGIN IMMEDIATE;{_SCHEMA}INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;"
+            )
+            return
+        version = int(self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
+        if version > SCHEMA_VERSION:
+            raise ArenaError(f"{self.path}: schema version {version} is newer than this arena ({SCHEMA_VERSION}); upgrade arena")
+
+    # --- entries and motions -------------------------------------------------------------
+    def sync_entries(self, entries: Iterable[Entry]) -> None:
+        """Mirror arena.toml's entries into the database, so matches keep what an entry was."""
+        with _transaction(self.conn):
+            for e in entries:
+                self.conn.execute(
+                    "INSERT INTO entries VALUES (?,?,?,?,?,?,?,0,?) ON CONFLICT(name) DO UPDATE SET "
+                    "debater=excluded.debater, model=excluded.model, api_base=excluded.api_base, "
+                    "strength=excluded.strength, params=excluded.params, simulated=excluded.simulated, "
+                    "updated_at=excluded.updated_at",
+                    (e.name, e.debater, e.model, e.api_base, e.strength, json.dumps(dict(e.params)),
+                     int(e.simulated), now()),
+                )
+
+    def match_counts(self) -> dict[str, int]:
+        """Completed matches per entry."""
+        counts: dict[str, int] = {}
+        for row in self.conn.execute("SELECT pro, con FROM matches WHERE status='done'"):
+            for name in (row["pro"], row["con"]):
+                counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def add_motions(self, motions: Iterable[Motion]) -> None:
+        with _transaction(self.conn):
+            self.conn.executemany(
+                "INSERT INTO motions VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
+                "category=excluded.category, language=excluded.language, info_slide=excluded.info_slide",
+                [(m.id, m.text, m.category, m.language, m.info_slide) for m in motions],
+            )
+
+    def motion(self, motion_id: str) -> Motion | None:
+        row = self.conn.execute("SELECT * FROM motions WHERE id=?", (motion_id,)).fetchone()
+        return Motion(row["id"], row["text"], row["category"], row["language"], row["info_slide"]) if row else None
+
+    # --- tournaments and matches ---------------------------------------------------------
+    def add_tournament(self, fmt: str, seed: int, params: dict, pairings: list[tuple[str, str, str]]) -> list[str]:
+        """Store a schedule (motion_id, pro, con) in one transaction; return the new match ids."""
+        with _transaction(self.conn):
+            cur = self.conn.execute(
+                "INSERT INTO tournaments (format, seed, params, created_at) VALUES (?,?,?,?)",
+                (fmt, seed, json.dumps(params), now()),
+            )
+            tid = cur.lastrowid
+            start = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0]
+            ids = []
+            for k, (motion_id, pro, con) in enumerate(pairings, start=1):
+                match_id = f"m{start + k:05d}"
+                self.conn.execute(
+                    "INSERT INTO matches (id, tournament_id, seq, motion_id, pro, con, status, simulated, created_at)"
+                    " VALUES (?,?,?,?,?,?,'scheduled',?,?)",
+                    (match_id, tid, start + k, motion_id, pro, con, int(self._simulated(pro, con)), now()),
+                )
+                ids.append(match_id)
+        return ids
+
+    def _simulated(self, *entries: str) -> bool:
+        marks = self.conn.execute(
+            f"SELECT simulated FROM entries WHERE name IN ({','.join('?' * len(entries))})", entries
+        ).fetchall()
+        return any(r[0] for r in marks)
+
+    def pending_matches(self, retry_failed: bool = False) -> list[str]:
+        """Matches still to play: scheduled ones, and 'running' ones a killed run left behind."""
+        statuses = ("scheduled", "running", "failed") if retry_failed else ("scheduled", "running")
+        rows = self.conn.execute(
+            f"SELECT id FROM matches WHERE status IN ({','.join('?' * len(statuses))}) ORDER BY seq", statuses
+        )
+        return [r["id"] for r in rows]
+
+    def mark_running(self, match_id: str) -> None:
+        self.conn.execute("UPDATE matches SET status='running', error=NULL, started_at=? WHERE id=?", (now(), match_id))
+
+    def mark_failed(self, match_id: str, error: str) -> None:
+        self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?", (error, now(), match_id))
+
+    def commit_match(self, match_id: str, speeches: list[Speech], verdicts: list[Verdict],
+                     messages: list[dict], simulated: bool) -> None:
+        """Write a finished match — speeches, agent messages, verdicts, status — all or nothing."""
+        with _transaction(self.conn):
+            self.conn.execute("DELETE FROM speeches WHERE match_id=?", (match_id,))
+            self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
+            for seq, s in enumerate(speeches):
+                self.conn.execute(
+                    "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?)",
+                    (match_id, seq, s.stage, s.side, s.text,
+                     json.dumps([{"title": r.title, "url": r.url} for r in s.references]),
+                     json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at),
+                )
+            self.conn.executemany(
+                "INSERT INTO agent_messages (match_id, stage, side, role, prompt, response, created_at)"
+                " VALUES (?,?,?,?,?,?,?)",
+                [(match_id, m.get("stage"), m.get("side"), m["role"], m["prompt"], m["response"], m["created_at"])
+                 for m in messages],
+            )
+            self._write_verdicts(match_id, verdicts, simulated)
+            self.conn.execute(
+                "UPDATE matches SET status='done', error=NULL, finished_at=? WHERE id=?", (now(), match_id)
+            )
+
+    def add_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
+        with _transaction(self.conn):
+            self._write_verdicts(match_id, verdicts, simulated)
+
+    def _write_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
+        for v in verdicts:
+            self.conn.execute(
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
+                (match_id, v.judge, v.run, v.overall, json.dumps(dict(v.dimensions)), v.rationale, v.error,
+                 int(simulated), now()),
+            )
+
+    def match_rows(self) -> list[sqlite3.Row]:
+        return self.conn.execute(
+            "SELECT m.*, mo.text AS motion_text, mo.category FROM matches m JOIN motions mo ON mo.id = m.motion_id"
+            " ORDER BY m.seq"
+        ).fetchall()
+
+    def match(self, match_id: str) -> Match | None:
+        row = self.conn.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone()
+        if row is None:
+            return None
+        speeches = tuple(
+            Speech(r["stage"], r["side"], r["text"],
+                   tuple(Reference(x["title"], x["url"]) for x in json.loads(r["refs"])),
+                   r["started_at"], r["finished_at"],
+                   {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()})
+            for r in self.conn.execute("SELECT * FROM speeches WHERE match_id=? ORDER BY seq", (match_id,))
+        )
+        verdicts = tuple(
+            Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"])
+            for r in self.conn.execute("SELECT * FROM verdicts WHERE match_id=? ORDER BY judge, run", (match_id,))
+        )
+        return Match(row["id"], self.motion(row["motion_id"]), row["pro"], row["con"], row["status"], row["error"],
+                     bool(row["simulated"]), speeches, verdicts)
+
+    def verdict_rows(self, judge: str | None = None) -> list[sqlite3.Row]:
+        sql = ("SELECT v.*, m.pro, m.con, mo.category FROM verdicts v JOIN matches m ON m.id = v.match_id "
+               "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done'")
+        args: tuple = ()
+        if judge is not None:
+            sql += " AND v.judge=?"
+            args = (judge,)
+        return self.conn.execute(sql + " ORDER BY m.seq, v.judge, v.run", args).fetchall()
+
+    # --- ledger and cache ----------------------------------------------------------------
+    def record_call(self, *, kind: str, model: str, latency_s: float, cache_hit: bool, simulated: bool,
+                    match_id: str | None = None, role: str | None = None, stage: str | None = None,
+                    side: str | None = None, prompt_tokens: int = 0, completion_tokens: int = 0,
+                    cost: float | None = None, error: str | None = None) -> None:
+        self.conn.execute(
+            "INSERT INTO calls (kind, match_id, role, stage, side, model, prompt_tokens, completion_tokens, cost,"
+            " latency_s, cache_hit, error, simulated, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (kind, match_id, role, stage, side, model, prompt_tokens, completion_tokens, cost, latency_s,
+             int(cache_hit), error, int(simulated), now()),
+        )
+
+    def total_cost(self) -> float:
+        return float(self.conn.execute("SELECT COALESCE(SUM(cost), 0) FROM calls").fetchone()[0])
+
+    def cache_get(self, key: str) -> dict | None:
+        row = self.conn.execute("SELECT response FROM cache WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def cache_put(self, key: str, kind: str, response: dict) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)", (key, kind, json.dumps(response), now()))

@@ -1,0 +1,43 @@
+"""How a debate is written out for a reader (a debater's later stage, or a judge).
+
+One format for everyone, so a transcript reads the same to every judge kind, and the offline
+simulator can find each side's speeches in it. Sides appear only as PRO and CON.
+"""
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+from arena.records import Speech
+
+HEADER = re.compile(r"^\[(PRO|CON) · (constructive|rebuttal|summary)\]$", re.MULTILINE)
+END = "[END OF TRANSCRIPT]"
+LABELS = {"pro": "PRO", "con": "CON"}
+
+
+def speech_header(side: str, stage: str) -> str:
+    return f"[{LABELS[side]} · {stage}]"
+
+
+def render(speeches: Iterable[Speech], *, swap: bool = False) -> str:
+    """The speeches in order, each under its header, then an end mark; swap exchanges the side labels."""
+    blocks = []
+    for s in speeches:
+        side = {"pro": "con", "con": "pro"}[s.side] if swap else s.side
+        blocks.append(f"{speech_header(side, s.stage)}\n{s.text.strip()}")
+    return "\n\n".join(blocks + [END])
+
+
+def split(text: str) -> list[tuple[str, str, str]]:
+    """(side, stage, body) for each speech found in a rendered transcript."""
+    marks = list(HEADER.finditer(text))
+    out = []
+    for i, m in enumerate(marks):
+        end = marks[i + 1].start() if i + 1 < len(marks) else _end(text, m.end())
+        out.append((m.group(1).lower(), m.group(2), text[m.end():end].strip()))
+    return out
+
+
+def _end(text: str, start: int) -> int:
+    stop = text.find(END, start)
+    return stop if stop >= 0 else len(text)

@@ -1,0 +1,6 @@
+"""The debater kinds an entry can name (arena.toml `debater = ...`)."""
+from arena.registry import Registry
+
+DEBATERS = Registry("debater", "arena.debaters", {
+    "direct": "debaters.direct:DirectDebater",
+})

@@ -1,0 +1,6 @@
+"""The judge kinds a judge can name (arena.toml `kind = ...`)."""
+from arena.registry import Registry
+
+JUDGES = Registry("judge", "arena.judges", {
+    "single": "judges.single:SingleJudge",
+})

@@ -1,0 +1,242 @@
+"""Weighted Bradley–Terry ratings on the Elo scale (Agent4Debate).
+
+Model: P(i beats j) = 1 / (1 + 10^((R_j - R_i) / 400)), fitted by maximising
+sum_m w_m [y_m log P_m + (1 - y_m) log(1 - P_m)] over matches m, where y_m is
+the soft outcome (score share) and w_m the match weight.
+
+Strengths live on the logit scale, theta = (R - BASE_RATING) / ELO_SCALE, so
+that P(i beats j) = sigmoid(theta_i - theta_j). Matches enter the fit only via
+W[i, j] = sum of w*y scored by i against j, so a Newton step costs O(n^3)
+whatever the number of matches.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import sparse
+from scipy.sparse.csgraph import connected_components
+from scipy.special import expit
+
+ELO_SCALE = 400 / math.log(10)
+BASE_RATING = 1000.0
+
+# Ridge precision of the N(0, 1/PRIOR_PRECISION) prior on logit strengths, used
+# only when the MLE does not exist. A tied game of weight 1 against an opponent
+# at the mean has curvature 1/4 at theta = 0, so 0.5 is worth two virtual ties:
+# SD sqrt(2) logits (~614 Elo), weak enough that a handful of real games
+# dominate it, yet enough to keep a winless or unbeaten entry finite.
+PRIOR_PRECISION = 0.5
+
+# Bootstrap batch size bound: replicates x max(match kinds, n^2) <= this, so
+# each batch's arrays stay around 32 MB.
+_BATCH_CELLS = 1 << 22
+
+
+@dataclass(frozen=True)
+class FitResult:
+    """Elo-scale ratings, and whether the weak prior had to replace the MLE."""
+
+    ratings: np.ndarray
+    prior_used: bool
+
+
+def match_weights(score_a, score_b, weighting="paper"):
+    """Match weight w = 1 / (1 + exp(-|score_a - score_b|)) ("paper") or w = 1 ("none")."""
+    margin = np.abs(np.asarray(score_a, dtype=float) - np.asarray(score_b, dtype=float))
+    if weighting == "paper":
+        return expit(margin)  # decisive matches count more; a tie weighs 1/2
+    if weighting == "none":
+        return np.ones_like(margin)
+    raise ValueError(f"unknown weighting {weighting!r}: expected 'paper' or 'none'")
+
+
+def soft_outcomes(score_a, score_b):
+    """Soft outcome y = score_a / (score_a + score_b); 0.5 when neither side scored."""
+    score_a = np.asarray(score_a, dtype=float)
+    total = score_a + np.asarray(score_b, dtype=float)
+    return np.divide(score_a, total, out=np.full_like(total, 0.5), where=total > 0)
+
+
+def pair_statistics(a, b, y, w, n):
+    """Sufficient statistics W[i, j] = sum of w*y of i over j, and N = W + W.T."""
+    a = np.asarray(a, dtype=np.intp)
+    b = np.asarray(b, dtype=np.intp)
+    w = np.asarray(w, dtype=float)
+    y = np.asarray(y, dtype=float)
+    # Match (a, b) scores w*y for a over b and w*(1-y) for b over a.
+    wins = np.bincount(a * n + b, weights=w * y, minlength=n * n)
+    wins += np.bincount(b * n + a, weights=w * (1 - y), minlength=n * n)
+    W = wins.reshape(n, n)
+    return W, W + W.T
+
+
+def mle_exists(W):
+    """The MLE exists iff the graph with edges i -> j where W[i, j] > 0 is strongly connected."""
+    return bool(_strongly_connected(np.asarray(W)))
+
+
+def _strongly_connected(W):
+    """mle_exists for each n x n matrix in a stack W of shape (..., n, n)."""
+    *batch, n, _ = W.shape
+    # One block-diagonal graph holds every problem; components never cross blocks.
+    r, i, j = np.nonzero(W.reshape(-1, n, n) > 0)
+    size = W.size // max(n, 1)
+    graph = sparse.csr_array((np.ones(len(r)), (r * n + i, r * n + j)), shape=(size, size))
+    _, labels = connected_components(graph, directed=True, connection="strong")
+    labels = labels.reshape(-1, n)
+    return np.all(labels == labels[:, :1], axis=1).reshape(batch)
+
+
+def fit(W, N, *, prior=None, init=None, tol=1e-10, max_iter=100):
+    """Mean-zero logit strengths maximising sum W_ij log sigmoid(t_i - t_j) - prior/2 |t|^2.
+
+    W and N may be stacks (..., n, n) of independent problems, solved together;
+    prior is then a scalar or one ridge precision per problem (0 = none).
+    """
+    W = np.asarray(W, dtype=float)
+    N = np.asarray(N, dtype=float)
+    *batch, n, _ = W.shape
+    if prior is None and not _strongly_connected(W).all():
+        raise ValueError("the MLE does not exist for these data (see mle_exists); pass a prior")
+    ridge = np.broadcast_to(np.asarray(0.0 if prior is None else prior, dtype=float), batch)
+    theta = np.zeros((*batch, n)) if init is None else np.broadcast_to(init, (*batch, n)).astype(float)
+    theta -= theta.mean(axis=-1, keepdims=True)
+    loss, P = _loss(theta, W, ridge)
+    for _ in range(max_iter):
+        grad, hess = _gradient_hessian(theta, P, W, N, ridge)
+        # The likelihood is flat along the all-ones direction; adding J/n to the
+        # Hessian makes it invertible and, as grad sums to zero, keeps each step
+        # mean zero while leaving it exact on the orthogonal subspace.
+        step = np.linalg.solve(hess + 1.0 / n, -grad[..., None])[..., 0]
+        if np.all(np.abs(step) < tol):
+            theta = theta + step
+            return theta - theta.mean(axis=-1, keepdims=True)
+        # Damped Newton (Armijo backtracking, per problem) so extreme data cannot
+        # overshoot; the slack absorbs rounding in the loss once steps are tiny.
+        bound = loss + 1e-12 * np.abs(loss)
+        slope = 1e-4 * np.sum(grad * step, axis=-1)
+        t = np.ones(batch)
+        while True:
+            new_loss, new_P = _loss(theta + t[..., None] * step, W, ridge)
+            worse = new_loss > bound + t * slope
+            if not np.any(worse):
+                break
+            t = np.where(worse, t / 2, t)
+        theta, loss, P = theta + t[..., None] * step, new_loss, new_P
+    raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
+
+
+def _loss(theta, W, ridge):
+    """Negative penalised log-likelihood -sum W_ij log P_ij + ridge/2 |t|^2, and P.
+
+    P_ij = sigmoid(t_i - t_j) is returned too since the gradient reuses it.
+    """
+    P = expit(theta[..., :, None] - theta[..., None, :])
+    # Flooring P only matters past ~700 logits, where it keeps the loss finite.
+    log_P = np.log(np.maximum(P, np.finfo(float).tiny))
+    return 0.5 * ridge * np.sum(theta**2, axis=-1) - np.sum(W * log_P, axis=(-2, -1)), P
+
+
+def _gradient_hessian(theta, P, W, N, ridge):
+    """Gradient and Hessian of _loss; the Hessian is a weighted graph Laplacian (+ ridge)."""
+    grad = (N * P).sum(axis=-1) - W.sum(axis=-1) + ridge[..., None] * theta
+    hess = -N * P * np.swapaxes(P, -1, -2)  # off-diagonal: -N_ij P_ij (1 - P_ij)
+    diagonal = np.arange(theta.shape[-1])
+    hess[..., diagonal, diagonal] -= hess.sum(axis=-1) - ridge[..., None]
+    return grad, hess
+
+
+def _prior_for(W):
+    """Ridge precision per problem in W: 0 where the MLE exists, else the weak prior."""
+    return np.where(_strongly_connected(W), 0.0, PRIOR_PRECISION)
+
+
+def _to_elo(theta, anchor):
+    """Elo ratings: mean BASE_RATING, or entry anchor[0] pinned at rating anchor[1]."""
+    if anchor is None:
+        return BASE_RATING + ELO_SCALE * theta
+    index, rating = anchor
+    return rating + ELO_SCALE * (theta - theta[..., index, None])
+
+
+def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None):
+    """Weighted BT ratings (Elo scale) of n entries from matches a[m] vs b[m]."""
+    W, N = pair_statistics(a, b, soft_outcomes(score_a, score_b), match_weights(score_a, score_b, weighting), n)
+    ridge = _prior_for(W)
+    return FitResult(_to_elo(fit(W, N, prior=ridge), anchor), bool(ridge > 0))
+
+
+def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, weighting="paper", anchor=None):
+    """Elo ratings refitted on `replicates` resamples of the matches (rows) with replacement.
+
+    Returns the (replicates, n) ratings and whether any replicate needed the prior.
+    Batches of replicates run on a thread pool, each with its own child seed, so
+    the result depends on the seed only.
+    """
+    low, high, s_low, s_high, counts = _match_kinds(a, b, score_a, score_b, n)
+    y, w = soft_outcomes(s_low, s_high), match_weights(s_low, s_high, weighting)
+    # W of any resample is linear in how often each kind of match was drawn.
+    kind = np.arange(len(counts))
+    to_cells = sparse.csr_array(
+        (np.concatenate([w * y, w * (1 - y)]), (np.concatenate([low * n + high, high * n + low]), np.tile(kind, 2))),
+        shape=(n * n, len(counts)),
+    )
+    W = (to_cells @ counts).reshape(n, n)
+    start = fit(W, W + W.T, prior=_prior_for(W))
+    total = int(counts.sum())
+    batch = max(1, _BATCH_CELLS // max(len(counts), n * n))
+    theta = np.empty((replicates, n))
+
+    def run_batch(first, seed_sequence):
+        # Drawing M matches uniformly with replacement and pooling identical ones
+        # is Multinomial(M, counts / M) over the kinds, so draw that directly.
+        rng = np.random.default_rng(seed_sequence)
+        draws = rng.multinomial(total, counts / total, size=min(batch, replicates - first))
+        W = (to_cells @ draws.T).T.reshape(-1, n, n)
+        ridge = _prior_for(W)
+        theta[first : first + len(W)] = fit(W, W + np.swapaxes(W, 1, 2), prior=ridge, init=start)
+        return bool(np.any(ridge > 0))
+
+    firsts = range(0, replicates, batch)
+    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+        priors = list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
+    return _to_elo(theta, anchor), any(priors)
+
+
+def _match_kinds(a, b, score_a, score_b, n):
+    """Distinct matches (low, high, score of low, score of high) and their counts.
+
+    Orienting each match from the lower to the higher index makes a match and
+    its a/b-swapped copy the same kind.
+    """
+    a = np.asarray(a, dtype=np.intp)
+    b = np.asarray(b, dtype=np.intp)
+    score_a = np.asarray(score_a, dtype=float)
+    score_b = np.asarray(score_b, dtype=float)
+    swap = a > b
+    low, high = np.where(swap, b, a), np.where(swap, a, b)
+    s_low, s_high = np.where(swap, score_b, score_a), np.where(swap, score_a, score_b)
+    # Integer-code the score pairs so one 1-D unique over an integer key finds
+    # the kinds (far faster than a row-wise unique).
+    values, codes = np.unique(np.concatenate([s_low, s_high]), return_inverse=True)
+    outcomes, outcome = np.unique(codes[: len(a)] * len(values) + codes[len(a) :], return_inverse=True)
+    _, first, counts = np.unique((low * n + high) * len(outcomes) + outcome, return_index=True, return_counts=True)
+    return low[first], high[first], s_low[first], s_high[first], counts
+
+
+def rank_ub(ci_low, ci_high):
+    """Rank (UB) = 1 + number of entries whose lower bound exceeds this entry's upper bound."""
+    ci_low = np.asarray(ci_low, dtype=float)
+    ci_high = np.asarray(ci_high, dtype=float)
+    return 1 + (ci_low[None, :] > ci_high[:, None]).sum(axis=1)
+
+
+def win_probability(ratings):
+    """Matrix of P(row beats column) = 1 / (1 + 10^((R_col - R_row) / 400))."""
+    ratings = np.asarray(ratings, dtype=float)
+    return expit((ratings[:, None] - ratings[None, :]) / ELO_SCALE)

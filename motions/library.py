@@ -1,0 +1,203 @@
+"""Motion sets: the packaged libraries and users' own files, validated into Motions.
+
+A motion file is YAML (.yaml/.yml: a list of mappings, or a mapping whose only key
+`motions` holds that list) or JSONL (.jsonl: one JSON object per line, blank lines
+skipped). Each motion has keys id, text and category (fact, value or policy), and
+optionally language (defaulting to the set's language) and info_slide (defaulting to
+the equal-burden slide). Any mistake is a UserError naming the file, the item or
+line, and what is wrong.
+
+Sets are named by specs such as "builtin:en" or "file:my-motions.yaml" and merged in
+order by load_sets; an id may appear only once across all of them.
+"""
+from __future__ import annotations
+
+import json
+from importlib.resources import files
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import yaml
+
+from arena.errors import UserError
+from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, Motion
+
+KEYS = ("id", "text", "category", "language", "info_slide")
+YAML_SUFFIXES = (".yaml", ".yml")
+JSONL_SUFFIX = ".jsonl"
+BUILTIN = "builtin:"
+FILE = "file:"
+
+
+class RawItem(NamedTuple):
+    """One undecoded motion and where it sits: `where` heads its messages, `ref` cites it."""
+
+    where: str
+    ref: str
+    data: Any
+
+
+def load_motion_file(path: str | Path, *, default_language: str = "en") -> list[Motion]:
+    """Read and validate a YAML or JSONL motion file."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in (*YAML_SUFFIXES, JSONL_SUFFIX):
+        raise UserError(f"{path}: unsupported motion file type '{suffix}' (expected .yaml, .yml or .jsonl)")
+    return _parse(_read(path), str(path), suffix, default_language)
+
+
+def builtin_sets() -> list[str]:
+    """Names of the packaged motion sets, e.g. ["en", "zh"]."""
+    return sorted(f.name.removesuffix(".yaml") for f in _builtin_dir().iterdir() if f.name.endswith(".yaml"))
+
+
+def load_builtin(name: str) -> list[Motion]:
+    """Load a packaged motion set; its motions default to the set's language."""
+    known = builtin_sets()
+    if name not in known:
+        raise UserError(f"unknown built-in motion set '{name}' (known: {', '.join(known)})")
+    text = (_builtin_dir() / f"{name}.yaml").read_text(encoding="utf-8")
+    return _parse(text, f"{BUILTIN}{name}", ".yaml", name)
+
+
+def load_sets(specs: list[str], base_dir: Path) -> list[Motion]:
+    """Merge the sets named by specs ("builtin:<name>", "file:<path>" relative to base_dir) in order."""
+    merged: list[Motion] = []
+    source_of: dict[str, str] = {}
+    for spec in specs:
+        for motion in _load_spec(spec, base_dir):
+            if motion.id in source_of:
+                raise UserError(f"motion id '{motion.id}' is in both {source_of[motion.id]} and {spec}")
+            source_of[motion.id] = spec
+            merged.append(motion)
+    return merged
+
+
+def _load_spec(spec: str, base_dir: Path) -> list[Motion]:
+    if spec.startswith(BUILTIN):
+        return load_builtin(spec.removeprefix(BUILTIN))
+    if spec.startswith(FILE):
+        return load_motion_file(base_dir / spec.removeprefix(FILE))
+    raise UserError(f"unknown motion set '{spec}' (expected {BUILTIN}<name> or {FILE}<path>)")
+
+
+def _builtin_dir() -> Traversable:
+    return files("motions") / "builtin"
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such motion file") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read motion file: {e.strerror or e}") from None
+
+
+def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Motion]:
+    items = _jsonl_items(text, name) if suffix == JSONL_SUFFIX else _yaml_items(text, name)
+    if not items:
+        raise UserError(f"{name}: contains no motions")
+    motions: list[Motion] = []
+    first_ref: dict[str, str] = {}
+    for item in items:
+        motion = _motion(item, name, default_language)
+        if motion.id in first_ref:
+            raise UserError(f"{name}: {item.where}: repeated id '{motion.id}' (first at {first_ref[motion.id]})")
+        first_ref[motion.id] = item.ref
+        motions.append(motion)
+    return motions
+
+
+def _jsonl_items(text: str, name: str) -> list[RawItem]:
+    items = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{name}: line {number}: not valid JSON: {e.msg} (column {e.colno})") from None
+        items.append(RawItem(f"line {number}", f"line {number}", data))
+    return items
+
+
+def _yaml_items(text: str, name: str) -> list[RawItem]:
+    try:
+        root = yaml.compose(text, Loader=yaml.SafeLoader)
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        raise UserError(f"{name}: not valid YAML: {_describe_yaml_error(e)}") from None
+    if root is None:
+        return []
+    node, data = _motion_list(root, data, name)
+    return [
+        RawItem(f"item {i} (line {item_node.start_mark.line + 1})", f"item {i}", item)
+        for i, (item_node, item) in enumerate(zip(node.value, data), start=1)
+    ]
+
+
+def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNode, list]:
+    """The sequence of motions: the document itself, or the value of its `motions` key."""
+    if isinstance(data, dict):
+        extra = sorted(str(k) for k in data if k != "motions")
+        if extra:
+            raise UserError(f"{name}: unknown top-level key '{extra[0]}' (expected only 'motions')")
+        if "motions" not in data:
+            raise UserError(f"{name}: missing top-level 'motions' list")
+        root = next(value for key, value in root.value if key.value == "motions")
+        data = data["motions"]
+    if not isinstance(data, list):
+        raise UserError(f"{name}: line {root.start_mark.line + 1}: expected a list of motions, got {_kind(data)}")
+    return root, data
+
+
+def _describe_yaml_error(e: yaml.YAMLError) -> str:
+    mark = getattr(e, "problem_mark", None)
+    problem = getattr(e, "problem", None) or str(e)
+    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark else problem
+
+
+def _motion(item: RawItem, name: str, default_language: str) -> Motion:
+    where = f"{name}: {item.where}"
+    data = item.data
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a mapping with id, text and category, got {_kind(data)}")
+    unknown = sorted(str(k) for k in data if k not in KEYS)
+    if unknown:
+        raise UserError(f"{where}: unknown key '{unknown[0]}' (expected {', '.join(KEYS)})")
+    motion_id, text, category = (_required(data, key, where) for key in ("id", "text", "category"))
+    if category not in CATEGORIES:
+        expected = f"{', '.join(CATEGORIES[:-1])} or {CATEGORIES[-1]}"
+        raise UserError(f"{where}: unknown category '{category}' (expected {expected})")
+    return Motion(
+        id=motion_id,
+        text=text,
+        category=category,
+        language=_optional(data, "language", where) or default_language,
+        info_slide=_optional(data, "info_slide", where) or DEFAULT_INFO_SLIDE,
+    )
+
+
+def _required(data: dict, key: str, where: str) -> str:
+    value = _optional(data, key, where)
+    if value is None:
+        raise UserError(f"{where}: missing or empty '{key}'")
+    return value
+
+
+def _optional(data: dict, key: str, where: str) -> str | None:
+    """The stripped string under key, or None when it is absent, null or blank."""
+    value = data.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
+    return value.strip() or None
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)

@@ -1,0 +1,42 @@
+"""Shared pytest fixtures: loopback fakes for the LLM provider and Tavily.
+
+No real network, no real keys: tests that need a key pass a dummy one ("sk-test",
+"tvly-test") explicitly.
+"""
+
+import os
+
+# Must be set before litellm is first imported: use the bundled price map, never fetch it.
+os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+
+# Never let a developer's real credentials (or proxies) leak into a test run.
+for _var in (
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE", "OPENAI_ORG_ID",
+    "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY",
+    "GROQ_API_KEY", "TOGETHER_API_KEY", "OPENROUTER_API_KEY", "DEEPSEEK_API_KEY",
+    "XAI_API_KEY", "COHERE_API_KEY", "TAVILY_API_KEY", "TAVILY_PROJECT", "TAVILY_ORG_ID",
+    "TAVILY_HTTP_PROXY", "TAVILY_HTTPS_PROXY",
+):
+    os.environ.pop(_var, None)
+# Loopback must never go through a proxy.
+_no_proxy = ",".join(filter(None, [os.environ.get("NO_PROXY"), "127.0.0.1", "localhost"]))
+os.environ["NO_PROXY"] = os.environ["no_proxy"] = _no_proxy
+
+import pytest  # noqa: E402
+
+from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.fakes.tavily_server import FakeTavily  # noqa: E402
+
+
+@pytest.fixture
+def fake_llm():
+    """A started FakeOpenAI; use ``fake_llm.api_base`` with model ``openai/<name>``."""
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def fake_tavily():
+    """A started FakeTavily; use ``fake_tavily.base_url`` as ``api_base_url``."""
+    with FakeTavily() as server:
+        yield server

@@ -1,0 +1,421 @@
+"""A real OpenAI-compatible chat-completions HTTP server on 127.0.0.1, for tests.
+
+Nothing inside litellm is patched: point a model ``openai/<name>`` at
+``FakeOpenAI.api_base`` and the real client stack (litellm -> openai SDK ->
+httpx/aiohttp) talks to this server over loopback.
+
+    with FakeOpenAI() as llm:
+        llm.script("first answer", "second answer")
+        llm.faults.enqueue(Reply(status=429))          # next request gets a 429
+        ... litellm.acompletion(model="openai/fake-model", api_base=llm.api_base,
+                                api_key="sk-test", messages=[...])
+        assert llm.requests[-1].body["messages"][0]["content"] == ...
+
+Reply resolution, per request (in arrival order):
+  1. one Reply is popped from ``faults`` (FIFO), if any is queued;
+  2. if there is no fault, or the fault is a "pass-through" (status < 400 with
+     neither ``content`` nor ``raw``, e.g. ``Reply(delay=2)``), the
+     ``responder`` is consulted for the answer; a fault's delay is added to it;
+  3. the reply is sent after its delay: ``raw`` verbatim, an OpenAI-style error
+     JSON for status >= 400, otherwise a ``chat.completion`` object.
+Every request is recorded in ``requests`` before it is answered, errors included.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable, Optional, Union
+
+__all__ = [
+    "FakeOpenAI",
+    "Recorded",
+    "Reply",
+    "FaultQueue",
+    "messages_text",
+    "last_user",
+    "count_words",
+]
+
+
+# --------------------------------------------------------------------------- data
+
+
+@dataclass
+class Recorded:
+    """One received HTTP request. ``headers`` keys are lower-cased."""
+
+    path: str
+    headers: dict
+    body: dict
+
+
+@dataclass
+class Reply:
+    """A scripted answer (or fault).
+
+    content:            assistant message text (for errors: the error message).
+    status:             HTTP status; >= 400 sends an OpenAI-style error body.
+    delay:              seconds to wait before answering (latency injection).
+    raw:                if set, sent verbatim as the response body (malformed JSON...).
+    prompt_tokens /
+    completion_tokens:  usage numbers; default = whitespace-separated word counts.
+    finish_reason:      choices[0].finish_reason.
+    headers:            extra response headers.
+    """
+
+    content: Optional[str] = None
+    status: int = 200
+    delay: float = 0
+    raw: Optional[str] = None
+    prompt_tokens: Optional[int] = None
+    completion_tokens: Optional[int] = None
+    finish_reason: str = "stop"
+    headers: dict = field(default_factory=dict)
+
+    @property
+    def is_passthrough(self) -> bool:
+        return self.status < 400 and self.content is None and self.raw is None
+
+
+Responder = Callable[[dict], Union[str, Reply]]
+
+DEFAULT_CONTENT = "This is a fake answer from the test double."
+
+
+# ------------------------------------------------------------------------ helpers
+
+
+def _content_text(content: Any) -> str:
+    """Text of a message ``content`` (a string or a list of content parts)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for part in content:
+            if isinstance(part, dict):
+                if isinstance(part.get("text"), str):
+                    parts.append(part["text"])
+            elif isinstance(part, str):
+                parts.append(part)
+        return "\n".join(parts)
+    return str(content)
+
+
+def messages_text(body: dict) -> str:
+    """All message contents of a chat-completions request body, joined by newlines."""
+    return "\n".join(_content_text(m.get("content")) for m in body.get("messages") or [])
+
+
+def last_user(body: dict) -> str:
+    """Content of the last ``user`` message of a request body ('' if none)."""
+    for m in reversed(body.get("messages") or []):
+        if m.get("role") == "user":
+            return _content_text(m.get("content"))
+    return ""
+
+
+def count_words(text: str) -> int:
+    return len(text.split())
+
+
+class FaultQueue:
+    """Thread-safe FIFO of Replies, consumed one per request."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._q: deque = deque()
+
+    def enqueue(self, *replies: Reply) -> None:
+        for r in replies:
+            if not isinstance(r, Reply):
+                raise TypeError(f"faults.enqueue expects Reply objects, got {type(r).__name__}")
+        with self._lock:
+            self._q.extend(replies)
+
+    def pop(self) -> Optional[Reply]:
+        with self._lock:
+            return self._q.popleft() if self._q else None
+
+    def clear(self) -> None:
+        with self._lock:
+            self._q.clear()
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._q)
+
+
+# Shared by both fakes: OpenAI-ish names for HTTP error statuses.
+_ERROR_KINDS = {
+    400: ("invalid_request_error", "bad_request", "Bad request."),
+    401: ("invalid_request_error", "invalid_api_key", "Incorrect API key provided."),
+    403: ("invalid_request_error", "forbidden", "Forbidden."),
+    404: ("invalid_request_error", "not_found", "Not found."),
+    408: ("server_error", "timeout", "Request timed out."),
+    429: ("requests", "rate_limit_exceeded", "Rate limit reached. Please retry later."),
+    500: ("server_error", "internal_error", "The server had an error while processing your request."),
+    502: ("server_error", "bad_gateway", "Bad gateway."),
+    503: ("server_error", "service_unavailable", "The server is overloaded or not ready yet."),
+    504: ("server_error", "gateway_timeout", "Gateway timeout."),
+}
+
+
+def openai_error_body(status: int, message: Optional[str] = None) -> dict:
+    etype, code, default_msg = _ERROR_KINDS.get(
+        status, ("server_error" if status >= 500 else "invalid_request_error", str(status), f"HTTP {status}")
+    )
+    return {"error": {"message": message or default_msg, "type": etype, "param": None, "code": code}}
+
+
+# ------------------------------------------------------------------- base server
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    block_on_close = False  # stop() must not wait for handlers sleeping in a delay
+    allow_reuse_address = True
+
+
+class _BaseFakeServer:
+    """Common lifecycle + recording for the fake HTTP servers."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: list[Recorded] = []
+        self.faults = FaultQueue()
+        self.errors: list[BaseException] = []  # exceptions raised by user callables
+        self._httpd: Optional[_Server] = None
+        self._thread: Optional[threading.Thread] = None
+        self._stopping = threading.Event()
+
+    # -- lifecycle
+    def start(self):
+        if self._httpd is not None:
+            return self
+        self._stopping.clear()
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format, *args):  # keep test output quiet
+                pass
+
+            def do_POST(self):
+                fake._handle(self)
+
+            def do_GET(self):
+                fake._handle(self)
+
+        self._httpd = _Server(("127.0.0.1", 0), Handler)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.05},
+            name=f"{type(self).__name__}-{self.port}",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        httpd, self._httpd = self._httpd, None
+        if httpd is None:
+            return
+        self._stopping.set()  # wake handlers sleeping in a delay
+        httpd.shutdown()
+        httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def __enter__(self):
+        return self.start()
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    @property
+    def port(self) -> int:
+        if self._httpd is None:
+            raise RuntimeError("server not started")
+        return self._httpd.server_address[1]
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    # -- recording
+    @property
+    def requests(self) -> list[Recorded]:
+        """Snapshot (copy) of all requests received so far, in arrival order."""
+        with self._lock:
+            return list(self._requests)
+
+    @property
+    def bodies(self) -> list[dict]:
+        return [r.body for r in self.requests]
+
+    def clear(self) -> None:
+        """Forget recorded requests and queued faults."""
+        with self._lock:
+            self._requests.clear()
+        self.faults.clear()
+
+    def _record(self, rec: Recorded) -> None:
+        with self._lock:
+            self._requests.append(rec)
+
+    # -- plumbing
+    def _sleep(self, seconds: float) -> None:
+        if seconds and seconds > 0:
+            self._stopping.wait(seconds)
+
+    @staticmethod
+    def _send(handler: BaseHTTPRequestHandler, status: int, payload: Union[str, bytes],
+              headers: Optional[dict] = None) -> None:
+        data = payload.encode("utf-8") if isinstance(payload, str) else payload
+        try:
+            handler.send_response(status)
+            handler.send_header("Content-Type", "application/json")
+            handler.send_header("Content-Length", str(len(data)))
+            handler.send_header("Connection", "close")
+            for k, v in (headers or {}).items():
+                handler.send_header(k, str(v))
+            handler.end_headers()
+            handler.wfile.write(data)
+            handler.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
+            pass  # client gave up (e.g. its timeout fired during our delay)
+        handler.close_connection = True
+
+    @staticmethod
+    def _read_request(handler: BaseHTTPRequestHandler) -> tuple[str, dict, dict, Optional[str]]:
+        """-> (path, headers, body, parse_error)."""
+        path = handler.path.split("?", 1)[0]
+        headers = {k.lower(): v for k, v in handler.headers.items()}
+        length = int(handler.headers.get("Content-Length") or 0)
+        raw = handler.rfile.read(length) if length > 0 else b""
+        if not raw:
+            return path, headers, {}, None if handler.command == "GET" else "empty body"
+        try:
+            body = json.loads(raw.decode("utf-8"))
+        except (ValueError, UnicodeDecodeError) as e:
+            return path, headers, {}, f"invalid JSON body: {e}"
+        if not isinstance(body, dict):
+            return path, headers, {"_json": body}, "JSON body is not an object"
+        return path, headers, body, None
+
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+# ---------------------------------------------------------------- OpenAI server
+
+
+class FakeOpenAI(_BaseFakeServer):
+    """OpenAI-compatible ``POST /v1/chat/completions`` (also ``/chat/completions``)."""
+
+    PATHS = ("/v1/chat/completions", "/chat/completions")
+
+    def __init__(self, responder: Optional[Responder] = None) -> None:
+        super().__init__()
+        self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
+        self._ids = itertools.count(1)
+
+    @property
+    def api_base(self) -> str:
+        """What litellm's ``openai/<name>`` models take as ``api_base``."""
+        return f"{self.base_url}/v1"
+
+    def script(self, *contents: Union[str, Reply]) -> None:
+        """Answer with the given contents in order, then keep repeating the last."""
+        if not contents:
+            raise ValueError("script() needs at least one content")
+        items = list(contents)
+        lock = threading.Lock()
+        state = {"i": 0}
+
+        def responder(body: dict) -> Union[str, Reply]:
+            with lock:
+                i = min(state["i"], len(items) - 1)
+                state["i"] += 1
+            return items[i]
+
+        self.responder = responder
+
+    # -- request handling
+    def _handle(self, handler: BaseHTTPRequestHandler) -> None:
+        path, headers, body, parse_error = self._read_request(handler)
+        self._record(Recorded(path=path, headers=headers, body=body))
+
+        if handler.command != "POST" or path not in self.PATHS:
+            self._send(handler, 404, json.dumps(openai_error_body(404, f"Unknown path {handler.command} {path}")))
+            return
+        if parse_error:
+            self._send(handler, 400, json.dumps(openai_error_body(400, parse_error)))
+            return
+
+        reply = self._resolve(body)
+        self._sleep(reply.delay)
+
+        extra = dict(reply.headers)
+        if reply.status == 429:
+            extra.setdefault("retry-after", "0")
+        if reply.raw is not None:
+            self._send(handler, reply.status, reply.raw, extra)
+        elif reply.status >= 400:
+            self._send(handler, reply.status, json.dumps(openai_error_body(reply.status, reply.content)), extra)
+        else:
+            self._send(handler, reply.status, json.dumps(self._completion(body, reply)), extra)
+
+    def _resolve(self, body: dict) -> Reply:
+        fault = self.faults.pop()
+        if fault is not None and not fault.is_passthrough:
+            return fault
+        if body.get("stream"):
+            return Reply(status=400, content="stream=true is not supported by FakeOpenAI",
+                         delay=fault.delay if fault else 0)
+        try:
+            answer = self.responder(body)
+        except Exception as e:  # surface responder bugs as a 500 and keep them for the test
+            self.errors.append(e)
+            answer = Reply(status=500, content=f"FakeOpenAI responder raised {type(e).__name__}: {e}")
+        reply = answer if isinstance(answer, Reply) else Reply(content=str(answer))
+        if fault is not None:
+            reply = dataclasses.replace(reply, delay=reply.delay + fault.delay,
+                                        headers={**fault.headers, **reply.headers})
+        return reply
+
+    def _completion(self, body: dict, reply: Reply) -> dict:
+        content = reply.content if reply.content is not None else ""
+        prompt_tokens = reply.prompt_tokens if reply.prompt_tokens is not None else count_words(messages_text(body))
+        completion_tokens = (
+            reply.completion_tokens if reply.completion_tokens is not None else count_words(content)
+        )
+        return {
+            "id": f"chatcmpl-fake-{next(self._ids)}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model", "fake-model"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": content},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
