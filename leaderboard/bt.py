@@ -192,20 +192,24 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     batch = max(1, _BATCH_CELLS // max(len(counts), n * n))
     theta = np.empty((replicates, n))
 
-    def run_batch(first, seed_sequence):
+    def resample(size, seed_sequence):
         # Drawing M matches uniformly with replacement and pooling identical ones
         # is Multinomial(M, counts / M) over the kinds, so draw that directly.
-        rng = np.random.default_rng(seed_sequence)
-        draws = rng.multinomial(total, counts / total, size=min(batch, replicates - first))
-        W = (to_cells @ draws.T).T.reshape(-1, n, n)
-        ridge = _prior_for(W)
-        theta[first : first + len(W)] = fit(W, W + np.swapaxes(W, 1, 2), prior=ridge, init=start)
-        return bool(np.any(ridge > 0))
+        draws = np.random.default_rng(seed_sequence).multinomial(total, counts / total, size=size)
+        return (to_cells @ draws.T).T.reshape(-1, n, n)
 
-    firsts = range(0, replicates, batch)
+    sizes = [min(batch, replicates - first) for first in range(0, replicates, batch)]
+    prior_used = False
+    # Resampling (no BLAS) runs on worker threads; fits stay on this thread so
+    # multithreaded LAPACK is never oversubscribed.
     with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        priors = list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
-    return _to_elo(theta, anchor), any(priors)
+        first = 0
+        for W in pool.map(resample, sizes, np.random.SeedSequence(seed).spawn(len(sizes))):
+            ridge = _prior_for(W)
+            prior_used |= bool(np.any(ridge > 0))
+            theta[first : first + len(W)] = fit(W, W + np.swapaxes(W, 1, 2), prior=ridge, init=start)
+            first += len(W)
+    return _to_elo(theta, anchor), prior_used
 
 
 def _match_kinds(a, b, score_a, score_b, n):

@@ -1,0 +1,45 @@
+"""Small builders shared by tests: workspaces whose entries and judges talk to the fake servers."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from arena.workspace import init_workspace
+
+VERDICT = {"rationale": "PRO carried the main clash.", "argument": "pro", "source": "tie",
+           "language": "con", "overall": "pro"}
+
+
+def write_workspace(path: Path, api_base: str, *, entries=("alpha", "beta"), judge_runs: int = 3,
+                    extra: str = "") -> Path:
+    """A workspace with direct entries on the fake LLM server and one single judge."""
+    toml = ['[arena]', f'judge_runs = {judge_runs}', '[llm]', 'backoff_s = 0.01', 'retries = 2',
+            '[search]', 'provider = "offline"', '[motions]', 'sets = ["builtin:en"]']
+    for name in entries:
+        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', f'model = "openai/{name}-model"',
+                 f'api_base = "{api_base}"']
+    toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/judge-model"',
+             f'api_base = "{api_base}"', extra]
+    init_workspace(path, "\n".join(toml) + "\n")
+    return path
+
+
+def stage_and_side(body: dict) -> tuple[str, str] | None:
+    """Which speech a debater's request is for, read off the prompt the protocol built."""
+    text = body["messages"][0]["content"]
+    side = re.search(r"speaking for the (PRO|CON) side", text)
+    stage = re.search(r"This is your (constructive|rebuttal|summary) speech", text)
+    return (stage.group(1), side.group(1).lower()) if side and stage else None
+
+
+def debate_responder(verdict: dict = VERDICT):
+    """Answer speech requests with a unique, traceable text and judge requests with a verdict."""
+
+    def respond(body: dict) -> str:
+        if body.get("response_format"):
+            return json.dumps(verdict)
+        stage, side = stage_and_side(body)
+        return f"SPEECH<{body['model']}|{stage}|{side}> Our case is strong."
+
+    return respond
