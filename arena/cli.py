@@ -35,9 +35,12 @@ format_option = click.option("--format", "fmt", type=click.Choice(["table", "jso
 
 
 def _open(workspace: Path):
+    """Open (and check) the workspace; it is closed when the command ends, checkpointing the WAL."""
     from arena.runner import open_workspace
 
-    return open_workspace(workspace)
+    ws = open_workspace(workspace)
+    click.get_current_context().call_on_close(ws.close)
+    return ws
 
 
 def _table(rows: list[dict], columns: list[str]) -> None:

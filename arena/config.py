@@ -217,7 +217,7 @@ def _type_name(types) -> str:
 
 
 _HEADER = re.compile(r"^\s*(\[\[?)\s*([A-Za-z0-9_.\- ]+?)\s*\]\]?\s*(#.*)?$")
-_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-]+)\s*=")
+_ASSIGN = re.compile(r"^\s*([A-Za-z0-9_\-.]+)\s*=")
 
 
 def _key_lines(text: str) -> dict[str, int]:

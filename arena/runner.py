@@ -27,28 +27,34 @@ def open_workspace(path: Path) -> Workspace:
     path = Path(path)
     config = load_config(path)
     for i, entry in enumerate(config.entries):
-        _construct(DEBATERS, entry.debater, entry, config.where(f"entries[{i}].debater"))
+        _construct(DEBATERS, entry, config, f"entries[{i}]", "debater", "params")
     for i, spec in enumerate(config.judges):
-        _construct(JUDGES, spec.kind, spec, config.where(f"judges[{i}].kind"))
-    motions = load_sets(list(config.motions.sets), path)
+        _construct(JUDGES, spec, config, f"judges[{i}]", "kind", "options")
+    try:
+        motions = load_sets(list(config.motions.sets), path)
+    except UserError as exc:
+        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
     store = Store(path / DB_NAME)
     store.sync_entries(config.entries)
     store.add_motions(motions)
     return Workspace(path, config, store)
 
 
-def load_motions(ws: Workspace):
-    """The motions of the sets arena.toml names, in order."""
-    return load_sets(list(ws.config.motions.sets), ws.path)
-
-
-def _construct(registry, kind: str, spec, where: str):
+def _construct(registry, spec, config, prefix: str, kind_key: str, options_key: str):
+    """Build a kind once, so unknown kinds and bad params are reported before anything runs."""
+    kind = getattr(spec, kind_key)
     if not registry.has(kind):
-        raise UserError(f"{where}: unknown {registry.family} kind {kind!r} (known: {', '.join(registry.names())})")
+        raise UserError(f"{config.where(f'{prefix}.{kind_key}')}: unknown {registry.family} kind {kind!r} "
+                        f"(known: {', '.join(registry.names())})")
     try:
         return registry.get(kind)(spec)
     except UserError as exc:
-        raise UserError(f"{where.split(':')[0]}: {exc}") from None
+        raise UserError(f"{config.where(f'{prefix}.{options_key}')}: {exc}") from None
+
+
+def load_motions(ws: Workspace):
+    """The motions of the sets arena.toml names, in order."""
+    return load_sets(list(ws.config.motions.sets), ws.path)
 
 
 @dataclass

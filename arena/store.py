@@ -106,7 +106,11 @@ class Store:
                     "INSERT INTO entries VALUES (?,?,?,?,?,?,?,0,?) ON CONFLICT(name) DO UPDATE SET "
                     "debater=excluded.debater, model=excluded.model, api_base=excluded.api_base, "
                     "strength=excluded.strength, params=excluded.params, simulated=excluded.simulated, "
-                    "updated_at=excluded.updated_at",
+                    "updated_at=excluded.updated_at "
+                    # Only a real change writes, so opening a workspace leaves the file as it was.
+                    "WHERE (debater, model, api_base, strength, params, simulated) IS NOT "
+                    "(excluded.debater, excluded.model, excluded.api_base, excluded.strength, excluded.params, "
+                    "excluded.simulated)",
                     (e.name, e.debater, e.model, e.api_base, e.strength, json.dumps(dict(e.params)),
                      int(e.simulated), now()),
                 )
@@ -123,7 +127,9 @@ class Store:
         with _transaction(self.conn):
             self.conn.executemany(
                 "INSERT INTO motions VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
-                "category=excluded.category, language=excluded.language, info_slide=excluded.info_slide",
+                "category=excluded.category, language=excluded.language, info_slide=excluded.info_slide "
+                "WHERE (text, category, language, info_slide) IS NOT "
+                "(excluded.text, excluded.category, excluded.language, excluded.info_slide)",
                 [(m.id, m.text, m.category, m.language, m.info_slide) for m in motions],
             )
 

@@ -289,7 +289,6 @@ def test_bad_config_via_load_config_names_the_file(tmp_path):
         load_config(tmp_path)
 
 
-@pytest.mark.xfail(strict=True, reason="arena/config.py _key_lines: dotted keys (llm.retries = ...) get no line")
 def test_dotted_key_error_names_the_line():
     with pytest.raises(UserError) as info:
         parse('llm.retries = "4"\n')

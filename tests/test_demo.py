@@ -1,0 +1,79 @@
+"""`arena demo` end to end through the installed console script: offline, labelled, order recovered."""
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from scipy.stats import spearmanr
+
+ARENA = [sys.executable, "-m", "arena"]
+
+
+def arena(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([*ARENA, *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("demo") / "arena-demo"
+    done = arena("demo", "-w", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(path / "site" / "index.html")
+    return path
+
+
+def test_demo_publishes_a_labelled_site(demo_dir):
+    index = (demo_dir / "site" / "index.html").read_text()
+    assert "Simulated results" in index
+    assert "sim-ace" in index
+    pages = list((demo_dir / "site" / "matches").glob("*.html"))
+    assert len(pages) == 60
+    page = pages[0].read_text()
+    assert page.count('<section class="speech') == 6
+
+
+def test_demo_recovers_the_planted_order(demo_dir):
+    entries = json.loads(arena("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
+    strengths = {e["name"]: e["strength"] for e in entries}
+    assert len(strengths) == 6 and all(e["matches"] == 20 for e in entries)
+    rated = json.loads(arena("rate", "-w", str(demo_dir), "--format", "json").stdout)
+    ratings = {r["entry"]: r["rating"] for r in rated["ratings"]}
+    names = sorted(strengths)
+    rho = spearmanr([strengths[n] for n in names], [ratings[n] for n in names]).statistic
+    assert rho >= 0.9, (strengths, ratings)
+    assert rated["meta"]["matches"] == 60 and rated["meta"]["judge"] == "sim-judge"
+    assert rated["meta"]["simulated"] is True
+
+
+def test_demo_matches_are_flagged_simulated_and_never_touched_the_network(demo_dir):
+    shown = json.loads(arena("match", "show", "m00001", "-w", str(demo_dir), "--format", "json").stdout)
+    assert shown["simulated"] is True and shown["status"] == "done"
+    assert [(s["stage"], s["side"]) for s in shown["speeches"]] == [
+        ("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
+        ("summary", "con"), ("summary", "pro")]
+    assert sum(shown["score"].values()) == 3
+    text = arena("match", "show", "m00001", "-w", str(demo_dir)).stdout
+    assert "SIMULATED" in text
+    db = sqlite3.connect(demo_dir / "arena.db")
+    assert db.execute("SELECT COUNT(*) FROM calls WHERE simulated = 0").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM verdicts WHERE simulated = 0").fetchone()[0] == 0
+    assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 60 * 9
+
+
+def test_demo_rerun_resumes_without_replaying(demo_dir, tmp_path):
+    copy = tmp_path / "again"
+    shutil.copytree(demo_dir, copy)
+    db = sqlite3.connect(copy / "arena.db")
+    db.execute("UPDATE matches SET status = 'running' WHERE id = 'm00060'")  # as a killed run leaves it
+    db.commit()
+    calls_before = db.execute("SELECT COUNT(*) FROM calls").fetchone()[0]
+    done = arena("demo", "-w", str(copy))
+    assert done.returncode == 0, done.stderr
+    assert db.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 60
+    assert db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0] == 60
+    assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == calls_before + 9  # only m00060 again
