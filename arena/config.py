@@ -105,7 +105,7 @@ _SECTIONS: dict[str, _Spec] = {
 }
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
-_MODEL = (lambda v: "/" in v or v.strip() == v and v != "", "a litellm model string such as 'openai/gpt-4o'")
+_MODEL = (lambda v: re.fullmatch(r"\S+", v), "a litellm model string such as 'openai/gpt-4o'")
 _URL = (lambda v: v == "" or v.startswith(("http://", "https://")), "empty or an http(s) URL")
 _ENTRY: _Spec = {
     "name": (str, _NAME),

@@ -14,6 +14,7 @@ import os
 import random
 import re
 import time
+import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,7 +69,8 @@ class LLMGateway:
         self.settings = settings
         self.store = store
         self.seed = seed
-        self._limits: dict[str, asyncio.Semaphore] = {}
+        # Semaphores belong to one event loop; keep a set per loop so a gateway outlives asyncio.run.
+        self._limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
     async def complete(
         self,
@@ -129,7 +131,8 @@ class LLMGateway:
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             return text, usage
 
-        limit = self._limits.setdefault(ref.model, asyncio.Semaphore(self.settings.max_concurrency))
+        per_loop = self._limits.setdefault(asyncio.get_running_loop(), {})
+        limit = per_loop.setdefault(ref.model, asyncio.Semaphore(self.settings.max_concurrency))
         attempt = 0
         while True:
             started = time.perf_counter()

@@ -384,10 +384,6 @@ def test_concurrency_cap_limits_requests_in_flight(fake_llm, store):
     assert not fake_llm.errors
 
 
-@pytest.mark.xfail(strict=True, reason="arena/llm.py: LLMGateway._limits keeps one asyncio.Semaphore per model for "
-                                       "the gateway's lifetime; once it has made a call wait, it is bound to that "
-                                       "event loop, and contention under a later asyncio.run raises RuntimeError "
-                                       "('bound to a different event loop'), reported as a non-retryable LLMCallError")
 def test_gateway_can_be_reused_under_a_new_event_loop(fake_llm, store):
     def responder(body):
         time.sleep(0.05)

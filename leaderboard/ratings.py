@@ -1,0 +1,97 @@
+"""Leaderboard tables from match results: weighted BT ratings, bootstrap intervals, records.
+
+Input is a DataFrame with columns match_id, entry_a, entry_b, score_a, score_b;
+output is plain JSON-ready Python (dicts, lists, floats, ints, bools, None).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from leaderboard import bt
+
+PROVISIONAL_MATCHES = 15
+
+
+def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper", anchor: tuple[str, float] | None = None):
+    """Ratings table: full-data BT fit, 95% bootstrap percentile intervals, Rank (UB), records."""
+    entries, a, b = _entry_indices(results)
+    score_a = results["score_a"].to_numpy(dtype=float)
+    score_b = results["score_b"].to_numpy(dtype=float)
+    n = len(entries)
+    if anchor is not None:
+        name, rating = anchor
+        if name not in entries:
+            raise ValueError(f"anchor entry {name!r} has no matches in the results; known entries: {entries}")
+        anchor = (entries.index(name), float(rating))
+    meta = {"matches": len(results), "bootstrap": int(bootstrap), "weighting": weighting, "seed": int(seed)}
+    if n == 0:  # no matches yet: an empty table, not an error
+        return {"ratings": [], "meta": {**meta, "prior": False}}
+
+    full = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
+    if bootstrap > 0:
+        replicates, bootstrap_prior = bt.bootstrap_ratings(
+            a, b, score_a, score_b, n, replicates=bootstrap, seed=seed, weighting=weighting, anchor=anchor
+        )
+        ci_low, ci_high = np.percentile(replicates, [2.5, 97.5], axis=0)
+    else:
+        ci_low = ci_high = full.ratings
+        bootstrap_prior = False
+    wins, ties, losses = _records(a, b, score_a, score_b, n)
+    matches = wins + ties + losses
+    rank = bt.rank_ub(ci_low, ci_high)
+    # Entries are in name order, so a stable sort breaks rating ties by name.
+    order = np.argsort(-full.ratings, kind="stable")
+    rows = [
+        {
+            "entry": entries[i],
+            "rating": round(float(full.ratings[i]), 2),
+            "ci_low": round(float(ci_low[i]), 2),
+            "ci_high": round(float(ci_high[i]), 2),
+            "matches": int(matches[i]),
+            "wins": int(wins[i]),
+            "ties": int(ties[i]),
+            "losses": int(losses[i]),
+            "rank_ub": int(rank[i]),
+            "provisional": bool(matches[i] < PROVISIONAL_MATCHES),
+        }
+        for i in order
+    ]
+    return {"ratings": rows, "meta": {**meta, "prior": full.prior_used or bootstrap_prior}}
+
+
+def win_matrices(results: pd.DataFrame, *, weighting="paper"):
+    """Predicted P(row beats column) from the fit, observed mean score share, and match counts."""
+    entries, a, b = _entry_indices(results)
+    score_a = results["score_a"].to_numpy(dtype=float)
+    score_b = results["score_b"].to_numpy(dtype=float)
+    n = len(entries)
+    ratings = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting).ratings
+    # Unit weights turn the pair statistics into summed shares and match counts.
+    shares, counts = bt.pair_statistics(a, b, bt.soft_outcomes(score_a, score_b), np.ones(len(a)), n)
+    counts = counts.round().astype(int)
+    return {
+        "entries": entries,
+        "predicted": bt.win_probability(ratings).tolist(),
+        "observed_share": [
+            [float(shares[i, j] / counts[i, j]) if counts[i, j] else None for j in range(n)] for i in range(n)
+        ],
+        "counts": counts.tolist(),
+    }
+
+
+def _entry_indices(results):
+    """Entry names in sorted order, and the index arrays of entry_a and entry_b."""
+    names = pd.concat([results["entry_a"], results["entry_b"]], ignore_index=True)
+    codes, entries = pd.factorize(names, sort=True)
+    return entries.tolist(), codes[: len(results)], codes[len(results) :]
+
+
+def _records(a, b, score_a, score_b, n):
+    """Per-entry wins, ties and losses, from each match's overall scores."""
+    a_won, tied, b_won = score_a > score_b, score_a == score_b, score_a < score_b
+    wins = np.bincount(a, weights=a_won, minlength=n) + np.bincount(b, weights=b_won, minlength=n)
+    ties = np.bincount(a, weights=tied, minlength=n) + np.bincount(b, weights=tied, minlength=n)
+    losses = np.bincount(a, weights=b_won, minlength=n) + np.bincount(b, weights=a_won, minlength=n)
+    return wins.astype(int), ties.astype(int), losses.astype(int)
