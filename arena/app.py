@@ -59,10 +59,13 @@ def match_json(match: Match, judge: str | None = None) -> dict:
     }
 
 
-def schedule(ws: Workspace, fmt: str, *, rounds: int = 1, seed: int | None = None) -> list[str]:
+def schedule(ws: Workspace, fmt: str, *, rounds: int = 1, matches: int | None = None, entry: str | None = None,
+             seed: int | None = None) -> list[str]:
     """Store a tournament plan before anything runs; return its match ids."""
     if fmt != "round-robin":
         raise UserError(f"--format {fmt}: not available yet in this version (available: round-robin)")
+    if matches is not None or entry is not None:
+        raise UserError("--matches and --entry do not apply to round-robin (every pair meets on --rounds motions)")
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     motions = [m for m in runner.load_motions(ws) if m.language == language]

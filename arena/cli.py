@@ -144,10 +144,14 @@ def match_show(match_id: str, workspace: Path, fmt: str):
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["round-robin", "swiss", "random", "active", "onboard"]))
 @click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True)
+@click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active, "
+              "onboard).")
+@click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
 @click.option("--seed", type=int, default=None, help="Default: [arena] seed.")
 @click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
 @workspace_option
-def schedule(fmt: str | None, rounds: int, seed: int | None, show: bool, workspace: Path):
+def schedule(fmt: str | None, rounds: int, matches: int | None, entry_name: str | None, seed: int | None,
+             show: bool, workspace: Path):
     """Plan a tournament; the plan is stored before anything runs."""
     from arena import app
 
@@ -157,7 +161,7 @@ def schedule(fmt: str | None, rounds: int, seed: int | None, show: bool, workspa
         return
     if fmt is None:
         raise UserError("--format is required (or use --show)")
-    ids = app.schedule(ws, fmt, rounds=rounds, seed=seed)
+    ids = app.schedule(ws, fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
     click.echo(f"scheduled {len(ids)} matches ({ids[0]}–{ids[-1]})" if ids else "scheduled nothing")
 
 

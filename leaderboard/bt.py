@@ -84,9 +84,10 @@ def mle_exists(W):
 def _strongly_connected(W):
     """mle_exists for each n x n matrix in a stack W of shape (..., n, n)."""
     *batch, n, _ = W.shape
+    problems = W.reshape(-1, n, n)
     # One block-diagonal graph holds every problem; components never cross blocks.
-    r, i, j = np.nonzero(W.reshape(-1, n, n) > 0)
-    size = W.size // max(n, 1)
+    r, i, j = np.nonzero(problems > 0)
+    size = len(problems) * n
     graph = sparse.csr_array((np.ones(len(r)), (r * n + i, r * n + j)), shape=(size, size))
     _, labels = connected_components(graph, directed=True, connection="strong")
     labels = labels.reshape(-1, n)
@@ -96,8 +97,10 @@ def _strongly_connected(W):
 def fit(W, N, *, prior=None, init=None, tol=1e-10, max_iter=100):
     """Mean-zero logit strengths maximising sum W_ij log sigmoid(t_i - t_j) - prior/2 |t|^2.
 
-    W and N may be stacks (..., n, n) of independent problems, solved together;
-    prior is then a scalar or one ridge precision per problem (0 = none).
+    Damped Newton from `init` (default zeros) until every coordinate of a step
+    is below `tol`. W and N may be stacks (..., n, n) of independent problems,
+    solved together; `prior` is then a scalar or one ridge precision per
+    problem (0 = none).
     """
     W = np.asarray(W, dtype=float)
     N = np.asarray(N, dtype=float)
@@ -166,7 +169,10 @@ def _to_elo(theta, anchor):
 
 
 def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None):
-    """Weighted BT ratings (Elo scale) of n entries from matches a[m] vs b[m]."""
+    """Elo ratings maximising the weighted soft BT likelihood of matches a[m] vs b[m].
+
+    The exact MLE when it exists; otherwise the weak prior is added and flagged.
+    """
     W, N = pair_statistics(a, b, soft_outcomes(score_a, score_b), match_weights(score_a, score_b, weighting), n)
     ridge = _prior_for(W)
     return FitResult(_to_elo(fit(W, N, prior=ridge), anchor), bool(ridge > 0))
