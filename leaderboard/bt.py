@@ -20,7 +20,6 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import sparse
-from scipy.sparse.csgraph import connected_components
 from scipy.special import expit
 
 ELO_SCALE = 400 / math.log(10)
@@ -29,7 +28,7 @@ BASE_RATING = 1000.0
 # Ridge precision of the N(0, 1/PRIOR_PRECISION) prior on logit strengths, used
 # only when the MLE does not exist. A tied game of weight 1 against an opponent
 # at the mean has curvature 1/4 at theta = 0, so 0.5 is worth two virtual ties:
-# SD sqrt(2) logits (~614 Elo), weak enough that a handful of real games
+# SD sqrt(2) logits (~246 Elo), weak enough that a handful of real games
 # dominate it, yet enough to keep a winless or unbeaten entry finite.
 PRIOR_PRECISION = 0.5
 
@@ -83,24 +82,30 @@ def mle_exists(W):
 
 def _strongly_connected(W):
     """mle_exists for each n x n matrix in a stack W of shape (..., n, n)."""
-    *batch, n, _ = W.shape
-    problems = W.reshape(-1, n, n)
-    # One block-diagonal graph holds every problem; components never cross blocks.
-    r, i, j = np.nonzero(problems > 0)
-    size = len(problems) * n
-    graph = sparse.csr_array((np.ones(len(r)), (r * n + i, r * n + j)), shape=(size, size))
-    _, labels = connected_components(graph, directed=True, connection="strong")
-    labels = labels.reshape(-1, n)
-    return np.all(labels == labels[:, :1], axis=1).reshape(batch)
+    edges = W > 0
+    # Strongly connected iff entry 0 reaches everyone and everyone reaches entry 0.
+    return _reaches_all(edges) & _reaches_all(np.swapaxes(edges, -1, -2))
+
+
+def _reaches_all(edges):
+    """Whether node 0 reaches every node, for each graph in a stack (..., n, n)."""
+    reached = np.zeros(edges.shape[:-1], dtype=bool)
+    reached[..., 0] = True
+    # Breadth-first search on all graphs at once: one frontier step per pass.
+    while True:
+        grown = reached | np.any(reached[..., :, None] & edges, axis=-2)
+        if np.array_equal(grown, reached):
+            return np.all(reached, axis=-1)
+        reached = grown
 
 
 def fit(W, N, *, prior=None, init=None, tol=1e-10, max_iter=100):
     """Mean-zero logit strengths maximising sum W_ij log sigmoid(t_i - t_j) - prior/2 |t|^2.
 
-    Damped Newton from `init` (default zeros) until every coordinate of a step
-    is below `tol`. W and N may be stacks (..., n, n) of independent problems,
-    solved together; `prior` is then a scalar or one ridge precision per
-    problem (0 = none).
+    Damped Newton from `init` (default zeros); once every coordinate of a step
+    is below `tol`, that step is applied and the iteration stops. W and N may
+    be stacks (..., n, n) of independent problems, solved together; `prior` is
+    then a scalar or one ridge precision per problem (0 = none).
     """
     W = np.asarray(W, dtype=float)
     N = np.asarray(N, dtype=float)
@@ -110,13 +115,11 @@ def fit(W, N, *, prior=None, init=None, tol=1e-10, max_iter=100):
     ridge = np.broadcast_to(np.asarray(0.0 if prior is None else prior, dtype=float), batch)
     theta = np.zeros((*batch, n)) if init is None else np.broadcast_to(init, (*batch, n)).astype(float)
     theta -= theta.mean(axis=-1, keepdims=True)
+    wins = W.sum(axis=-1)
     loss, P = _loss(theta, W, ridge)
     for _ in range(max_iter):
-        grad, hess = _gradient_hessian(theta, P, W, N, ridge)
-        # The likelihood is flat along the all-ones direction; adding J/n to the
-        # Hessian makes it invertible and, as grad sums to zero, keeps each step
-        # mean zero while leaving it exact on the orthogonal subspace.
-        step = np.linalg.solve(hess + 1.0 / n, -grad[..., None])[..., 0]
+        grad, hess = _gradient_hessian(theta, P, wins, N, ridge)
+        step = _mean_zero_newton_step(grad, hess)
         if np.all(np.abs(step) < tol):
             theta = theta + step
             return theta - theta.mean(axis=-1, keepdims=True)
@@ -135,6 +138,19 @@ def fit(W, N, *, prior=None, init=None, tol=1e-10, max_iter=100):
     raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
 
 
+def _mean_zero_newton_step(grad, hess):
+    """Newton step d solving hess d = -grad within the mean-zero subspace.
+
+    The likelihood is flat along the all-ones direction (and with a ridge the
+    exact step from a mean-zero point is mean zero), so the step is sought as
+    d = E d' with E = [I; -1^T], i.e. d_n = -(d_1 + ... + d_{n-1}), leaving an
+    invertible (n-1) x (n-1) system E^T hess E d' = -E^T grad.
+    """
+    reduced = hess[..., :-1, :-1] - hess[..., :-1, -1:] - hess[..., -1:, :-1] + hess[..., -1:, -1:]
+    free = np.linalg.solve(reduced, (grad[..., -1:] - grad[..., :-1])[..., None])[..., 0]
+    return np.concatenate([free, -free.sum(axis=-1, keepdims=True)], axis=-1)
+
+
 def _loss(theta, W, ridge):
     """Negative penalised log-likelihood -sum W_ij log P_ij + ridge/2 |t|^2, and P.
 
@@ -143,13 +159,14 @@ def _loss(theta, W, ridge):
     P = expit(theta[..., :, None] - theta[..., None, :])
     # Flooring P only matters past ~700 logits, where it keeps the loss finite.
     log_P = np.log(np.maximum(P, np.finfo(float).tiny))
-    return 0.5 * ridge * np.sum(theta**2, axis=-1) - np.sum(W * log_P, axis=(-2, -1)), P
+    return 0.5 * ridge * np.sum(theta**2, axis=-1) - np.einsum("...ij,...ij->...", W, log_P), P
 
 
-def _gradient_hessian(theta, P, W, N, ridge):
-    """Gradient and Hessian of _loss; the Hessian is a weighted graph Laplacian (+ ridge)."""
-    grad = (N * P).sum(axis=-1) - W.sum(axis=-1) + ridge[..., None] * theta
-    hess = -N * P * np.swapaxes(P, -1, -2)  # off-diagonal: -N_ij P_ij (1 - P_ij)
+def _gradient_hessian(theta, P, wins, N, ridge):
+    """Gradient and Hessian of _loss (wins = W.sum(-1)); the Hessian is a weighted Laplacian + ridge."""
+    expected = N * P
+    grad = expected.sum(axis=-1) - wins + ridge[..., None] * theta
+    hess = -expected * np.swapaxes(P, -1, -2)  # off-diagonal: -N_ij P_ij (1 - P_ij)
     diagonal = np.arange(theta.shape[-1])
     hess[..., diagonal, diagonal] -= hess.sum(axis=-1) - ridge[..., None]
     return grad, hess
@@ -173,7 +190,8 @@ def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None):
 
     The exact MLE when it exists; otherwise the weak prior is added and flagged.
     """
-    W, N = pair_statistics(a, b, soft_outcomes(score_a, score_b), match_weights(score_a, score_b, weighting), n)
+    y, w = soft_outcomes(score_a, score_b), match_weights(score_a, score_b, weighting)
+    W, N = pair_statistics(a, b, y, w, n)
     ridge = _prior_for(W)
     return FitResult(_to_elo(fit(W, N, prior=ridge), anchor), bool(ridge > 0))
 
@@ -185,14 +203,8 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     Batches of replicates run on a thread pool, each with its own child seed, so
     the result depends on the seed only.
     """
-    low, high, s_low, s_high, counts = _match_kinds(a, b, score_a, score_b, n)
-    y, w = soft_outcomes(s_low, s_high), match_weights(s_low, s_high, weighting)
-    # W of any resample is linear in how often each kind of match was drawn.
-    kind = np.arange(len(counts))
-    to_cells = sparse.csr_array(
-        (np.concatenate([w * y, w * (1 - y)]), (np.concatenate([low * n + high, high * n + low]), np.tile(kind, 2))),
-        shape=(n * n, len(counts)),
-    )
+    low, high, score_low, score_high, counts = _match_kinds(a, b, score_a, score_b, n)
+    to_cells = _kinds_to_cells(low, high, score_low, score_high, n, weighting)
     W = (to_cells @ counts).reshape(n, n)
     start = fit(W, W + W.T, prior=_prior_for(W))
     total = int(counts.sum())
@@ -206,11 +218,15 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
         draws = rng.multinomial(total, counts / total, size=min(batch, replicates - first))
         W = (to_cells @ draws.T).T.reshape(-1, n, n)
         ridge = _prior_for(W)
-        theta[first : first + len(W)] = fit(W, W + np.swapaxes(W, 1, 2), prior=ridge, init=start)
+        # Newton converges quadratically from the warm start: once a step is
+        # below 1e-6 logits, applying it leaves an error of order its square.
+        theta[first : first + len(W)] = fit(W, W + np.swapaxes(W, 1, 2), prior=ridge, init=start, tol=1e-6)
         return bool(np.any(ridge > 0))
 
+    # Threads suffice: the multinomial draws and the array maths release the GIL.
     firsts = range(0, replicates, batch)
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with ThreadPoolExecutor(max_workers=cores) as pool:
         priors = list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
     return _to_elo(theta, anchor), any(priors)
 
@@ -232,12 +248,22 @@ def _match_kinds(a, b, score_a, score_b, n):
     # codes the float scores several times faster than np.unique's sort.)
     codes, values = pd.factorize(np.concatenate([score_a, score_b]), sort=True)
     code_a, code_b = codes[: len(a)], codes[len(a) :]
-    score_low, score_high = np.where(swap, code_b, code_a), np.where(swap, code_a, code_b)
-    outcomes, outcome = np.unique(score_low * len(values) + score_high, return_inverse=True)
+    code_low, code_high = np.where(swap, code_b, code_a), np.where(swap, code_a, code_b)
+    outcomes, outcome = np.unique(code_low * len(values) + code_high, return_inverse=True)
     keys, counts = np.unique((low * n + high) * len(outcomes) + outcome, return_counts=True)
     pair, outcome = np.divmod(keys, len(outcomes))
-    score_low, score_high = np.divmod(outcomes[outcome], len(values))
-    return pair // n, pair % n, values[score_low], values[score_high], counts
+    code_low, code_high = np.divmod(outcomes[outcome], len(values))
+    return pair // n, pair % n, values[code_low], values[code_high], counts
+
+
+def _kinds_to_cells(low, high, score_low, score_high, n, weighting):
+    """Sparse (n*n, kinds) map taking how often each kind of match occurs to the flattened W."""
+    y, w = soft_outcomes(score_low, score_high), match_weights(score_low, score_high, weighting)
+    kind = np.arange(len(low))
+    cells = np.concatenate([low * n + high, high * n + low])
+    return sparse.csr_array(
+        (np.concatenate([w * y, w * (1 - y)]), (cells, np.concatenate([kind, kind]))), shape=(n * n, len(low))
+    )
 
 
 def rank_ub(ci_low, ci_high):

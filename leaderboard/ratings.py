@@ -14,7 +14,8 @@ from leaderboard import bt
 PROVISIONAL_MATCHES = 15
 
 
-def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper", anchor: tuple[str, float] | None = None):
+def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper",
+         anchor: tuple[str, float] | None = None) -> dict:
     """Ratings table: full-data BT fit, 95% bootstrap percentile intervals, Rank (UB), records."""
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
@@ -61,13 +62,13 @@ def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper", an
     return {"ratings": rows, "meta": {**meta, "prior": full.prior_used or bootstrap_prior}}
 
 
-def win_matrices(results: pd.DataFrame, *, weighting="paper"):
+def win_matrices(results: pd.DataFrame, *, weighting="paper") -> dict:
     """Predicted P(row beats column) from the fit, observed mean score share, and match counts."""
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
     score_b = results["score_b"].to_numpy(dtype=float)
     n = len(entries)
-    ratings = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting).ratings
+    ratings = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting).ratings if n else np.zeros(0)
     # Unit weights turn the pair statistics into summed shares and match counts.
     shares, counts = bt.pair_statistics(a, b, bt.soft_outcomes(score_a, score_b), np.ones(len(a)), n)
     counts = counts.round().astype(int)

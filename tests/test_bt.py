@@ -331,3 +331,9 @@ def test_win_matrices():
         for j in range(len(entries)):
             if counts[i, j]:
                 assert share[i][j] + share[j][i] == pytest.approx(1.0)
+
+
+def test_no_results_give_empty_tables():
+    empty = pd.DataFrame([], columns=["match_id", "entry_a", "entry_b", "score_a", "score_b"])
+    assert rate(empty)["ratings"] == []
+    assert win_matrices(empty) == {"entries": [], "predicted": [], "observed_share": [], "counts": []}
