@@ -1,0 +1,80 @@
+"""The offline simulator: deterministic, schema-valid, and faithful to the planted strengths."""
+from __future__ import annotations
+
+import json
+import math
+
+import jsonschema
+import pytest
+
+from arena import offline, transcript
+from arena.records import Speech
+from judges.base import verdict_schema
+
+PROMPT = [{"role": "user", "content": "Motion: Cities should ban private cars from their centres\nWrite."}]
+
+
+def test_prose_is_deterministic_and_seeded():
+    one = offline.respond("offline/a", 0.5, PROMPT, seed=0, role="writer", stage="constructive")
+    assert one == offline.respond("offline/a", 0.5, PROMPT, seed=0, role="writer", stage="constructive")
+    assert one[0] != offline.respond("offline/a", 0.5, PROMPT, seed=1, role="writer", stage="constructive")[0]
+    text, prompt_tokens, completion_tokens = one
+    assert 250 <= len(text.split()) <= 700  # a constructive speech's length
+    assert "cities should ban private cars" in text
+    assert prompt_tokens > 0 and completion_tokens > len(text.split())
+
+
+@pytest.mark.parametrize("strength", [-2.0, -0.5, 0.0, 0.7, 1.5])
+def test_the_strength_read_back_from_prose_is_close_to_the_planted_one(strength):
+    text = "\n".join(offline.respond("offline/a", strength, PROMPT, seed=s, role="writer", stage=stage)[0]
+                     for s in range(3) for stage in ("constructive", "rebuttal", "summary"))
+    assert offline.estimated_strength(text) == pytest.approx(strength, abs=0.25)
+
+
+def test_chinese_motions_get_chinese_prose():
+    prompt = [{"role": "user", "content": "Motion: 人工智能的发展利大于弊\n"}]
+    text = offline.respond("offline/a", 1.0, prompt, role="writer", stage="summary")[0]
+    assert sum("\u4e00" <= ch <= "\u9fff" for ch in text) > len(text) / 2
+    assert offline.estimated_strength(text) is not None
+
+
+def test_structured_answers_satisfy_their_schema():
+    schema = {"type": "object", "required": ["approve", "feedback", "score", "items", "mode"],
+              "properties": {"approve": {"type": "boolean"}, "feedback": {"type": "string", "minLength": 5},
+                             "score": {"type": "integer", "minimum": 1, "maximum": 10},
+                             "items": {"type": "array", "items": {"type": "string"}, "minItems": 2},
+                             "mode": {"enum": ["a", "b"]}}}
+    for sample in range(20):
+        text = offline.respond("offline/j", 0.0, PROMPT, schema=schema, sample=sample)[0]
+        jsonschema.validate(json.loads(text), schema)
+
+
+def debate(pro: float, con: float) -> str:
+    speeches = []
+    for stage, order in (("constructive", "pc"), ("rebuttal", "pc"), ("summary", "cp")):
+        for letter in order:
+            side, strength = ("pro", pro) if letter == "p" else ("con", con)
+            text = offline.respond(f"offline/{side}", strength, PROMPT, role="writer", stage=stage)[0]
+            speeches.append(Speech(stage, side, text))
+    return "Motion: Cities should ban private cars\n\n" + transcript.render(speeches) + "\nDecide. Evidence matters."
+
+
+def test_simulated_verdicts_follow_bradley_terry_on_the_transcript():
+    schema = verdict_schema()
+    prompt = [{"role": "user", "content": debate(1.0, -1.0)}]
+    wins = 0
+    for run in range(400):
+        data = json.loads(offline.respond("offline/j", 0.0, prompt, schema=schema, sample=run)[0])
+        jsonschema.validate(data, schema)
+        wins += data["overall"] == "pro"
+    expected = 1 / (1 + math.exp(-2.0))  # ≈ 0.88
+    assert abs(wins / 400 - expected) < 0.06
+
+
+def test_the_judge_reads_labels_not_positions():
+    """Swapping the labels of the same transcript swaps the favourite."""
+    schema = verdict_schema()
+    text = debate(1.0, -1.0).replace("[PRO ·", "[TMP ·").replace("[CON ·", "[PRO ·").replace("[TMP ·", "[CON ·")
+    pro_wins = sum(json.loads(offline.respond("offline/j", 0.0, [{"role": "user", "content": text}],
+                                              schema=schema, sample=r)[0])["overall"] == "pro" for r in range(200))
+    assert pro_wins < 60
