@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Literal, Mapping
 
 Side = Literal["pro", "con"]
@@ -15,11 +14,6 @@ CATEGORIES = ("fact", "value", "policy")
 DIMENSIONS = ("argument", "source", "language")
 DEFAULT_INFO_SLIDE = "Both sides bear an equal burden of proof."
 OFFLINE_PREFIX = "offline/"
-
-
-def frozen_mapping(d: Mapping | None) -> Mapping:
-    """A read-only view, so a frozen record cannot be mutated through its dict fields."""
-    return MappingProxyType(dict(d or {}))
 
 
 def is_simulated(model: str) -> bool:

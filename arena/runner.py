@@ -12,7 +12,7 @@ from arena.config import load_config
 from arena.errors import ArenaError, UserError
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
-from arena.records import Entry, JudgeSpec, Match, Verdict
+from arena.records import Entry, JudgeSpec, Verdict
 from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
@@ -74,12 +74,12 @@ class Arena:
     async def play_match(self, match_id: str, judges: list[JudgeSpec]) -> None:
         """Play one match and judge it; commit speeches and verdicts in one transaction."""
         store, config = self.ws.store, self.ws.config
-        row = store.match(match_id)
-        if row is None:
+        match = store.match(match_id)
+        if match is None:
             raise UserError(f"no match {match_id!r}")
         store.mark_running(match_id)
         try:
-            pro, con = config.entry(row.pro), config.entry(row.con)
+            pro, con = config.entry(match.pro), config.entry(match.con)
             log = AgentLog()
             debaters = {"pro": DEBATERS.get(pro.debater)(pro), "con": DEBATERS.get(con.debater)(con)}
             sides = {"pro": pro, "con": con}
@@ -87,16 +87,16 @@ class Arena:
             def context(side, stage, visible, memory) -> DebateContext:
                 entry: Entry = sides[side]
                 return DebateContext(
-                    motion=row.motion, side=side, stage=stage, visible=visible, memory=memory,
+                    motion=match.motion, side=side, stage=stage, visible=visible, memory=memory,
                     llm=LLMHandle(self.llm, ModelRef(entry.model, entry.api_base, entry.strength), log,
                                   match_id=match_id, stage=stage, side=side),
                     search=SearchHandle(self.search, match_id=match_id, stage=stage, side=side,
                                         offline=entry.simulated),
-                    language=row.motion.language or config.arena.language,
+                    language=match.motion.language or config.arena.language,
                 )
 
-            speeches = await play(row.motion, debaters, context)
-            view = JudgeView(row.motion, tuple(speeches))
+            speeches = await play(match.motion, debaters, context)
+            view = JudgeView(match.motion, tuple(speeches))
             verdicts = [v for spec in judges for v in await self.judge(match_id, view, spec, log)]
         except (ArenaError, UserError) as exc:
             store.mark_failed(match_id, str(exc))

@@ -4,7 +4,6 @@ from __future__ import annotations
 import re
 import sqlite3
 
-import pytest
 
 from arena import app, runner
 from tests.fakes.openai_server import Reply
