@@ -102,7 +102,7 @@ def publish(ws: Workspace, out: Path | None = None) -> Path:
 
     out = Path(out) if out else ws.path / "site"
     judge = default_judge(ws, None) if ws.config.judges else None
-    board = rate(ws, judge=judge, bootstrap=200) if judge else {"ratings": [], "meta": {"bootstrap": 0}}
+    board = rate(ws, judge=judge) if judge else {"ratings": [], "meta": {"bootstrap": 0}}
     matches = [ws.store.match(r["id"]) for r in ws.store.match_rows()]
     simulated = any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)
     return render(out, title="Debate Arena leaderboard", leaderboard=board, entries=entry_list(ws),
