@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Callable, Protocol
 
 from arena.llm import CallTag, Completion, LLMGateway, ModelRef
 from arena.records import AgentUsage, Motion, Reference, Side, Speech, Stage
@@ -33,15 +33,18 @@ class Draft:
 class AgentLog:
     """Usage per (stage, side, role) and every prompt/response exchanged inside a match."""
 
-    def __init__(self) -> None:
+    def __init__(self, listener: Callable[[CallTag, Completion], None] | None = None) -> None:
         self.usage: dict[tuple[str | None, str | None, str], AgentUsage] = {}
         self.messages: list[dict] = []
+        self.listener = listener  # e.g. a progress display: told of every call as it completes
 
     def add(self, tag: CallTag, messages: list[dict], completion: Completion) -> None:
         key = (tag.stage, tag.side, tag.role)
         self.usage[key] = self.usage.get(key, AgentUsage()) + completion.usage
         self.messages.append({"stage": tag.stage, "side": tag.side, "role": tag.role,
                               "prompt": _as_text(messages), "response": completion.text, "created_at": now()})
+        if self.listener is not None:
+            self.listener(tag, completion)
 
     def roles(self, stage: str, side: str) -> dict[str, AgentUsage]:
         return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}

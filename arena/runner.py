@@ -71,8 +71,11 @@ class Arena:
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache))
 
-    async def play_match(self, match_id: str, judges: list[JudgeSpec]) -> None:
-        """Play one match and judge it; commit speeches and verdicts in one transaction."""
+    async def play_match(self, match_id: str, judges: list[JudgeSpec], listener=None) -> None:
+        """Play one match and judge it; commit speeches and verdicts in one transaction.
+
+        listener(tag, completion), when given, hears of every LLM call as it completes.
+        """
         store, config = self.ws.store, self.ws.config
         match = store.match(match_id)
         if match is None:
@@ -80,7 +83,7 @@ class Arena:
         store.mark_running(match_id)
         try:
             pro, con = config.entry(match.pro), config.entry(match.con)
-            log = AgentLog()
+            log = AgentLog(listener)
             debaters = {"pro": DEBATERS.get(pro.debater)(pro), "con": DEBATERS.get(con.debater)(con)}
             sides = {"pro": pro, "con": con}
 
