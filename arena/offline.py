@@ -62,27 +62,34 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
     rng = random.Random(digest.hexdigest())
+    length = _SENTENCES.get(stage or "", 8)
     if schema is not None:
-        text = json.dumps(_fill(schema, rng, "", _Verdicts(prompt, rng)), ensure_ascii=False)
+        text = json.dumps(_Filler(prompt, strength, length, rng).fill(schema), ensure_ascii=False)
     else:
-        text = prose(prompt, strength, rng, _SENTENCES.get(stage or "", 8))
+        text = prose(prompt, strength, rng, length)
     return text, _tokens(prompt), _tokens(text)
 
 
 def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> str:
-    """Sentences about the motion, a share sigmoid(strength) of them cogent."""
+    """Sentences about the motion, a share sigmoid(strength) of them cogent.
+
+    Cogent sentences cite, as [n], sources that the prompt lists as '[n] title (url)'.
+    """
     topic = _motion(prompt)
     chinese = _is_chinese(topic)
+    sources = re.findall(r"^\[(\d+)\] .*\(https?://", prompt, re.MULTILINE)
     cogent = round(sentences / (1 + math.exp(-strength)))
     kinds = [True] * cogent + [False] * (sentences - cogent)
     rng.shuffle(kinds)
     out = []
     for good in kinds:
         if chinese:
-            out.append(rng.choice(COGENT_ZH if good else WEAK_ZH).format(topic=topic))
+            sentence = rng.choice(COGENT_ZH if good else WEAK_ZH).format(topic=topic)
         else:
-            claim = rng.choice(CLAIMS)
-            out.append(rng.choice(COGENT if good else WEAK).format(topic=topic, claim=claim))
+            sentence = rng.choice(COGENT if good else WEAK).format(topic=topic, claim=rng.choice(CLAIMS))
+        if good and sources and rng.random() < 0.5:
+            sentence = f"{sentence[:-1]} [{rng.choice(sources)}]{sentence[-1]}"
+        out.append(sentence)
     joiner = "" if chinese else " "
     paragraphs = [joiner.join(out[i:i + 5]) for i in range(0, len(out), 5)]
     return "\n\n".join(paragraphs)
@@ -127,40 +134,60 @@ class _Verdicts:
         return outcome
 
 
-def _fill(schema: dict, rng: random.Random, name: str, verdicts: _Verdicts) -> Any:
-    """A value that satisfies schema (the subset of JSON Schema our prompts use)."""
-    if "const" in schema:
-        return schema["const"]
-    if "enum" in schema:
-        options = list(schema["enum"])
-        if set(options) <= set(_SIDES):
-            return verdicts.draw(name, options)
-        return rng.choice(options)
-    for key in ("anyOf", "oneOf"):
-        if key in schema:
-            return _fill(schema[key][0], rng, name, verdicts)
-    kind = schema.get("type", "string")
-    if isinstance(kind, list):
-        kind = next(k for k in kind if k != "null")
-    if kind == "object":
-        props = schema.get("properties", {})
-        # Fill side verdicts named overall/winner first, so the per-dimension fields can follow them.
-        order = sorted(props, key=lambda k: k not in ("overall", "winner"))
-        values = {k: _fill(props[k], rng, k, verdicts) for k in order}
-        return {k: values[k] for k in props}
-    if kind == "array":
-        low, high = schema.get("minItems", 1), schema.get("maxItems", 3)
-        return [_fill(schema.get("items", {}), rng, name, verdicts) for _ in range(rng.randint(low, max(low, high)))]
-    if kind == "integer":
-        return rng.randint(schema.get("minimum", 1), schema.get("maximum", 10))
-    if kind == "number":
-        return round(rng.uniform(schema.get("minimum", 0.0), schema.get("maximum", 1.0)), 3)
-    if kind == "boolean":
-        return rng.random() < 0.5
-    text = rng.choice(CLAIMS).capitalize() + "."
-    low, high = schema.get("minLength", 0), schema.get("maxLength")
-    text = text.ljust(low, ".")
-    return text[:high] if high else text
+class _Filler:
+    """Values that satisfy a schema (the subset of JSON Schema our prompts use).
+
+    Side fields (pro/con/tie) come from the transcript's Bradley–Terry draws; a field named
+    "speech" gets debate prose that carries the entry's strength; nullable fields are null
+    half the time, so optional requests are sometimes made and sometimes not.
+    """
+
+    PROSE = ("speech",)
+
+    def __init__(self, prompt: str, strength: float, sentences: int, rng: random.Random):
+        self.prompt, self.strength, self.sentences, self.rng = prompt, strength, sentences, rng
+        self.verdicts = _Verdicts(prompt, rng)
+
+    def fill(self, schema: dict, name: str = "") -> Any:
+        rng = self.rng
+        if "const" in schema:
+            return schema["const"]
+        if "enum" in schema:
+            options = list(schema["enum"])
+            if set(options) <= set(_SIDES):
+                return self.verdicts.draw(name, options)
+            return rng.choice(options)
+        for key in ("anyOf", "oneOf"):
+            if key in schema:
+                return self.fill(rng.choice(schema[key]), name)
+        kind = schema.get("type", "string")
+        if isinstance(kind, list):
+            if "null" in kind and rng.random() < 0.5:
+                return None
+            kind = next(k for k in kind if k != "null")
+        if kind == "null":
+            return None
+        if kind == "object":
+            props = schema.get("properties", {})
+            # Fill side verdicts named overall/winner first, so the per-dimension fields can follow them.
+            order = sorted(props, key=lambda k: k not in ("overall", "winner"))
+            values = {k: self.fill(props[k], k) for k in order}
+            return {k: values[k] for k in props}
+        if kind == "array":
+            low, high = schema.get("minItems", 1), schema.get("maxItems", 3)
+            return [self.fill(schema.get("items", {}), name) for _ in range(rng.randint(low, max(low, high)))]
+        if kind == "integer":
+            return rng.randint(schema.get("minimum", 1), schema.get("maximum", 10))
+        if kind == "number":
+            return round(rng.uniform(schema.get("minimum", 0.0), schema.get("maximum", 1.0)), 3)
+        if kind == "boolean":
+            return rng.random() < 0.5
+        if name in self.PROSE:
+            return prose(self.prompt, self.strength, rng, self.sentences)
+        text = rng.choice(CLAIMS).capitalize() + "."
+        low, high = schema.get("minLength", 0), schema.get("maxLength")
+        text = text.ljust(low, ".")
+        return text[:high] if high else text
 
 
 def _motion(prompt: str) -> str:

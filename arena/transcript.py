@@ -24,7 +24,11 @@ def render(speeches: Iterable[Speech], *, swap: bool = False) -> str:
     blocks = []
     for s in speeches:
         side = {"pro": "con", "con": "pro"}[s.side] if swap else s.side
-        blocks.append(f"{speech_header(side, s.stage)}\n{s.text.strip()}")
+        block = f"{speech_header(side, s.stage)}\n{s.text.strip()}"
+        if s.references:  # the source dimension is judged on these, so readers see them with the speech
+            block += "\n\nReferences:\n" + "\n".join(f"[{k}] {r.title} ({r.url})"
+                                                     for k, r in enumerate(s.references, start=1))
+        blocks.append(block)
     return "\n\n".join(blocks + [END])
 
 

@@ -9,7 +9,7 @@ from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.params import LENGTHS, SAMPLING, resolve, sampling
 
-PROMPTS = Path(__file__).parent / "prompts" / "direct"
+PROMPTS = Path(__file__).parent / "prompts"
 
 
 class DirectDebater:
@@ -22,7 +22,7 @@ class DirectDebater:
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
-        prompt = render(PROMPTS, f"{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
+        prompt = render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
                         transcript=transcript.render(ctx.visible) if ctx.visible else "",
                         words=self.params[f"words_{ctx.stage}"])
         answer = await ctx.llm.complete("writer", [{"role": "user", "content": prompt}], params=self.sampling)

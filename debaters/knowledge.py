@@ -42,21 +42,25 @@ class KnowledgeBase:
         """The sources as the prompts show them: '[n] title (url)' then the key content."""
         return "\n\n".join(f"[{s.number}] {s.title} ({s.url})\n{s.content}" for s in self.sources)
 
-    def cited(self, text: str) -> tuple[Reference, ...]:
-        """The sources text cites with [n], in order of first citation; unknown numbers are ignored."""
+    def cite(self, text: str) -> tuple[str, tuple[Reference, ...]]:
+        """The speech with its citations renumbered 1, 2, … in order of first use, and its references.
+
+        A marker for a number not in the base is dropped, so a speech cites exactly its
+        references and [k] in the text is the k-th reference.
+        """
         by_number = {s.number: s for s in self.sources}
-        seen: dict[int, Reference] = {}
-        for match in _CITATION.finditer(text):
+        order: dict[int, int] = {}
+
+        def renumber(match: re.Match) -> str:
             n = int(match.group(1))
-            if n in by_number and n not in seen:
-                seen[n] = Reference(by_number[n].title, by_number[n].url)
-        return tuple(seen.values())
+            if n not in by_number:
+                return ""
+            order.setdefault(n, len(order) + 1)
+            return f"[{order[n]}]"
 
-
-def strip_unknown_citations(text: str, kb: KnowledgeBase) -> str:
-    """Drop [n] markers that point at no source, so a speech never cites what is not in its references."""
-    numbers = {s.number for s in kb.sources}
-    return _CITATION.sub(lambda m: m.group(0) if int(m.group(1)) in numbers else "", text)
+        renumbered = _CITATION.sub(renumber, text)
+        renumbered = re.sub(r"[ \t]+([.,;:!?。，])", r"\1", renumbered)  # no space left before punctuation
+        return renumbered, tuple(Reference(by_number[n].title, by_number[n].url) for n in order)
 
 
 def _gist(content: str) -> str:

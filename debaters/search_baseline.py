@@ -1,0 +1,36 @@
+"""The `search-baseline` debater: one web search on the motion, a small knowledge base, one call per speech."""
+from __future__ import annotations
+
+from arena import transcript
+from arena.prompts import render
+from arena.protocol import DebateContext, Draft
+from arena.records import Entry
+from debaters.direct import PROMPTS
+from debaters.knowledge import KnowledgeBase
+from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling
+
+
+class SearchBaseline:
+    PARAMS = {
+        **SAMPLING,
+        **LENGTHS,
+        "max_results": Param(5, (int,), "results of the one search", lambda v: 1 <= v <= 20, "from 1 to 20"),
+        "search_depth": Param("basic", (str,), "Tavily search depth", lambda v: v in ("basic", "advanced"),
+                              "'basic' or 'advanced'"),
+    }
+
+    def __init__(self, entry: Entry):
+        self.params = resolve(entry, self.PARAMS, "search-baseline")
+        self.sampling = sampling(self.params)
+
+    async def speak(self, ctx: DebateContext) -> Draft:
+        kb = ctx.memory.get("knowledge")
+        if kb is None:  # the first speech of this side searches once; the base then serves the whole match
+            kb = ctx.memory["knowledge"] = KnowledgeBase()
+            kb.add(await ctx.search.search(ctx.motion.text, max_results=self.params["max_results"],
+                                           search_depth=self.params["search_depth"]))
+        prompt = render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
+                        language=ctx.language, sources=kb.render(), words=self.params[f"words_{ctx.stage}"],
+                        transcript=transcript.render(ctx.visible) if ctx.visible else "")
+        answer = await ctx.llm.complete("writer", [{"role": "user", "content": prompt}], params=self.sampling)
+        return Draft(*kb.cite(answer.text.strip()))
