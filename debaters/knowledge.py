@@ -8,7 +8,7 @@ from arena.records import Reference
 from arena.search import SearchResult
 
 KEY_CONTENT_CHARS = 600  # enough for the gist of a source without flooding the prompt
-_CITATION = re.compile(r"\[(\d{1,3})\]")
+_MARKER = re.compile(r"( ?)\[(\d{1,3})\]")  # a citation with the space before it
 
 
 @dataclass(frozen=True)
@@ -52,14 +52,13 @@ class KnowledgeBase:
         order: dict[int, int] = {}
 
         def renumber(match: re.Match) -> str:
-            n = int(match.group(1))
+            space, n = match.group(1), int(match.group(2))
             if n not in by_number:
-                return ""
+                return ""  # with the space before it, so no gap is left behind
             order.setdefault(n, len(order) + 1)
-            return f"[{order[n]}]"
+            return f"{space}[{order[n]}]"
 
-        renumbered = _CITATION.sub(renumber, text)
-        renumbered = re.sub(r"[ \t]+([.,;:!?。，])", r"\1", renumbered)  # no space left before punctuation
+        renumbered = _MARKER.sub(renumber, text)
         return renumbered, tuple(Reference(by_number[n].title, by_number[n].url) for n in order)
 
 
