@@ -1,16 +1,22 @@
 """The library behind the CLI: one function per command, each returning data to print."""
 from __future__ import annotations
 
+import asyncio
 import shutil
+import sys
 from dataclasses import asdict
 from pathlib import Path
+from typing import Any, Callable, Iterable, Mapping
 
-from arena import runner, scheduler
-from arena.errors import UserError
-from arena.records import Match, score
+from arena import registration, runner, scheduler
+from arena.config import Config
+from arena.errors import ArenaError, UserError
+from arena.records import Entry, Match, score
 from arena.results import results_rows
+from arena.stats import agent_stats
 from arena.store import now
 from arena.workspace import Workspace, init_workspace
+from debaters.registry import DEBATERS
 
 FORMATS = ("round-robin", "swiss", "random", "active", "onboard")
 
@@ -21,11 +27,40 @@ def entry_list(ws: Workspace) -> list[dict]:
     out = []
     for e in ws.config.entries:
         row = {"name": e.name, "debater": e.debater, "model": e.model, "matches": counts.get(e.name, 0),
-               "simulated": e.simulated}
+               "simulated": e.simulated, "retired": e.retired}
         if e.simulated:
             row["strength"] = e.strength
         out.append(row)
     return out
+
+
+def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
+              params: Mapping[str, Any] | None = None, strength: float | None = None) -> Entry:
+    """Register an entry: check it, then append it to arena.toml (every existing byte kept)."""
+    _reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
+                                       model=model, api_base=api_base, params=params, strength=strength))
+    return ws.config.entry(name)
+
+
+def entry_show(ws: Workspace, name: str) -> dict:
+    """One entry's configuration, status and completed-match count."""
+    e = ws.config.entry(name)
+    row = {"name": e.name, "status": "retired" if e.retired else "active", "retired": e.retired,
+           "debater": e.debater, "model": e.model, "simulated": e.simulated, "api_base": e.api_base}
+    if e.simulated:
+        row["strength"] = e.strength
+    return {**row, "params": dict(e.params), "matches": ws.store.match_counts().get(e.name, 0)}
+
+
+def entry_retire(ws: Workspace, name: str) -> None:
+    """Mark an entry retired in arena.toml: it keeps its matches and rating, and is no longer scheduled."""
+    _reload(ws, registration.retire_entry(ws.config, name))
+
+
+def _reload(ws: Workspace, config: Config) -> None:
+    """Carry an edit of arena.toml into the open workspace and the database at once, as opening would."""
+    ws.config = config
+    ws.store.sync_entries(config.entries)
 
 
 def match_list(ws: Workspace) -> list[dict]:
@@ -69,9 +104,54 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int = 1, matches: int | None = 
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     motions = [m for m in runner.load_motions(ws) if m.language == language]
-    plan = scheduler.round_robin([e.name for e in ws.config.entries], motions, rounds=rounds, seed=seed)
+    plan = scheduler.round_robin([e.name for e in ws.config.entries if not e.retired], motions, rounds=rounds,
+                                 seed=seed)
     return ws.store.add_tournament(fmt, seed, {"rounds": rounds},
                                    [(p.motion_id, p.pro, p.con) for p in plan])
+
+
+def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
+             progress: Callable[[str], None] | None = None) -> Match:
+    """Play one match now, judge it and store it as a one-match tournament; return the stored match.
+
+    judges: judge names (none: every configured judge). progress(line) hears of each LLM call as
+    it completes (default: stderr). Everything is checked before anything is written; a match that
+    fails stays stored as failed and ArenaError says why.
+    """
+    motion = ws.store.motion(motion_id)
+    if motion is None:
+        known = ws.store.motion_ids()
+        available = f"{len(known)} available, such as {known[0]}" if known else "none available"
+        raise UserError(f"--motion {motion_id}: no such motion ({available}; see 'arena motion list')")
+    for option, name in (("--pro", pro), ("--con", con)):
+        try:
+            entry = ws.config.entry(name)
+        except UserError as exc:
+            raise UserError(f"{option}: {exc}") from None
+        if entry.retired:
+            raise UserError(f"{option}: entry {name!r} is retired and plays no more matches")
+    if pro == con:
+        raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
+    try:
+        specs = [ws.config.judge(name) for name in dict.fromkeys(judges)] or list(ws.config.judges)
+    except UserError as exc:
+        raise UserError(f"--judge: {exc}") from None
+
+    (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
+                                          [(motion_id, pro, con)])
+    say = progress or (lambda line: print(line, file=sys.stderr))
+    say(f"{match_id}: PRO {pro} vs CON {con} on {motion_id}: {motion.text}")
+
+    def heard(tag, completion) -> None:
+        where = " · ".join(part for part in (tag.stage, tag.side, tag.role) if part)
+        say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
+
+    try:
+        asyncio.run(runner.Arena.of(ws).play_match(match_id, specs, listener=heard))
+    except (ArenaError, UserError) as exc:
+        # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
+        raise ArenaError(f"match {match_id} failed: {exc}") from None
+    return ws.store.match(match_id)
 
 
 def default_judge(ws: Workspace, judge: str | None) -> str:
@@ -95,6 +175,11 @@ def rate(ws: Workspace, *, judge: str | None = None, bootstrap: int = 1000, seed
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = any(e.simulated for e in ws.config.entries) or ws.config.judge(judge).simulated
     return result
+
+
+def stats_agents(ws: Workspace) -> list[dict]:
+    """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
+    return agent_stats(ws.store.speech_usage())
 
 
 def publish(ws: Workspace, out: Path | None = None) -> Path:

@@ -97,12 +97,74 @@ def entry_list(workspace: Path, fmt: str):
 
     ws = _open(workspace)
     rows = app.entry_list(ws)
-    _json(rows) if fmt == "json" else _table(rows, ["name", "debater", "model", "matches", "strength"])
+    if fmt == "json":
+        _json(rows)
+        return
+    _table([{**r, "status": "retired" if r["retired"] else "active"} for r in rows],
+           ["name", "debater", "model", "matches", "strength", "status"])
+
+
+def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
+    from arena.registration import parse_params
+
+    try:
+        return parse_params(pairs)
+    except UserError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@entry.command("add")
+@click.argument("name")
+@click.option("--debater", required=True, help="The debater kind (direct, ... or a plug-in).")
+@click.option("--model", required=True, help="PROVIDER/MODEL, e.g. openai/gpt-4o; offline/NAME is the simulator.")
+@click.option("--api-base", default=None, help="http(s) URL of the model's server, e.g. a local one.")
+@click.option("--param", "params", multiple=True, metavar="KEY=VALUE", callback=_params,
+              help="A param of the debater kind; VALUE is read as TOML (0.5, 200, true), else as text. Repeatable.")
+@click.option("--strength", type=float, default=None, help="Planted strength (offline models only).")
+@workspace_option
+def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict, strength: float | None,
+              workspace: Path):
+    """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is."""
+    from arena import app
+
+    ws = _open(workspace)
+    e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength)
+    click.echo(f"added entry {e.name!r} ({e.debater} on {e.model}) to {ws.config.path}")
+
+
+@entry.command("show")
+@click.argument("name")
+@workspace_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def entry_show(name: str, workspace: Path, fmt: str):
+    """Show one entry: configuration, status and completed matches."""
+    from arena import app
+
+    data = app.entry_show(_open(workspace), name)
+    if fmt == "json":
+        _json(data)
+        return
+    for key, value in data.items():
+        if key == "params":
+            value = ", ".join(f"{k} = {v!r}" for k, v in value.items())
+        if key != "retired":  # status says it
+            click.echo(f"{key}: {'(none)' if value == '' else value}")
+
+
+@entry.command("retire")
+@click.argument("name")
+@workspace_option
+def entry_retire(name: str, workspace: Path):
+    """Retire an entry: it keeps its matches and rating but is no longer scheduled."""
+    from arena import app
+
+    app.entry_retire(_open(workspace), name)
+    click.echo(f"retired entry {name!r}: its matches still count, and new schedules leave it out")
 
 
 @main.group()
 def match():
-    """Matches: list them, show one."""
+    """Matches: play one, list them, show one."""
 
 
 @match.command("list")
@@ -125,9 +187,26 @@ def match_show(match_id: str, workspace: Path, fmt: str):
     from arena import app
 
     data = app.match_json(app.match_get(_open(workspace), match_id))
-    if fmt == "json":
-        _json(data)
-        return
+    _json(data) if fmt == "json" else _match_text(data)
+
+
+@match.command("play")
+@click.option("--motion", "motion_id", required=True, help="Motion id (see 'arena motion list').")
+@click.option("--pro", required=True, help="Entry speaking for the motion.")
+@click.option("--con", required=True, help="Entry speaking against it.")
+@click.option("--judge", "judges", multiple=True, help="A judge to use; repeat for more (default: all configured).")
+@workspace_option
+def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path):
+    """Play one match now, showing progress; store it, then print its transcript and score."""
+    from arena import app
+
+    played = app.play_one(_open(workspace), motion_id, pro, con, judges,
+                          progress=lambda line: click.echo(line, err=True))
+    _match_text(app.match_json(played))
+
+
+def _match_text(data: dict) -> None:
+    """A match (as app.match_json) for reading: motion, speeches by stage, verdicts, score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
     click.echo(f"Pro: {data['pro']}   Con: {data['con']}")
@@ -200,6 +279,34 @@ def rate(judge: str | None, bootstrap: int, seed: int, fmt: str, workspace: Path
              "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
             for r in result["ratings"]],
            ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
+
+
+@main.group()
+def stats():
+    """Statistics over completed matches."""
+
+
+@stats.command("agents")
+@workspace_option
+@format_option
+def stats_agents(workspace: Path, fmt: str):
+    """Per debater kind, stage and role: calls per speech and tokens per call (Agent4Debate Tables 8-9)."""
+    from arena import app
+
+    rows = app.stats_agents(_open(workspace))
+    if fmt == "json":
+        _json(rows)
+        return
+
+    def num(value, digits: int = 1):
+        return None if value is None else f"{value:.{digits}f}"
+
+    _table([{**r, "calls/speech": num(r["calls_per_speech"], 2),
+             "completion tok/call": num(r["completion_tokens_per_call"]),
+             "prompt tok/call": num(r["prompt_tokens_per_call"]), "cost/speech": num(r["cost_per_speech"], 4)}
+            for r in rows],
+           ["debater", "stage", "role", "speeches", "calls/speech", "completion tok/call", "prompt tok/call",
+            "cost/speech"])
 
 
 @main.command()

@@ -114,6 +114,7 @@ _ENTRY: _Spec = {
     "api_base": (str, _URL),
     "strength": ((int, float), (lambda v: math.isfinite(v), "a finite number")),
     "params": (dict, _ANY),
+    "retired": (bool, _ANY),
 }
 _JUDGE: _Spec = {
     "name": (str, _NAME),
@@ -168,6 +169,11 @@ def parse_config(text: str, path: Path) -> Config:
         for item in _check_array(data.get("judges", []), _JUDGE, "judges", fail)
     )
     return Config(path, arena, llm, search, motions, entries, judges, lines)
+
+
+def check_entry_value(key: str, value: Any, label: str) -> None:
+    """Check one [[entries]] value as arena.toml's would be; the UserError names it by label (e.g. '--model')."""
+    _check_table({key: value}, {key: _ENTRY[key]}, key, lambda _key, problem: UserError(f"{label}: {problem}"))
 
 
 def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:

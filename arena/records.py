@@ -39,6 +39,7 @@ class Entry:
     api_base: str = ""
     strength: float = 0.0  # planted strength, meaningful for offline models only
     params: Mapping[str, Any] = field(default_factory=dict)
+    retired: bool = False  # kept in the registry and the ratings, no longer scheduled
 
     @property
     def simulated(self) -> bool:

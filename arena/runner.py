@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from arena.config import load_config
+from arena.config import Config, load_config
 from arena.errors import ArenaError, UserError
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
@@ -35,9 +35,34 @@ def open_workspace(path: Path) -> Workspace:
     except UserError as exc:
         raise UserError(f"{config.where('motions.sets')}: {exc}") from None
     store = Store(path / DB_NAME)
-    store.sync_entries(config.entries)
-    store.add_motions(motions)
+    try:
+        _check_played_unchanged(config, store)
+        store.sync_entries(config.entries)
+        store.add_motions(motions)
+    except BaseException:
+        store.close()  # checkpoints and removes the WAL, so a refused open leaves no trace
+        raise
     return Workspace(path, config, store)
+
+
+_FIXED = ("debater", "model", "api_base", "strength", "params")  # not `retired`: retiring is always allowed
+
+
+def _check_played_unchanged(config: Config, store: Store) -> None:
+    """An entry that has played is what it played as: its ratings would otherwise mix two configurations."""
+    played = store.played_entries()
+    for i, entry in enumerate(config.entries):
+        recorded = played.get(entry.name)
+        if recorded is None:
+            continue
+        changes = [f"{key} {getattr(recorded, key)!r} → {getattr(entry, key)!r}" for key in _FIXED
+                   if getattr(recorded, key) != getattr(entry, key)]
+        if changes:
+            matches = store.match_counts().get(entry.name, 0)
+            raise UserError(f"{config.where(f'entries[{i}]')}: entry {entry.name!r} has played {matches} "
+                            f"match{'es' if matches != 1 else ''}, so its configuration is fixed, but it changed: "
+                            f"{'; '.join(changes)}. Put the old configuration back and register the new one under "
+                            f"a new name instead (arena entry add NEW-NAME ...).")
 
 
 def _construct(registry, spec, config, prefix: str, kind_key: str, options_key: str):

@@ -103,17 +103,30 @@ class Store:
         with _transaction(self.conn):
             for e in entries:
                 self.conn.execute(
-                    "INSERT INTO entries VALUES (?,?,?,?,?,?,?,0,?) ON CONFLICT(name) DO UPDATE SET "
+                    "INSERT INTO entries VALUES (?,?,?,?,?,?,?,?,?) ON CONFLICT(name) DO UPDATE SET "
                     "debater=excluded.debater, model=excluded.model, api_base=excluded.api_base, "
                     "strength=excluded.strength, params=excluded.params, simulated=excluded.simulated, "
-                    "updated_at=excluded.updated_at "
+                    "retired=excluded.retired, updated_at=excluded.updated_at "
                     # Only a real change writes, so opening a workspace leaves the file as it was.
-                    "WHERE (debater, model, api_base, strength, params, simulated) IS NOT "
+                    "WHERE (debater, model, api_base, strength, params, simulated, retired) IS NOT "
                     "(excluded.debater, excluded.model, excluded.api_base, excluded.strength, excluded.params, "
-                    "excluded.simulated)",
+                    "excluded.simulated, excluded.retired)",
                     (e.name, e.debater, e.model, e.api_base, e.strength, json.dumps(dict(e.params)),
-                     int(e.simulated), now()),
+                     int(e.simulated), int(e.retired), now()),
                 )
+
+    def entry_names(self) -> set[str]:
+        """Every entry name the database has seen, including entries since removed from arena.toml."""
+        return {r[0] for r in self.conn.execute("SELECT name FROM entries")}
+
+    def played_entries(self) -> dict[str, Entry]:
+        """The recorded configuration of each entry with at least one completed match."""
+        rows = self.conn.execute(
+            "SELECT * FROM entries WHERE name IN (SELECT pro FROM matches WHERE status='done' "
+            "UNION SELECT con FROM matches WHERE status='done')"
+        )
+        return {r["name"]: Entry(r["name"], r["debater"], r["model"], r["api_base"], r["strength"],
+                                 json.loads(r["params"]), bool(r["retired"])) for r in rows}
 
     def match_counts(self) -> dict[str, int]:
         """Completed matches per entry."""
@@ -136,6 +149,9 @@ class Store:
     def motion(self, motion_id: str) -> Motion | None:
         row = self.conn.execute("SELECT * FROM motions WHERE id=?", (motion_id,)).fetchone()
         return Motion(row["id"], row["text"], row["category"], row["language"], row["info_slide"]) if row else None
+
+    def motion_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM motions ORDER BY id")]
 
     # --- tournaments and matches ---------------------------------------------------------
     def add_tournament(self, fmt: str, seed: int, params: dict, pairings: list[tuple[str, str, str]]) -> list[str]:
@@ -237,6 +253,15 @@ class Store:
         )
         return Match(row["id"], self.motion(row["motion_id"]), row["pro"], row["con"], row["status"], row["error"],
                      bool(row["simulated"]), speeches, verdicts)
+
+    def speech_usage(self) -> list[dict]:
+        """Each speech of a completed match: the debater kind that gave it (as recorded), stage, usage per role."""
+        rows = self.conn.execute(
+            "SELECT e.debater, s.stage, s.agents FROM speeches s JOIN matches m ON m.id = s.match_id "
+            "JOIN entries e ON e.name = CASE s.side WHEN 'pro' THEN m.pro ELSE m.con END "
+            "WHERE m.status='done' ORDER BY m.seq, s.seq"
+        )
+        return [{"debater": r["debater"], "stage": r["stage"], "agents": json.loads(r["agents"])} for r in rows]
 
     def verdict_rows(self, judge: str | None = None) -> list[sqlite3.Row]:
         sql = ("SELECT v.*, m.pro, m.con, mo.category FROM verdicts v JOIN matches m ON m.id = v.match_id "

@@ -34,7 +34,7 @@ sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
 # One [[entries]] table per registered debater entry, for example:
 # [[entries]]
 # name = "direct-gpt-4o"
-# debater = "direct"       # a debater kind: direct | plug-in
+# debater = "direct"       # a debater kind: direct | human | plug-in
 # model = "openai/gpt-4o"  # any litellm model string; "offline/<name>" is the simulator
 # api_base = ""            # optional, e.g. "http://127.0.0.1:8000/v1" for a local server
 # strength = 0.0           # offline models only: planted strength (logit scale)

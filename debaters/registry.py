@@ -3,4 +3,7 @@ from arena.registry import Registry
 
 DEBATERS = Registry("debater", "arena.debaters", {
     "direct": "debaters.direct:DirectDebater",
+    "agent4debate": "debaters.agent4debate:Agent4Debate",
+    "search-baseline": "debaters.search_baseline:SearchBaseline",
+    "human": "debaters.human:HumanDebater",
 })

@@ -63,6 +63,9 @@ def test_demo_matches_are_flagged_simulated_and_never_touched_the_network(demo_d
     assert db.execute("SELECT COUNT(*) FROM calls WHERE simulated = 0").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM verdicts WHERE simulated = 0").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == 60 * 9
+    # Closed now, not whenever the garbage collector gets to it: a late close deletes arena.db-shm while
+    # the next test copies the folder.
+    db.close()
 
 
 def test_demo_rerun_resumes_without_replaying(demo_dir, tmp_path):

@@ -1,0 +1,218 @@
+"""Registering and retiring entries by editing arena.toml as text, so the user's comments and layout survive.
+
+Every edit is checked twice: the inputs before anything is written, and the file itself after, by reading
+it back; a file that does not read back as meant is restored byte for byte.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tomllib
+from dataclasses import replace
+from datetime import date, time
+from pathlib import Path
+from typing import Any, Callable, Collection, Mapping, Sequence
+from urllib.parse import urlsplit
+
+from arena.config import Config, check_entry_value, parse_config
+from arena.errors import ArenaError, UserError
+from arena.records import Entry, is_simulated
+from arena.registry import Registry
+
+_PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/\S+")
+_BARE_KEY = re.compile(r"[A-Za-z0-9_\-]+")
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
+    """KEY=VALUE pairs → params; VALUE is read as a TOML value (0.5, 200, true, [1, 2]), else kept as text."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UserError(f"{pair!r}: expected KEY=VALUE, e.g. temperature=0.5")
+        if key in params:
+            raise UserError(f"{key!r} given more than once")
+        params[key] = _param_value(raw)
+    return params
+
+
+def _param_value(raw: str) -> Any:
+    try:
+        parsed = tomllib.loads(f"v = {raw}")
+    except tomllib.TOMLDecodeError:
+        return raw
+    # "1\nw = 2" parses too, as two keys: that is text, not a value.
+    return parsed["v"] if list(parsed) == ["v"] else raw
+
+
+def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, name: str, debater: str, model: str,
+              api_base: str | None = None, params: Mapping[str, Any] | None = None,
+              strength: float | None = None) -> Config:
+    """Check a new entry, then append it to arena.toml as an [[entries]] table; return the new config.
+
+    remembered: entry names the database knows, including entries since removed from arena.toml, whose
+    matches still carry the name.
+    """
+    check_entry_value("name", name, "NAME")
+    for i, e in enumerate(config.entries):
+        if e.name == name:
+            raise UserError(f"NAME {name!r}: {config.where(f'entries[{i}].name')} already registers an entry of "
+                            "that name; choose another name")
+    if name in remembered:
+        raise UserError(f"NAME {name!r}: the workspace database remembers a removed entry of that name, whose "
+                        "matches keep it; choose another name")
+    if not kinds.has(debater):
+        raise UserError(f"--debater {debater!r}: unknown debater kind (known: {', '.join(kinds.names())})")
+    if not _PROVIDER_MODEL.fullmatch(model):
+        raise UserError(f"--model {model!r}: name the provider as PROVIDER/MODEL, e.g. 'openai/gpt-4o' "
+                        f"('offline/NAME' is the built-in simulator)")
+    if api_base is not None and not _is_http_url(api_base):
+        raise UserError(f"--api-base {api_base!r}: expected an http(s) URL, e.g. 'http://127.0.0.1:8000/v1'")
+    if strength is not None:
+        if not is_simulated(model):
+            raise UserError(f"--strength: only offline models have a planted strength, and {model!r} is not one "
+                            "('offline/NAME')")
+        check_entry_value("strength", strength, "--strength")
+    entry = Entry(name, debater, model, api_base or "", float(strength or 0.0), dict(params or {}))
+    try:
+        kinds.get(debater)(entry)  # the kind's own PARAMS checks
+    except UserError as exc:
+        raise UserError(f"--param: {exc}") from None
+
+    keys = {"name": name, "debater": debater, "model": model}
+    if api_base is not None:
+        keys["api_base"] = api_base
+    if strength is not None:
+        keys["strength"] = float(strength)
+    lines = ["[[entries]]", *(f"{k} = {_toml(v)}" for k, v in keys.items())]
+    if entry.params:
+        lines += ["[entries.params]", *(f"{_key(k)} = {_toml(v)}" for k, v in entry.params.items())]
+
+    old = config.path.read_bytes()
+    newline = "\r\n" if b"\r\n" in old else "\n"
+    lead = "" if not old or old.endswith(b"\n") else newline  # finish the last line first
+    block = lead + newline + newline.join(lines) + newline
+    return _rewrite(config.path, old, old + block.encode("utf-8"),
+                    lambda new: new.entries == (*config.entries, entry))
+
+
+def retire_entry(config: Config, name: str) -> Config:
+    """Mark an entry retired in arena.toml (`retired = true` in its [[entries]] table); return the new config."""
+    entry = config.entry(name)
+    index = config.entries.index(entry)
+    if entry.retired:
+        raise UserError(f"{config.where(f'entries[{index}].retired')}: entry {name!r} is already retired")
+    old = config.path.read_bytes()
+    text = old.decode("utf-8")
+    lines = text.splitlines(keepends=True)  # numbered as config.key_lines numbers them
+    newline = "\r\n" if "\r\n" in text else "\n"
+    explicit = config.key_lines.get(f"entries[{index}].retired")
+    if explicit:  # `retired = false` already there: flip it rather than repeat the key
+        lines[explicit - 1] = re.sub(r"(=\s*)false\b", r"\1true", lines[explicit - 1], count=1)
+    else:
+        last = _last_key_line(lines, config.key_lines[f"entries[{index}]"] - 1, config.path)
+        if not lines[last].endswith(("\n", "\r")):
+            lines[last] += newline
+        lines.insert(last + 1, f"retired = true{newline}")
+    expected = tuple(replace(e, retired=True) if i == index else e for i, e in enumerate(config.entries))
+    return _rewrite(config.path, old, "".join(lines).encode("utf-8"), lambda new: new.entries == expected)
+
+
+def _last_key_line(lines: list[str], header: int, path: Path) -> int:
+    """Index of the last line of the table's own key/values: before its subtables and the next table."""
+    last, k = header, header + 1
+    while k < len(lines):
+        stripped = lines[k].strip()
+        if stripped.startswith("["):  # a key never starts with '[': this is the next table's header
+            break
+        if stripped and not stripped.startswith("#"):
+            k = _value_end(lines, k, path)
+            last = k
+        k += 1
+    return last
+
+
+def _value_end(lines: list[str], start: int, path: Path) -> int:
+    """The line a key/value starting on lines[start] ends on: strings and arrays may span lines."""
+    for end in range(start, len(lines)):
+        try:
+            tomllib.loads("".join(lines[start:end + 1]))
+            return end
+        except tomllib.TOMLDecodeError:
+            continue
+    raise ArenaError(f"{path.name}:{start + 1}: cannot tell where this value ends; edit the file by hand")
+
+
+def _rewrite(path: Path, old: bytes, new: bytes, meant: Callable[[Config], bool]) -> Config:
+    """Replace the file's bytes with new, read it back, and put old back unless it reads as meant."""
+    _replace(path, new)
+    try:
+        config = parse_config(path.read_bytes().decode("utf-8"), path)
+        problem = "" if meant(config) else "it did not read back as written"
+    except UserError as exc:
+        problem = str(exc)
+    if problem:
+        _replace(path, old)
+        raise ArenaError(f"{path}: the edit was undone, the file is as it was: {problem}")
+    return config
+
+
+def _replace(path: Path, data: bytes) -> None:
+    """Write data atomically: a crash leaves either the old file or the new one, never half of one."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_bytes(data)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise ArenaError(f"{path}: cannot write: {exc}") from None
+
+
+def _is_http_url(url: str) -> bool:
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
+def _toml(value: Any) -> str:
+    """value as TOML text: strings escaped, numbers exact, arrays and tables inline."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)  # the shortest text that reads back exactly; inf and nan are spelled as TOML does
+    if isinstance(value, str):
+        return _string(value)
+    if isinstance(value, (date, time)):  # datetime is a date
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+    raise UserError(f"{value!r}: a {type(value).__name__} has no TOML form (use text, numbers, booleans, "
+                    "dates, lists or tables)")
+
+
+def _key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _string(key)
+
+
+def _string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in '"\\':
+            out.append("\\" + ch)
+        elif ch in "\b\t\n\f\r":
+            out.append({"\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}[ch])
+        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
+            out.append(f"\\u{ord(ch):04X}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
