@@ -74,8 +74,8 @@ class Script:
         if role == "judge":
             return json.dumps({"rationale": "close", "argument": "pro", "source": "pro", "language": "tie",
                                "overall": "pro"})
-        stage_side = f"{side}|{stage}"
-        return f"DIRECT<{stage_side}> A plain speech."
+        citations = " ".join(f"[{n}]" for n in self.cite)
+        return f"DIRECT<{side}|{stage}> A plain speech {citations}."
 
 
 def make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, *, params: str = "", language: str = "en"):
@@ -104,6 +104,11 @@ api_base = "{base}"
 name = "base"
 debater = "direct"
 model = "openai/base"
+api_base = "{base}"
+[[entries]]
+name = "sb"
+debater = "search-baseline"
+model = "openai/sb"
 api_base = "{base}"
 [[judges]]
 name = "j"
@@ -266,3 +271,34 @@ def test_bad_params_are_rejected_before_anything_runs(tmp_path, fake_llm, fake_t
     with pytest.raises(UserError, match=re.escape(fragment)):
         make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, params=params)
     assert fake_llm.requests == []
+
+
+@pytest.mark.parametrize("baseline", ["base", "sb"])
+def test_match_play_runs_agent4debate_against_a_baseline_end_to_end(tmp_path, fake_llm, fake_tavily, monkeypatch,
+                                                                    baseline):
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    fake_llm.responder = Script(cite=(1, 5))
+    ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch)
+    ws.close()
+    args = ["match", "play", "--motion", "en-policy-001", "--pro", "a4d", "--con", baseline, "-w", str(ws.path)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "constructive · pro · searcher" in result.output and "summary · pro · reviewer" in result.output
+    shown = json.loads(CliRunner().invoke(main, ["match", "show", "m00001", "-w", str(ws.path),
+                                                 "--format", "json"]).output)
+    assert shown["status"] == "done" and shown["simulated"] is False and shown["score"] == {"pro": 1.0, "con": 0.0}
+    pro = [s for s in shown["speeches"] if s["side"] == "pro"]
+    assert set(pro[0]["agents"]) == {"searcher", "analyzer", "writer", "reviewer"}
+    assert all(u["calls"] >= 1 and u["prompt_tokens"] > 0 for u in pro[0]["agents"].values())
+    assert len(pro[0]["references"]) == 2 and all(r["url"].startswith("https://example.org/")
+                                                  for r in pro[0]["references"])
+    con = [s for s in shown["speeches"] if s["side"] == "con"]
+    assert all(set(s["agents"]) == {"writer"} for s in con)
+    # The search baseline searched once, on the motion, and cites from that; the direct one never searches.
+    motion_searches = [r for r in fake_tavily.requests if r.body["query"] == shown["motion"]["text"]]
+    assert len(motion_searches) == (1 if baseline == "sb" else 0)
+    if baseline == "sb":
+        assert [len(s["references"]) for s in con] == [1, 1, 1]  # [1] exists, [5] does not (3 results)
