@@ -54,16 +54,17 @@ class LLMHandle:
     """A debater's or judge's line to its model: tags every call and logs it for the match."""
 
     def __init__(self, gateway: LLMGateway, ref: ModelRef, log: AgentLog, *, match_id: str | None,
-                 stage: str | None = None, side: str | None = None, params: dict | None = None):
+                 stage: str | None = None, side: str | None = None, params: dict | None = None, sample: int = 0):
         self.gateway, self.ref, self.log = gateway, ref, log
         self.match_id, self.stage, self.side = match_id, stage, side
         self.params = dict(params or {})
+        self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
-    async def complete(self, role: str, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
+    async def complete(self, role: str, messages: list[dict], *, schema: dict | None = None,
                        params: dict | None = None) -> Completion:
         tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side)
         completion = await self.gateway.complete(self.ref, messages, tag=tag, params={**self.params, **(params or {})},
-                                                 schema=schema, sample=sample)
+                                                 schema=schema, sample=self.sample)
         self.log.add(tag, messages, completion)
         return completion
 

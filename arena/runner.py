@@ -17,7 +17,7 @@ from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
-from judges.base import JudgeView
+from judges.base import JudgeView, run_judge
 from judges.registry import JUDGES
 from motions.library import load_sets
 
@@ -135,8 +135,10 @@ class Arena:
     async def judge(self, match_id: str, view: JudgeView, spec: JudgeSpec, log: AgentLog) -> list[Verdict]:
         """R runs of one judge, in parallel; each run is its own sample."""
         judge = JUDGES.get(spec.kind)(spec)
-        handle = LLMHandle(self.llm, ModelRef(spec.model, spec.api_base), log, match_id=match_id)
-        return list(await asyncio.gather(*(judge.judge(view, handle, run) for run in range(spec.runs))))
+        ref = ModelRef(spec.model, spec.api_base)
+        return list(await asyncio.gather(*(
+            run_judge(judge, view, LLMHandle(self.llm, ref, log, match_id=match_id, sample=run), run)
+            for run in range(spec.runs))))
 
 
 def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False,
