@@ -126,7 +126,7 @@ class LLMGateway:
             started = time.perf_counter()
             text, prompt_tokens, completion_tokens = offline.respond(
                 ref.model, ref.strength, messages, schema=schema, sample=sample, seed=self.seed, role=tag.role,
-                stage=tag.stage)
+                stage=tag.stage, judging=tag.side is None)
             usage = AgentUsage(1, prompt_tokens, completion_tokens, 0.0)
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             return text, usage

@@ -57,16 +57,22 @@ _SIDES = ("pro", "con", "tie")
 
 
 def respond(model: str, strength: float, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
-            seed: int = 0, role: str = "", stage: str | None = None) -> tuple[str, int, int]:
-    """(text, prompt_tokens, completion_tokens) for one simulated call."""
+            seed: int = 0, role: str = "", stage: str | None = None,
+            judging: bool = False) -> tuple[str, int, int]:
+    """(text, prompt_tokens, completion_tokens) for one simulated call.
+
+    judging: the caller is a judge (it speaks for no side), whose notes carry the running tally.
+    """
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
     rng = random.Random(digest.hexdigest())
     length = _SENTENCES.get(stage or "", 8)
     if schema is not None:
-        text = json.dumps(_Filler(prompt, strength, length, rng).fill(schema), ensure_ascii=False)
+        text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
     else:
         text = prose(prompt, strength, rng, length)
+        if judging and (counts := tally(prompt)) is not None:
+            text += "\n\n" + assessment(counts)
     return text, _tokens(prompt), _tokens(text)
 
 
@@ -97,27 +103,63 @@ def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> s
 
 def estimated_strength(text: str) -> float | None:
     """Invert the prose encoding: the logit of the share of cogent sentences in text."""
+    return _logit(*_counts(text))
+
+
+def _counts(text: str) -> tuple[int, int]:
+    """(cogent, hedged) sentences in text."""
     cogent = weak = 0
     for sentence in re.split(r"(?<=[.!?。])\s*", text):
         if _WEAK_MARK.search(sentence):
             weak += 1
         elif _COGENT_MARK.search(sentence):
             cogent += 1
+    return cogent, weak
+
+
+def _logit(cogent: int, weak: int) -> float | None:
     if cogent + weak == 0:
         return None
     share = min(max(cogent / (cogent + weak), 0.02), 0.98)
     return math.log(share / (1 - share))
 
 
+_ASSESSMENT = re.compile(r"\[simulated assessment\] PRO (\d+)/(\d+), CON (\d+)/(\d+)")
+
+
+def tally(prompt: str) -> dict[str, tuple[int, int]] | None:
+    """What a simulated reader of prompt knows of each side: (cogent, hedged) sentence counts.
+
+    Judges that never see the raw debate at once (Debatrix's running analyses, a summary of
+    dimension verdicts) still need the evidence, so simulated analyses and rationales carry
+    a running tally line; this adds the latest such line to the speeches shown in full.
+    """
+    found = _ASSESSMENT.findall(prompt)
+    blocks = transcript.split(prompt)
+    if not found and not blocks:
+        return None
+    counts = {"pro": [0, 0], "con": [0, 0]}
+    if found:
+        pc, pw, cc, cw = map(int, found[-1])
+        counts = {"pro": [pc, pw], "con": [cc, cw]}
+    for side, _stage, body in blocks:
+        c, w = _counts(body)
+        counts[side][0] += c
+        counts[side][1] += w
+    return {side: (c, w) for side, (c, w) in counts.items()}
+
+
+def assessment(counts: dict[str, tuple[int, int]]) -> str:
+    return ("[simulated assessment] PRO {}/{}, CON {}/{}".format(*counts["pro"], *counts["con"]))
+
+
 class _Verdicts:
-    """Draws for pro/con/tie fields: the overall winner by Bradley–Terry on the transcript's
-    estimated strengths; other side fields as independent draws of the same model."""
+    """Draws for pro/con/tie fields: the overall winner by Bradley–Terry on the strengths the
+    prompt reveals; other side fields as independent draws of the same model."""
 
     def __init__(self, prompt: str, rng: random.Random):
-        by_side = {"pro": [], "con": []}
-        for side, _stage, body in transcript.split(prompt):
-            by_side[side].append(body)
-        pro, con = (estimated_strength(" ".join(by_side[s])) for s in ("pro", "con"))
+        counts = tally(prompt)
+        pro, con = (None, None) if counts is None else (_logit(*counts["pro"]), _logit(*counts["con"]))
         self.p_pro = 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
         self.rng = rng
         self.primary: str | None = None
@@ -144,8 +186,9 @@ class _Filler:
 
     PROSE = ("speech",)
 
-    def __init__(self, prompt: str, strength: float, sentences: int, rng: random.Random):
+    def __init__(self, prompt: str, strength: float, sentences: int, rng: random.Random, judging: bool):
         self.prompt, self.strength, self.sentences, self.rng = prompt, strength, sentences, rng
+        self.judging = judging
         self.verdicts = _Verdicts(prompt, rng)
 
     def fill(self, schema: dict, name: str = "") -> Any:
@@ -185,6 +228,8 @@ class _Filler:
         if name in self.PROSE:
             return prose(self.prompt, self.strength, rng, self.sentences)
         text = rng.choice(CLAIMS).capitalize() + "."
+        if self.judging and name == "rationale" and (counts := tally(self.prompt)) is not None:
+            text += " " + assessment(counts)
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         text = text.ljust(low, ".")
         return text[:high] if high else text

@@ -1,0 +1,164 @@
+"""The Debatrix-style judge on recorded requests: chronological notes per dimension, verdicts, summary."""
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+
+import pytest
+
+from arena.config import LLMSettings
+from arena.errors import UserError
+from arena.llm import LLMGateway, ModelRef
+from arena.protocol import AgentLog, LLMHandle
+from arena.records import JudgeSpec, Motion, Speech
+from arena.store import Store
+from judges.base import JudgeView, run_judge
+from judges.debatrix import DebatrixJudge, weighted_vote
+
+ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
+         ("summary", "con"), ("summary", "pro")]
+VIEW = JudgeView(Motion("m", "Cities should ban cars", "policy"),
+                 tuple(Speech(stage, side, f"SPEECH-{k} by {side}") for k, (stage, side) in enumerate(ORDER, 1)))
+
+
+def dimension_of(text: str) -> str:
+    return re.search(r"one dimension of judging: (\w+)", text).group(1)
+
+
+def responder(winners: dict | None = None, overall: str = "pro"):
+    winners = winners or {"argument": "pro", "source": "tie", "language": "con"}
+
+    def answer(body: dict) -> str:
+        text = body["messages"][0]["content"]
+        if "chair of a panel" in text:
+            return json.dumps({"rationale": "PRO took the heavier dimension.", "overall": overall})
+        dimension = dimension_of(text)
+        if body.get("response_format"):
+            return json.dumps({"rationale": f"{dimension} decided", "pro_score": 7, "con_score": 5,
+                               "winner": winners.get(dimension, "pro")})
+        number = re.search(r"This is speech (\d) of 6", text).group(1)
+        return f"NOTE<{dimension}|{number}> Standing: even."
+
+    return answer
+
+
+def judge(fake_llm, options=None, run=0, store=None):
+    spec = JudgeSpec("dx", "debatrix", "openai/dx", fake_llm.api_base, 3, options or {})
+    gateway = LLMGateway(LLMSettings(backoff_s=0.01, cache=store is not None), store)
+    handle = LLMHandle(gateway, ModelRef("openai/dx", fake_llm.api_base), AgentLog(), match_id=None, sample=run)
+    return asyncio.run(run_judge(DebatrixJudge(spec), VIEW, handle, run))
+
+
+def test_each_update_sees_its_own_notes_and_only_the_new_speech(fake_llm):
+    fake_llm.responder = responder()
+    judge(fake_llm)
+    updates = [r.body["messages"][0]["content"] for r in fake_llm.requests if not r.body.get("response_format")]
+    assert len(updates) == 18  # six speeches, three dimensions
+    for text in updates:
+        dimension = dimension_of(text)
+        k = int(re.search(r"This is speech (\d) of 6", text).group(1))
+        assert f"SPEECH-{k} by" in text
+        assert [j for j in range(1, 7) if f"SPEECH-{j} by" in text] == [k]  # never the raw earlier speeches
+        assert re.findall(r"NOTE<(\w+)\|(\d)>", text) == [(dimension, str(j)) for j in range(1, k)]
+
+
+def test_speeches_are_read_in_order_with_the_dimensions_in_parallel(fake_llm):
+    fake_llm.responder = responder()
+    judge(fake_llm)
+    numbers = [int(re.search(r"This is speech (\d) of 6", r.body["messages"][0]["content"]).group(1))
+               for r in fake_llm.requests if not r.body.get("response_format")]
+    assert numbers == sorted(numbers)
+    assert all(numbers.count(k) == 3 for k in range(1, 7))
+
+
+def test_dimension_verdicts_read_notes_not_speeches_and_the_summary_weighs_them(fake_llm):
+    fake_llm.responder = responder(overall="pro")
+    verdict = judge(fake_llm)
+    structured = [r.body for r in fake_llm.requests if r.body.get("response_format")]
+    assert len(structured) == 4  # three dimension verdicts and the chair
+    for body in structured[:3]:
+        text = body["messages"][0]["content"]
+        dimension = dimension_of(text)
+        assert "SPEECH-" not in text
+        assert re.findall(r"NOTE<(\w+)\|(\d)>", text) == [(dimension, str(j)) for j in range(1, 7)]
+        enum = body["response_format"]["json_schema"]["schema"]["properties"]["winner"]["enum"]
+        assert ("tie" in enum) == (dimension != "argument")  # ties: not for argument, yes for the others
+    chair = structured[3]["messages"][0]["content"]
+    assert "SPEECH-" not in chair and "NOTE<" not in chair
+    assert "argument (weight 3): winner PRO" in chair and "language (weight 2): winner CON" in chair
+    assert verdict.overall == "pro" and dict(verdict.dimensions) == {"argument": "pro", "source": "tie",
+                                                                    "language": "con"}
+    assert "argument: pro (7–5)" in verdict.rationale
+
+
+def test_rule_summary_needs_no_chair_and_weighs_the_votes(fake_llm):
+    fake_llm.responder = responder({"argument": "con", "source": "pro", "language": "pro"})
+    verdict = judge(fake_llm, {"summary": "rule"})
+    assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
+    assert verdict.overall == "pro"  # source 2 + language 2 outweigh argument 3
+
+
+def test_weighted_vote():
+    d = lambda dim, w, winner, p=5, c=5: {"dimension": dim, "weight": w, "winner": winner, "pro_score": p,  # noqa
+                                         "con_score": c}
+    assert weighted_vote([d("a", 3, "con"), d("s", 2, "pro"), d("l", 2, "pro")]) == "pro"
+    assert weighted_vote([d("a", 3, "con"), d("s", 2, "pro"), d("l", 1, "pro")]) == "tie"
+    assert weighted_vote([d("a", 3, "con", 6, 5), d("s", 2, "pro", 5, 5), d("l", 1, "pro")]) == "pro"
+    assert weighted_vote([d("a", 2, "tie", 4, 6)]) == "con"
+
+
+def test_dimensions_are_configuration(fake_llm):
+    fake_llm.responder = responder({"ethics": "con"})
+    options = {"dimensions": {"argument": {}, "ethics": {"definition": "fairness to affected groups", "weight": 5,
+                                                         "ties": False}}, "summary": "rule"}
+    verdict = judge(fake_llm, options)
+    updates = [r.body["messages"][0]["content"] for r in fake_llm.requests if not r.body.get("response_format")]
+    assert len(updates) == 12 and sum("fairness to affected groups" in u for u in updates) == 6
+    assert verdict.dimensions == {"argument": "pro", "ethics": "con"} and verdict.overall == "con"
+
+
+def test_runs_are_distinct_samples_even_with_the_cache_on(fake_llm, tmp_path):
+    fake_llm.responder = responder()
+    store = Store(tmp_path / "arena.db")
+    judge(fake_llm, run=0, store=store)
+    judge(fake_llm, run=1, store=store)
+    assert len(fake_llm.requests) == 2 * 22
+    judge(fake_llm, run=1, store=store)  # the same run again is a cache hit
+    assert len(fake_llm.requests) == 2 * 22
+
+
+def test_a_malformed_dimension_verdict_fails_the_run(fake_llm):
+    base = responder()
+    fake_llm.responder = lambda body: "not json" if body.get("response_format") else base(body)
+    verdict = judge(fake_llm)
+    assert verdict.failed and verdict.overall is None and "no valid structured answer" in verdict.error
+
+
+@pytest.mark.parametrize("options, fragment", [
+    ({"summary": "vote"}, "'llm' or 'rule'"),
+    ({"dimensions": {"novelty": {}}}, "non-empty definition"),
+    ({"dimensions": {"argument": {"weight": -1}}}, "weight of at least 0"),
+    ({"dimensions": {"argument": {"weight": 0}}}, "at least one weight must be above 0"),
+    ({"speed": 1}, "unknown option(s) speed"),
+])
+def test_bad_options_are_user_errors(options, fragment):
+    with pytest.raises(UserError, match=re.escape(fragment)):
+        DebatrixJudge(JudgeSpec("dx", "debatrix", "offline/dx", "", 3, options))
+
+
+def test_offline_debatrix_finds_the_stronger_side():
+    from arena import offline
+
+    speeches = tuple(Speech(stage, side, offline.prose(f"Motion: Cities should ban cars\n{k}",
+                                                       1.5 if side == "pro" else -1.5,
+                                                       __import__("random").Random(k), 14))
+                     for k, (stage, side) in enumerate(ORDER))
+    view = JudgeView(VIEW.motion, speeches)
+    spec = JudgeSpec("dx", "debatrix", "offline/dx", "", 3, {})
+    gateway = LLMGateway(LLMSettings(), None)
+    wins = 0
+    for run in range(20):
+        handle = LLMHandle(gateway, ModelRef("offline/dx"), AgentLog(), match_id=None, sample=run)
+        wins += asyncio.run(run_judge(DebatrixJudge(spec), view, handle, run)).overall == "pro"
+    assert wins >= 16
