@@ -71,8 +71,8 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
         text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
     else:
         text = prose(prompt, strength, rng, length)
-        if judging and (counts := tally(prompt)) is not None:
-            text += "\n\n" + assessment(counts)
+        if judging and (note := assessment(prompt)) is not None:
+            text += "\n\n" + note
     return text, _tokens(prompt), _tokens(text)
 
 
@@ -124,33 +124,43 @@ def _logit(cogent: int, weak: int) -> float | None:
     return math.log(share / (1 - share))
 
 
-_ASSESSMENT = re.compile(r"\[simulated assessment\] PRO (\d+)/(\d+), CON (\d+)/(\d+)")
+_ASSESSMENT = re.compile(r"\[simulated assessment\]([^\n]*)")
+_ASSESSED = re.compile(r"(pro|con)/(\w+) (\d+)/(\d+)")
+
+
+def _read(prompt: str) -> dict[tuple[str, str], tuple[int, int]]:
+    """(side, stage) → (cogent, hedged) for every speech a simulated reader of prompt knows.
+
+    Judges that never see the raw debate at once (Debatrix's running notes, a summary of
+    dimension verdicts) still need the evidence, so simulated notes and rationales carry an
+    assessment line counting each speech read; speeches shown in full are counted directly.
+    Each speech counts once however often it appears.
+    """
+    per_speech: dict[tuple[str, str], tuple[int, int]] = {}
+    for line in _ASSESSMENT.findall(prompt):
+        for side, stage, c, w in _ASSESSED.findall(line):
+            per_speech[(side, stage)] = (int(c), int(w))
+    for side, stage, body in transcript.split(prompt):
+        per_speech[(side, stage)] = _counts(body)
+    return per_speech
 
 
 def tally(prompt: str) -> dict[str, tuple[int, int]] | None:
-    """What a simulated reader of prompt knows of each side: (cogent, hedged) sentence counts.
-
-    Judges that never see the raw debate at once (Debatrix's running analyses, a summary of
-    dimension verdicts) still need the evidence, so simulated analyses and rationales carry
-    a running tally line; this adds the latest such line to the speeches shown in full.
-    """
-    found = _ASSESSMENT.findall(prompt)
-    blocks = transcript.split(prompt)
-    if not found and not blocks:
+    """Per side, the (cogent, hedged) sentences of the speeches the prompt reveals; None if none."""
+    per_speech = _read(prompt)
+    if not per_speech:
         return None
-    counts = {"pro": [0, 0], "con": [0, 0]}
-    if found:
-        pc, pw, cc, cw = map(int, found[-1])
-        counts = {"pro": [pc, pw], "con": [cc, cw]}
-    for side, _stage, body in blocks:
-        c, w = _counts(body)
-        counts[side][0] += c
-        counts[side][1] += w
-    return {side: (c, w) for side, (c, w) in counts.items()}
+    return {side: (sum(c for (s, _), (c, _w) in per_speech.items() if s == side),
+                   sum(w for (s, _), (_c, w) in per_speech.items() if s == side)) for side in ("pro", "con")}
 
 
-def assessment(counts: dict[str, tuple[int, int]]) -> str:
-    return ("[simulated assessment] PRO {}/{}, CON {}/{}".format(*counts["pro"], *counts["con"]))
+def assessment(prompt: str) -> str | None:
+    """The line a simulated judge's note carries: each speech read, with its cogent/hedged counts."""
+    per_speech = _read(prompt)
+    if not per_speech:
+        return None
+    return "[simulated assessment] " + "; ".join(f"{side}/{stage} {c}/{w}"
+                                                for (side, stage), (c, w) in per_speech.items())
 
 
 class _Verdicts:
@@ -228,8 +238,8 @@ class _Filler:
         if name in self.PROSE:
             return prose(self.prompt, self.strength, rng, self.sentences)
         text = rng.choice(CLAIMS).capitalize() + "."
-        if self.judging and name == "rationale" and (counts := tally(self.prompt)) is not None:
-            text += " " + assessment(counts)
+        if self.judging and name == "rationale" and (note := assessment(self.prompt)) is not None:
+            text += " " + note
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         text = text.ljust(low, ".")
         return text[:high] if high else text

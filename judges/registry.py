@@ -3,4 +3,7 @@ from arena.registry import Registry
 
 JUDGES = Registry("judge", "arena.judges", {
     "single": "judges.single:SingleJudge",
+    "devils_advocate": "judges.devils_advocate:DevilsAdvocateJudge",
+    "debatrix": "judges.debatrix:DebatrixJudge",
+    "panel": "judges.panel:PanelJudge",
 })

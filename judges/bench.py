@@ -1,0 +1,299 @@
+"""Judge benchmarks: debates with human labels, loaded and checked, and the judge's scores on them.
+
+Two layouts:
+
+- a JSONL file, one debate per line:
+  {"id", "motion", "speeches": [{"side", "stage", "text"}], "label": "pro" | "con" | "tie"}.
+  motion is a string or {"text", "category"?, "info_slide"?, "language"?}; a speech's stage may be
+  left out, and is then assigned by position as below.
+- a folder in the Debatrix/PanelBench style:
+    gold.csv             columns id,label; label 0 = Pro won, 1 = Con won, 0.5 = tie
+    motions/<id>.yaml    motion (text), pro_side, con_side (debater names: a list or one name),
+                         optional info_slide, category, language, and speech_order (who speaks
+                         each speech: "pro", "con" or a debater name)
+    speeches/<id>.yaml   a list of {debater_name, content} in speaking order (debater_name may be
+                         left out when speech_order names the side)
+  The debates are the rows of gold.csv; other files are ignored.
+
+Stages by position: speech k (from 0) of n is STAGES[floor(3k/n)], so six speeches are two
+constructive, two rebuttal, two summary. Every mistake is a UserError naming the file, the line
+or item, and what is wrong.
+"""
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from arena.errors import UserError
+from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, SIDES, STAGES, Motion, Speech
+from arena.stats import OUTCOMES, cohen_kappa
+from judges.base import JudgeView
+
+GOLD_LABELS = {0.0: "pro", 1.0: "con", 0.5: "tie"}
+JSONL_KEYS = ("id", "motion", "speeches", "label")
+MOTION_KEYS = ("text", "category", "info_slide", "language")
+FOLDER_MOTION_KEYS = ("motion", "pro_side", "con_side", "info_slide", "speech_order", "category", "language")
+UNSPECIFIED = "unspecified"  # the category of a benchmark motion that names none
+
+
+@dataclass(frozen=True)
+class BenchItem:
+    """One labelled debate: what the judge sees, and what the human decided."""
+
+    id: str
+    view: JudgeView
+    label: str  # pro | con | tie
+
+
+def load_dataset(path: Path, *, language: str = "en") -> list[BenchItem]:
+    """The labelled debates of a JSONL file or a folder (layouts above); language is the default."""
+    path = Path(path)
+    if path.is_dir():
+        items = _load_folder(path, language)
+    elif path.is_file():
+        items = _load_jsonl(path, language)
+    else:
+        raise UserError(f"{path}: no such dataset file or folder")
+    if not items:
+        raise UserError(f"{path}: contains no debates")
+    return items
+
+
+def stage_at(k: int, n: int) -> str:
+    """The stage of speech k (from 0) of n: the first third constructive, then rebuttal, then summary."""
+    return STAGES[3 * k // n]
+
+
+def metrics(labels: Sequence[str], outcomes: Sequence[str | None]) -> dict:
+    """The judge against the humans, over the items it decided (outcome None: it failed on the item).
+
+    accuracy = (1/m) Σ [outcome = label] and Cohen's kappa over the m decided items; confusion[label][outcome]
+    counts them (rows: the human label, columns: the judge's outcome); failed counts the rest.
+    """
+    pairs = [(label, out) for label, out in zip(labels, outcomes, strict=True) if out is not None]
+    confusion = {h: {j: 0 for j in OUTCOMES} for h in OUTCOMES}
+    for label, out in pairs:
+        confusion[label][out] += 1
+    return {"items": len(labels), "judged": len(pairs), "failed": len(labels) - len(pairs),
+            "accuracy": sum(a == b for a, b in pairs) / len(pairs) if pairs else None,
+            "kappa": cohen_kappa([a for a, _ in pairs], [b for _, b in pairs]), "confusion": confusion}
+
+
+# --- JSONL ----------------------------------------------------------------------------------------
+
+def _load_jsonl(path: Path, language: str) -> list[BenchItem]:
+    items: list[BenchItem] = []
+    seen: dict[str, int] = {}
+    for number, line in enumerate(_read(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise UserError(f"{where}: not valid JSON: {e.msg} (column {e.colno})") from None
+        if not isinstance(data, dict):
+            raise UserError(f"{where}: expected an object with {', '.join(JSONL_KEYS)}, got {_kind(data)}")
+        _no_unknown(data, JSONL_KEYS, where)
+        item_id = data.get("id")
+        if not isinstance(item_id, (str, int)) or isinstance(item_id, bool) or str(item_id).strip() == "":
+            raise UserError(f"{where}: 'id' must be a non-empty string or number")
+        item_id = str(item_id).strip()
+        if item_id in seen:
+            raise UserError(f"{where}: repeated id {item_id!r} (first on line {seen[item_id]})")
+        seen[item_id] = number
+        label = data.get("label")
+        if label not in OUTCOMES:
+            raise UserError(f"{where}: 'label' must be \"pro\", \"con\" or \"tie\", got {json.dumps(label)}")
+        motion = _jsonl_motion(data.get("motion"), item_id, where, language)
+        items.append(BenchItem(item_id, JudgeView(motion, _jsonl_speeches(data.get("speeches"), where)), label))
+    return items
+
+
+def _jsonl_motion(value: Any, item_id: str, where: str, language: str) -> Motion:
+    if isinstance(value, str):
+        value = {"text": value}
+    if not isinstance(value, dict):
+        raise UserError(f"{where}: 'motion' must be a string or an object with text, got {_kind(value)}")
+    _no_unknown(value, MOTION_KEYS, f"{where}: motion")
+    return _motion(item_id, _text(value, "text", f"{where}: motion", required=True), value, f"{where}: motion",
+                   language)
+
+
+def _jsonl_speeches(value: Any, where: str) -> tuple[Speech, ...]:
+    if not isinstance(value, list) or not value:
+        raise UserError(f"{where}: 'speeches' must be a non-empty list")
+    speeches = []
+    for k, s in enumerate(value):
+        at = f"{where}: speeches[{k}]"
+        if not isinstance(s, dict):
+            raise UserError(f"{at}: expected an object with side, stage and text, got {_kind(s)}")
+        _no_unknown(s, ("side", "stage", "text"), at)
+        if s.get("side") not in SIDES:
+            raise UserError(f"{at}: unknown side {json.dumps(s.get('side'))} (expected \"pro\" or \"con\")")
+        stage = s.get("stage", stage_at(k, len(value)))
+        if stage not in STAGES:
+            raise UserError(f"{at}: unknown stage {json.dumps(stage)} (expected {', '.join(STAGES)})")
+        speeches.append(Speech(stage, s["side"], _text(s, "text", at, required=True)))
+    return tuple(speeches)
+
+
+# --- folder ---------------------------------------------------------------------------------------
+
+def _load_folder(path: Path, language: str) -> list[BenchItem]:
+    return [BenchItem(item_id, _folder_view(path, item_id, language), label)
+            for item_id, label in _gold(path / "gold.csv")]
+
+
+def _gold(path: Path) -> list[tuple[str, str]]:
+    reader = csv.DictReader(_read(path).splitlines())
+    missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
+    if missing:
+        raise UserError(f"{path}: line 1: missing column {missing[0]!r} (the header needs id and label)")
+    rows: list[tuple[str, str]] = []
+    seen: dict[str, int] = {}
+    for row in reader:
+        where = f"{path}:{reader.line_num}"
+        item_id = (row["id"] or "").strip()
+        if not item_id:
+            raise UserError(f"{where}: empty id")
+        if item_id in seen:
+            raise UserError(f"{where}: repeated id {item_id!r} (first on line {seen[item_id]})")
+        seen[item_id] = reader.line_num
+        try:
+            label = GOLD_LABELS[float(row["label"])]
+        except (KeyError, TypeError, ValueError):
+            raise UserError(f"{where}: label {row['label']!r} is not 0 (Pro won), 1 (Con won) or 0.5 (tie)") from None
+        rows.append((item_id, label))
+    return rows
+
+
+def _folder_view(root: Path, item_id: str, language: str) -> JudgeView:
+    motion_path, speech_path = root / "motions" / f"{item_id}.yaml", root / "speeches" / f"{item_id}.yaml"
+    for p in (motion_path, speech_path):
+        if not p.is_file():
+            raise UserError(f"{p}: no such file, but {root / 'gold.csv'} lists debate {item_id!r}")
+    _, data = _yaml(motion_path)
+    where = str(motion_path)
+    if not isinstance(data, dict):
+        raise UserError(f"{where}: expected a mapping with {', '.join(FOLDER_MOTION_KEYS[:3])}, got {_kind(data)}")
+    _no_unknown(data, FOLDER_MOTION_KEYS, where)
+    motion = _motion(item_id, _text(data, "motion", where, required=True), data, where, language)
+    side_of = _debaters(data, where)
+    order = data.get("speech_order")
+    if order is not None:
+        if not isinstance(order, list):
+            raise UserError(f"{where}: 'speech_order' must be a list, got {_kind(order)}")
+        order = [_side(name, side_of, f"{where}: speech_order[{k}]") for k, name in enumerate(order)]
+
+    node, data = _yaml(speech_path)
+    if not isinstance(data, list) or not data:
+        raise UserError(f"{speech_path}: expected a non-empty list of speeches ({{debater_name, content}}), "
+                        f"got {_kind(data)}")
+    if order is not None and len(order) != len(data):
+        raise UserError(f"{speech_path}: {len(data)} speeches, but speech_order in {motion_path} names "
+                        f"{len(order)}")
+    speeches = []
+    for k, (item_node, s) in enumerate(zip(node.value, data)):
+        at = f"{speech_path}: item {k + 1} (line {item_node.start_mark.line + 1})"
+        if not isinstance(s, dict):
+            raise UserError(f"{at}: expected a mapping with debater_name and content, got {_kind(s)}")
+        _no_unknown(s, ("debater_name", "content"), at)
+        if "debater_name" in s:
+            side = _side(s["debater_name"], side_of, f"{at}: debater_name", names_only=True)
+            if order is not None and order[k] != side:
+                raise UserError(f"{at}: {s['debater_name']!r} speaks for {side}, but speech_order[{k}] in "
+                                f"{motion_path} says {order[k]}")
+        elif order is not None:
+            side = order[k]
+        else:
+            raise UserError(f"{at}: missing 'debater_name' (needed when {motion_path} has no speech_order)")
+        speeches.append(Speech(stage_at(k, len(data)), side, _text(s, "content", at, required=True)))
+    return JudgeView(motion, tuple(speeches))
+
+
+def _debaters(data: dict, where: str) -> dict[str, str]:
+    """Debater name → side, from pro_side and con_side (each a list of names or one name)."""
+    side_of: dict[str, str] = {}
+    for side in SIDES:
+        key = f"{side}_side"
+        names = data.get(key)
+        names = [names] if isinstance(names, str) else names
+        if not isinstance(names, list) or not names or not all(isinstance(n, str) and n.strip() for n in names):
+            raise UserError(f"{where}: '{key}' must be a debater name or a non-empty list of names")
+        for name in names:
+            if side_of.get(name.strip(), side) != side:
+                raise UserError(f"{where}: debater {name!r} is on both pro_side and con_side")
+            side_of[name.strip()] = side
+    return side_of
+
+
+def _side(name: Any, side_of: dict[str, str], where: str, *, names_only: bool = False) -> str:
+    if isinstance(name, str):
+        if not names_only and name.strip().lower() in SIDES:
+            return name.strip().lower()
+        if name.strip() in side_of:
+            return side_of[name.strip()]
+    known = ", ".join(repr(n) for n in side_of)
+    raise UserError(f"{where}: {name!r} is {'' if names_only else 'neither pro nor con and '}on neither "
+                    f"pro_side nor con_side (debaters: {known})")
+
+
+# --- shared ---------------------------------------------------------------------------------------
+
+def _motion(item_id: str, text: str, data: dict, where: str, language: str) -> Motion:
+    category = _text(data, "category", where) or UNSPECIFIED
+    if category not in (*CATEGORIES, UNSPECIFIED):
+        raise UserError(f"{where}: unknown category {category!r} (expected {', '.join(CATEGORIES)})")
+    return Motion(item_id, text, category, _text(data, "language", where) or language,
+                  _text(data, "info_slide", where) or DEFAULT_INFO_SLIDE)
+
+
+def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is not None and not isinstance(value, str):
+        raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
+    value = (value or "").strip() or None
+    if required and value is None:
+        raise UserError(f"{where}: missing or empty '{key}'")
+    return value
+
+
+def _no_unknown(data: dict, keys: Sequence[str], where: str) -> None:
+    unknown = sorted(str(k) for k in data if k not in keys)
+    if unknown:
+        raise UserError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(keys)})")
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except UnicodeDecodeError as e:
+        raise UserError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
+
+
+def _yaml(path: Path) -> tuple[Any, Any]:
+    """(node, data): the composed node keeps line numbers for messages."""
+    text = _read(path)
+    try:
+        node, data = yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        problem = getattr(e, "problem", None) or str(e)
+        raise UserError(f"{path}: not valid YAML: {problem}"
+                        + (f" (line {mark.line + 1}, column {mark.column + 1})" if mark else "")) from None
+    return node, data
+
+
+def _kind(value: Any) -> str:
+    return {dict: "a mapping", list: "a list", str: "a string", type(None): "nothing"}.get(type(value),
+                                                                                          type(value).__name__)

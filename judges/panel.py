@@ -1,0 +1,151 @@
+"""The `panel` judge (ChatEval): referees with distinct personas discuss, then each votes; the majority decides.
+
+A run has T discussion turns. How the referees talk within a turn is the strategy:
+- one_by_one: in order, each seeing everything said before it, this turn included;
+- simultaneous_talk: all at once, seeing only earlier turns; the turn is then shared with all;
+- simultaneous_talk_with_summarizer: as simultaneous, but what is shared is a summary of the turn.
+After the last turn every referee gives a structured verdict with the whole discussion in view;
+the panel's decision, overall and per dimension, is a strict majority of those votes, else a tie.
+"""
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+from arena import transcript
+from arena.errors import UserError
+from arena.params import Param, between
+from arena.prompts import render
+from arena.protocol import LLMHandle
+from arena.records import DIMENSIONS, JudgeSpec, Outcome
+from judges.base import BaseJudge, Decision, JudgeView, verdict_schema
+
+PROMPTS = Path(__file__).parent / "prompts" / "panel"
+STRATEGIES = ("one_by_one", "simultaneous_talk", "simultaneous_talk_with_summarizer")
+
+# Ordered so that the default panel of three covers the three dimensions (argument, source, language).
+PERSONAS = (
+    ("You are a former championship debate adjudicator who has chaired elimination rounds for years. You judge "
+     "the clash: which arguments actually met, who answered whom, what was dropped, and whose weighing told you "
+     "why their side's points matter more. You have little patience for material that never engages the other side."),
+    ("You are a research librarian who spends her days checking claims against the record. You care about evidence: "
+     "whether a claim is supported at all, whether the cited sources are real, relevant and fairly represented, and "
+     "whether a statistic says what the speaker says it does. An unsupported assertion counts for little with you."),
+    ("You are a communication coach who trains public speakers. You listen for clarity and structure: whether a "
+     "listener could follow each speech, whether the framing was memorable, and whether the rhetoric served the "
+     "argument or replaced it. You notice jargon, padding and evasive answers."),
+    ("You are a logician who teaches critical reasoning. You test every argument's steps: whether conclusions follow "
+     "from premises, whether causal claims are earned, and whether a side relied on fallacies such as straw men, "
+     "false dilemmas, slippery slopes or appeals to popularity. A valid rebuttal of a key premise weighs heavily."),
+    ("You are an ordinary, well-informed citizen who reads the news and votes, with no debate training. You ask "
+     "which side left you better convinced, and why; you are wary of tricks you can see through, and you give credit "
+     "for explanations that make a hard issue understandable."),
+    ("You are a policy analyst who advises governments. You look at consequences: how likely each claimed benefit "
+     "or harm is, how large it is, whom it affects, and whether the side compared its world with the other side's "
+     "rather than describing its own in isolation."),
+)
+
+
+def _distinct_texts(value) -> bool:
+    return (1 <= len(value) <= 10 and all(isinstance(p, str) and p.strip() for p in value)
+            and len({p.strip() for p in value}) == len(value))
+
+
+@dataclass(frozen=True)
+class Said:
+    """One item of the panel's shared discussion: a referee's message or a turn's summary."""
+
+    turn: int
+    text: str
+    referee: int | None = None  # None for a summary
+
+
+class PanelJudge(BaseJudge):
+    KIND = "panel"
+    OPTIONS = {
+        "referees": Param(3, (int,), "number of referees N (at most the number of personas)", between(1, 10),
+                          "an integer from 1 to 10"),
+        "turns": Param(2, (int,), "discussion turns T before the vote", between(1, 10), "an integer from 1 to 10"),
+        "strategy": Param("one_by_one", (str,), "how referees talk within a turn: " + ", ".join(STRATEGIES),
+                          lambda v: v in STRATEGIES, "one of " + ", ".join(STRATEGIES)),
+        "personas": Param(None, (list,), "the referees' personas (default: built-in ones); its length sets N",
+                          _distinct_texts, "a list of 1 to 10 distinct non-empty strings"),
+        "overall_ties": Param(False, (bool,), "may a referee's overall vote be a tie"),
+    }
+
+    def __init__(self, spec: JudgeSpec):
+        super().__init__(spec)
+        owner = f"judge {spec.name!r} ({self.KIND} judge)"
+        personas, count = self.options["personas"], self.options["referees"]
+        if personas is None:
+            if count > len(PERSONAS):
+                raise UserError(f"{owner}: option referees = {count}: there are {len(PERSONAS)} built-in personas; "
+                                f"give option personas for a larger panel")
+            personas = PERSONAS[:count]
+        elif "referees" in spec.options and count != len(personas):
+            raise UserError(f"{owner}: option referees = {count} but option personas lists {len(personas)}")
+        self.personas = tuple(p.strip() for p in personas)
+
+    async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
+        strategy, turns = self.options["strategy"], self.options["turns"]
+        common = {"motion": view.motion, "transcript": transcript.render(view.speeches),
+                  "count": len(self.personas), "turns": turns, "language": self.language(view)}
+        params = {"temperature": self.options["temperature"]}
+
+        async def speak(referee: int, turn: int, history: list[Said]) -> Said:
+            text = render(PROMPTS, "referee.j2", number=referee, persona=self.personas[referee - 1], turn=turn,
+                          history=history, **common)
+            answer = await llm.complete(f"referee-{referee}", [{"role": "user", "content": text}], params=params)
+            return Said(turn, answer.text.strip(), referee)
+
+        history: list[Said] = []  # what every referee sees; all strategies share one record
+        numbers = range(1, len(self.personas) + 1)
+        for turn in range(1, turns + 1):
+            if strategy == "one_by_one":
+                for referee in numbers:
+                    history.append(await speak(referee, turn, list(history)))
+                continue
+            said = await asyncio.gather(*(speak(referee, turn, list(history)) for referee in numbers))
+            if strategy == "simultaneous_talk":
+                history += said
+            else:
+                text = render(PROMPTS, "summarizer.j2", motion=view.motion, turn=turn, turns=turns, messages=said,
+                              language=self.language(view))
+                summary = await llm.complete("summarizer", [{"role": "user", "content": text}], params=params)
+                history.append(Said(turn, summary.text.strip()))
+
+        ties = self.options["overall_ties"]
+
+        async def vote(referee: int) -> dict:
+            text = render(PROMPTS, "verdict.j2", number=referee, persona=self.personas[referee - 1],
+                          history=history, overall_ties=ties, **common)
+            answer = await llm.complete(f"referee-{referee}", [{"role": "user", "content": text}],
+                                        schema=verdict_schema(overall_ties=ties), params=params)
+            return answer.data
+
+        votes = await asyncio.gather(*(vote(referee) for referee in numbers))
+        overall = majority([v["overall"] for v in votes])
+        return Decision(overall, {d: majority([v[d] for v in votes]) for d in DIMENSIONS}, _rationale(votes, overall))
+
+
+def majority(votes: list[Outcome]) -> Outcome:
+    """The side more than half the votes name; otherwise (a split, or a majority for tie) a tie."""
+    for side in ("pro", "con"):
+        if votes.count(side) * 2 > len(votes):
+            return side
+    return "tie"
+
+
+def _rationale(votes: list[dict], overall: Outcome) -> str:
+    """The tally, then each referee's vote and reasons: e.g. "2-1 for PRO. referee 1 (pro): ...; ..."."""
+    counts = Counter(v["overall"] for v in votes)
+    if overall == "tie":
+        head = f"no majority (pro {counts['pro']}, con {counts['con']}, tie {counts['tie']}): tie"
+    else:
+        other = "con" if overall == "pro" else "pro"
+        head = f"{counts[overall]}-{counts[other]} for {overall.upper()}"
+        head += f", {counts['tie']} for a tie" if counts["tie"] else ""
+    reasons = "; ".join(f"referee {i} ({v['overall']}): {v['rationale'].strip()}" for i, v in enumerate(votes, 1))
+    return f"{head}. {reasons}"
