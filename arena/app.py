@@ -11,12 +11,13 @@ from typing import Any, Callable, Iterable, Mapping
 from arena import registration, runner, scheduler
 from arena.config import Config
 from arena.errors import ArenaError, UserError
-from arena.records import Entry, Match, score
+from arena.records import Entry, JudgeSpec, Match, score
 from arena.results import results_rows
-from arena.stats import agent_stats
+from arena.stats import agent_stats, judge_stats, match_outcome
 from arena.store import now
 from arena.workspace import Workspace, init_workspace
 from debaters.registry import DEBATERS
+from judges import bench
 
 FORMATS = ("round-robin", "swiss", "random", "active", "onboard")
 
@@ -132,10 +133,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
             raise UserError(f"{option}: entry {name!r} is retired and plays no more matches")
     if pro == con:
         raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
-    try:
-        specs = [ws.config.judge(name) for name in dict.fromkeys(judges)] or list(ws.config.judges)
-    except UserError as exc:
-        raise UserError(f"--judge: {exc}") from None
+    specs = _judge_specs(ws, judges)
 
     (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
                                           [(motion_id, pro, con)])
@@ -152,6 +150,51 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
     return ws.store.match(match_id)
+
+
+def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
+    """The named judges, each once; every configured judge when none is named."""
+    try:
+        return [ws.config.judge(name) for name in dict.fromkeys(names)] or list(ws.config.judges)
+    except UserError as exc:
+        raise UserError(f"--judge: {exc}") from None
+
+
+def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int = 4,
+          progress: Callable[[str], None] | None = None) -> list[dict]:
+    """Judge completed matches that lack verdicts of the named judges (none named: every configured judge).
+
+    A match lacks them when the judge has no verdict of it or a failed run on it, so a rerun retries
+    failed judgments; rejudge instead replaces every verdict of those judges. A judge's R runs on a
+    match are written in one transaction, replacing its earlier ones. progress(line) hears of each
+    match judged (default: stderr). Returns per judge {judge, matches, verdicts, failed_runs}.
+    """
+    specs = _judge_specs(ws, judges)
+    if not specs:
+        raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there is no one to judge")
+    work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudge=rejudge)]
+    arena = runner.Arena.of(ws)
+    say = progress or (lambda line: print(line, file=sys.stderr))
+    totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0} for s in specs}
+
+    async def one(spec: JudgeSpec, match_id: str, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            verdicts = await arena.judge_stored(match_id, spec)
+        failed = sum(v.failed for v in verdicts)
+        total = totals[spec.name]
+        total["matches"] += 1
+        total["verdicts"] += len(verdicts)
+        total["failed_runs"] += failed
+        pro, con = score(verdicts)
+        say(f"[{sum(t['matches'] for t in totals.values())}/{len(work)}] {match_id} {spec.name}: "
+            + (f"{failed} of {len(verdicts)} runs failed" if failed else f"pro {pro:g} – con {con:g}"))
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(spec, m, gate) for spec, m in work))
+
+    asyncio.run(main())
+    return list(totals.values())
 
 
 def default_judge(ws: Workspace, judge: str | None) -> str:
@@ -180,6 +223,46 @@ def rate(ws: Workspace, *, judge: str | None = None, bootstrap: int = 1000, seed
 def stats_agents(ws: Workspace) -> list[dict]:
     """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
     return agent_stats(ws.store.speech_usage())
+
+
+def stats_judges(ws: Workspace) -> dict:
+    """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa."""
+    return judge_stats([dict(r) for r in ws.store.verdict_rows()], [dict(r) for r in ws.store.judge_calls()],
+                       [j.name for j in ws.config.judges])
+
+
+def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 4,
+                progress: Callable[[str], None] | None = None) -> dict:
+    """Run a configured judge on human-labelled debates (layouts: judges.bench) and score it against them.
+
+    Each debate is judged R times (the judge's runs); its outcome is the majority (match_outcome), and
+    a debate with a failed run counts as failed, not scored. Nothing is stored but the LLM ledger and
+    cache, whose calls carry match_id "bench:<id>".
+    """
+    spec = _judge_specs(ws, [judge])[0]
+    items = bench.load_dataset(dataset, language=ws.config.arena.language)
+    arena = runner.Arena.of(ws)
+    say = progress or (lambda line: print(line, file=sys.stderr))
+    rows: dict[str, dict] = {}
+
+    async def one(item: bench.BenchItem, gate: asyncio.Semaphore) -> None:
+        async with gate:
+            verdicts = await arena.judge(f"bench:{item.id}", item.view, spec)
+        failed = sum(v.failed for v in verdicts)
+        pro, con = score(verdicts)
+        rows[item.id] = {"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
+                         "score_pro": pro, "score_con": con, "failed_runs": failed}
+        say(f"[{len(rows)}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
+            + (f"failed ({failed} of {len(verdicts)} runs)" if failed else rows[item.id]["outcome"]))
+
+    async def main() -> None:
+        gate = asyncio.Semaphore(concurrency)
+        await asyncio.gather(*(one(item, gate) for item in items))
+
+    asyncio.run(main())
+    results = [rows[item.id] for item in items]
+    return {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
+            **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]), "results": results}
 
 
 def publish(ws: Workspace, out: Path | None = None) -> Path:

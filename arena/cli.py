@@ -258,6 +258,53 @@ def run(concurrency: int, retry_failed: bool, workspace: Path):
         sys.exit(1)
 
 
+@main.command("judge")
+@click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
+@click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Matches judged at once.")
+@workspace_option
+def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
+    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs."""
+    from arena import app
+
+    totals = app.judge(_open(workspace), judges, rejudge=rejudge, concurrency=concurrency,
+                       progress=lambda line: click.echo(line, err=True))
+    for t in totals:
+        click.echo(f"judged {t['matches']} match{'es' if t['matches'] != 1 else ''} with {t['judge']}: "
+                   f"{t['verdicts']} verdicts, {t['failed_runs']} failed runs")
+    failed = sum(t["failed_runs"] for t in totals)
+    if failed:
+        raise ArenaError(f"{failed} judge run{'s' if failed != 1 else ''} failed (see 'arena match show ID'); "
+                         f"run 'arena judge' again to retry them")
+
+
+@main.command("judge-bench")
+@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.option("--judge", "judge_name", required=True, help="The configured judge to benchmark.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Debates judged at once.")
+@format_option
+@workspace_option
+def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
+    """Score a judge against human labels: DATASET is a JSONL file or a folder (see README, Judge benchmarks)."""
+    from arena import app
+
+    result = app.judge_bench(_open(workspace), dataset, judge_name, concurrency=concurrency,
+                             progress=lambda line: click.echo(line, err=True))
+    if fmt == "json":
+        _json(result)
+        return
+    click.echo(f"judge {result['judge']!r} on {result['dataset']}: {result['items']} debates, {result['judged']} "
+               f"judged, {result['failed']} failed{' — SIMULATED' if result['simulated'] else ''}")
+    click.echo(f"accuracy {_num(result['accuracy'], 3)}  kappa {_num(result['kappa'], 3)}\n")
+    # Rows: the human label; columns: the judge's outcome.
+    _table([{"human/judge": label, **counts} for label, counts in result["confusion"].items()],
+           ["human/judge", "pro", "con", "tie"])
+
+
+def _num(value, digits: int) -> str:
+    return "n/a" if value is None else f"{value:.{digits}f}"
+
+
 @main.command()
 @click.option("--judge", default=None, help="Rate from this judge's verdicts (default: the first configured).")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True)
@@ -307,6 +354,29 @@ def stats_agents(workspace: Path, fmt: str):
             for r in rows],
            ["debater", "stage", "role", "speeches", "calls/speech", "completion tok/call", "prompt tok/call",
             "cost/speech"])
+
+
+@stats.command("judges")
+@workspace_option
+@format_option
+def stats_judges(workspace: Path, fmt: str):
+    """Per judge: failures, Pro win rate with a binomial side-bias test, calls and cost per match; per pair of
+    judges: agreement on the overall winner and Cohen's kappa."""
+    from arena import app
+
+    data = app.stats_judges(_open(workspace))
+    if fmt == "json":
+        _json(data)
+        return
+    _table([{**r, "pro win rate": _num(r["pro_win_rate"], 3), "side-bias p": _num(r["side_bias_p"], 3),
+             "calls/match": _num(r["calls_per_match"], 2), "cost/match": _num(r["cost_per_match"], 4)}
+            for r in data["judges"]],
+           ["judge", "matches", "runs", "failed_runs", "pro_wins", "ties", "con_wins", "pro win rate", "side-bias p",
+            "calls/match", "cost/match"])
+    if data["pairs"]:
+        click.echo("")
+        _table([{**p, "agreement": _num(p["agreement"], 3), "kappa": _num(p["kappa"], 3)} for p in data["pairs"]],
+               ["a", "b", "matches", "agreement", "kappa"])
 
 
 @main.command()

@@ -44,12 +44,13 @@ class ModelRef:
 
 @dataclass(frozen=True)
 class CallTag:
-    """Who is calling, for the ledger: the match, the agent's role, the stage and side."""
+    """Who is calling, for the ledger: the match, the agent's role, the stage and side, or the judge."""
 
     role: str
     match_id: str | None = None
     stage: str | None = None
     side: str | None = None
+    judge: str | None = None  # the configured judge's name: several judges judge one match
 
 
 @dataclass(frozen=True)
@@ -162,7 +163,7 @@ class LLMGateway:
             return
         self.store.record_call(kind="llm", model=ref.model, latency_s=latency, cache_hit=cache_hit,
                                simulated=ref.simulated, match_id=tag.match_id, role=tag.role, stage=tag.stage,
-                               side=tag.side, prompt_tokens=usage.prompt_tokens,
+                               side=tag.side, judge=tag.judge, prompt_tokens=usage.prompt_tokens,
                                completion_tokens=usage.completion_tokens, cost=usage.cost, error=error)
 
 

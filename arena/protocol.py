@@ -54,15 +54,16 @@ class LLMHandle:
     """A debater's or judge's line to its model: tags every call and logs it for the match."""
 
     def __init__(self, gateway: LLMGateway, ref: ModelRef, log: AgentLog, *, match_id: str | None,
-                 stage: str | None = None, side: str | None = None, params: dict | None = None, sample: int = 0):
+                 stage: str | None = None, side: str | None = None, params: dict | None = None, sample: int = 0,
+                 judge: str | None = None):
         self.gateway, self.ref, self.log = gateway, ref, log
-        self.match_id, self.stage, self.side = match_id, stage, side
+        self.match_id, self.stage, self.side, self.judge = match_id, stage, side, judge
         self.params = dict(params or {})
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
     async def complete(self, role: str, messages: list[dict], *, schema: dict | None = None,
                        params: dict | None = None) -> Completion:
-        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side)
+        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
         completion = await self.gateway.complete(self.ref, messages, tag=tag, params={**self.params, **(params or {})},
                                                  schema=schema, sample=self.sample)
         self.log.add(tag, messages, completion)

@@ -132,13 +132,23 @@ class Arena:
         simulated = pro.simulated or con.simulated or any(j.simulated for j in judges)
         store.commit_match(match_id, speeches, verdicts, log.messages, simulated)
 
-    async def judge(self, match_id: str, view: JudgeView, spec: JudgeSpec, log: AgentLog) -> list[Verdict]:
-        """R runs of one judge, in parallel; each run is its own sample."""
+    async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
+                    log: AgentLog | None = None) -> list[Verdict]:
+        """R runs of one judge, in parallel; each run is its own sample. match_id tags the ledger's calls."""
         judge = JUDGES.get(spec.kind)(spec)
+        log = log or AgentLog()
         ref = ModelRef(spec.model, spec.api_base)
         return list(await asyncio.gather(*(
-            run_judge(judge, view, LLMHandle(self.llm, ref, log, match_id=match_id, sample=run), run)
+            run_judge(judge, view, LLMHandle(self.llm, ref, log, match_id=match_id, sample=run, judge=spec.name),
+                      run)
             for run in range(spec.runs))))
+
+    async def judge_stored(self, match_id: str, spec: JudgeSpec) -> list[Verdict]:
+        """Judge a completed match from its stored transcript, replacing this judge's verdicts of it at once."""
+        match = self.ws.store.match(match_id)
+        verdicts = await self.judge(match_id, JudgeView(match.motion, match.speeches), spec)
+        self.ws.store.replace_verdicts(match_id, spec.name, verdicts, match.simulated or spec.simulated)
+        return verdicts
 
 
 def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False,

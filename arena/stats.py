@@ -1,9 +1,12 @@
 """Statistics over stored matches, as pure functions of rows the store hands over."""
 from __future__ import annotations
 
-from typing import Iterable
+from itertools import combinations
+from typing import Iterable, Sequence
 
-from arena.records import STAGES
+from arena.records import STAGES, Verdict, score
+
+OUTCOMES = ("pro", "con", "tie")
 
 
 def agent_stats(speeches: Iterable[dict]) -> list[dict]:
@@ -35,3 +38,99 @@ def agent_stats(speeches: Iterable[dict]) -> list[dict]:
 
 def _per(total: float, calls: int) -> float | None:
     return total / calls if calls else None
+
+
+def match_outcome(score_pro: float, score_con: float) -> str:
+    """A judge's match-level outcome, the majority of its runs: pro if score_pro > score_con, con if less, else tie."""
+    return "pro" if score_pro > score_con else "con" if score_pro < score_con else "tie"
+
+
+def agreement(a: Sequence[str], b: Sequence[str]) -> float | None:
+    """Agent4Debate's consistency of two judges' outcomes on the same matches.
+
+    agreement = (1/n) Σ_i [a_i = b_i or a_i = tie or b_i = tie]: consistent when both pick the same
+    side, and a tie is consistent with anything. None for no matches.
+    """
+    if len(a) != len(b):
+        raise ValueError("agreement needs two equally long sequences of outcomes")
+    if not a:
+        return None
+    return sum(x == y or "tie" in (x, y) for x, y in zip(a, b)) / len(a)
+
+
+def cohen_kappa(a: Sequence[str], b: Sequence[str], categories: Sequence[str] = OUTCOMES) -> float | None:
+    """Cohen's kappa of two raters' labels of the same items.
+
+    κ = (p_o − p_e) / (1 − p_e), with p_o = (1/n) Σ_i [a_i = b_i] the observed agreement and
+    p_e = Σ_k (n_a(k)/n)(n_b(k)/n) the agreement expected by chance from each rater's label
+    frequencies. None when undefined: no items, or p_e = 1 (both raters used one same label throughout).
+    """
+    if len(a) != len(b):
+        raise ValueError("kappa needs two equally long sequences of labels")
+    n = len(a)
+    if n == 0:
+        return None
+    p_o = sum(x == y for x, y in zip(a, b)) / n
+    p_e = sum((list(a).count(k) / n) * (list(b).count(k) / n) for k in categories)
+    return None if p_e == 1 else (p_o - p_e) / (1 - p_e)
+
+
+def side_bias(pro_wins: int, con_wins: int) -> tuple[float | None, float | None]:
+    """(Pro win rate, p-value): rate = pro_wins / (pro_wins + con_wins), ties left out, and the
+    two-sided exact binomial test of that count against 0.5. (None, None) with nothing decided."""
+    decided = pro_wins + con_wins
+    if decided == 0:
+        return None, None
+    from scipy.stats import binomtest  # lazy: scipy costs import time the other statistics do not need
+
+    return pro_wins / decided, float(binomtest(pro_wins, decided, 0.5, alternative="two-sided").pvalue)
+
+
+def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequence[str] = ()) -> dict:
+    """Per judge and per pair of judges, from verdict rows {judge, match_id, overall, error} of
+    completed matches and ledger rows {judge, match_id, calls, cost} (one per judge and match).
+
+    A judge's outcome on a match is the majority of its runs (match_outcome); it has none on a
+    match where a run failed, as it does not rate that match. Side bias and pairs count matches,
+    not runs: the R runs of one match are not independent samples. Calls and cost per match are
+    means over the judge's matches with ledger rows naming it (calls recorded before the ledger
+    named judges cannot be attributed), counting every call there, retries and rejudging included;
+    cost is None when any call's price is unknown.
+    judges: names to list first, in order (configured judges, even with no verdicts yet).
+    """
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for v in verdicts:
+        runs.setdefault(v["judge"], {}).setdefault(v["match_id"], []).append(v)
+    names = list(dict.fromkeys([*judges, *sorted(runs)]))
+    ledger: dict[str, dict[str, dict]] = {}
+    for c in calls:
+        ledger.setdefault(c["judge"], {})[c["match_id"]] = c
+
+    outcomes: dict[str, dict[str, str]] = {}
+    rows = []
+    for name in names:
+        matches = runs.get(name, {})
+        outcomes[name] = {}
+        for match_id, rs in matches.items():
+            if not any(r["error"] for r in rs):
+                outcomes[name][match_id] = match_outcome(*score([Verdict(name, i, r["overall"])
+                                                                 for i, r in enumerate(rs)]))
+        counts = {k: list(outcomes[name].values()).count(k) for k in OUTCOMES}
+        rate, p = side_bias(counts["pro"], counts["con"])
+        spent = [ledger[name][m] for m in matches if m in ledger.get(name, {})]
+        costs = [c["cost"] for c in spent]
+        rows.append({
+            "judge": name, "matches": len(matches), "runs": sum(map(len, matches.values())),
+            "failed_runs": sum(bool(r["error"]) for rs in matches.values() for r in rs),
+            "pro_wins": counts["pro"], "con_wins": counts["con"], "ties": counts["tie"],
+            "pro_win_rate": rate, "side_bias_p": p,
+            "calls_per_match": sum(c["calls"] for c in spent) / len(spent) if spent else None,
+            "cost_per_match": sum(costs) / len(costs) if costs and None not in costs else None,
+        })
+
+    pairs = []
+    for a, b in combinations(names, 2):
+        both = [m for m in outcomes[a] if m in outcomes[b]]
+        x, y = [outcomes[a][m] for m in both], [outcomes[b][m] for m in both]
+        pairs.append({"a": a, "b": b, "matches": len(both), "agreement": agreement(x, y), "kappa": cohen_kappa(x, y)})
+    return {"judges": rows, "pairs": pairs}

@@ -12,7 +12,7 @@ from arena.errors import ArenaError
 from arena.records import AgentUsage, Entry, Match, Motion, Reference, Speech, Verdict
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -44,13 +44,18 @@ CREATE TABLE verdicts (
     simulated INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (match_id, judge, run));
 CREATE TABLE calls (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match_id TEXT, role TEXT, stage TEXT, side TEXT,
-    model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
+    judge TEXT, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL, latency_s REAL NOT NULL,
     cache_hit INTEGER NOT NULL, error TEXT, simulated INTEGER NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
 """
+
+# Steps from each older version to the next, each run in one transaction with the version bump.
+_MIGRATIONS = {
+    1: "ALTER TABLE calls ADD COLUMN judge TEXT;",  # which judge made a call: judges share matches
+}
 
 
 def now() -> str:
@@ -96,6 +101,9 @@ class Store:
         version = int(self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
         if version > SCHEMA_VERSION:
             raise ArenaError(f"{self.path}: schema version {version} is newer than this arena ({SCHEMA_VERSION}); upgrade arena")
+        for step in range(version, SCHEMA_VERSION):
+            self.conn.executescript(f"BEGIN IMMEDIATE;{_MIGRATIONS[step]}"
+                                    f"UPDATE meta SET value='{step + 1}' WHERE key='schema_version';COMMIT;")
 
     # --- entries and motions -------------------------------------------------------------
     def sync_entries(self, entries: Iterable[Entry]) -> None:
@@ -218,9 +226,21 @@ class Store:
                 "UPDATE matches SET status='done', error=NULL, finished_at=? WHERE id=?", (now(), match_id)
             )
 
-    def add_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
+    def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool) -> None:
+        """Write a judge's verdicts of a match in place of all its earlier ones (every run), all or nothing."""
         with _transaction(self.conn):
+            # All old runs go, so a judge now configured with fewer runs leaves no stale run behind.
+            self.conn.execute("DELETE FROM verdicts WHERE match_id=? AND judge=?", (match_id, judge))
             self._write_verdicts(match_id, verdicts, simulated)
+
+    def matches_to_judge(self, judge: str, *, rejudge: bool = False) -> list[str]:
+        """Completed matches the judge has no verdicts for, or a failed run on (with rejudge: every one)."""
+        rows = self.conn.execute(
+            "SELECT id FROM matches m WHERE status='done' AND (? OR NOT EXISTS "
+            "(SELECT 1 FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS "
+            "(SELECT 1 FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) ORDER BY seq",
+            (int(rejudge), judge, judge))
+        return [r["id"] for r in rows]
 
     def _write_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
         for v in verdicts:
@@ -272,15 +292,24 @@ class Store:
             args = (judge,)
         return self.conn.execute(sql + " ORDER BY m.seq, v.judge, v.run", args).fetchall()
 
+    def judge_calls(self) -> list[sqlite3.Row]:
+        """LLM calls per (judge, completed match): count and summed cost (NULL when any cost is unknown)."""
+        return self.conn.execute(
+            "SELECT c.judge, c.match_id, COUNT(*) AS calls, "
+            "CASE WHEN COUNT(c.cost) = COUNT(*) THEN SUM(c.cost) END AS cost "
+            "FROM calls c JOIN matches m ON m.id = c.match_id "
+            "WHERE c.kind='llm' AND c.judge IS NOT NULL AND m.status='done' GROUP BY c.judge, c.match_id"
+        ).fetchall()
+
     # --- ledger and cache ----------------------------------------------------------------
     def record_call(self, *, kind: str, model: str, latency_s: float, cache_hit: bool, simulated: bool,
                     match_id: str | None = None, role: str | None = None, stage: str | None = None,
-                    side: str | None = None, prompt_tokens: int = 0, completion_tokens: int = 0,
-                    cost: float | None = None, error: str | None = None) -> None:
+                    side: str | None = None, judge: str | None = None, prompt_tokens: int = 0,
+                    completion_tokens: int = 0, cost: float | None = None, error: str | None = None) -> None:
         self.conn.execute(
-            "INSERT INTO calls (kind, match_id, role, stage, side, model, prompt_tokens, completion_tokens, cost,"
-            " latency_s, cache_hit, error, simulated, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (kind, match_id, role, stage, side, model, prompt_tokens, completion_tokens, cost, latency_s,
+            "INSERT INTO calls (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens,"
+            " cost, latency_s, cache_hit, error, simulated, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
              int(cache_hit), error, int(simulated), now()),
         )
 

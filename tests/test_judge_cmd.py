@@ -1,0 +1,217 @@
+"""`arena judge`: a judge added later rates old transcripts; failed runs are retried; --rejudge replaces."""
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from arena import app, runner
+from arena.errors import UserError
+from tests.helpers import VERDICT
+from tests.test_cli import assert_user_error, invoke, snapshot
+
+ENTRIES = '''\
+[search]
+provider = "offline"
+
+[[entries]]
+name = "a"
+debater = "direct"
+model = "offline/a"
+strength = 0.5
+
+[[entries]]
+name = "b"
+debater = "direct"
+model = "offline/b"
+strength = -0.5
+'''
+JUDGE = '''
+[[judges]]
+name = "{name}"
+kind = "single"
+model = "{model}"
+runs = {runs}
+{extra}'''
+
+
+def judge_toml(name: str, runs: int, model: str | None = None, extra: str = "") -> str:
+    return JUDGE.format(name=name, runs=runs, model=model or f"offline/{name}", extra=extra)
+
+
+def play_with(path: Path, judge: str, rounds: int = 1) -> list[str]:
+    """Schedule a round-robin and play it judged by one judge only, as if the others came later."""
+    ws = runner.open_workspace(path)
+    try:
+        ids = app.schedule(ws, "round-robin", rounds=rounds)
+        arena = runner.Arena.of(ws)
+        for match_id in ids:
+            asyncio.run(arena.play_match(match_id, [ws.config.judge(judge)]))
+        return ids
+    finally:
+        ws.close()
+
+
+def verdicts(path: Path) -> list[tuple]:
+    db = sqlite3.connect(path / "arena.db")
+    try:
+        return db.execute("SELECT match_id, judge, run, overall, error, created_at FROM verdicts "
+                          "ORDER BY match_id, judge, run").fetchall()
+    finally:
+        db.close()
+
+
+def of(judge: str, rows: list[tuple]) -> list[tuple]:
+    return [r for r in rows if r[1] == judge]
+
+
+@pytest.fixture
+def ws(tmp_path) -> Path:
+    """Two offline entries, judges j1 (one run) and j2 (two runs); two matches judged by j1 only."""
+    path = tmp_path / "ws"
+    path.mkdir()
+    (path / "arena.toml").write_text(ENTRIES + judge_toml("j1", 1) + judge_toml("j2", 2), encoding="utf-8")
+    assert len(play_with(path, "j1")) == 2
+    return path
+
+
+def test_a_judge_added_later_judges_every_done_match_once(ws):
+    before = verdicts(ws)
+    assert {(m, j) for m, j, *_ in before} == {("m00001", "j1"), ("m00002", "j1")}
+
+    result = invoke("judge", "--judge", "j2", "-w", ws)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "judged 2 matches with j2: 4 verdicts, 0 failed runs\n"
+    assert sorted(line.split()[1] for line in result.stderr.splitlines()) == ["m00001", "m00002"]  # progress
+    after = verdicts(ws)
+    assert of("j1", after) == of("j1", before)
+    assert [(m, run) for m, _, run, overall, error, _ in of("j2", after) if overall in ("pro", "con") and not error] \
+        == [("m00001", 0), ("m00001", 1), ("m00002", 0), ("m00002", 1)]
+
+    again = invoke("judge", "-w", ws)  # every configured judge: nothing is missing any more
+    assert again.exit_code == 0, again.output
+    assert again.stdout == ("judged 0 matches with j1: 0 verdicts, 0 failed runs\n"
+                            "judged 0 matches with j2: 0 verdicts, 0 failed runs\n")
+    assert verdicts(ws) == after
+
+
+def test_only_completed_matches_are_judged(ws):
+    wsp = runner.open_workspace(ws)
+    try:
+        app.schedule(wsp, "round-robin")  # two more matches, scheduled but not played
+        totals = app.judge(wsp, ["j2"], progress=lambda line: None)
+    finally:
+        wsp.close()
+    assert totals == [{"judge": "j2", "matches": 2, "verdicts": 4, "failed_runs": 0}]
+    assert {m for m, *_ in of("j2", verdicts(ws))} == {"m00001", "m00002"}
+
+
+def test_rejudge_replaces_all_runs_of_the_named_judge_only(ws):
+    assert invoke("judge", "--judge", "j2", "-w", ws).exit_code == 0
+    before = verdicts(ws)
+    # j2 now runs once: a rejudge must leave no stale second run behind.
+    (ws / "arena.toml").write_text(ENTRIES + judge_toml("j1", 1) + judge_toml("j2", 1), encoding="utf-8")
+
+    plain = invoke("judge", "--judge", "j2", "-w", ws)
+    assert plain.stdout.startswith("judged 0 matches with j2")  # replacing must be asked for
+    assert verdicts(ws) == before
+
+    result = invoke("judge", "--judge", "j2", "--rejudge", "-w", ws)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "judged 2 matches with j2: 2 verdicts, 0 failed runs\n"
+    after = verdicts(ws)
+    assert of("j1", after) == of("j1", before)
+    assert [(m, run) for m, _, run, *_ in of("j2", after)] == [("m00001", 0), ("m00002", 0)]
+    old = {(m, run): created for m, _, run, *_, created in of("j2", before)}
+    assert all(created > old[(m, run)] for m, _, run, *_, created in of("j2", after))
+
+
+def test_failed_runs_are_retried_without_rejudge(tmp_path, fake_llm):
+    path = tmp_path / "ws"
+    path.mkdir()
+    extra = '[judges.options]\noverall_ties = false\n'
+    (path / "arena.toml").write_text(
+        ENTRIES + '[llm]\nbackoff_s = 0.01\nretries = 0\nschema_retries = 0\n' + judge_toml("j1", 1)
+        + judge_toml("j2", 2, "openai/judge-model", f'api_base = "{fake_llm.api_base}"\n' + extra), encoding="utf-8")
+    play_with(path, "j1")
+    fake_llm.script("not a verdict")  # every j2 run fails: no valid structured answer
+
+    failed = invoke("judge", "--judge", "j2", "-w", path)
+    assert failed.exit_code == 1, failed.output
+    assert failed.stdout == "judged 2 matches with j2: 4 verdicts, 4 failed runs\n"
+    assert "error: 4 judge runs failed" in failed.stderr and "arena judge" in failed.stderr
+    assert all(error for *_, error, _ in of("j2", verdicts(path)))
+
+    fake_llm.script(json.dumps(VERDICT))
+    retried = invoke("judge", "--judge", "j2", "-w", path)
+    assert retried.exit_code == 0, retried.output
+    assert retried.stdout == "judged 2 matches with j2: 4 verdicts, 0 failed runs\n"
+    assert [(run, overall, error) for _, _, run, overall, error, _ in of("j2", verdicts(path))] == \
+        [(0, "pro", None), (1, "pro", None)] * 2
+
+
+def test_a_match_with_one_failed_run_is_judged_again(ws):
+    assert invoke("judge", "--judge", "j2", "-w", ws).exit_code == 0
+    db = sqlite3.connect(ws / "arena.db")
+    db.execute("UPDATE verdicts SET overall=NULL, error='timeout' WHERE match_id='m00002' AND judge='j2' AND run=1")
+    db.commit()
+    db.close()
+    result = invoke("judge", "--judge", "j2", "-w", ws)
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "judged 1 match with j2: 2 verdicts, 0 failed runs\n"
+    assert not any(error for *_, error, _ in verdicts(ws))
+
+
+def test_unknown_judge_exits_2_and_writes_nothing(ws):
+    before = snapshot(ws)
+    assert_user_error(invoke("judge", "--judge", "j2", "--judge", "nope", "-w", ws),
+                      "--judge: unknown judge 'nope'", "j1, j2")
+    assert snapshot(ws) == before
+
+
+def test_bad_concurrency_exits_2(ws):
+    result = invoke("judge", "--concurrency", "0", "-w", ws)
+    assert result.exit_code == 2 and "--concurrency" in result.output
+
+
+def test_no_configured_judge_is_a_user_error(tmp_path):
+    (tmp_path / "arena.toml").write_text(ENTRIES, encoding="utf-8")
+    assert_user_error(invoke("judge", "-w", tmp_path), "arena.toml", "no [[judges]]")
+
+
+def test_app_judge_refuses_unknown_names_before_judging(ws):
+    wsp = runner.open_workspace(ws)
+    try:
+        with pytest.raises(UserError, match="unknown judge 'jx'"):
+            app.judge(wsp, ["j2", "jx"])
+    finally:
+        wsp.close()
+    assert of("j2", verdicts(ws)) == []
+
+
+# --- arena rate --judge: ratings from one judge, never from a match it failed on -------------------
+
+def test_rate_names_its_judge_and_skips_matches_it_failed_on(ws):
+    assert invoke("judge", "--judge", "j2", "-w", ws).exit_code == 0
+
+    def rated(judge: str) -> int:
+        result = invoke("rate", "--judge", judge, "--bootstrap", "0", "--format", "json", "-w", ws)
+        assert result.exit_code == 0, result.output
+        data = json.loads(result.output)
+        assert data["meta"]["judge"] == judge
+        return data["meta"]["matches"]
+
+    assert rated("j2") == 2
+    db = sqlite3.connect(ws / "arena.db")
+    db.execute("UPDATE verdicts SET overall=NULL, error='no valid answer' WHERE match_id='m00001' AND judge='j2' "
+               "AND run=0")
+    db.commit()
+    db.close()
+    assert rated("j2") == 1  # run 1 of j2 on m00001 still decided, yet the match is not rated by j2
+    assert rated("j1") == 2
+    table = invoke("rate", "--judge", "j2", "--bootstrap", "0", "-w", ws)
+    assert table.exit_code == 0, table.output
+    assert table.output.startswith("ratings from judge 'j2', 1 matches")
