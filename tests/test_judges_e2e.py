@@ -1,0 +1,68 @@
+"""Every judge kind through the CLI: match play stores R verdicts per judge; stats and bench report."""
+from __future__ import annotations
+
+import json
+
+from click.testing import CliRunner
+
+from arena.cli import main
+
+KINDS = {"j-single": "single", "j-debatrix": "debatrix", "j-panel": "panel", "j-devil": "devils_advocate"}
+
+
+def workspace(tmp_path):
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    toml = ['[search]', 'provider = "offline"']
+    for name, strength in (("strong", 1.5), ("weak", -1.5)):
+        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', f'model = "offline/{name}"',
+                 f'strength = {strength}']
+    for name, kind in KINDS.items():
+        toml += ['[[judges]]', f'name = "{name}"', f'kind = "{kind}"', f'model = "offline/{name}"', 'runs = 2']
+    (ws / "arena.toml").write_text("\n".join(toml) + "\n", encoding="utf-8")
+    return ws
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def test_match_play_with_each_judge_kind_then_stats_and_bench(tmp_path):
+    ws = workspace(tmp_path)
+    judges = [arg for name in KINDS for arg in ("--judge", name)]
+    for motion, pro, con in (("en-fact-001", "strong", "weak"), ("en-value-002", "weak", "strong")):
+        played = invoke("match", "play", "--motion", motion, "--pro", pro, "--con", con, "-w", ws, *judges)
+        assert played.exit_code == 0, played.output
+    for match_id in ("m00001", "m00002"):
+        shown = json.loads(invoke("match", "show", match_id, "-w", ws, "--format", "json").output)
+        runs = {name: [v["run"] for v in shown["verdicts"] if v["judge"] == name] for name in KINDS}
+        assert runs == {name: [0, 1] for name in KINDS}
+        assert all(v["overall"] in ("pro", "con", "tie") and set(v["dimensions"]) >= {"argument", "source", "language"}
+                   for v in shown["verdicts"])
+
+    stats = json.loads(invoke("stats", "judges", "-w", ws, "--format", "json").output)
+    assert sorted(j["judge"] for j in stats["judges"]) == sorted(KINDS)
+    assert all(j["matches"] == 2 and j["runs"] == 4 and j["calls_per_match"] >= 2 for j in stats["judges"])
+    assert len(stats["pairs"]) == 6 and all(p["matches"] == 2 for p in stats["pairs"])
+
+    for name in KINDS:
+        rated = json.loads(invoke("rate", "-w", ws, "--judge", name, "--format", "json", "--bootstrap", "20").output)
+        assert rated["meta"]["judge"] == name and rated["meta"]["matches"] == 2
+
+    dataset = tmp_path / "bench.jsonl"
+    from arena import offline
+
+    lines = []
+    for k, (pro, con, label) in enumerate([(1.5, -1.5, "pro"), (-1.5, 1.5, "con")]):
+        speeches = [{"side": side, "stage": stage,
+                     "text": offline.prose(f"Motion: Zoos do more good than harm {k}{stage}{side}",
+                                           pro if side == "pro" else con, __import__("random").Random(k), 14)}
+                    for stage, side in (("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"),
+                                        ("rebuttal", "con"), ("summary", "con"), ("summary", "pro"))]
+        lines.append(json.dumps({"id": f"d{k}", "motion": "Zoos do more good than harm", "speeches": speeches,
+                                 "label": label}))
+    dataset.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    bench = invoke("judge-bench", dataset, "--judge", "j-panel", "-w", ws, "--format", "json")
+    assert bench.exit_code == 0, bench.output
+    report = json.loads(bench.stdout)  # progress goes to stderr
+    assert report["items"] == 2 and 0 <= report["accuracy"] <= 1 and "confusion" in report
