@@ -11,14 +11,19 @@ LANGUAGES = {"en": "English", "zh": "Simplified Chinese", "fr": "French", "de": 
 
 
 @lru_cache(maxsize=None)
-def _environment(folder: str) -> jinja2.Environment:
+def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
     # Prompts are plain text for a model, not HTML: no autoescaping; a missing variable is a bug.
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(folders), undefined=jinja2.StrictUndefined,
                               keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
 
 
-def render(folder: Path, name: str, **variables) -> str:
-    """Render folder/name with variables; language codes become names ('zh' → 'Simplified Chinese')."""
+def render(folder: Path, name: str, *, override: str | Path = "", **variables) -> str:
+    """Render folder/name with variables; language codes become names ('zh' → 'Simplified Chinese').
+
+    override: a user's folder searched first, so a template there replaces the built-in one of
+    the same name.
+    """
     language = variables.get("language", "en")
     variables.setdefault("language_name", LANGUAGES.get(language, language))
-    return _environment(str(folder)).get_template(name).render(**variables).strip()
+    folders = (str(override), str(folder)) if override else (str(folder),)
+    return _environment(folders).get_template(name).render(**variables).strip()

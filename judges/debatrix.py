@@ -76,6 +76,8 @@ class DebatrixJudge(BaseJudge):
                             "weight of at least 0 and ties true or false"),
         "summary": Param("llm", (str,), "who combines the dimension verdicts: an LLM chair or the weighted vote",
                          lambda v: v in ("llm", "rule"), "'llm' or 'rule'"),
+        "prompts": Param("", (str,), "a folder whose analyze.j2, verdict.j2 or summary.j2 replace the built-in ones",
+                         lambda v: v == "" or Path(v).is_dir(), "an existing folder"),
     }
 
     def __init__(self, spec):
@@ -95,7 +97,7 @@ class DebatrixJudge(BaseJudge):
             block = transcript.render([speech])
             updates = await asyncio.gather(*(
                 llm.complete(f"{name}-analyst", [{"role": "user", "content": render(
-                    PROMPTS, "analyze.j2", motion=view.motion, dimension=name, definition=spec["definition"],
+                    PROMPTS, "analyze.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
                     notes=notes[name], speech=block, number=number, total=len(view.speeches), language=language)}],
                     params=params)
                 for name, spec in self.dimensions.items()))
@@ -103,7 +105,7 @@ class DebatrixJudge(BaseJudge):
                 notes[name].append(update.text.strip())
         verdicts = await asyncio.gather(*(
             llm.complete(f"{name}-judge", [{"role": "user", "content": render(
-                PROMPTS, "verdict.j2", motion=view.motion, dimension=name, definition=spec["definition"],
+                PROMPTS, "verdict.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
                 notes=notes[name], ties=spec["ties"], language=language)}],
                 schema=_verdict_schema(spec["ties"]), params=params)
             for name, spec in self.dimensions.items()))
@@ -118,7 +120,7 @@ class DebatrixJudge(BaseJudge):
         if self.options["summary"] == "rule":
             return weighted_vote(decisions), "Weighted vote of the dimension verdicts."
         answer = await llm.complete("summary", [{"role": "user", "content": render(
-            PROMPTS, "summary.j2", motion=view.motion, decisions=decisions, language=language)}],
+            PROMPTS, "summary.j2", override=self.options["prompts"], motion=view.motion, decisions=decisions, language=language)}],
             schema=SUMMARY, params=params)
         return answer.data["overall"], answer.data["rationale"]
 

@@ -141,6 +141,7 @@ def test_a_malformed_dimension_verdict_fails_the_run(fake_llm):
     ({"dimensions": {"argument": {"weight": -1}}}, "weight of at least 0"),
     ({"dimensions": {"argument": {"weight": 0}}}, "at least one weight must be above 0"),
     ({"speed": 1}, "unknown option(s) speed"),
+    ({"prompts": "/no/such/folder"}, "an existing folder"),
 ])
 def test_bad_options_are_user_errors(options, fragment):
     with pytest.raises(UserError, match=re.escape(fragment)):
@@ -162,3 +163,17 @@ def test_offline_debatrix_finds_the_stronger_side():
         handle = LLMHandle(gateway, ModelRef("offline/dx"), AgentLog(), match_id=None, sample=run)
         wins += asyncio.run(run_judge(DebatrixJudge(spec), view, handle, run)).overall == "pro"
     assert wins >= 16
+
+
+def test_prompts_are_configuration(fake_llm, tmp_path):
+    """A user's template replaces the built-in one of the same name; the others stay built in."""
+    (tmp_path / "verdict.j2").write_text("MY VERDICT PROMPT for {{ dimension }}: {% for n in notes %}{{ n }} "
+                                         "{% endfor %}")
+    fake_llm.responder = lambda body: (json.dumps({"rationale": "r", "pro_score": 5, "con_score": 4, "winner": "pro"})
+                                       if body.get("response_format") else "NOTE")
+    verdict = judge(fake_llm, {"prompts": str(tmp_path), "summary": "rule"})
+    prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests]
+    assert sorted(p for p in prompts if p.startswith("MY VERDICT")) == [
+        f"MY VERDICT PROMPT for {d}: {'NOTE ' * 6}".strip() for d in ("argument", "language", "source")]
+    assert sum("one dimension of judging" in p for p in prompts) == 18  # the built-in analysis prompt
+    assert verdict.overall == "pro"
