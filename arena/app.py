@@ -266,15 +266,12 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
 
 
 def publish(ws: Workspace, out: Path | None = None) -> Path:
+    """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index."""
+    from arena.site_data import site_data
     from leaderboard.site import publish as render
 
-    out = Path(out) if out else ws.path / "site"
     judge = default_judge(ws, None) if ws.config.judges else None
-    board = rate(ws, judge=judge) if judge else {"ratings": [], "meta": {"bootstrap": 0}}
-    matches = [ws.store.match(r["id"]) for r in ws.store.match_rows()]
-    simulated = any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)
-    return render(out, title="Debate Arena leaderboard", leaderboard=board, entries=entry_list(ws),
-                  matches=matches, judge=judge, simulated=simulated, generated_at=now())
+    return render(Path(out) if out else ws.path / "site", site_data(ws, judge))
 
 
 DEMO_CONFIG = '''\

@@ -322,3 +322,11 @@ class Store:
 
     def cache_put(self, key: str, kind: str, response: dict) -> None:
         self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)", (key, kind, json.dumps(response), now()))
+
+    def entry_costs(self) -> dict[str, tuple[float, bool]]:
+        """Per entry: the cost of its debaters' calls across all its matches, and whether any price was unknown."""
+        rows = self.conn.execute(
+            "SELECT CASE c.side WHEN 'pro' THEN m.pro ELSE m.con END AS entry, COALESCE(SUM(c.cost), 0) AS cost, "
+            "SUM(c.cost IS NULL AND c.error IS NULL AND c.cache_hit = 0) AS unknown "
+            "FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.side IS NOT NULL GROUP BY entry")
+        return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}

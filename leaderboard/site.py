@@ -1,31 +1,52 @@
 """The static site: jinja2 templates rendered to self-contained HTML files (no server, no CDN).
 
-The renderer is handed plain records and rating dicts; it never opens the store. Autoescaping
-is on for every template, so model- and user-supplied text renders as text.
+The renderer is handed plain records and rating dicts (a SiteData); it never opens the store.
+Autoescaping is on for every template, so model- and user-supplied text renders as text; file
+names made from ids are sanitised, and links from models must be http(s).
 """
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
 import json
 import re
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Sequence
 
 import jinja2
 
+from leaderboard import svg
+
 TEMPLATES = Path(__file__).parent / "templates"
+VIEWS = ("overall", "fact", "value", "policy", "argument", "source", "language")
+INDEX_HEATMAP_MAX = 30  # beyond this many entries the heatmap lives on its own page, keeping the index small
+RESULT_COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
 
 
-def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    env.filters["page"] = match_page
-    env.filters["safe_url"] = safe_url
-    return env
+@dataclass(frozen=True)
+class SiteData:
+    """Everything the site shows, gathered by the caller."""
+
+    title: str
+    generated_at: str
+    judge: str | None  # the judge whose verdicts the ratings come from
+    simulated: bool
+    boards: dict[str, dict]  # view (overall, a category, a dimension) → ratings as leaderboard.ratings.rate gives them
+    matrices: dict  # leaderboard.ratings.win_matrices of the overall results
+    entries: list[dict]  # name, debater, model, simulated, retired, params, matches, cost, cost_unknown, roles
+    matches: Sequence[Any]  # arena.records.Match
+    results: list[dict] = field(default_factory=list)  # rows of RESULT_COLUMNS
+    judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options
 
 
-def match_page(match_id: str) -> str:
-    """The file name of a match's page; ids are sanitised so a hostile id cannot escape the folder."""
-    return "matches/" + re.sub(r"[^A-Za-z0-9_.-]", "_", match_id) + ".html"
+def page_name(folder: str, key: str) -> str:
+    """folder/<key>.html with key made safe for a file name; a changed key gets a hash so keys never collide."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key).lstrip(".") or "_"
+    if safe != key:
+        safe = f"{safe[:60]}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    return f"{folder}/{safe}.html"
 
 
 def safe_url(url: str) -> str:
@@ -33,20 +54,107 @@ def safe_url(url: str) -> str:
     return url if re.match(r"^https?://", url or "", re.IGNORECASE) else "#"
 
 
-def publish(out: Path, *, title: str, leaderboard: dict, entries: Iterable[dict], matches: Iterable[Any],
-            judge: str | None, simulated: bool, generated_at: str) -> Path:
-    """Write out/index.html, one page per match, and leaderboard.json; return the index path."""
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    env.filters["match_page"] = lambda key: page_name("matches", key)
+    env.filters["entry_page"] = lambda key: page_name("entries", key)
+    env.filters["motion_page"] = lambda key: page_name("motions", key)
+    env.filters["safe_url"] = safe_url
+    env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
+    return env
+
+
+def publish(out: Path, data: SiteData) -> Path:
+    """Write the whole site under out; return the path of its index."""
     out = Path(out)
-    (out / "matches").mkdir(parents=True, exist_ok=True)
+    for folder in ("matches", "entries", "motions"):
+        (out / folder).mkdir(parents=True, exist_ok=True)
     env = _environment()
-    matches = list(matches)
-    entries = {e["name"]: e for e in entries}
-    common = {"title": title, "simulated": simulated, "judge": judge, "generated_at": generated_at}
-    index = out / "index.html"
-    index.write_text(env.get_template("index.html.j2").render(
-        leaderboard=leaderboard, entries=entries, matches=matches, root="", **common), encoding="utf-8")
-    page = env.get_template("match.html.j2")
+    entries = {e["name"]: e for e in data.entries}
+    motions = _motions(data.matches)
+    common = {"data": data, "entries": entries}
+
+    def write(name: str, template: str, **extra) -> None:
+        root = "../" * name.count("/")
+        (out / name).write_text(env.get_template(template).render(root=root, **common, **extra), encoding="utf-8")
+
+    overall = data.boards.get("overall", {"ratings": [], "meta": {}})
+    heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
+    write("index.html", "index.html.j2", views=[v for v in VIEWS if v in data.boards],
+          ci_svg=svg.ci_plot(overall["ratings"]),
+          heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
+    write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
+    write("matches.html", "matches.html.j2")
+    write("methodology.html", "methodology.html.j2")
+    match_page = env.get_template("match.html.j2")
+    for match in data.matches:
+        name = page_name("matches", match.id)
+        (out / name).write_text(match_page.render(root="../", match=match, **common), encoding="utf-8")
+    by_entry = _by_entry(data.matches)
+    for name, entry in entries.items():
+        write(page_name("entries", name), "entry.html.j2", entry=entry, played=by_entry.get(name, []),
+              rating=next((r for r in overall["ratings"] if r["entry"] == name), None))
+    for motion_id, (motion, played) in motions.items():
+        write(page_name("motions", motion_id), "motion.html.j2", motion=motion, played=played,
+              balance=_balance(played, data.judge))
+    _downloads(out, data)
+    return out / "index.html"
+
+
+def _heatmap(matrices: dict, order: list[str]) -> str:
+    """The heatmap with entries in rating order, best first, so the colour runs from corner to corner."""
+    names = matrices.get("entries", [])
+    index = {name: i for i, name in enumerate(names)}
+    keep = [index[name] for name in order if name in index]
+    pick = lambda m: [[m[i][j] for j in keep] for i in keep]  # noqa: E731 - reorder rows and columns alike
+    return svg.heatmap([names[i] for i in keep], pick(matrices["predicted"]), pick(matrices["observed_share"]),
+                       pick(matrices["counts"])) if keep else ""
+
+
+def _motions(matches) -> dict[str, tuple[Any, list]]:
+    out: dict[str, tuple[Any, list]] = {}
     for m in matches:
-        (out / match_page(m.id)).write_text(page.render(match=m, root="../", **common), encoding="utf-8")
-    (out / "leaderboard.json").write_text(json.dumps(leaderboard, indent=2), encoding="utf-8")
-    return index
+        out.setdefault(m.motion.id, (m.motion, []))[1].append(m)
+    return out
+
+
+def _by_entry(matches) -> dict[str, list[tuple[Any, str]]]:
+    """entry → [(match, side it took)]"""
+    out: dict[str, list] = {}
+    for m in matches:
+        out.setdefault(m.pro, []).append((m, "pro"))
+        out.setdefault(m.con, []).append((m, "con"))
+    return out
+
+
+def _balance(matches, judge: str | None) -> dict:
+    """Pro and Con points on this motion under the rating judge: the side balance readers check."""
+    pro = con = 0.0
+    for m in matches:
+        for v in m.verdicts:
+            if v.judge == judge and not v.failed:
+                pro += {"pro": 1, "tie": 0.5}.get(v.overall, 0)
+                con += {"con": 1, "tie": 0.5}.get(v.overall, 0)
+    total = pro + con
+    return {"pro": pro, "con": con, "pro_share": pro / total if total else None}
+
+
+def _downloads(out: Path, data: SiteData) -> None:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=RESULT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    writer.writerows(data.results)
+    (out / "results.csv").write_text(buffer.getvalue(), encoding="utf-8")
+
+    columns = ["view", "rank_ub", "entry", "rating", "ci_low", "ci_high", "matches", "wins", "ties", "losses",
+               "provisional"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
+    writer.writeheader()
+    for view, board in data.boards.items():
+        writer.writerows({**row, "view": view} for row in board["ratings"])
+    (out / "leaderboard.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    payload = {"generated_at": data.generated_at, "judge": data.judge, "simulated": data.simulated,
+               "views": data.boards}
+    (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")

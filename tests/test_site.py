@@ -1,46 +1,57 @@
-"""The published site: self-contained pages, every supplied text escaped, simulation labelled."""
+"""The published site: every supplied text escaped, file names safe, simulation labelled."""
 from __future__ import annotations
 
 from arena.records import Match, Motion, Reference, Speech, Verdict
-from leaderboard.site import publish
+from leaderboard.site import SiteData, page_name, publish
 
 EVIL = '<script>alert("x")</script>'
 
 
-def hostile_match() -> Match:
-    motion = Motion("m-1", f"Motion {EVIL}", "value")
+def hostile_data(simulated: bool = True) -> SiteData:
+    motion = Motion(f"../m{EVIL}", f"Motion {EVIL}", "value", info_slide=f"slide {EVIL}")
     speeches = tuple(Speech(stage, side, f"{side} says {EVIL} & <img src=x onerror=alert(1)>",
                             (Reference(f"title {EVIL}", "javascript:alert(1)"),
                              Reference("fine", "https://example.org/a?b=1&c=2")))
                      for stage in ("constructive", "rebuttal", "summary") for side in ("pro", "con"))
     verdicts = (Verdict("judge<i>", 0, "pro", {"argument": "pro"}, f"because {EVIL}"),)
-    return Match("../../etc/x", motion, f"pro-{EVIL}", "con", "done", None, True, speeches, verdicts)
+    match = Match("../../etc/x", motion, f"pro-{EVIL}", "con", "done", None, simulated, speeches, verdicts)
+    row = {"entry": f"pro-{EVIL}", "rating": 1010.0, "ci_low": 990.0, "ci_high": 1030.0, "matches": 1, "wins": 1,
+           "ties": 0, "losses": 0, "rank_ub": 1, "provisional": True}
+    entries = [{"name": f"pro-{EVIL}", "debater": "direct", "model": f"offline/{EVIL}", "simulated": simulated,
+                "retired": False, "params": {f"k{EVIL}": EVIL}, "matches": 1, "cost": 0.0, "cost_per_match": 0.0,
+                "cost_unknown": False, "roles": {}}]
+    return SiteData(title=f"T {EVIL}", generated_at="2026-01-01T00:00:00", judge="judge<i>", simulated=simulated,
+                    boards={"overall": {"ratings": [row], "meta": {}}}, matrices={}, entries=entries,
+                    matches=[match], results=[], judges=[{"name": f"j{EVIL}", "kind": "single", "model": "m",
+                                                          "runs": 1, "options": {"x": EVIL}}])
 
 
 def test_hostile_text_renders_as_text(tmp_path):
-    board = {"ratings": [{"entry": f"pro-{EVIL}", "rating": 1010.0, "ci_low": 990.0, "ci_high": 1030.0,
-                          "matches": 1, "wins": 1, "ties": 0, "losses": 0, "rank_ub": 1, "provisional": True}],
-             "meta": {"bootstrap": 10}}
-    index = publish(tmp_path / "site", title=f"T {EVIL}", leaderboard=board,
-                    entries=[{"name": f"pro-{EVIL}", "debater": "direct", "model": "offline/x", "simulated": True}],
-                    matches=[hostile_match()], judge="j<b>", simulated=True, generated_at="now")
-    pages = [index] + list((tmp_path / "site" / "matches").glob("*.html"))
-    assert len(pages) == 2
-    # The hostile id cannot write outside the site folder.
-    assert all((tmp_path / "site") in p.resolve().parents for p in pages)
+    site = tmp_path / "site"
+    publish(site, hostile_data())
+    pages = list(site.rglob("*.html"))
+    assert len(pages) >= 7  # index, matches, matrix, methodology, one match, one entry, one motion
+    assert all(site in p.resolve().parents for p in pages)  # hostile ids cannot write outside the site
     for page in pages:
         html = page.read_text()
-        assert "<script>" not in html and "<img" not in html and "<i>" not in html and "<b>" not in html
-        assert "&lt;script&gt;" in html
+        assert "<script>alert" not in html and "<img" not in html and "<i>" not in html
         assert "Simulated results" in html
-    match_html = pages[1].read_text()
+    match_html = (site / page_name("matches", "../../etc/x")).read_text()
+    assert "&lt;script&gt;" in match_html
     assert 'href="javascript:' not in match_html and 'href="#"' in match_html
     assert 'href="https://example.org/a?b=1&amp;c=2"' in match_html
     assert match_html.count('<section class="speech') == 6
 
 
+def test_page_names_are_safe_and_distinct():
+    assert page_name("matches", "m00001") == "matches/m00001.html"
+    hostile = page_name("matches", "../x")
+    assert "/" not in hostile.split("/", 1)[1] and not hostile.split("/", 1)[1].startswith(".")
+    assert page_name("motions", "a b") != page_name("motions", "a_b")
+
+
 def test_no_banner_when_nothing_is_simulated(tmp_path):
-    index = publish(tmp_path / "site", title="T", leaderboard={"ratings": [], "meta": {"bootstrap": 0}},
-                    entries=[], matches=[], judge=None, simulated=False, generated_at="now")
+    index = publish(tmp_path / "site", SiteData("T", "now", None, False, {"overall": {"ratings": [], "meta": {}}},
+                                                {}, [], []))
     assert "Simulated results" not in index.read_text()
     assert "No judged matches yet" in index.read_text()

@@ -1,0 +1,58 @@
+"""Gather what the site shows from a workspace: ratings per view, matrices, entries, matches."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from arena.records import CATEGORIES, DIMENSIONS, AgentUsage
+from arena.results import results_rows
+from arena.store import now
+from arena.workspace import Workspace
+from leaderboard.site import SiteData
+
+
+def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: int = 0) -> SiteData:
+    """Ratings overall, per category and per dimension from one judge's verdicts, and the records behind them."""
+    import pandas as pd
+    from leaderboard.ratings import rate, win_matrices
+
+    rows = results_rows(ws.store, judge) if judge else []
+    frame = pd.DataFrame(rows, columns=["match_id", "entry_a", "entry_b", "score_a", "score_b", "category",
+                                        "dimension"])
+    overall = frame[frame["dimension"] == "overall"]
+    views = {"overall": overall}
+    views |= {c: overall[overall["category"] == c] for c in CATEGORIES}
+    views |= {d: frame[frame["dimension"] == d] for d in DIMENSIONS}
+    boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items() if len(part) or
+              view == "overall"}
+    matches = [ws.store.match(r["id"]) for r in ws.store.match_rows()]
+    return SiteData(
+        title="Debate Arena leaderboard", generated_at=now(), judge=judge,
+        simulated=any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)
+        or any(j.simulated for j in ws.config.judges),
+        boards=boards, matrices=win_matrices(overall) if len(overall) else {},
+        entries=_entries(ws, matches), matches=matches, results=rows,
+        judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options)}
+                for j in ws.config.judges])
+
+
+def _entries(ws: Workspace, matches) -> list[dict]:
+    costs = ws.store.entry_costs()
+    played: dict[str, int] = defaultdict(int)
+    roles: dict[str, dict[str, AgentUsage]] = defaultdict(dict)
+    for m in matches:
+        if m.status != "done":
+            continue
+        for s in m.speeches:
+            name = m.pro if s.side == "pro" else m.con
+            for role, usage in s.agents.items():
+                roles[name][role] = roles[name].get(role, AgentUsage()) + usage
+        played[m.pro] += 1
+        played[m.con] += 1
+    out = []
+    for e in ws.config.entries:
+        cost, unknown = costs.get(e.name, (0.0, False))
+        out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.simulated,
+                    "retired": e.retired, "params": dict(e.params), "matches": played[e.name], "cost": cost,
+                    "cost_per_match": cost / played[e.name] if played[e.name] else None, "cost_unknown": unknown,
+                    "roles": roles[e.name]})
+    return out
