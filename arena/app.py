@@ -2,24 +2,26 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import shutil
 import sys
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from arena import registration, runner, scheduler
 from arena.config import Config
 from arena.errors import ArenaError, UserError
-from arena.records import Entry, JudgeSpec, Match, score
-from arena.results import results_rows
-from arena.stats import agent_stats, judge_stats, match_outcome
+from arena.records import CATEGORIES, Entry, JudgeSpec, Match, Motion, score
+from arena.results import COLUMNS, results_rows
+from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
 from arena.store import now
 from arena.workspace import Workspace, init_workspace
 from debaters.registry import DEBATERS
 from judges import bench
+from motions.library import load_motion_file, load_sets
 
-FORMATS = ("round-robin", "swiss", "random", "active", "onboard")
+FORMATS = tuple(scheduler.GENERATORS)
 
 
 def entry_list(ws: Workspace) -> list[dict]:
@@ -95,20 +97,173 @@ def match_json(match: Match, judge: str | None = None) -> dict:
     }
 
 
-def schedule(ws: Workspace, fmt: str, *, rounds: int = 1, matches: int | None = None, entry: str | None = None,
-             seed: int | None = None) -> list[str]:
-    """Store a tournament plan before anything runs; return its match ids."""
-    if fmt != "round-robin":
-        raise UserError(f"--format {fmt}: not available yet in this version (available: round-robin)")
-    if matches is not None or entry is not None:
-        raise UserError("--matches and --entry do not apply to round-robin (every pair meets on --rounds motions)")
+MOTIONS_DIR = "motions"  # where `arena motion import` keeps the workspace's copies of motion files
+
+
+def _motion_sets(ws: Workspace) -> dict[str, tuple[Motion, str]]:
+    """Each motion of the sets arena.toml names, by id, with the set it comes from."""
+    return {m.id: (m, spec) for spec in ws.config.motions.sets for m in load_sets([spec], ws.path)}
+
+
+def _motion_row(motion: Motion, spec: str | None) -> dict:
+    return {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
+            "info_slide": motion.info_slide, "set": spec}
+
+
+def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:
+    """The motions of the configured sets, in set order: {id, text, category, language, info_slide, set}."""
+    if category is not None and category not in CATEGORIES:
+        raise UserError(f"--category {category!r}: unknown category (expected {', '.join(CATEGORIES)})")
+    return [_motion_row(m, spec) for m, spec in _motion_sets(ws).values() if category in (None, m.category)]
+
+
+def motion_show(ws: Workspace, motion_id: str) -> dict:
+    """One motion, from the configured sets or else from the stored matches (set None), with its stored matches."""
+    found = _motion_sets(ws).get(motion_id)
+    motion, spec = found if found else (ws.store.motion(motion_id), None)
+    if motion is None:
+        raise UserError(f"no motion {motion_id!r} (see 'arena motion list')")
+    return {**_motion_row(motion, spec),
+            "matches": sum(r["motion_id"] == motion_id for r in ws.store.match_rows())}
+
+
+def motion_import(ws: Workspace, path: Path) -> dict:
+    """Copy a YAML or JSONL motion file into the workspace's motions/ folder and add it to [motions] sets in
+    arena.toml (comments kept), so the workspace holds every motion it schedules even if the original
+    moves or changes. Returns {set, path, motions, notes}.
+
+    Checked before anything is written: the file (motions.library rules), a free name in motions/, and
+    ids new to every configured set.
+    """
+    path = Path(path)
+    motions = load_motion_file(path)  # as load_sets will read the copy: a missing language is "en"
+    spec = f"file:{MOTIONS_DIR}/{path.name}"
+    if spec in ws.config.motions.sets:
+        raise UserError(f"{path}: already imported: {ws.config.where('motions.sets')} names {spec!r}")
+    copy = ws.path / MOTIONS_DIR / path.name
+    if copy.exists() and copy.read_bytes() != path.read_bytes():
+        raise UserError(f"{path}: the workspace already has a different {MOTIONS_DIR}/{path.name}; "
+                        "rename the file to import it")
+    known = _motion_sets(ws)
+    for k, m in enumerate(motions, start=1):
+        if m.id in known:
+            raise UserError(f"{path}: motion {k} has id {m.id!r}, which {known[m.id][1]} has already")
+        stored = ws.store.motion(m.id)
+        if stored is not None and stored != m:  # matches on the stored motion would change their text
+            raise UserError(f"{path}: motion {k} has id {m.id!r}, which the workspace database keeps for a "
+                            f"different motion ({stored.text!r}) from an earlier set; choose another id")
+    made_dir, made_copy = not copy.parent.exists(), not copy.exists()
+    try:
+        copy.parent.mkdir(exist_ok=True)
+        if made_copy:
+            shutil.copyfile(path, copy)
+        ws.config = registration.add_motion_set(ws.config, spec)
+    except BaseException:
+        if made_copy:
+            copy.unlink(missing_ok=True)
+        if made_dir and copy.parent.exists() and not any(copy.parent.iterdir()):
+            copy.parent.rmdir()
+        raise
+    ws.store.add_motions(motions)
+    others = sorted({m.language for m in motions} - {ws.config.arena.language})
+    notes = [f"{sum(m.language in others for m in motions)} motion(s) in {', '.join(others)}, not the workspace's "
+             f"language {ws.config.arena.language!r}: schedules leave them out"] if others else []
+    return {"set": spec, "path": str(copy), "motions": len(motions), "notes": notes}
+
+
+@dataclass(frozen=True)
+class Scheduled:
+    """A stored plan: its format, match ids in plan order, and the flags that explain its anomalies."""
+
+    format: str
+    match_ids: list[str]
+    flags: list[str]
+
+
+STANDINGS_BOOTSTRAP = 200  # interval widths good enough to steer a draw, at a fifth of `arena rate`'s cost
+
+
+def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int | None = None,
+             entry: str | None = None, seed: int | None = None) -> Scheduled:
+    """Draw a tournament plan (arena.scheduler) and store it, flags included, before anything runs.
+
+    swiss, active and onboard draw on current standings: the default judge's results, rated with
+    STANDINGS_BOOTSTRAP bootstrap replicates. The history every format respects is every stored
+    match, played or not. Everything is checked before anything is written.
+    """
+    scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
+    if entry is not None:
+        try:
+            chosen = ws.config.entry(entry)
+        except UserError as exc:
+            raise UserError(f"--entry: {exc}") from None
+        if chosen.retired:
+            raise UserError(f"--entry: entry {entry!r} is retired and plays no more matches")
+    active = [e.name for e in ws.config.entries if not e.retired]
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
-    motions = [m for m in runner.load_motions(ws) if m.language == language]
-    plan = scheduler.round_robin([e.name for e in ws.config.entries if not e.retired], motions, rounds=rounds,
-                                 seed=seed)
-    return ws.store.add_tournament(fmt, seed, {"rounds": rounds},
-                                   [(p.motion_id, p.pro, p.con) for p in plan])
+    stored = ws.store.match_rows()
+    standings, flags = _standings(ws, active, seed) if fmt in ("swiss", "active", "onboard") else ({}, [])
+    byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
+            for b in json.loads(t["params"]).get("byes", [])]
+    request = scheduler.DrawRequest(
+        entries=active, motions=[m for m in runner.load_motions(ws) if m.language == language], seed=seed,
+        rounds=rounds, matches=matches, entry=entry, standings=standings,
+        history=[scheduler.Pairing(r["motion_id"], r["pro"], r["con"]) for r in stored], byes=byes)
+    plan = scheduler.draw(fmt, request)
+    flags += plan.flags
+    params = {k: v for k, v in (("rounds", rounds), ("matches", matches), ("entry", entry)) if v is not None}
+    params |= {"flags": flags, "byes": [{"round": r, "entry": e} for r, e in plan.byes],
+               # Per match in plan order (= match id order): its round, and for active its selection probability.
+               "pairings": [{k: v for k, v in (("round", p.round), ("probability", p.probability)) if v is not None}
+                            for p in plan.pairings]}
+    ids = ws.store.add_tournament(fmt, seed, params, [(p.motion_id, p.pro, p.con) for p in plan.pairings])
+    return Scheduled(fmt, ids, flags)
+
+
+def _standings(ws: Workspace, entries: list[str], seed: int) -> tuple[dict[str, scheduler.Standing], list[str]]:
+    """Each entry's rating, its spread and its points (wins + half ties) from the default judge's results;
+    flags for entries that have none, who stand at the mean rating with the prior's spread."""
+    import pandas as pd
+    from leaderboard.ratings import rate as fit
+
+    if not ws.config.judges:
+        return {}, ["no judge configured, so no results: every entry stands at rating 1000 with 0 points"]
+    judge = default_judge(ws, None)
+    rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
+    if not rows:
+        return {}, [f"no results from judge {judge!r} yet: every entry stands at rating 1000 with 0 points"]
+    points: dict[str, float] = {}
+    for r in rows:
+        outcome = match_outcome(r["score_a"], r["score_b"])
+        for name, side in ((r["entry_a"], "pro"), (r["entry_b"], "con")):
+            points[name] = points.get(name, 0.0) + (1.0 if outcome == side else 0.5 if outcome == "tie" else 0.0)
+    board = fit(pd.DataFrame(rows), bootstrap=STANDINGS_BOOTSTRAP, seed=seed)
+    standings = {r["entry"]: scheduler.Standing(rating=r["rating"], sd=(r["ci_high"] - r["ci_low"]) / (2 * 1.96),
+                                                points=points[r["entry"]], rated=True) for r in board["ratings"]}
+    unrated = [e for e in entries if e not in standings]
+    flags = [f"no results from judge {judge!r} yet for {', '.join(unrated)}: rating 1000 assumed, with the "
+             "spread of an unrated entry"] if unrated else []
+    return standings, flags
+
+
+def schedule_show(ws: Workspace) -> dict:
+    """The stored plan: every tournament with its flags, and every match with its tournament, format, round
+    and (active) selection probability."""
+    tournaments = {t["id"]: {**dict(t), "params": json.loads(t["params"])} for t in ws.store.tournaments()}
+    position: dict[int, int] = {}
+    rows = []
+    for r in ws.store.match_rows():
+        t = tournaments[r["tournament_id"]]
+        k = position[t["id"]] = position.get(t["id"], -1) + 1
+        notes = t["params"].get("pairings", [])
+        note = notes[k] if k < len(notes) else {}
+        rows.append({"id": r["id"], "tournament": t["id"], "format": t["format"], "round": note.get("round"),
+                     "status": r["status"], "motion": r["motion_id"], "pro": r["pro"], "con": r["con"],
+                     "probability": note.get("probability")})
+    return {"tournaments": [{"id": t["id"], "format": t["format"], "seed": t["seed"], "created_at": t["created_at"],
+                             "flags": t["params"].get("flags", [])} for t in tournaments.values()],
+            "matches": rows}
 
 
 def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
@@ -205,19 +360,64 @@ def default_judge(ws: Workspace, judge: str | None) -> str:
     return ws.config.judges[0].name
 
 
-def rate(ws: Workspace, *, judge: str | None = None, bootstrap: int = 1000, seed: int = 0) -> dict:
-    """Ratings from one judge's verdicts (default: the first configured judge)."""
-    import pandas as pd
-    from leaderboard.ratings import rate as fit
-
+def rate(ws: Workspace, *, judge: str | None = None, **options) -> dict:
+    """Ratings from one judge's verdicts (default: the first configured judge); options as rate_frame."""
     judge = default_judge(ws, judge)
-    rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
-    frame = pd.DataFrame(rows, columns=["match_id", "entry_a", "entry_b", "score_a", "score_b", "category",
-                                        "dimension"])
-    result = fit(frame, bootstrap=bootstrap, seed=seed)
+    result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", **options)
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = any(e.simulated for e in ws.config.entries) or ws.config.judge(judge).simulated
     return result
+
+
+def results_frame(ws: Workspace, judge: str | None = None):
+    """One judge's results rows, every dimension, as the results CSV's columns (default: the first judge)."""
+    import pandas as pd
+
+    return pd.DataFrame(results_rows(ws.store, default_judge(ws, judge)), columns=COLUMNS)
+
+
+def read_results(path: Path):
+    """The validated rows of a results CSV; a file that breaks the schema is the user's mistake."""
+    from leaderboard.results import ResultsError
+    from leaderboard.results import read_results as read
+
+    try:
+        return read(path)
+    except ResultsError as exc:
+        raise UserError(str(exc)) from None
+
+
+def rate_results(path: Path, **options) -> dict:
+    """Ratings from a results CSV, with no workspace; options as rate_frame."""
+    result = rate_frame(read_results(path), str(path), **options)
+    result["meta"]["results"] = str(path)
+    return result
+
+
+def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstrap", bootstrap: int = 1000,
+               seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None) -> dict:
+    """The main fit of results rows (see leaderboard.results.main_rows) and, with by, one fit per category
+    or dimension, each with the same options; source names the rows in messages."""
+    from leaderboard.ratings import rate as fit
+    from leaderboard.results import groups, main_rows
+
+    main = main_rows(frame)
+    if len(frame) and not len(main):
+        found = ", ".join(sorted(frame["dimension"].unique()))
+        raise UserError(f"{source}: no rows of dimension 'overall' to rate (dimensions found: {found})")
+    if by is not None and by not in frame.columns:
+        raise UserError(f"--by {by}: {source} has no {by} column")
+
+    def one(rows, where: str) -> dict:
+        if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
+            raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
+        return fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor)
+
+    result = one(main, f"in {source}")
+    if by is not None:
+        result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
+    # The INTERFACE.md order: ratings, by, meta.
+    return {key: result[key] for key in ("ratings", "by", "meta") if key in result}
 
 
 def stats_agents(ws: Workspace) -> list[dict]:
@@ -229,6 +429,19 @@ def stats_judges(ws: Workspace) -> dict:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa."""
     return judge_stats([dict(r) for r in ws.store.verdict_rows()], [dict(r) for r in ws.store.judge_calls()],
                        [j.name for j in ws.config.judges])
+
+
+def stats_sides(ws: Workspace) -> dict:
+    """Pro/Con sides per entry over completed matches; Pro score share and side-bias test per motion and
+    overall, from the default judge's results (none without a judge)."""
+    done = [r for r in ws.store.match_rows() if r["status"] == "done"]
+    motion_of = {r["id"]: r["motion_id"] for r in done}
+    judge = default_judge(ws, None) if ws.config.judges else None
+    results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
+               for r in (results_rows(ws.store, judge) if judge else []) if r["dimension"] == "overall"]
+    data = side_stats([{"pro": r["pro"], "con": r["con"]} for r in done], results,
+                      [e.name for e in ws.config.entries if not e.retired])
+    return {"judge": judge, **data}
 
 
 def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 4,

@@ -6,6 +6,7 @@ stays fast.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from pathlib import Path
 
@@ -26,6 +27,9 @@ class ArenaGroup(click.Group):
         except ArenaError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
+        except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (e.g. while opening): still no traceback
+            click.echo("interrupted", err=True)
+            sys.exit(130)
 
 
 workspace_option = click.option("-w", "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
@@ -163,6 +167,53 @@ def entry_retire(name: str, workspace: Path):
 
 
 @main.group()
+def motion():
+    """The motion library: the sets [motions] sets names in arena.toml."""
+
+
+@motion.command("list")
+@click.option("--category", type=click.Choice(["fact", "value", "policy"]), default=None, help="Only this category.")
+@workspace_option
+@format_option
+def motion_list(category: str | None, workspace: Path, fmt: str):
+    """List the motions of the configured sets."""
+    from arena import app
+
+    rows = app.motion_list(_open(workspace), category)
+    _json([{k: r[k] for k in ("id", "text", "category", "language", "info_slide", "set")} for r in rows]) \
+        if fmt == "json" else _table(rows, ["id", "category", "language", "set", "text"])
+
+
+@motion.command("show")
+@click.argument("motion_id")
+@workspace_option
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def motion_show(motion_id: str, workspace: Path, fmt: str):
+    """Show one motion: text, category, language, info slide, set and stored matches."""
+    from arena import app
+
+    data = app.motion_show(_open(workspace), motion_id)
+    if fmt == "json":
+        _json(data)
+        return
+    for key, value in data.items():
+        click.echo(f"{key}: {'(none)' if value is None else value}")
+
+
+@motion.command("import")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@workspace_option
+def motion_import(file: Path, workspace: Path):
+    """Copy a YAML or JSONL motion file into the workspace (motions/) and add it to [motions] sets."""
+    from arena import app
+
+    done = app.motion_import(_open(workspace), file)
+    click.echo(f"imported {done['motions']} motion(s) from {file} as {done['set']} (copied to {done['path']})")
+    for note in done["notes"]:
+        click.echo(f"note: {note}")
+
+
+@main.group()
 def match():
     """Matches: play one, list them, show one."""
 
@@ -222,40 +273,79 @@ def _match_text(data: dict) -> None:
 
 @main.command()
 @click.option("--format", "fmt", type=click.Choice(["round-robin", "swiss", "random", "active", "onboard"]))
-@click.option("--rounds", type=click.IntRange(min=1), default=1, show_default=True)
-@click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active, "
-              "onboard).")
+@click.option("--rounds", type=click.IntRange(min=1), default=None,
+              help="round-robin: motions per pair (each played twice, sides swapped); swiss: rounds. Default 1.")
+@click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active; "
+              "onboard: default 16).")
 @click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
 @click.option("--seed", type=int, default=None, help="Default: [arena] seed.")
 @click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
 @workspace_option
-def schedule(fmt: str | None, rounds: int, matches: int | None, entry_name: str | None, seed: int | None,
+def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
              show: bool, workspace: Path):
-    """Plan a tournament; the plan is stored before anything runs."""
+    """Plan a tournament; the plan is stored before anything runs, with flags for its anomalies."""
     from arena import app
 
-    ws = _open(workspace)
     if show:
-        _table(app.match_list(ws), ["id", "status", "motion", "pro", "con"])
+        given = [o for o, v in (("--format", fmt), ("--rounds", rounds), ("--matches", matches),
+                                ("--entry", entry_name), ("--seed", seed)) if v is not None]
+        if given:
+            raise UserError(f"--show lists the stored plan and takes no {given[0]}")
+        plan = app.schedule_show(_open(workspace))
+        _table([{**r, "p": None if r["probability"] is None else f"{r['probability']:.3f}"} for r in plan["matches"]],
+               ["id", "tournament", "format", "round", "status", "motion", "pro", "con", "p"])
+        for t in plan["tournaments"]:
+            for flag in t["flags"]:
+                click.echo(f"tournament {t['id']} ({t['format']}): {flag}")
         return
     if fmt is None:
         raise UserError("--format is required (or use --show)")
-    ids = app.schedule(ws, fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
-    click.echo(f"scheduled {len(ids)} matches ({ids[0]}–{ids[-1]})" if ids else "scheduled nothing")
+    done = app.schedule(_open(workspace), fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
+    ids = done.match_ids
+    click.echo(f"scheduled {len(ids)} {fmt} matches ({ids[0]}–{ids[-1]})")
+    for flag in done.flags:
+        click.echo(f"flag: {flag}")
 
 
 @main.command()
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True)
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Matches played at once.")
+@click.option("--budget", type=click.FloatRange(min=0), default=None, metavar="USD",
+              help="Start no match once the ledger's cost reaches USD; matches under way finish.")
+@click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
+              "tokens and cost per model; write nothing.")
 @click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
 @workspace_option
-def run(concurrency: int, retry_failed: bool, workspace: Path):
-    """Play and judge every scheduled match not yet done; resumes after an interruption."""
+def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
+    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
     from arena import runner
 
-    counts = runner.run(_open(workspace), concurrency=concurrency, retry_failed=retry_failed)
-    click.echo(f"{counts['done']} done, {counts['failed']} failed, of {counts['total']}")
-    if counts["failed"]:
+    ws = _open(workspace)
+    if dry_run:
+        from arena.dryrun import dry_run as project
+
+        _projection(project(ws, retry_failed=retry_failed))
+        return
+    result = runner.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget)
+    click.echo(runner.summary(result, budget))
+    if result["stopped"] == "interrupted":
+        sys.exit(130)
+    if result["failed"]:
         sys.exit(1)
+
+
+def _projection(p: dict) -> None:
+    """arena run --dry-run's report (as arena.dryrun.dry_run returns it)."""
+    click.echo(f"dry run: {p['matches']} pending matches played on the offline simulator; nothing was written\n")
+    _table([{**r, "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
+           ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
+    unknown = f" + unknown (no price in litellm's map for {', '.join(p['unknown'])})" if p["unknown"] else ""
+    per = p["per_match"]
+    click.echo(f"\nprojected cost: ${p['cost']:.4f}{unknown}\n"
+               f"per match: {per['calls']:.1f} calls, {per['tokens']:.0f} tokens, ${per['cost']:.4f}")
+    if p["searches"] and p["search_provider"] != "offline":
+        click.echo(f"plus {p['searches']} {p['search_provider']} searches (not priced here)")
+    for failure in p["failed"]:
+        click.echo(f"not counted: {failure['id']} failed in the simulation: {failure['error']}")
 
 
 @main.command("judge")
@@ -305,26 +395,72 @@ def _num(value, digits: int) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
+def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
+    """--anchor ENTRY=RATING as (entry, rating); the entry may itself contain '='."""
+    if value is None:
+        return None
+    name, _, rating = value.rpartition("=")
+    try:
+        number = float(rating)
+    except ValueError:
+        number = math.nan
+    if not name or not math.isfinite(number):
+        raise click.BadParameter(f"{value!r} is not ENTRY=RATING with a finite number, e.g. gpt-4o=1200")
+    return name, number
+
+
 @main.command()
+@click.option("--results", "results_file", type=click.Path(path_type=Path), default=None, metavar="FILE.csv",
+              help="Rate the rows of this results CSV instead of a workspace's verdicts (no workspace needed).")
 @click.option("--judge", default=None, help="Rate from this judge's verdicts (default: the first configured).")
+@click.option("--by", type=click.Choice(["category", "dimension"]), default=None,
+              help="Also fit each category (of the overall rows) or each judged dimension on its own.")
+@click.option("--ci", type=click.Choice(["bootstrap", "sandwich"]), default="bootstrap", show_default=True,
+              help="95% intervals: bootstrap percentiles over matches, or robust (sandwich) normal intervals.")
 @click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True)
 @click.option("--seed", type=int, default=0, show_default=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("--weighting", type=click.Choice(["paper", "none"]), default="paper", show_default=True,
+              help="paper: a match weighs 1/(1+exp(-|score_a-score_b|)); none: every match weighs 1.")
+@click.option("--anchor", default=None, metavar="ENTRY=RATING", callback=_anchor,
+              help="Pin ENTRY at RATING (default: ratings average 1000).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
+              help="csv: the results rows themselves (every dimension), to re-rate later with --results.")
 @workspace_option
-def rate(judge: str | None, bootstrap: int, seed: int, fmt: str, workspace: Path):
-    """Weighted Bradley–Terry ratings (Elo scale) with bootstrap 95% intervals."""
+def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, bootstrap: int, seed: int,
+         weighting: str, anchor: tuple[str, float] | None, fmt: str, workspace: Path):
+    """Weighted Bradley–Terry ratings (Elo scale) with 95% intervals, from a workspace or a results CSV."""
     from arena import app
 
-    result = app.rate(_open(workspace), judge=judge, bootstrap=bootstrap, seed=seed)
+    if results_file is not None and judge is not None:
+        raise UserError("--judge picks a workspace judge's verdicts; it does not apply to --results")
+    if fmt == "csv":
+        frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
+        click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
+        return
+    options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor}
+    # With --results the workspace is never opened: the file is all there is to rate.
+    result = (app.rate_results(results_file, **options) if results_file
+              else app.rate(_open(workspace), judge=judge, **options))
     if fmt == "json":
         _json(result)
         return
     meta = result["meta"]
-    click.echo(f"ratings from judge {meta['judge']!r}, {meta['matches']} matches, {meta['bootstrap']} bootstrap "
-               f"replicates{' — SIMULATED' if meta.get('simulated') else ''}")
+    source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
+    intervals = "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
+    settings = "".join([f", weighting {weighting}" if weighting != "paper" else "",
+                        f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else ""])
+    click.echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
+               f"{' — SIMULATED' if meta.get('simulated') else ''}")
+    _rating_table(result["ratings"])
+    for group, fit in result.get("by", {}).items():
+        click.echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
+        _rating_table(fit["ratings"])
+
+
+def _rating_table(ratings: list[dict]) -> None:
     _table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
              "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
-            for r in result["ratings"]],
+            for r in ratings],
            ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
 
 
@@ -377,6 +513,24 @@ def stats_judges(workspace: Path, fmt: str):
         click.echo("")
         _table([{**p, "agreement": _num(p["agreement"], 3), "kappa": _num(p["kappa"], 3)} for p in data["pairs"]],
                ["a", "b", "matches", "agreement", "kappa"])
+
+
+@stats.command("sides")
+@workspace_option
+@format_option
+def stats_sides(workspace: Path, fmt: str):
+    """Pro/Con sides per entry; per motion and overall the Pro score share with a binomial side-bias test."""
+    from arena import app
+
+    data = app.stats_sides(_open(workspace))
+    if fmt == "json":
+        _json(data)
+        return
+    _table(data["entries"], ["entry", "pro", "con"])
+    click.echo(f"\nPro score share by motion (judge {data['judge'] or 'none configured'}):")
+    share = [{**r, "pro share": _num(r["pro_share"], 3), "p": _num(r["p_value"], 3)}
+             for r in [*data["motions"], {"motion": "overall", **data["overall"]}]]
+    _table(share, ["motion", "matches", "pro share", "pro_wins", "con_wins", "ties", "p"])
 
 
 @main.command()

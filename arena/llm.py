@@ -210,10 +210,29 @@ def _cost(response) -> float | None:
     """Cost from litellm's price map; None when the model's price is unknown."""
     import litellm
 
+    # litellm has priced the response already (None when unknown); pricing it again costs ~4 ms of CPU per call.
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:
+        return None if hidden["response_cost"] is None else float(hidden["response_cost"])
     try:
         return float(litellm.completion_cost(completion_response=response))
     except Exception:  # unknown model: litellm raises rather than guessing
         return None
+
+
+def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """What litellm's price map says these tokens cost on model; 0 for the offline simulator; None if unknown."""
+    if is_simulated(model):
+        return 0.0
+    import litellm
+
+    litellm.suppress_debug_info = True  # an unknown model is an answer here, not a reason to print help
+    try:
+        prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=prompt_tokens,
+                                                              completion_tokens=completion_tokens)
+    except Exception:  # litellm raises for models missing from its map
+        return None
+    return float(prompt_cost) + float(completion_cost)
 
 
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)

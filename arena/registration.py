@@ -1,4 +1,5 @@
-"""Registering and retiring entries by editing arena.toml as text, so the user's comments and layout survive.
+"""Registering and retiring entries, and adding motion sets, by editing arena.toml as text, so the user's
+comments and layout survive.
 
 Every edit is checked twice: the inputs before anything is written, and the file itself after, by reading
 it back; a file that does not read back as meant is restored byte for byte.
@@ -118,6 +119,67 @@ def retire_entry(config: Config, name: str) -> Config:
         lines.insert(last + 1, f"retired = true{newline}")
     expected = tuple(replace(e, retired=True) if i == index else e for i, e in enumerate(config.entries))
     return _rewrite(config.path, old, "".join(lines).encode("utf-8"), lambda new: new.entries == expected)
+
+
+def add_motion_set(config: Config, spec: str) -> Config:
+    """Append spec (e.g. "file:motions/mine.yaml") to [motions] sets in arena.toml; return the new config.
+
+    Only the array gains an item: `sets = [...]` where it is (one line or several), else a `sets` key
+    under [motions], else a [motions] table at the end; the sets in force before are written out
+    with it, so a default stays what it was.
+    """
+    sets = list(config.motions.sets)
+    old = config.path.read_bytes()
+    text = old.decode("utf-8")
+    lines = text.splitlines(keepends=True)  # numbered as config.key_lines numbers them
+    newline = "\r\n" if "\r\n" in text else "\n"
+    item = _string(spec)
+    key_line, header = config.key_lines.get("motions.sets"), config.key_lines.get("motions")
+    if key_line:
+        start = key_line - 1
+        end = _value_end(lines, start, config.path)
+        value = "".join(lines[start:end + 1])
+        # The closing bracket is the first ']' up to which the text reads as the whole key/value
+        # (a ']' inside a string or a comment does not).
+        close = next((i for i, ch in enumerate(value) if ch == "]" and _reads_as_sets(value[:i + 1], sets)), None)
+        edited = None if close is None else next(
+            (v for v in _with_item(value, close, item) if _reads_as_sets(v, [*sets, spec])), None)
+        if edited is None:
+            raise ArenaError(f"{config.where('motions.sets')}: cannot add {spec!r} to this array; add it by hand")
+        lines[start:end + 1] = [edited]
+    else:
+        entry = f"sets = {_toml([*sets, spec])}{newline}"
+        if header:
+            if not lines[header - 1].endswith(("\n", "\r")):
+                lines[header - 1] += newline
+            lines.insert(header, entry)
+        else:
+            if lines and not lines[-1].endswith(("\n", "\r")):
+                lines[-1] += newline
+            lines += [newline, f"[motions]{newline}", entry]
+    return _rewrite(config.path, old, "".join(lines).encode("utf-8"),
+                    lambda new: list(new.motions.sets) == [*sets, spec])
+
+
+def _with_item(value: str, close: int, item: str) -> list[str]:
+    """Ways to put item before the array's closing bracket at value[close], best looking first; the
+    caller keeps the first that reads right."""
+    before, after = value[:close], value[close:]
+    ways = []
+    line_start = before.rstrip(" \t")
+    if line_start.endswith("\n"):  # the bracket has a line of its own: add a line like the item above
+        above = line_start.rstrip("\r\n").rsplit("\n", 1)[-1]
+        indent = above[:len(above) - len(above.lstrip())]
+        newline = "\r\n" if line_start.endswith("\r\n") else "\n"
+        ways.append(f"{line_start}{indent}{item},{newline}{before[len(line_start):]}{after}")
+    return ways + [before.rstrip(" ") + glue + item + after for glue in (", ", "")]
+
+
+def _reads_as_sets(text: str, sets: list[str]) -> bool:
+    try:
+        return tomllib.loads(text).get("sets") == sets
+    except tomllib.TOMLDecodeError:
+        return False
 
 
 def _last_key_line(lines: list[str], header: int, path: Path) -> int:

@@ -3,16 +3,18 @@ from __future__ import annotations
 
 import asyncio
 import sys
-import time
+import warnings
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 from arena.config import Config, load_config
 from arena.errors import ArenaError, UserError
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
-from arena.records import Entry, JudgeSpec, Verdict
+from arena.progress import Progress
+from arena.records import Entry, JudgeSpec, Speech, Verdict
 from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
@@ -101,14 +103,19 @@ class Arena:
 
         listener(tag, completion), when given, hears of every LLM call as it completes.
         """
+        log = AgentLog(listener)
+        speeches = await self.play(match_id, log)
+        await self.judge_and_commit(match_id, speeches, judges, log)
+
+    async def play(self, match_id: str, log: AgentLog) -> list[Speech]:
+        """Mark the match running and play its six speeches (nothing of them is stored yet)."""
         store, config = self.ws.store, self.ws.config
         match = store.match(match_id)
         if match is None:
             raise UserError(f"no match {match_id!r}")
         store.mark_running(match_id)
-        try:
+        with self._settled(match_id):
             pro, con = config.entry(match.pro), config.entry(match.con)
-            log = AgentLog(listener)
             debaters = {"pro": DEBATERS.get(pro.debater)(pro), "con": DEBATERS.get(con.debater)(con)}
             sides = {"pro": pro, "con": con}
 
@@ -123,14 +130,36 @@ class Arena:
                     language=match.motion.language or config.arena.language,
                 )
 
-            speeches = await play(match.motion, debaters, context)
+            return await play(match.motion, debaters, context)
+
+    async def judge_and_commit(self, match_id: str, speeches: list[Speech], judges: list[JudgeSpec],
+                               log: AgentLog, slot: asyncio.Semaphore | None = None) -> None:
+        """Judge a played match and write it — speeches, messages, verdicts, status — in one transaction.
+
+        slot, when given, is held while judging (the runner's judging slots); waiting for it is part
+        of the match, so an interruption while waiting also puts the match back in the plan.
+        """
+        store, config = self.ws.store, self.ws.config
+        match = store.match(match_id)
+        with self._settled(match_id):
             view = JudgeView(match.motion, tuple(speeches))
-            verdicts = [v for spec in judges for v in await self.judge(match_id, view, spec, log)]
-        except (ArenaError, UserError) as exc:
-            store.mark_failed(match_id, str(exc))
+            async with slot or nullcontext():
+                verdicts = [v for spec in judges for v in await self.judge(match_id, view, spec, log)]
+            simulated = (config.entry(match.pro).simulated or config.entry(match.con).simulated
+                         or any(j.simulated for j in judges))
+            store.commit_match(match_id, speeches, verdicts, log.messages, simulated)
+
+    @contextmanager
+    def _settled(self, match_id: str) -> Iterator[None]:
+        """Leave no match 'running' behind: a failure is stored with its reason, an interruption is rescheduled."""
+        try:
+            yield
+        except asyncio.CancelledError:
+            self.ws.store.mark_scheduled(match_id)  # stopped, not failed: the next run plays it again
             raise
-        simulated = pro.simulated or con.simulated or any(j.simulated for j in judges)
-        store.commit_match(match_id, speeches, verdicts, log.messages, simulated)
+        except Exception as exc:  # a plug-in's bug fails its match with the reason, not the whole run
+            self.ws.store.mark_failed(match_id, describe(exc))
+            raise
 
     async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
                     log: AgentLog | None = None) -> list[Verdict]:
@@ -151,31 +180,79 @@ class Arena:
         return verdicts
 
 
-def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False,
+def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budget: float | None = None,
         progress: Callable[[str], None] | None = None) -> dict:
-    """Play and judge every pending match, `concurrency` at a time. Returns counts."""
+    """Play and judge every pending match, `concurrency` playing at once; resumable after any interruption.
+
+    A match's judging overlaps the next matches' play: once its six speeches are in, it frees its
+    play slot and waits for one of `concurrency` judging slots. Each match is committed, speeches
+    and verdicts together, when its judging ends; a failed match is stored with its reason.
+    budget (USD): no match starts once the ledger's cost (paid calls; unknown prices count 0)
+    reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
+    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
+
+    progress(line) hears a line per finished match and a summary; without it a live status line is
+    drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
+    not_started, stopped: None | "budget" | "interrupted", cost (this run's), ledger_cost, unpriced}.
+    """
     pending = ws.store.pending_matches(retry_failed=retry_failed)
     arena = Arena.of(ws)
     judges = list(ws.config.judges)
-    say = progress or (lambda line: print(line, file=sys.stderr))
-    counts = {"done": 0, "failed": 0, "total": len(pending)}
-    started = time.perf_counter()
+    display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
+    stopped: str | None = None
 
-    async def one(match_id: str, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            try:
-                await arena.play_match(match_id, judges)
-                counts["done"] += 1
-                state = "done"
-            except (ArenaError, UserError) as exc:
-                counts["failed"] += 1
-                state = f"failed: {exc}"
-            say(f"[{counts['done'] + counts['failed']}/{counts['total']}] {match_id} {state}"
-                f" ({time.perf_counter() - started:.1f}s)")
+    async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore) -> None:
+        nonlocal stopped
+        log = AgentLog(display.call)
+        try:
+            async with playing:
+                if budget is not None and ws.store.total_cost() >= budget:
+                    stopped = "budget"
+                    return
+                display.started(match_id)
+                speeches = await arena.play(match_id, log)
+            await arena.judge_and_commit(match_id, speeches, judges, log, slot=judging)
+        except asyncio.CancelledError:  # Ctrl-C: rescheduled, neither done nor failed
+            display.dropped(match_id)
+            raise
+        except Exception as exc:  # already stored as failed, with this reason
+            display.finished(match_id, describe(exc))
+        else:
+            display.finished(match_id)
 
     async def main() -> None:
-        gate = asyncio.Semaphore(max(1, concurrency))
-        await asyncio.gather(*(one(m, gate) for m in pending))
+        playing, judging = asyncio.Semaphore(max(1, concurrency)), asyncio.Semaphore(max(1, concurrency))
+        await asyncio.gather(*(one(m, playing, judging) for m in pending))
 
-    asyncio.run(main())
-    return counts
+    try:
+        with warnings.catch_warnings():
+            # Cancelling litellm mid-call drops coroutines it had created but not yet awaited; that is expected.
+            warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+            asyncio.run(main())
+    except KeyboardInterrupt:  # asyncio.run has cancelled every match in flight, and they are rescheduled
+        stopped = "interrupted"
+    result = {"done": display.done, "failed": display.failed, "total": len(pending),
+              "not_started": len(pending) - display.done - display.failed, "stopped": stopped,
+              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced}
+    display.close()
+    return result
+
+
+def summary(result: dict, budget: float | None = None) -> str:
+    """How a run ended, in one line for people."""
+    line = f"{result['done']} done, {result['failed']} failed, of {result['total']}"
+    left = result["not_started"]
+    matches = f"{left} match{'es' if left != 1 else ''}"
+    if result["stopped"] == "interrupted":
+        line += f"; interrupted: {matches} not done are scheduled again, and 'arena run' resumes them"
+    elif result["stopped"] == "budget":
+        line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
+                 f"${budget:.4f}, so {matches} stay scheduled")
+    if budget is not None and result["unpriced"]:
+        line += (f" (note: {result['unpriced']} calls had no known price and counted as $0 against the budget)")
+    return line
+
+
+def describe(exc: BaseException) -> str:
+    """Why a match failed: our errors say it in words; anything else also names its type."""
+    return str(exc) if isinstance(exc, (ArenaError, UserError)) else f"{type(exc).__name__}: {exc}"

@@ -24,7 +24,7 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     views |= {d: frame[frame["dimension"] == d] for d in DIMENSIONS}
     boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items() if len(part) or
               view == "overall"}
-    matches = [ws.store.match(r["id"]) for r in ws.store.match_rows()]
+    matches = ws.store.matches()
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         simulated=any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)

@@ -134,3 +134,43 @@ def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequenc
         x, y = [outcomes[a][m] for m in both], [outcomes[b][m] for m in both]
         pairs.append({"a": a, "b": b, "matches": len(both), "agreement": agreement(x, y), "kappa": cohen_kappa(x, y)})
     return {"judges": rows, "pairs": pairs}
+
+
+def side_stats(matches: Iterable[dict], results: Iterable[dict], entries: Sequence[str] = ()) -> dict:
+    """Side balance and side bias, as debate tab software reports them.
+
+    matches: completed matches {pro, con}, counted per entry as Pro and Con sides. results: one
+    judge's overall scores {motion, score_pro, score_con} of the matches it judged without a failed
+    run. Per motion and overall: matches; the Pro score share Σ score_pro / Σ (score_pro + score_con)
+    (the judge's points, a tie half to each side); Pro wins, Con wins and ties by each match's
+    majority outcome; and p_value, the two-sided exact binomial test of Pro wins among decided
+    matches against 0.5 (side_bias): whole matches, since the R runs of one match are not
+    independent samples, so rounding points would overstate the evidence.
+    entries: names to list first, in order (active entries, even with no matches yet).
+    """
+    sides: dict[str, dict] = {}
+    for name in entries:
+        sides.setdefault(name, {"entry": name, "pro": 0, "con": 0})
+    for m in matches:
+        for side in ("pro", "con"):
+            sides.setdefault(m[side], {"entry": m[side], "pro": 0, "con": 0})[side] += 1
+    listed = list(dict.fromkeys(entries))
+    rows = [sides[n] for n in listed] + [sides[n] for n in sorted(sides) if n not in listed]
+
+    by_motion: dict[str, list[dict]] = {}
+    everything = []
+    for r in results:
+        by_motion.setdefault(r["motion"], []).append(r)
+        everything.append(r)
+    return {"entries": rows,
+            "motions": [{"motion": motion, **_side_share(by_motion[motion])} for motion in sorted(by_motion)],
+            "overall": _side_share(everything)}
+
+
+def _side_share(results: list[dict]) -> dict:
+    points = sum(r["score_pro"] + r["score_con"] for r in results)
+    outcomes = [match_outcome(r["score_pro"], r["score_con"]) for r in results]
+    counts = {k: outcomes.count(k) for k in OUTCOMES}
+    return {"matches": len(results), "pro_share": sum(r["score_pro"] for r in results) / points if points else None,
+            "pro_wins": counts["pro"], "con_wins": counts["con"], "ties": counts["tie"],
+            "p_value": side_bias(counts["pro"], counts["con"])[1]}

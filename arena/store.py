@@ -182,6 +182,9 @@ class Store:
                 ids.append(match_id)
         return ids
 
+    def tournaments(self) -> list[sqlite3.Row]:
+        return self.conn.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
+
     def _simulated(self, *entries: str) -> bool:
         marks = self.conn.execute(
             f"SELECT simulated FROM entries WHERE name IN ({','.join('?' * len(entries))})", entries
@@ -198,6 +201,10 @@ class Store:
 
     def mark_running(self, match_id: str) -> None:
         self.conn.execute("UPDATE matches SET status='running', error=NULL, started_at=? WHERE id=?", (now(), match_id))
+
+    def mark_scheduled(self, match_id: str) -> None:
+        """Put an interrupted match back in the plan, as if it had never started."""
+        self.conn.execute("UPDATE matches SET status='scheduled', error=NULL, started_at=NULL WHERE id=?", (match_id,))
 
     def mark_failed(self, match_id: str, error: str) -> None:
         self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?", (error, now(), match_id))
@@ -260,19 +267,26 @@ class Store:
         row = self.conn.execute("SELECT * FROM matches WHERE id=?", (match_id,)).fetchone()
         if row is None:
             return None
-        speeches = tuple(
-            Speech(r["stage"], r["side"], r["text"],
-                   tuple(Reference(x["title"], x["url"]) for x in json.loads(r["refs"])),
-                   r["started_at"], r["finished_at"],
-                   {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()})
-            for r in self.conn.execute("SELECT * FROM speeches WHERE match_id=? ORDER BY seq", (match_id,))
-        )
-        verdicts = tuple(
-            Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"])
-            for r in self.conn.execute("SELECT * FROM verdicts WHERE match_id=? ORDER BY judge, run", (match_id,))
-        )
+        speeches = tuple(_speech(r) for r in self.conn.execute(
+            "SELECT * FROM speeches WHERE match_id=? ORDER BY seq", (match_id,)))
+        verdicts = tuple(_verdict(r) for r in self.conn.execute(
+            "SELECT * FROM verdicts WHERE match_id=? ORDER BY judge, run", (match_id,)))
         return Match(row["id"], self.motion(row["motion_id"]), row["pro"], row["con"], row["status"], row["error"],
                      bool(row["simulated"]), speeches, verdicts)
+
+    def matches(self) -> list[Match]:
+        """Every match in schedule order with its speeches and verdicts: what match() gives, in four queries."""
+        motions = {r["id"]: Motion(r["id"], r["text"], r["category"], r["language"], r["info_slide"])
+                   for r in self.conn.execute("SELECT * FROM motions")}
+        speeches: dict[str, list[Speech]] = {}
+        for r in self.conn.execute("SELECT * FROM speeches ORDER BY match_id, seq"):
+            speeches.setdefault(r["match_id"], []).append(_speech(r))
+        verdicts: dict[str, list[Verdict]] = {}
+        for r in self.conn.execute("SELECT * FROM verdicts ORDER BY match_id, judge, run"):
+            verdicts.setdefault(r["match_id"], []).append(_verdict(r))
+        return [Match(r["id"], motions[r["motion_id"]], r["pro"], r["con"], r["status"], r["error"],
+                      bool(r["simulated"]), tuple(speeches.get(r["id"], ())), tuple(verdicts.get(r["id"], ())))
+                for r in self.conn.execute("SELECT * FROM matches ORDER BY seq")]
 
     def speech_usage(self) -> list[dict]:
         """Each speech of a completed match: the debater kind that gave it (as recorded), stage, usage per role."""
@@ -330,3 +344,13 @@ class Store:
             "SUM(c.cost IS NULL AND c.error IS NULL AND c.cache_hit = 0) AS unknown "
             "FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.side IS NOT NULL GROUP BY entry")
         return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}
+
+
+def _speech(r: sqlite3.Row) -> Speech:
+    refs = tuple(Reference(x["title"], x["url"]) for x in json.loads(r["refs"]))
+    return Speech(r["stage"], r["side"], r["text"], refs, r["started_at"], r["finished_at"],
+                  {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()})
+
+
+def _verdict(r: sqlite3.Row) -> Verdict:
+    return Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"])

@@ -1,4 +1,4 @@
-"""Leaderboard tables from match results: weighted BT ratings, bootstrap intervals, records.
+"""Leaderboard tables from match results: weighted BT ratings, bootstrap or sandwich intervals, records.
 
 Input is a DataFrame with columns match_id, entry_a, entry_b, score_a, score_b;
 output is plain JSON-ready Python (dicts, lists, floats, ints, bools, None).
@@ -14,9 +14,15 @@ from leaderboard import bt
 PROVISIONAL_MATCHES = 15
 
 
-def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper",
+def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weighting="paper",
          anchor: tuple[str, float] | None = None) -> dict:
-    """Ratings table: full-data BT fit, 95% bootstrap percentile intervals, Rank (UB), records."""
+    """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records.
+
+    ci="bootstrap" gives percentile intervals over `bootstrap` resamples of the
+    matches (none when 0); ci="sandwich" the robust normal intervals instead.
+    """
+    if ci not in ("bootstrap", "sandwich"):
+        raise ValueError(f"unknown ci {ci!r}: expected 'bootstrap' or 'sandwich'")
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
     score_b = results["score_b"].to_numpy(dtype=float)
@@ -26,19 +32,23 @@ def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper",
         if name not in entries:
             raise ValueError(f"anchor entry {name!r} has no matches in the results; known entries: {entries}")
         anchor = (entries.index(name), float(rating))
-    meta = {"matches": len(results), "bootstrap": int(bootstrap), "weighting": weighting, "seed": int(seed)}
+    meta = {"matches": len(results), "ci": ci, "bootstrap": int(bootstrap) if ci == "bootstrap" else 0,
+            "weighting": weighting, "seed": int(seed)}
     if n == 0:  # no matches yet: an empty table, not an error
         return {"ratings": [], "meta": {**meta, "prior": False}}
 
     full = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
-    if bootstrap > 0:
-        replicates, bootstrap_prior = bt.bootstrap_ratings(
+    if ci == "sandwich":
+        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
+        ci_low, ci_high, interval_prior = robust.low, robust.high, robust.prior_used
+    elif bootstrap > 0:
+        replicates, interval_prior = bt.bootstrap_ratings(
             a, b, score_a, score_b, n, replicates=bootstrap, seed=seed, weighting=weighting, anchor=anchor
         )
         ci_low, ci_high = np.percentile(replicates, [2.5, 97.5], axis=0)
     else:
         ci_low = ci_high = full.ratings
-        bootstrap_prior = False
+        interval_prior = False
     wins, ties, losses = _records(a, b, score_a, score_b, n)
     matches = wins + ties + losses
     rank = bt.rank_ub(ci_low, ci_high)
@@ -59,7 +69,7 @@ def rate(results: pd.DataFrame, *, bootstrap=1000, seed=0, weighting="paper",
         }
         for i in order
     ]
-    return {"ratings": rows, "meta": {**meta, "prior": full.prior_used or bootstrap_prior}}
+    return {"ratings": rows, "meta": {**meta, "prior": full.prior_used or interval_prior}}
 
 
 def win_matrices(results: pd.DataFrame, *, weighting="paper") -> dict:

@@ -7,6 +7,7 @@ names made from ids are sanitised, and links from models must be http(s).
 from __future__ import annotations
 
 import csv
+import functools
 import hashlib
 import io
 import json
@@ -41,6 +42,7 @@ class SiteData:
     judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options
 
 
+@functools.lru_cache(maxsize=None)
 def page_name(folder: str, key: str) -> str:
     """folder/<key>.html with key made safe for a file name; a changed key gets a hash so keys never collide."""
     safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key).lstrip(".") or "_"
@@ -72,12 +74,18 @@ def publish(out: Path, data: SiteData) -> Path:
         (out / folder).mkdir(parents=True, exist_ok=True)
     env = _environment()
     entries = {e["name"]: e for e in data.entries}
+    for name in _unlisted(data, entries):  # played, or rated, but no longer configured: a page all the same
+        entries[name] = {"name": name, "debater": "", "model": "", "simulated": False, "retired": False,
+                         "removed": True, "params": {}, "matches": 0, "cost": None, "cost_per_match": None,
+                         "cost_unknown": False, "roles": {}}
     motions = _motions(data.matches)
-    common = {"data": data, "entries": entries}
+    scores = {m.id: _score(m.verdicts, data.judge) for m in data.matches}  # shown on four kinds of page
+    common = {"data": data, "entries": entries, "score": lambda m: scores[m.id], "judged": _judged}
 
     def write(name: str, template: str, **extra) -> None:
         root = "../" * name.count("/")
-        (out / name).write_text(env.get_template(template).render(root=root, **common, **extra), encoding="utf-8")
+        (out / name).write_text(env.get_template(template).render(root=root, **common, **extra),
+                                encoding="utf-8")
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
     heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
@@ -89,17 +97,25 @@ def publish(out: Path, data: SiteData) -> Path:
     write("methodology.html", "methodology.html.j2")
     match_page = env.get_template("match.html.j2")
     for match in data.matches:
-        name = page_name("matches", match.id)
-        (out / name).write_text(match_page.render(root="../", match=match, **common), encoding="utf-8")
+        (out / page_name("matches", match.id)).write_text(match_page.render(root="../", match=match, **common),
+                                                          encoding="utf-8")
     by_entry = _by_entry(data.matches)
+    rated = {r["entry"]: r for r in overall["ratings"]}
     for name, entry in entries.items():
         write(page_name("entries", name), "entry.html.j2", entry=entry, played=by_entry.get(name, []),
-              rating=next((r for r in overall["ratings"] if r["entry"] == name), None))
+              rating=rated.get(name))
     for motion_id, (motion, played) in motions.items():
         write(page_name("motions", motion_id), "motion.html.j2", motion=motion, played=played,
               balance=_balance(played, data.judge))
     _downloads(out, data)
     return out / "index.html"
+
+
+def _unlisted(data: SiteData, listed: dict) -> list[str]:
+    """Entry names the site links to (match sides, rated entries) that data.entries does not describe."""
+    names = dict.fromkeys(n for m in data.matches for n in (m.pro, m.con))
+    names.update(dict.fromkeys(r["entry"] for board in data.boards.values() for r in board["ratings"]))
+    return [n for n in names if n not in listed]
 
 
 def _heatmap(matrices: dict, order: list[str]) -> str:
@@ -110,6 +126,27 @@ def _heatmap(matrices: dict, order: list[str]) -> str:
     pick = lambda m: [[m[i][j] for j in keep] for i in keep]  # noqa: E731 - reorder rows and columns alike
     return svg.heatmap([names[i] for i in keep], pick(matrices["predicted"]), pick(matrices["observed_share"]),
                        pick(matrices["counts"])) if keep else ""
+
+
+def _score(verdicts, judge: str | None) -> tuple[float, float] | None:
+    """(PRO, CON) points from one judge's runs, as the ratings count them: None when unjudged or a run failed."""
+    pro = con = 0.0
+    runs = [v for v in verdicts if v.judge == judge]
+    if not runs or any(v.failed for v in runs):
+        return None
+    for v in runs:
+        pro += {"pro": 1, "tie": 0.5}.get(v.overall, 0)
+        con += {"con": 1, "tie": 0.5}.get(v.overall, 0)
+    return pro, con
+
+
+def _judged(verdicts) -> list[dict]:
+    """Verdicts grouped by judge, each with its runs and its (PRO, CON) points over the runs that did not fail."""
+    groups: dict[str, list] = {}
+    for v in verdicts:
+        groups.setdefault(v.judge, []).append(v)
+    return [{"judge": judge, "runs": runs, "score": _score([v for v in runs if not v.failed], judge) or (0, 0)}
+            for judge, runs in groups.items()]
 
 
 def _motions(matches) -> dict[str, tuple[Any, list]]:

@@ -46,7 +46,7 @@ def play_with(path: Path, judge: str, rounds: int = 1) -> list[str]:
     """Schedule a round-robin and play it judged by one judge only, as if the others came later."""
     ws = runner.open_workspace(path)
     try:
-        ids = app.schedule(ws, "round-robin", rounds=rounds)
+        ids = app.schedule(ws, "round-robin", rounds=rounds).match_ids
         arena = runner.Arena.of(ws)
         for match_id in ids:
             asyncio.run(arena.play_match(match_id, [ws.config.judge(judge)]))

@@ -16,7 +16,7 @@ ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), 
 def play_one(tmp_path, fake_llm, **kwargs):
     fake_llm.responder = debate_responder()
     ws = runner.open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, **kwargs))
-    ids = app.schedule(ws, "round-robin", rounds=1)
+    ids = app.schedule(ws, "round-robin", rounds=1).match_ids
     runner.run(ws, concurrency=1, progress=lambda line: None)
     return ws, ids[0]
 
@@ -105,7 +105,7 @@ def test_a_failed_match_stores_no_partial_speeches(tmp_path, fake_llm):
     fake_llm.responder = failing
     app.schedule(ws, "round-robin", rounds=1)
     counts = runner.run(ws, concurrency=1, progress=lambda line: None)
-    assert counts == {"done": 0, "failed": 2, "total": 2}
+    assert (counts["done"], counts["failed"], counts["total"]) == (0, 2, 2)
     db = sqlite3.connect(ws.path / "arena.db")
     assert db.execute("SELECT COUNT(*) FROM speeches").fetchone()[0] == 0
     assert db.execute("SELECT COUNT(*) FROM verdicts").fetchone()[0] == 0

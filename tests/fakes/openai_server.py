@@ -183,6 +183,9 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     block_on_close = False  # stop() must not wait for handlers sleeping in a delay
     allow_reuse_address = True
+    # socketserver's default backlog is 5: more simultaneous connects are dropped and retried by the
+    # client's TCP stack a second later, which would time the fake rather than the code under test.
+    request_queue_size = 128
 
 
 class _BaseFakeServer:

@@ -1,0 +1,216 @@
+"""Rating benchmark: `arena rate --results` on a million matches, beside a FastChat-style pipeline.
+
+Generates 1,000,000 matches among 100 entries of planted strengths (each judged by 3 runs
+of the BT model, 10% of runs tied, so scores are points out of 3) into a results CSV,
+then measures in the same run:
+  1. ours, end to end as a user runs it: `arena rate --results FILE --bootstrap 1000
+     --format json` in a subprocess (CSV reading included), its wall time and peak RSS;
+  2. the reference: a FastChat-style pipeline on the same CSV — deduplicated outcome
+     cells, then one scipy L-BFGS-B fit of the weighted BT likelihood per bootstrap
+     replicate, each replicate drawing multinomial counts of the cells;
+  3. `arena rate` on a workspace holding 10,000 judged matches.
+Prints the times, the ratio, the memory, how far our intervals are from the pipeline's,
+and PASS/FAIL against the targets (<= 5 s, >= 10x, <= 1.5 GB, widths within 10%; < 2 s).
+
+Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import optimize
+from scipy.special import expit, log_expit
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from leaderboard import bt  # noqa: E402
+
+ENTRIES, RUNS, TIE_RATE = 100, 3, 0.1
+TARGET_S, TARGET_SPEEDUP, TARGET_GB, TARGET_WIDTH, TARGET_WORKSPACE_S = 5.0, 10.0, 1.5, 0.10, 2.0
+NAMES = [f"entry-{i:03d}" for i in range(ENTRIES)]
+
+# Without --results (before the CLI had it), the same library path: read the CSV, rate it.
+LIBRARY_PATH = ("import json, sys, pandas as pd; from leaderboard.ratings import rate; "
+                "print(json.dumps(rate(pd.read_csv(sys.argv[1]), bootstrap=int(sys.argv[2]))))")
+
+
+def generate(path: Path, matches: int, seed: int = 0) -> None:
+    """Results CSV of `matches` matches between uniformly drawn pairs of planted strengths."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(0.0, 1.0, ENTRIES)
+    a = rng.integers(0, ENTRIES, matches)
+    b = (a + rng.integers(1, ENTRIES, matches)) % ENTRIES
+    p = expit(theta[a] - theta[b])
+    ties = rng.binomial(RUNS, TIE_RATE, matches)
+    wins = rng.binomial(RUNS - ties, p)
+    names = np.array(NAMES)
+    pd.DataFrame({
+        "match_id": np.char.add("m", np.arange(matches).astype(str)), "entry_a": names[a], "entry_b": names[b],
+        "score_a": wins + 0.5 * ties, "score_b": RUNS - ties - wins + 0.5 * ties,
+        "category": "policy", "dimension": "overall",
+    }).to_csv(path, index=False)
+
+
+def run_measured(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall seconds, peak RSS in GB (of that child alone, via wait4) and stdout of a command."""
+    with tempfile.TemporaryFile() as out:
+        started = time.perf_counter()
+        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(child.pid, 0)
+        wall = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        stderr = child.stderr.read().decode()
+        if child.returncode:
+            raise RuntimeError(f"{cmd[:4]} failed ({child.returncode}): {stderr}")
+        out.seek(0)
+        return wall, usage.ru_maxrss / 2**20, out.read().decode()  # ru_maxrss is in KiB on Linux
+
+
+def cli_has_results() -> bool:
+    help_text = subprocess.run([sys.executable, "-m", "arena", "rate", "--help"], capture_output=True, text=True)
+    return "--results" in help_text.stdout
+
+
+def ours(csv: Path, replicates: int) -> tuple[float, float, dict]:
+    if cli_has_results():
+        cmd = [sys.executable, "-m", "arena", "rate", "--results", str(csv), "--bootstrap", str(replicates),
+               "--format", "json"]
+    else:
+        print("  (arena rate has no --results yet: timing the library path in a subprocess instead)")
+        cmd = [sys.executable, "-c", LIBRARY_PATH, str(csv), str(replicates)]
+    wall, peak_gb, stdout = run_measured(cmd)
+    table = json.loads(stdout)
+    rows = table["ratings"]
+    return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in rows}
+
+
+def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
+    """FastChat-style: deduplicated (a, b, outcome) cells, one L-BFGS-B fit per bootstrap replicate."""
+    frame = pd.read_csv(csv)
+    cells = frame.groupby(["entry_a", "entry_b", "score_a", "score_b"], sort=False).size().reset_index(name="count")
+    codes, names = pd.factorize(pd.concat([cells.entry_a, cells.entry_b]), sort=True)
+    a, b = codes[: len(cells)], codes[len(cells):]
+    y = bt.soft_outcomes(cells.score_a, cells.score_b)
+    w = bt.match_weights(cells.score_a, cells.score_b)
+    counts = cells["count"].to_numpy()
+    n, total = len(names), counts.sum()
+
+    def nll(free, weight):  # mean over matches; entry 0 pinned at 0
+        theta = np.concatenate([[0.0], free])
+        d = theta[a] - theta[b]
+        value = -np.sum(weight * (y * log_expit(d) + (1 - y) * log_expit(-d))) / total
+        slope = weight * (expit(d) - y) / total
+        grad = np.bincount(a, slope, minlength=n) - np.bincount(b, slope, minlength=n)
+        return value, grad[1:]
+
+    def fit(count):
+        result = optimize.minimize(nll, np.zeros(n - 1), args=(w * count,), jac=True, method="L-BFGS-B",
+                                   options={"gtol": 1e-9, "ftol": 1e-13, "maxiter": 10_000})
+        theta = np.concatenate([[0.0], result.x])
+        return bt.BASE_RATING + bt.ELO_SCALE * (theta - theta.mean())
+
+    full = fit(counts)
+    rng = np.random.default_rng(seed)
+    boot = np.empty((replicates, n))
+    started = time.perf_counter()
+    for r in range(replicates):
+        boot[r] = fit(rng.multinomial(total, counts / total))
+        if (r + 1) % max(1, replicates // 10) == 0:
+            print(f"  pipeline: {r + 1}/{replicates} replicates, {time.perf_counter() - started:.0f} s", flush=True)
+    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    return {name: (full[i], low[i], high[i]) for i, name in enumerate(names)}, len(cells)
+
+
+def workspace(path: Path, matches: int, seed: int = 0) -> None:
+    """A workspace of 20 offline entries and `matches` done matches, each judged by 3 runs."""
+    from arena.app import DEMO_CONFIG
+    from arena.runner import open_workspace
+    from arena.workspace import init_workspace
+
+    names = [f"sim-{i:02d}" for i in range(20)]
+    rng = np.random.default_rng(seed)
+    strengths = rng.normal(0.0, 1.0, len(names))
+    entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
+                      f"strength = {s:.3f}\n" for name, s in zip(names, strengths))
+    init_workspace(path, DEMO_CONFIG.format(entries=entries))
+    ws = open_workspace(path)
+    try:
+        motions = ws.store.motion_ids()
+        pro = rng.integers(0, len(names), matches)
+        con = (pro + rng.integers(1, len(names), matches)) % len(names)
+        ids = ws.store.add_tournament("round-robin", seed, {}, [
+            (motions[k % len(motions)], names[i], names[j]) for k, (i, j) in enumerate(zip(pro, con))])
+        p = expit(strengths[pro] - strengths[con])
+        outcome = np.where(rng.random((matches, RUNS)) < TIE_RATE, "tie",
+                           np.where(rng.random((matches, RUNS)) < p[:, None], "pro", "con"))
+        stamp = "2025-01-01T00:00:00.000000+00:00"
+        rows = [(match_id, "sim-judge", run, outcome[k, run],
+                 json.dumps({d: outcome[k, run] for d in ("argument", "source", "language")}), "", None, 1, stamp)
+                for k, match_id in enumerate(ids) for run in range(RUNS)]
+        conn = ws.store.conn
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        conn.execute("UPDATE matches SET status='done', started_at=?, finished_at=?", (stamp, stamp))
+        conn.execute("COMMIT")
+    finally:
+        ws.close()
+
+
+def verdict(ok: bool) -> str:
+    return "PASS" if ok else "FAIL"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--matches", type=int, default=1_000_000)
+    parser.add_argument("--replicates", type=int, default=1000)
+    parser.add_argument("--workspace-matches", type=int, default=10_000)
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "results.csv"
+        started = time.perf_counter()
+        generate(csv, args.matches)
+        print(f"generated {args.matches:,} matches among {ENTRIES} entries in {time.perf_counter() - started:.1f} s"
+              f" ({csv.stat().st_size / 2**20:.0f} MB CSV)")
+
+        ours_s, ours_gb, our_table = ours(csv, args.replicates)
+        print(f"ours       {ours_s:7.2f} s   peak RSS {ours_gb:.2f} GB")
+        started = time.perf_counter()
+        reference, cells = pipeline(csv, args.replicates)
+        pipeline_s = time.perf_counter() - started
+        print(f"pipeline   {pipeline_s:7.2f} s   ({cells:,} deduplicated cells, {args.replicates} L-BFGS-B fits)")
+
+        names = sorted(reference)
+        mine, theirs = np.array([our_table[k] for k in names]), np.array([reference[k] for k in names])
+        width_diff = np.abs((mine[:, 2] - mine[:, 1]) / (theirs[:, 2] - theirs[:, 1]) - 1)
+        rating_diff = np.abs(mine[:, 0] - theirs[:, 0]).max()
+        ratio = pipeline_s / ours_s
+        print(f"ratio      {ratio:7.1f}x")
+        print(f"ratings    max |ours - pipeline| {rating_diff:.3f} Elo")
+        print(f"intervals  width ours/pipeline - 1: mean {width_diff.mean():.1%}, max {width_diff.max():.1%}"
+              f" (widths {np.median(theirs[:, 2] - theirs[:, 1]):.1f} Elo median)")
+        print(f"  {verdict(ours_s <= TARGET_S)} time <= {TARGET_S:.0f} s   {verdict(ratio >= TARGET_SPEEDUP)} "
+              f">= {TARGET_SPEEDUP:.0f}x   {verdict(ours_gb <= TARGET_GB)} memory <= {TARGET_GB} GB   "
+              f"{verdict(width_diff.max() <= TARGET_WIDTH)} widths within {TARGET_WIDTH:.0%}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "ws"
+        workspace(path, args.workspace_matches)
+        times = [run_measured([sys.executable, "-m", "arena", "rate", "-w", str(path), "--format", "json"])[0]
+                 for _ in range(3)]
+        print(f"arena rate on a {args.workspace_matches:,}-match workspace: {np.median(times):.2f} s (median of 3)"
+              f"   {verdict(np.median(times) < TARGET_WORKSPACE_S)} < {TARGET_WORKSPACE_S:.0f} s")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,245 @@
+"""Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
+
+The CSV (INTERFACE.md) has a header line and one row per match and dimension:
+match_id,entry_a,entry_b,score_a,score_b[,category][,dimension]; other columns are ignored.
+Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
+rates nothing; a file without even a header is an error. Blank lines are skipped.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
+COLUMNS = (*REQUIRED, "category", "dimension")
+SCORES = ("score_a", "score_b")
+OVERALL = "overall"
+HEADER = f"{','.join(REQUIRED)}[,category][,dimension]"
+
+# Names are read as categoricals so that the per-row checks compare integer codes and the
+# text work (stripping, searching) runs once per distinct value, not once per row.
+_TEXT_DTYPES = {"match_id": object, "entry_a": "category", "entry_b": "category", "category": "category",
+                "dimension": "category"}
+# Totals are compared after rounding, so that shares like 1/3 + 2/3 count as the same total 1.
+_TOTAL_DECIMALS = 9
+
+
+class ResultsError(ValueError):
+    """A results file that breaks the schema; the message names the file, the line and the problem."""
+
+
+def read_results(path) -> pd.DataFrame:
+    """The validated rows of a results CSV: its schema columns in order, scores float, names text."""
+    path = Path(path)
+    raw = _read_bytes(path)
+    header = _csv(raw, path, nrows=0).columns
+    missing = [c for c in REQUIRED if c not in header]
+    if missing:
+        found = ", ".join(repr(c) for c in header)
+        raise ResultsError(f"{path}:1: missing column{'s' * (len(missing) > 1)} {', '.join(missing)} "
+                           f"(the header has {found}; expected {HEADER})")
+    present = [c for c in COLUMNS if c in header]
+    frame, text_checks = _read_rows(raw, path, list(header), present)
+    _raise_first_problem(path, frame, text_checks + _row_checks(frame))
+    frame = frame.reset_index(drop=True)
+    for column in present:
+        if column not in SCORES:
+            frame[column] = frame[column].astype(str)
+    return frame
+
+
+def main_rows(frame: pd.DataFrame) -> pd.DataFrame:
+    """The rows of the main fit: those of dimension "overall" when there is a dimension column, else all."""
+    if "dimension" not in frame.columns:
+        return frame
+    return frame[frame["dimension"] == OVERALL]
+
+
+def groups(frame: pd.DataFrame, by: str) -> dict[str, pd.DataFrame]:
+    """Rows per category (of the main rows) or per dimension other than "overall", in name order."""
+    rows = main_rows(frame) if by == "category" else frame[frame[by] != OVERALL]
+    return {str(name): group for name, group in rows.groupby(by, sort=True)}
+
+
+def _read_bytes(path: Path) -> bytes:
+    """The file's bytes, or ResultsError saying why it cannot be read."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise ResultsError(f"{path}: no such file") from None
+    except IsADirectoryError:
+        raise ResultsError(f"{path}: is a folder, not a results CSV file") from None
+    except OSError as exc:
+        raise ResultsError(f"{path}: cannot be read: {exc.strerror}") from None
+
+
+def _csv(raw: bytes, path: Path, **options) -> pd.DataFrame:
+    """pandas.read_csv of the bytes, with its parse errors turned into ResultsError naming the line."""
+    try:
+        with warnings.catch_warnings():
+            # pandas only warns when the first data row has more fields than the header.
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            # Blank lines are kept as rows (dropped later) so that row i is line i + 2; "NA" or
+            # "null" are names, not missing values; index_col=False so that no column becomes the index.
+            return pd.read_csv(io.BytesIO(raw), encoding="utf-8-sig", keep_default_na=False,
+                               skip_blank_lines=False, index_col=False, **options)
+    except pd.errors.ParserWarning:
+        raise ResultsError(f"{path}:2: more fields than the header has") from None
+    except pd.errors.EmptyDataError:
+        raise ResultsError(f"{path}:1: the file is empty; expected the header line {HEADER}") from None
+    except pd.errors.ParserError as exc:
+        shape = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", str(exc))
+        if shape:
+            expected, line, saw = shape.groups()
+            raise ResultsError(f"{path}:{line}: {saw} fields, but the header has {expected}") from None
+        raise ResultsError(f"{path}: not a readable CSV file ({exc})") from None
+    except UnicodeDecodeError:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = raw.count(b"\n", 0, exc.start) + 1
+            raise ResultsError(f"{path}:{line}: not UTF-8 text") from None
+        raise
+
+
+def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) -> tuple[pd.DataFrame, list]:
+    """The schema columns of the data rows (blank lines dropped, index = row number), and checks that
+    need the file's text."""
+    # Every column is read (usecols would hide rows with too many fields); other columns stay text.
+    dtypes = {c: _TEXT_DTYPES.get(c, object) for c in header}
+    try:
+        frame = _csv(raw, path, dtype={**dtypes, "score_a": float, "score_b": float})[present]
+        scores_as_text = False
+    except ResultsError:
+        raise
+    except ValueError:
+        # Some score is not a number, or a line is blank: read the scores as text to see which.
+        frame = _csv(raw, path, dtype={**dtypes, "score_a": object, "score_b": object})[present]
+        scores_as_text = True
+    # Counted before blank lines are dropped: a field spanning lines makes more lines than rows.
+    spans_lines = len(frame) + 1 != _line_count(raw)
+    checks = []
+    if scores_as_text:
+        frame = frame[~np.logical_and.reduce([_rows_where(_coded(frame[c]), lambda v: v == "") for c in present])]
+        frame, checks = _parse_scores(frame)
+    if spans_lines:
+        checks.append(_line_break_check(frame))
+    return frame, checks
+
+
+def _parse_scores(frame: pd.DataFrame) -> tuple[pd.DataFrame, list]:
+    """The frame with its text scores as numbers (NaN where not one), and checks of those rows."""
+    checks = []
+    numbers = {}
+    for column in SCORES:
+        text = frame[column]
+        numbers[column] = pd.to_numeric(text, errors="coerce").astype(float)
+        missing = (text == "").to_numpy()
+        checks.append((missing, lambda i, column=column: f"{column} is missing"))
+        checks.append((np.isnan(numbers[column].to_numpy()) & ~missing,
+                       lambda i, column=column, text=text: f"{column} {text.iloc[i]!r} is not a number"))
+    return frame.assign(**numbers), checks
+
+
+def _line_count(raw: bytes) -> int:
+    """Lines in the file, counting a last line without a newline."""
+    return raw.count(b"\n") + (not raw.endswith(b"\n"))
+
+
+def _line_break_check(frame: pd.DataFrame) -> tuple:
+    """Rows with a line break inside a quoted field."""
+    rows = np.logical_or.reduce([_rows_where(_coded(frame[c]), lambda v: v.str.contains(r"[\r\n]"))
+                                 for c in frame.columns if c not in SCORES])
+    return rows, lambda i: "a field holds a line break (names, ids, categories and dimensions are one line)"
+
+
+def _coded(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
+    """Integer codes of a text column and its distinct values, so text work runs once per value."""
+    if isinstance(column.dtype, pd.CategoricalDtype):
+        return column.cat.codes.to_numpy(), pd.Index(column.cat.categories, dtype=object)
+    codes, values = pd.factorize(column)
+    return codes, pd.Index(values, dtype=object)
+
+
+def _rows_where(coded: tuple[np.ndarray, pd.Index], test) -> np.ndarray:
+    """Rows whose value passes test, a vectorised predicate on the distinct values."""
+    codes, values = coded
+    return np.asarray(test(values), dtype=bool)[codes]
+
+
+def _row_checks(frame: pd.DataFrame) -> list:
+    """(rows, problem) for every rule a row can break, problem(i) describing row i."""
+    a, b = frame["score_a"].to_numpy(), frame["score_b"].to_numpy()
+    total = a + b
+    checks = []
+    for column, score in (("score_a", a), ("score_b", b)):
+        checks.append((np.isinf(score), lambda i, column=column: f"{column} is not a finite number"))
+        checks.append((score < 0, lambda i, column=column, score=score: f"{column} {score[i]:g} is negative"))
+    checks.append((total == 0, lambda i: "score_a + score_b = 0, so the match awards nothing to rate"))
+    valid = np.isfinite(total) & (a >= 0) & (b >= 0) & (total > 0)
+    if valid.any():
+        checks.append(_scale_check(a, b, total, valid))
+    coded = {c: _coded(frame[c]) for c in frame.columns if c not in SCORES}
+    # Names count as empty when blank too; ids are only checked for "", as stripping every
+    # distinct id of a large file would cost more than all the other checks together.
+    checks.append((_rows_where(coded["match_id"], lambda v: v == ""), lambda i: "match_id is empty"))
+    for column in [c for c in coded if c != "match_id"]:
+        checks.append((_rows_where(coded[column], lambda v: v.str.strip() == ""),
+                       lambda i, column=column: f"{column} is empty"))
+    names = coded["entry_a"][1].union(coded["entry_b"][1])
+    entry_a = names.get_indexer(coded["entry_a"][1])[coded["entry_a"][0]]
+    entry_b = names.get_indexer(coded["entry_b"][1])[coded["entry_b"][0]]
+    checks.append((entry_a == entry_b,
+                   lambda i: f"entry {names[entry_a[i]]!r} plays itself (entry_a and entry_b must differ)"))
+    checks.append(_repeat_check(frame, coded))
+    return checks
+
+
+def _scale_check(a, b, total, valid) -> tuple:
+    """Rows whose score or total is above R, the most common total of the file (the largest if tied).
+
+    A total below R is allowed (a failed judge run awards nothing), a total above it is not:
+    no score out of R runs, or share, can exceed the scale the rest of the file is on.
+    """
+    totals = pd.Series(np.round(total[valid], _TOTAL_DECIMALS)).value_counts()
+    scale = float(totals.index[totals.to_numpy() == totals.max()].max())
+    over = np.round(total, _TOTAL_DECIMALS) > scale
+
+    def problem(i) -> str:
+        why = f"above R = {scale:g}, the most common score_a + score_b in the file"
+        for column, score in (("score_a", a), ("score_b", b)):
+            if score[i] > scale:
+                return f"{column} {score[i]:g} is {why}"
+        return f"score_a + score_b = {total[i]:g} is {why}"
+
+    return valid & over, problem
+
+
+def _repeat_check(frame: pd.DataFrame, coded: dict) -> tuple:
+    """Rows repeating an earlier row's match_id (within its dimension, when there is a dimension column)."""
+    key = coded["match_id"][0].astype(np.int64)
+    if "dimension" in coded:
+        codes, values = coded["dimension"]
+        key = key * len(values) + codes
+    repeated = pd.Series(key).duplicated().to_numpy()
+
+    def problem(i) -> str:
+        first = frame.index[np.flatnonzero(key == key[i])[0]] + 2
+        within = f" with dimension {frame['dimension'].iloc[i]!r}" if "dimension" in coded else ""
+        return f"match_id {frame['match_id'].iloc[i]!r}{within} repeats line {first}"
+
+    return repeated, problem
+
+
+def _raise_first_problem(path: Path, frame: pd.DataFrame, checks: list) -> None:
+    """Raise ResultsError for the first row breaking any check, naming its line (row i is line i + 2)."""
+    first = min(((int(np.argmax(rows)), k) for k, (rows, _) in enumerate(checks) if rows.any()), default=None)
+    if first is not None:
+        row, k = first
+        raise ResultsError(f"{path}:{frame.index[row] + 2}: {checks[k][1](row)}")

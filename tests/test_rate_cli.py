@@ -1,0 +1,399 @@
+"""`arena rate`: results CSVs rated without a workspace, strict CSV validation, --by, --weighting, --anchor,
+--format csv export and its round trip."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from click.testing import CliRunner
+
+from arena import app, runner
+from arena.cli import main
+from arena.workspace import init_workspace
+from leaderboard import bt
+from leaderboard.results import ResultsError, read_results
+
+HEADER = "match_id,entry_a,entry_b,score_a,score_b,category,dimension\n"
+GOOD = HEADER + "m1,a,b,3,0,fact,overall\nm2,b,c,2,1,value,overall\n"
+
+# A small tournament: one overall row per match, argument rows for some, two categories,
+# lopsided scores (3-0) next to close ones (2-1), and every entry beating and losing to someone.
+SMALL = HEADER + "".join(f"m{k},{a},{b},{sa},{3 - sa},{cat},{dim}\n" for k, (a, b, sa, cat, dim) in enumerate([
+    ("a", "b", 3, "fact", "overall"), ("b", "c", 2, "value", "overall"), ("c", "a", 1, "fact", "overall"),
+    ("b", "a", 1, "value", "overall"), ("c", "b", 2, "fact", "overall"), ("a", "c", 1, "value", "overall"),
+    ("a", "d", 3, "fact", "overall"), ("d", "b", 1, "value", "overall"), ("c", "d", 0, "fact", "overall"),
+    ("d", "a", 2, "value", "overall"), ("b", "d", 3, "fact", "overall"), ("d", "c", 2, "value", "overall"),
+])) + "".join(f"m{k},{a},{b},{sa},{3 - sa},fact,argument\n" for k, (a, b, sa) in enumerate([
+    ("a", "b", 2), ("b", "c", 1), ("c", "a", 2), ("b", "a", 2), ("c", "b", 1), ("a", "c", 3)]))
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
+
+
+def assert_user_error(result, *fragments: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # no unexpected exception
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.output, (fragment, result.output)
+
+
+def rate_json(*args) -> dict:
+    result = invoke("rate", "--format", "json", *args)
+    assert result.exit_code == 0, result.output
+    return json.loads(result.output)
+
+
+@pytest.fixture
+def here(tmp_path, monkeypatch) -> Path:
+    """An empty current folder that is not a workspace."""
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def write(folder: Path, text: str | bytes, name: str = "results.csv") -> Path:
+    path = folder / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+# --- validation: exit 2, the file, the line and the problem; nothing written ----------------------
+
+BAD_FILES = [
+    pytest.param("match_id,entry_a,score_a\nm1,a,1\n", 1, "missing columns entry_b, score_b", id="missing-columns"),
+    pytest.param("", 1, "empty", id="empty-file"),
+    pytest.param(GOOD + "m3,a,c,x,1,fact,overall\n", 4, "score_a 'x' is not a number", id="non-numeric"),
+    pytest.param(GOOD + "m3,a,c,1,,fact,overall\n", 4, "score_b is missing", id="missing-score"),
+    pytest.param(GOOD + "m3,a,c,inf,1,fact,overall\n", 4, "score_a is not a finite number", id="infinite"),
+    pytest.param(GOOD + "m3,a,c,-1,2,fact,overall\n", 4, "score_a -1 is negative", id="negative"),
+    pytest.param(GOOD + "m3,a,c,0,0,fact,overall\n", 4, "score_a + score_b = 0", id="zero-total"),
+    pytest.param(GOOD + "m3,a,c,0,4,fact,overall\n", 4, "score_b 4 is above R = 3", id="score-above-scale"),
+    pytest.param(GOOD + "m3,a,c,2,2,fact,overall\n", 4, "score_a + score_b = 4 is above R = 3",
+                 id="total-above-scale"),
+    pytest.param(GOOD + "m3,c,c,2,1,fact,overall\n", 4, "entry 'c' plays itself", id="self-play"),
+    pytest.param(GOOD + "m1,a,b,2,1,fact,argument\nm1,a,b,3,0,fact,overall\n", 5,
+                 "match_id 'm1' with dimension 'overall' repeats line 2", id="repeated-match"),
+    pytest.param("match_id,entry_a,entry_b,score_a,score_b\nm1,a,b,1,0\nm1,b,a,1,0\n", 3,
+                 "match_id 'm1' repeats line 2", id="repeated-match-no-dimension"),
+    pytest.param(GOOD + ",a,c,2,1,fact,overall\n", 4, "match_id is empty", id="empty-match-id"),
+    pytest.param(GOOD + "m3,  ,c,2,1,fact,overall\n", 4, "entry_a is empty", id="blank-entry"),
+    pytest.param(GOOD + "m3,a,,2,1,fact,overall\n", 4, "entry_b is empty", id="empty-entry"),
+    pytest.param(GOOD + "m3,a,c,2,1,fact,\n", 4, "dimension is empty", id="empty-dimension"),
+    pytest.param(GOOD + "m3,a,c,2,1,,overall\n", 4, "category is empty", id="empty-category"),
+    pytest.param(GOOD + "m3,a,c,2,1,fact,overall,extra\n", 4, "8 fields, but the header has 7", id="extra-field"),
+    pytest.param(HEADER + "m1,a,b,3,0,fact,overall,extra\n", 2, "more fields than the header", id="extra-field-first"),
+    pytest.param(GOOD + 'm3,"a\nz",c,2,1,fact,overall\n', 4, "line break", id="line-break-in-name"),
+    pytest.param(GOOD.encode() + "m3,caf\xe9,c,2,1,fact,overall\n".encode("latin-1"), 4, "not UTF-8",
+                 id="not-utf8"),
+    # Blank lines are skipped, yet lines are still counted as they are in the file.
+    pytest.param(HEADER + "\nm1,a,b,3,0,fact,overall\n\n\nm2,a,a,2,1,fact,overall\n", 6, "plays itself",
+                 id="line-after-blank-lines"),
+    # Of several problems, the first row's is reported.
+    pytest.param(GOOD + "m3,a,c,2,1,fact,overall\nm4,a,c,2,1,fact,\nm3,b,b,x,1,fact,overall\n", 5,
+                 "dimension is empty", id="first-problem-first"),
+]
+
+
+@pytest.mark.parametrize("text, line, problem", BAD_FILES)
+def test_bad_results_file_exits_2_naming_file_line_and_problem(here, text, line, problem):
+    path = write(here, text)
+    before = snapshot(here)
+    for fmt in ("table", "json", "csv"):
+        result = invoke("rate", "--results", path, "--format", fmt, "-w", here / "no-workspace")
+        assert_user_error(result, f"{path}:{line}: ", problem)
+        assert result.output.count("\n") == 1  # the message, nothing before it
+    assert snapshot(here) == before  # nothing written, no folder created
+
+
+@pytest.mark.parametrize("text, line, problem", BAD_FILES)
+def test_read_results_raises_results_error(tmp_path, text, line, problem):
+    path = write(tmp_path, text)
+    with pytest.raises(ResultsError) as raised:
+        read_results(path)
+    assert str(raised.value).startswith(f"{path}:{line}: ") and problem in str(raised.value)
+    assert isinstance(raised.value, ValueError)  # leaderboard/ raises no arena errors
+
+
+def test_bad_results_file_through_the_console_script_prints_no_traceback(here):
+    path = write(here, GOOD + "m3,a,c,-1,2,fact,overall\n")
+    arena = Path(sys.executable).with_name("arena")
+    proc = subprocess.run([str(arena), "rate", "--results", str(path)], capture_output=True, text=True, check=False,
+                          timeout=60)
+    assert proc.returncode == 2
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
+    assert f"{path}:4: score_a -1 is negative" in proc.stderr
+
+
+@pytest.mark.parametrize("args, fragments", [
+    pytest.param(("--results", "missing.csv"), ("missing.csv", "no such file"), id="no-such-file"),
+    pytest.param(("--results", "."), ("is a folder",), id="folder"),
+    pytest.param(("--results", "results.csv", "--judge", "j1"), ("--judge", "--results"), id="judge-with-results"),
+    pytest.param(("--results", "results.csv", "--anchor", "a"), ("--anchor", "ENTRY=RATING"), id="anchor-no-equals"),
+    pytest.param(("--results", "results.csv", "--anchor", "a=high"), ("--anchor", "ENTRY=RATING"), id="anchor-nan"),
+    pytest.param(("--results", "results.csv", "--anchor", "=1200"), ("--anchor",), id="anchor-no-entry"),
+    pytest.param(("--results", "results.csv", "--anchor", "zed=1200"), ("--anchor", "'zed'", "results.csv"),
+                 id="anchor-unknown-entry"),
+    pytest.param(("--results", "results.csv", "--by", "team"), ("--by",), id="by-unknown"),
+    pytest.param(("--results", "results.csv", "--weighting", "elo"), ("--weighting",), id="weighting-unknown"),
+    pytest.param(("--results", "results.csv", "--ci", "wald"), ("--ci",), id="ci-unknown"),
+    pytest.param(("--results", "results.csv", "--format", "xml"), ("--format",), id="format-unknown"),
+])
+def test_bad_options_exit_2_naming_the_option(here, args, fragments):
+    write(here, GOOD)
+    before = snapshot(here)
+    assert_user_error(invoke("rate", *args), *fragments)
+    assert snapshot(here) == before
+
+
+def test_by_a_column_the_file_lacks_exits_2(here):
+    path = write(here, "match_id,entry_a,entry_b,score_a,score_b\nm1,a,b,1,0\n")
+    assert_user_error(invoke("rate", "--results", path, "--by", "category"), "--by category", "no category column")
+
+
+def test_dimension_column_without_overall_rows_exits_2(here):
+    path = write(here, HEADER + "m1,a,b,3,0,fact,argument\n")
+    assert_user_error(invoke("rate", "--results", path), str(path), "no rows of dimension 'overall'", "argument")
+
+
+def test_anchor_entry_absent_from_a_group_exits_2(here):
+    path = write(here, SMALL)
+    result = invoke("rate", "--results", path, "--by", "dimension", "--anchor", "d=1200", "--bootstrap", "0")
+    assert_user_error(result, "--anchor", "'d'", "dimension 'argument'")
+
+
+# --- what a valid file may hold -------------------------------------------------------------------
+
+def test_valid_variations_are_accepted(tmp_path):
+    path = write(tmp_path, (
+        "judge,match_id,entry_a,entry_b,score_a,score_b,dimension,category\n"  # any order, extra column
+        "j,m1,NA,null,2,1,overall,fact\n"      # "NA" and "null" are names, not missing values
+        "\n"                                   # blank lines are skipped
+        "j,m1,NA,null,1.5,1.5,argument,fact\n"  # the same match once per dimension
+        "j,m2,null,NA,1,0,overall,fact\n"      # a total below R (a failed run) is allowed
+        "j,m3,NA,null,0.5,2.5,clarity,value\n"  # a custom dimension
+    ))
+    frame = read_results(path)
+    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
+    assert frame["entry_a"].tolist() == ["NA", "NA", "null", "NA"]
+    assert frame["score_a"].tolist() == [2.0, 1.5, 1.0, 0.5]
+    assert frame["dimension"].tolist() == ["overall", "argument", "overall", "clarity"]
+
+
+def test_shares_in_0_1_are_their_own_scale(tmp_path):
+    path = write(tmp_path, "match_id,entry_a,entry_b,score_a,score_b\nm1,a,b,0.25,0.75\nm2,a,b,1,0\n"
+                           "m3,b,a,0.3333333333333333,0.6666666666666667\n")
+    assert len(read_results(path)) == 3
+    with pytest.raises(ResultsError, match=r":5: score_a 1.5 is above R = 1"):
+        read_results(write(tmp_path, path.read_text() + "m4,a,b,1.5,0\n"))
+
+
+def test_header_only_file_rates_nothing(here):
+    path = write(here, HEADER)
+    data = rate_json("--results", path, "--by", "category")
+    assert data["ratings"] == [] and data["by"] == {} and data["meta"]["matches"] == 0
+
+
+def test_reading_a_million_rows_is_fast(tmp_path):
+    rng = np.random.default_rng(0)
+    n = 1_000_000
+    a = rng.integers(0, 50, n)
+    b = (a + rng.integers(1, 50, n)) % 50
+    points = rng.integers(0, 4, n).tolist()
+    a, b = a.tolist(), b.tolist()
+    dims = ("overall", "argument", "source", "language")
+    lines = [f"m{k // 4},e{a[k]},e{b[k]},{points[k]},{3 - points[k]},fact,{dims[k % 4]}" for k in range(n)]
+    path = write(tmp_path, HEADER + "\n".join(lines) + "\n")
+    start = time.perf_counter()
+    frame = read_results(path)
+    elapsed = time.perf_counter() - start
+    assert len(frame) == n
+    assert elapsed < 3.0, elapsed  # about 1 s of CPU on the 2-core development machine
+
+
+def test_leaderboard_imports_nothing_from_arena():
+    code = ("import sys, leaderboard.results, leaderboard.ratings; "
+            "sys.exit(any(m == 'arena' or m.startswith('arena.') for m in sys.modules))")
+    assert subprocess.run([sys.executable, "-c", code], check=False, timeout=60).returncode == 0
+
+
+# --- --results: rating a file without a workspace -------------------------------------------------
+
+def test_results_rate_without_a_workspace(here):
+    path = write(here, SMALL)
+    before = snapshot(here)
+    data = rate_json("--results", path, "--bootstrap", "50", "--seed", "3", "-w", here / "nowhere")
+    assert snapshot(here) == before and not (here / "nowhere").exists()
+    assert [r["entry"] for r in data["ratings"]] and {r["entry"] for r in data["ratings"]} == {"a", "b", "c", "d"}
+    assert isinstance(data["meta"].pop("prior"), bool)  # set when a resample needed the weak prior
+    assert data["meta"] == {"matches": 12, "ci": "bootstrap", "bootstrap": 50, "weighting": "paper", "seed": 3,
+                            "results": str(path)}
+    assert "by" not in data
+    # Only the overall rows are fitted: the same ratings as a file of those rows alone.
+    overall = write(here, "".join(line + "\n" for line in SMALL.splitlines() if not line.endswith("argument")),
+                    "overall.csv")
+    assert rate_json("--results", overall, "--bootstrap", "50", "--seed", "3")["ratings"] == data["ratings"]
+
+
+def test_results_table_names_the_file(here):
+    path = write(here, SMALL)
+    result = invoke("rate", "--results", path, "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"ratings from {path}, 12 matches, 0 bootstrap replicates\n")
+    assert result.output.splitlines()[1].split()[:3] == ["rank_ub", "entry", "rating"]
+
+
+def test_sandwich_intervals_are_passed_through(here):
+    path = write(here, SMALL)
+    data = rate_json("--results", path, "--ci", "sandwich")
+    assert data["meta"]["ci"] == "sandwich"
+    assert all(r["ci_low"] < r["rating"] < r["ci_high"] for r in data["ratings"])
+
+
+# --- --by category | dimension ------------------------------------------------------------------
+
+def group_file(folder: Path, keep, name: str) -> Path:
+    """The rows of SMALL that keep(row) accepts, without the dimension column (so all of them are fitted)."""
+    rows = [line.split(",") for line in SMALL.splitlines()]
+    return write(folder, "".join(",".join(row[:6]) + "\n" for row in [rows[0], *filter(keep, rows[1:])]), name)
+
+
+@pytest.mark.parametrize("by, groups, keep", [
+    ("category", {"fact": 6, "value": 6}, lambda group: lambda row: row[5] == group and row[6] == "overall"),
+    ("dimension", {"argument": 6}, lambda group: lambda row: row[6] == group),
+])
+def test_by_fits_each_group_as_its_rows_alone(here, by, groups, keep):
+    path = write(here, SMALL)
+    options = ("--bootstrap", "40", "--seed", "7", "--weighting", "none")
+    data = rate_json("--results", path, "--by", by, *options)
+    assert list(data) == ["ratings", "by", "meta"]
+    assert list(data["by"]) == list(groups)
+    assert data["ratings"] == rate_json("--results", path, *options)["ratings"]
+    for group, matches in groups.items():
+        fit = data["by"][group]
+        assert set(fit) == {"ratings", "meta"}
+        assert fit["meta"]["matches"] == matches
+        assert {k: fit["meta"][k] for k in ("bootstrap", "seed", "weighting", "ci")} == {
+            "bootstrap": 40, "seed": 7, "weighting": "none", "ci": "bootstrap"}
+        alone = rate_json("--results", group_file(here, keep(group), f"{group}.csv"), *options)
+        assert fit["ratings"] == alone["ratings"]
+
+
+def test_by_prints_one_titled_table_per_group(here):
+    path = write(here, SMALL)
+    result = invoke("rate", "--results", path, "--by", "category", "--bootstrap", "0")
+    assert result.exit_code == 0, result.output
+    blocks = result.output.split("\n\n")
+    assert [block.splitlines()[0] for block in blocks[1:]] == ["category 'fact': 6 matches",
+                                                               "category 'value': 6 matches"]
+    assert all(block.splitlines()[1].startswith("rank_ub") for block in blocks)
+
+
+# --- --weighting, --anchor ------------------------------------------------------------------------
+
+def test_weighting_none_is_plain_bradley_terry_and_differs_from_paper(here):
+    path = write(here, SMALL)
+    paper = rate_json("--results", path, "--bootstrap", "0")
+    plain = rate_json("--results", path, "--bootstrap", "0", "--weighting", "none")
+    assert plain["meta"]["weighting"] == "none"
+    frame = read_results(path)
+    frame = frame[frame["dimension"] == "overall"]
+    entries = sorted(set(frame["entry_a"]) | set(frame["entry_b"]))
+    a = frame["entry_a"].map(entries.index).to_numpy()
+    b = frame["entry_b"].map(entries.index).to_numpy()
+    y = bt.soft_outcomes(frame["score_a"], frame["score_b"])
+    W, N = bt.pair_statistics(a, b, y, np.ones(len(frame)), len(entries))  # every match weighs 1
+    assert bt.mle_exists(W)
+    expected = bt.BASE_RATING + bt.ELO_SCALE * bt.fit(W, N)
+    got = {r["entry"]: r["rating"] for r in plain["ratings"]}
+    np.testing.assert_allclose([got[e] for e in entries], expected, atol=0.006)
+    papers = {r["entry"]: r["rating"] for r in paper["ratings"]}
+    assert max(abs(papers[e] - got[e]) for e in entries) > 5  # lopsided 3-0 wins weigh more under paper
+
+
+def test_anchor_pins_the_entry_and_shifts_the_rest(here):
+    path = write(here, SMALL)
+    free = {r["entry"]: r for r in rate_json("--results", path, "--bootstrap", "30")["ratings"]}
+    pinned = {r["entry"]: r for r in rate_json("--results", path, "--bootstrap", "30", "--anchor", "c=1500")["ratings"]}
+    assert pinned["c"]["rating"] == 1500.0
+    shift = 1500.0 - free["c"]["rating"]
+    assert abs(shift) > 100
+    for entry in "abd":
+        assert pinned[entry]["rating"] == pytest.approx(free[entry]["rating"] + shift, abs=0.02)
+
+
+def test_anchor_applies_to_every_group(here):
+    path = write(here, SMALL)
+    data = rate_json("--results", path, "--by", "category", "--bootstrap", "0", "--anchor", "a=1200")
+    for fit in [data, *data["by"].values()]:
+        assert {r["entry"]: r["rating"] for r in fit["ratings"]}["a"] == 1200.0
+
+
+# --- a workspace: --format csv export, and its round trip through --results -----------------------
+
+SIMULATED = '[search]\nprovider = "offline"\n' + "".join(
+    f'[[entries]]\nname = "sim-{name}"\ndebater = "direct"\nmodel = "offline/{name}"\nstrength = {strength}\n'
+    for name, strength in (("ace", 1.5), ("bold", 0.5), ("calm", -0.5), ("deft", -1.5))
+) + '[[judges]]\nname = "sim-judge"\nkind = "single"\nmodel = "offline/judge"\nruns = 3\n'
+
+
+@pytest.fixture(scope="module")
+def demo_ws(tmp_path_factory) -> Path:
+    """A simulated tournament: 4 entries, 24 matches, a judge with 3 runs that judges every dimension."""
+    path = tmp_path_factory.mktemp("rate") / "ws"
+    init_workspace(path, SIMULATED)
+    ws = runner.open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=2)
+        assert runner.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
+    finally:
+        ws.close()
+    return path
+
+
+def test_csv_export_round_trips_through_results(demo_ws, tmp_path):
+    exported = invoke("rate", "--format", "csv", "-w", demo_ws)
+    assert exported.exit_code == 0, exported.output
+    frame = pd.read_csv(io.StringIO(exported.output), keep_default_na=False)
+    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
+    assert sorted(frame["dimension"].unique()) == ["argument", "language", "overall", "source"]
+    assert (frame["dimension"] == "overall").sum() == 24
+    path = write(tmp_path, exported.output, "export.csv")
+    for args in [(), ("--by", "category"), ("--by", "dimension"), ("--weighting", "none", "--anchor", "sim-ace=1500"),
+                 ("--ci", "sandwich")]:
+        options = ("--bootstrap", "50", "--seed", "1", *args)
+        from_ws = rate_json("-w", demo_ws, *options)
+        from_file = rate_json("--results", path, *options)
+        assert from_file["ratings"] == from_ws["ratings"] and from_file.get("by") == from_ws.get("by")
+        assert from_ws["meta"]["judge"] == "sim-judge" and from_file["meta"]["results"] == str(path)
+        assert {k: v for k, v in from_file["meta"].items() if k != "results"} == {
+            k: v for k, v in from_ws["meta"].items() if k not in ("judge", "simulated")}
+    # Exporting the file again gives the same rows.
+    again = invoke("rate", "--results", path, "--format", "csv")
+    assert again.exit_code == 0 and again.output == exported.output
+
+
+def test_workspace_by_category_and_dimension(demo_ws):
+    by_category = rate_json("-w", demo_ws, "--by", "category", "--bootstrap", "0")
+    assert set(by_category["by"]) <= {"fact", "value", "policy"} and by_category["by"]
+    assert sum(fit["meta"]["matches"] for fit in by_category["by"].values()) == 24
+    by_dimension = rate_json("-w", demo_ws, "--by", "dimension", "--bootstrap", "0")
+    assert list(by_dimension["by"]) == ["argument", "language", "source"]
+    assert by_dimension["meta"]["judge"] == "sim-judge" and by_dimension["meta"]["simulated"] is True
+
+
+def test_workspace_anchor_unknown_entry_exits_2(demo_ws):
+    before = snapshot(demo_ws)
+    assert_user_error(invoke("rate", "-w", demo_ws, "--anchor", "nobody=1000"), "--anchor", "'nobody'")
+    assert snapshot(demo_ws) == before

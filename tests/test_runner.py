@@ -1,0 +1,394 @@
+"""`arena run`: resume after SIGKILL and Ctrl-C, the budget stop, --retry-failed, faults, --dry-run, progress."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena import app, runner
+from arena.cli import main
+from arena.dryrun import dry_run
+from arena.progress import Progress
+from arena.workspace import init_workspace
+from tests.fakes.openai_server import Reply
+from tests.helpers import VERDICT, debate_responder, stage_and_side, write_workspace
+
+ROOT = Path(__file__).resolve().parents[1]
+ENTRIES = ("alpha", "beta", "gamma")  # a round-robin of 6 matches, each pair on its own motion
+
+
+def invoke(*args):
+    return CliRunner().invoke(main, [str(a) for a in args])
+
+
+def slow(delay: float):
+    """debate_responder, each answer after `delay` seconds, so a run is long enough to interrupt."""
+    answer = debate_responder()
+    return lambda body: Reply(content=answer(body), delay=delay)
+
+
+def scheduled(tmp_path, api_base, *, entries=ENTRIES, judge_runs: int = 1, extra: str = "") -> Path:
+    path = write_workspace(tmp_path / "ws", api_base, entries=entries, judge_runs=judge_runs, extra=extra)
+    ws = runner.open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=1)
+    finally:
+        ws.close()
+    return path
+
+
+def query(path: Path, sql: str, *args):
+    """Read arena.db without taking part in a running writer's transactions."""
+    db = sqlite3.connect(f"file:{path / 'arena.db'}?mode=ro", uri=True, timeout=5)
+    try:
+        return db.execute(sql, args).fetchall()
+    finally:
+        db.close()
+
+
+def statuses(path: Path) -> dict[str, int]:
+    return dict(query(path, "SELECT status, COUNT(*) FROM matches GROUP BY status"))
+
+
+def start_run(path: Path, *args: str) -> subprocess.Popen:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.Popen([sys.executable, "-m", "arena", "run", "-w", str(path), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+
+
+def wait_until_mid_run(path: Path, process: subprocess.Popen, timeout: float = 120) -> None:
+    """Until one match is done and another is running with at least one completed LLM call."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert process.poll() is None, process.communicate()
+        done = statuses(path).get("done", 0)
+        busy = query(path, "SELECT COUNT(*) FROM calls c JOIN matches m ON m.id = c.match_id "
+                           "WHERE m.status = 'running' AND c.error IS NULL")[0][0]
+        if done >= 1 and busy >= 1:
+            return
+        time.sleep(0.02)
+    raise AssertionError("the run never reached the middle")
+
+
+def assert_each_match_done_once(path: Path, matches: int, judge_runs: int = 1) -> None:
+    assert statuses(path) == {"done": matches}
+    assert query(path, "SELECT COUNT(*) FROM speeches")[0][0] == 6 * matches
+    assert query(path, "SELECT COUNT(*) FROM verdicts WHERE error IS NULL")[0][0] == judge_runs * matches
+    # One agent message per call: a duplicated match would leave twice as many.
+    assert query(path, "SELECT COUNT(*) FROM agent_messages")[0][0] == (6 + judge_runs) * matches
+    per_match = query(path, "SELECT match_id, COUNT(*) FROM speeches GROUP BY match_id")
+    assert {n for _, n in per_match} == {6}
+
+
+def key(body: dict) -> str:
+    return json.dumps(body, sort_keys=True)
+
+
+# --- kill -9 and Ctrl-C ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_resume_after_sigkill_pays_only_for_the_calls_in_flight(tmp_path, fake_llm):
+    fake_llm.responder = slow(0.1)
+    path = scheduled(tmp_path, fake_llm.api_base)
+    process = start_run(path, "--concurrency", "2")
+    wait_until_mid_run(path, process)
+    os.kill(process.pid, signal.SIGKILL)
+    process.wait(timeout=30)
+    time.sleep(0.3)  # let the server finish answering (into the void) what the dead run had asked
+
+    before = fake_llm.requests
+    cached = query(path, "SELECT COUNT(*) FROM cache WHERE kind = 'llm'")[0][0]
+    in_flight = len(before) - cached  # asked, but the answer never reached the cache
+    # At most: 2 matches playing with 2 constructives each, and 2 being judged with R = 1.
+    assert 0 <= in_flight <= 2 * 2 + 2 * 1
+    assert statuses(path).get("done", 0) < 6
+
+    rerun = start_run(path, "--concurrency", "2")
+    out, err = rerun.communicate(timeout=120)
+    assert rerun.returncode == 0, err
+    assert ", 0 failed, of" in out
+    assert_each_match_done_once(path, 6)
+
+    after = fake_llm.requests[len(before):]
+    asked_before = {key(r.body) for r in before}
+    repeated = [r for r in after if key(r.body) in asked_before]
+    assert len(repeated) <= in_flight  # every call completed before the kill came from the cache
+    assert query(path, "SELECT COUNT(*) FROM calls WHERE cache_hit = 1")[0][0] >= 1
+    assert len({key(r.body) for r in fake_llm.requests}) == 6 * 7  # 6 speeches + 1 verdict per match
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_the_rerun_completes(tmp_path, fake_llm):
+    fake_llm.responder = slow(0.1)
+    path = scheduled(tmp_path, fake_llm.api_base)
+    process = start_run(path, "--concurrency", "2")
+    wait_until_mid_run(path, process)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert "Traceback" not in err
+    assert "interrupted" in out and "arena run" in out
+    left = statuses(path)
+    assert "running" not in left and "failed" not in left  # in-flight matches went back to 'scheduled'
+    assert left.get("done", 0) >= 1 and left.get("scheduled", 0) >= 1
+    assert query(path, "SELECT COUNT(*) FROM speeches WHERE match_id IN "
+                       "(SELECT id FROM matches WHERE status = 'scheduled')")[0][0] == 0
+
+    result = invoke("run", "-w", path)
+    assert result.exit_code == 0, result.output
+    assert_each_match_done_once(path, 6)
+
+
+# --- budget -------------------------------------------------------------------------------------
+
+def priced_workspace(tmp_path, api_base) -> Path:
+    """Entries and judge on gpt-4o-mini, a model litellm prices, served by the fake server."""
+    toml = ['[arena]', 'judge_runs = 1', '[search]', 'provider = "offline"']
+    for name, temperature in (("alpha", 0.2), ("beta", 0.4)):  # two entries on one model, asking differently
+        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', 'model = "openai/gpt-4o-mini"',
+                 f'api_base = "{api_base}"', '[entries.params]', f'temperature = {temperature}']
+    toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', f'api_base = "{api_base}"']
+    path = tmp_path / "ws"
+    init_workspace(path, "\n".join(toml) + "\n")
+    ws = runner.open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=2)  # 4 matches
+    finally:
+        ws.close()
+    return path
+
+
+def test_budget_stops_new_matches_once_the_ledger_reaches_it(tmp_path, fake_llm):
+    fake_llm.responder = debate_responder()
+    path = priced_workspace(tmp_path, fake_llm.api_base)
+    result = invoke("run", "-w", path, "--concurrency", "1", "--budget", "0.000001")
+    assert result.exit_code == 0, result.output
+    # The first match starts at $0; it costs more than the budget, so no other starts.
+    assert statuses(path) == {"done": 1, "scheduled": 3}
+    assert "budget reached" in result.output and "3 matches stay scheduled" in result.output
+    spent = query(path, "SELECT SUM(cost) FROM calls")[0][0]
+    assert spent > 0.000001
+    assert len(fake_llm.requests) == 7  # one match's calls, nothing of the others
+
+    # The budget counts the whole ledger, so a rerun at the amount already spent starts nothing; more finishes.
+    result = invoke("run", "-w", path, "--budget", str(spent))
+    assert result.exit_code == 0 and "0 done, 0 failed, of 3; budget reached" in result.output
+    assert len(fake_llm.requests) == 7
+    result = invoke("run", "-w", path, "--budget", "1")
+    assert result.exit_code == 0 and statuses(path) == {"done": 4}
+
+
+def test_budget_says_when_prices_are_unknown(tmp_path, fake_llm):
+    fake_llm.responder = debate_responder()
+    path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"))
+    result = invoke("run", "-w", path, "--budget", "0.01")
+    assert result.exit_code == 0, result.output
+    assert statuses(path) == {"done": 2}  # unknown prices count as $0 ...
+    assert "14 calls had no known price and counted as $0 against the budget" in result.output  # ... and it says so
+
+
+def test_bad_budget_exits_2_naming_the_option(tmp_path):
+    result = invoke("run", "-w", tmp_path, "--budget", "-1")
+    assert result.exit_code == 2 and "--budget" in result.output
+
+
+# --- failures and --retry-failed ----------------------------------------------------------------
+
+def test_retry_failed_plays_failed_matches_again(tmp_path, fake_llm):
+    answer = debate_responder()
+    broken = {"on": True}
+
+    def responder(body):
+        if broken["on"] and body["model"] == "beta-model" and stage_and_side(body) == ("rebuttal", "con"):
+            return Reply(status=400, content="context length exceeded")
+        return answer(body)
+
+    fake_llm.responder = responder
+    path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"))
+    result = invoke("run", "-w", path)
+    assert result.exit_code == 1 and "1 done, 1 failed, of 2" in result.output
+    assert "context length exceeded" in result.output
+    [(error,)] = query(path, "SELECT error FROM matches WHERE status = 'failed'")
+    assert "400" in error and "context length exceeded" in error
+
+    broken["on"] = False
+    result = invoke("run", "-w", path)  # failed matches wait for --retry-failed
+    assert result.exit_code == 0 and "0 done, 0 failed, of 0" in result.output
+    result = invoke("run", "-w", path, "--retry-failed")
+    assert result.exit_code == 0 and "1 done, 0 failed, of 1" in result.output
+    assert_each_match_done_once(path, 2, judge_runs=1)
+    assert query(path, "SELECT COUNT(*) FROM matches WHERE error IS NOT NULL")[0][0] == 0
+
+
+def test_transient_faults_and_malformed_answers_end_with_every_match_done(tmp_path, fake_llm):
+    answer = debate_responder()
+    seen: set[str] = set()
+    lock = threading.Lock()
+
+    def responder(body):
+        if body.get("response_format"):
+            with lock:
+                first = body["messages"][0]["content"] not in seen
+                seen.add(body["messages"][0]["content"])
+            if first:  # every judge prompt is first answered with broken JSON, then re-asked
+                return '{"overall": "pro", "rationale": '
+        return answer(body)
+
+    fake_llm.responder = responder
+    # The first requests of the run meet a rate limit, a server error and a body that is not JSON.
+    fake_llm.faults.enqueue(Reply(status=429), Reply(status=500), Reply(raw="{not json"), Reply(status=503))
+    path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
+    toml = path / "arena.toml"  # enough retries for all four faults to land on one call
+    toml.write_text(toml.read_text().replace("retries = 2", "retries = 4"))
+    result = runner.run(runner.open_workspace(path), concurrency=3, progress=lambda line: None)
+    assert (result["done"], result["failed"]) == (6, 0)
+    assert_each_match_done_once(path, 6)
+    errors = [e for (e,) in query(path, "SELECT error FROM calls WHERE error IS NOT NULL")]
+    assert len(errors) == 4 and any("429" in e for e in errors) and any("500" in e for e in errors)
+    re_asked = [r for r in fake_llm.requests if "That answer is not valid" in json.dumps(r.body)]
+    assert len(re_asked) == 6  # one re-ask per match's judge prompt
+
+
+def test_persistent_faults_fail_their_matches_with_the_reason_and_leave_none_running(tmp_path, fake_llm):
+    answer = debate_responder()
+
+    def responder(body):
+        if body["model"] == "gamma-model":
+            return Reply(status=503, content="gamma is down")
+        if body.get("response_format") and "SPEECH<alpha-model|summary|pro>" in json.dumps(body):
+            return "no verdict here"  # never valid: this judge fails on the matches alpha opened as Pro
+        return answer(body)
+
+    fake_llm.responder = responder
+    path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
+    result = runner.run(runner.open_workspace(path), concurrency=6, progress=lambda line: None)
+    assert (result["done"], result["failed"]) == (2, 4)  # gamma plays in 4 of the 6 matches
+    assert "running" not in statuses(path) and "scheduled" not in statuses(path)
+    reasons = query(path, "SELECT error FROM matches WHERE status = 'failed'")
+    assert all("503" in r and "gamma is down" in r and "after 3 tries" in r for (r,) in reasons)
+    assert query(path, "SELECT COUNT(*) FROM speeches WHERE match_id IN "
+                       "(SELECT id FROM matches WHERE status = 'failed')")[0][0] == 0
+    # A judge that never gives a valid answer is a failed verdict of a completed match, with its reason.
+    [(error,)] = query(path, "SELECT error FROM verdicts WHERE error IS NOT NULL")
+    assert "no valid structured answer" in error
+
+
+def test_judging_does_not_hold_a_play_slot(tmp_path, fake_llm):
+    answer = debate_responder()
+    arrivals: list[tuple[float, str]] = []
+
+    def responder(body):
+        judging = bool(body.get("response_format"))
+        arrivals.append((time.monotonic(), "judge" if judging else stage_and_side(body)[0]))
+        return Reply(content=answer(body), delay=1.0 if judging else 0.01)
+
+    fake_llm.responder = responder
+    path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"), judge_runs=1)
+    result = runner.run(runner.open_workspace(path), concurrency=1, progress=lambda line: None)
+    assert result["done"] == 2
+    first_judge = next(t for t, what in arrivals if what == "judge")
+    # With one play slot, match 2 plays while match 1's (slow) judge is still deciding.
+    later_speeches = [t for t, what in arrivals if what != "judge" and t > first_judge]
+    assert len(later_speeches) == 6 and max(later_speeches) < first_judge + 1.0
+
+
+# --- dry run ------------------------------------------------------------------------------------
+
+def test_dry_run_projects_calls_and_cost_per_model_and_writes_nothing(tmp_path, fake_llm):
+    toml = ['[arena]', 'judge_runs = 1', '[search]', 'provider = "offline"',
+            '[[entries]]', 'name = "known"', 'debater = "direct"', 'model = "openai/gpt-4o-mini"',
+            f'api_base = "{fake_llm.api_base}"',
+            '[[entries]]', 'name = "mystery"', 'debater = "direct"', 'model = "openai/mystery-model"',
+            '[[entries]]', 'name = "sim"', 'debater = "direct"', 'model = "offline/sim"',
+            '[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', 'runs = 2']
+    path = tmp_path / "ws"
+    init_workspace(path, "\n".join(toml) + "\n")
+    ws = runner.open_workspace(path)
+    app.schedule(ws, "round-robin", rounds=1)  # 6 matches; each entry plays 4
+    ws.close()
+    before = {p.name: p.read_bytes() for p in path.iterdir()}
+
+    result = invoke("run", "-w", path, "--dry-run")
+    assert result.exit_code == 0, result.output
+    assert {p.name: p.read_bytes() for p in path.iterdir()} == before
+    assert fake_llm.requests == []
+    assert "openai/mystery-model" in result.output and "unknown" in result.output
+    assert "no price in litellm's map for openai/mystery-model" in result.output
+
+    ws = runner.open_workspace(path)
+    projection = dry_run(ws)
+    ws.close()
+    rows = {r["model"]: r for r in projection["models"]}
+    # 3 speeches in each of 4 matches per entry; the judge: 2 runs of 6 matches.
+    assert {m: r["calls"] for m, r in rows.items()} == {"openai/gpt-4o-mini": 12 + 12, "openai/mystery-model": 12,
+                                                        "offline/sim": 12}
+    assert rows["openai/mystery-model"]["cost"] is None and projection["unknown"] == ["openai/mystery-model"]
+    assert rows["offline/sim"]["cost"] == 0.0
+    mini = rows["openai/gpt-4o-mini"]
+    assert mini["prompt_tokens"] > 0 and mini["cost"] == pytest.approx(
+        0.15e-6 * mini["prompt_tokens"] + 0.6e-6 * mini["completion_tokens"])
+    assert projection["cost"] == pytest.approx(mini["cost"])
+    assert projection["per_match"]["calls"] == pytest.approx(48 / 6)
+    assert projection["failed"] == []
+    assert {p.name: p.read_bytes() for p in path.iterdir()} == before
+
+
+# --- progress display ---------------------------------------------------------------------------
+
+class Clock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
+    from arena.llm import Completion
+    from arena.records import AgentUsage
+
+    lines, clock = [], Clock()
+    display = Progress(4, 2, say=lines.append, clock=clock)
+    assert display.eta() == "?"
+    display.started("m1")
+    display.started("m2")
+    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, 0.5)))
+    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, None)))
+    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, 0.0), cached=True))
+    clock.now = 10.0
+    display.finished("m1")
+    display.finished("m2", "openai/x: RateLimitError 429")
+    assert lines == ["[1/4] m1 done (10.0s)", "[2/4] m2 failed: openai/x: RateLimitError 429"]
+    assert display.eta() == "10s"  # 2 left, 10 s each, 2 at once
+    status = display.status()
+    assert "1/4 done, 0 running, 1 failed" in status
+    assert "3 calls (1 cached), 360 tokens, $0.5000 (+1 calls of unknown price)" in status
+    display.close()
+    assert lines[-1].startswith("after 10s: 1/4 done")
+
+
+def test_progress_redraws_one_line_on_a_terminal(capsys):
+    clock = Clock()
+    display = Progress(2, 1, live=True, clock=clock)
+    clock.now = 1.0
+    display.started("m1")
+    clock.now = 1.1
+    display.started("m2")  # within a quarter second: not redrawn
+    clock.now = 2.0
+    display.finished("m1")
+    display.finished("m2", "boom")
+    display.close()
+    err = capsys.readouterr().err
+    assert err.count("\r") >= 3 and "\x1b[K" in err
+    assert "m1 done" not in err  # done matches live in the status line
+    assert "[2/2] m2 failed: boom\n" in err  # failures stay on screen
+    assert err.rstrip("\n").endswith("1/2 done, 0 running, 1 failed · 0 calls, 0 tokens, $0.0000")

@@ -1,0 +1,413 @@
+"""The published site in a real headless Chromium, loaded from file://: no console errors, sorting by mouse
+and keyboard, tabs, a match page of six speeches, phone width, print, and hostile text that stays text.
+
+The browser is Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver), driven by
+Selenium; Selenium Manager is never consulted and nothing is downloaded. When the packages are missing the
+session installs them with apt-get (as CI does in .ci/run); if that fails, these tests fail — they are never
+skipped. Screenshots go to test-artifacts/ at the repository root.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from arena import app, runner
+from arena.workspace import init_workspace
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "test-artifacts"
+ARENA = [sys.executable, "-m", "arena"]
+FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage")
+# Installed before any page script runs: a call to alert/confirm/prompt is recorded instead of shown.
+WATCH_DIALOGS = ("window.__dialogs = [];"
+                 "['alert', 'confirm', 'prompt'].forEach(function (name) {"
+                 "  window[name] = function (message) { window.__dialogs.push(name + ':' + message); }; });")
+
+pytestmark = pytest.mark.slow
+
+
+# --- the browser ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def chromium_installed() -> None:
+    """Debian's chromium and its driver, installed with apt-get when missing (we run as root, as CI does)."""
+    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
+        return
+    if os.geteuid() != 0 or not shutil.which("apt-get"):
+        pytest.fail(f"{CHROMIUM} or {CHROMEDRIVER} is missing and cannot be installed here: "
+                    "install Debian's chromium and chromium-driver packages")
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
+        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
+        if done.returncode != 0:
+            pytest.fail(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
+        pytest.fail(f"apt-get installed chromium, but {CHROMIUM} or {CHROMEDRIVER} is still missing")
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_installed):
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.selenium_manager import SeleniumManager
+
+    def no_download(*args, **kwargs):
+        raise AssertionError("Selenium Manager was consulted: it may download a browser or a driver")
+
+    profile = tempfile.mkdtemp(prefix="arena-chromium-")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in (*FLAGS, f"--user-data-dir={profile}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("SE_OFFLINE", "true")
+        patch.setattr(SeleniumManager, "binary_paths", no_download)
+        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
+    try:
+        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_DIALOGS})
+        yield driver
+    finally:
+        driver.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+def load(driver, page: Path, width: int = 1280, height: int = 900) -> None:
+    """Open page from file:// at the given window size, with the console log emptied first."""
+    driver.set_window_size(width, height)
+    driver.get_log("browser")
+    driver.get(page.resolve().as_uri())
+    assert driver.execute_script("return document.readyState") == "complete"
+
+
+def console_errors(driver) -> list[dict]:
+    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
+
+
+def dialogs(driver) -> list[str]:
+    return driver.execute_script("return window.__dialogs || []")
+
+
+def wait_for(condition, timeout: float = 10.0):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = condition()
+        if value or time.monotonic() > deadline:
+            return value
+        time.sleep(0.05)
+
+
+def screenshot(driver, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / name
+    assert driver.save_screenshot(str(path)), f"could not save {path}"
+    assert path.stat().st_size > 1000
+    return path
+
+
+# --- the demo site ------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("browser") / "ws"
+    done = subprocess.run([*ARENA, "demo", "-w", str(path)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return path / "site"
+
+
+def entry_order(driver, view: str = "overall") -> list[str]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#panel-' + arguments[0] + ' tbody tr'))"
+        ".map(function (r) { return r.cells[1].getAttribute('data-value'); });", view)
+
+
+def header_button(driver, label: str, view: str = "overall"):
+    from selenium.webdriver.common.by import By
+
+    for button in driver.find_elements(By.CSS_SELECTOR, f"#panel-{view} thead th button"):
+        if button.text.strip().rstrip("▲▼ ").strip() == label:
+            return button
+    raise AssertionError(f"no header button {label!r} in the {view} table")
+
+
+def ratings(driver) -> list[float]:
+    return driver.execute_script(
+        "return Array.from(document.querySelectorAll('#panel-overall tbody tr'))"
+        ".map(function (r) { return parseFloat(r.cells[4].getAttribute('data-value')); });")
+
+
+def test_index_loads_from_file_without_console_errors(browser, site):
+    load(browser, site / "index.html")
+    assert console_errors(browser) == []
+    assert browser.title == "Debate Arena leaderboard"
+    assert "Simulated results" in browser.find_element("css selector", ".banner").text
+    assert len(entry_order(browser)) == 6
+    # The charts are drawn inline.
+    assert browser.execute_script("return document.querySelectorAll('#panel-overall svg.chart').length") == 2
+    # Nothing was fetched but the page itself.
+    fetched = browser.execute_script("return performance.getEntriesByType('resource').map(e => e.name)")
+    assert fetched == []
+    screenshot(browser, "index.png")
+
+
+def test_clicking_a_header_sorts_the_table(browser, site):
+    load(browser, site / "index.html")
+    before = entry_order(browser)
+    assert ratings(browser) == sorted(ratings(browser), reverse=True)  # best first as published
+    header_button(browser, "Rating").click()
+    after = entry_order(browser)
+    assert after != before and after == before[::-1]
+    assert ratings(browser) == sorted(ratings(browser))
+    assert header_button(browser, "Rating").find_element("xpath", "..").get_attribute("aria-sort") == "ascending"
+    header_button(browser, "Rating").click()
+    assert entry_order(browser) == before
+    header_button(browser, "Entry").click()
+    assert entry_order(browser) == sorted(before)
+    assert console_errors(browser) == []
+
+
+def test_sorting_works_from_the_keyboard(browser, site):
+    from selenium.webdriver.common.keys import Keys
+
+    load(browser, site / "index.html")
+    before = entry_order(browser)
+    button = header_button(browser, "Entry")
+    button.send_keys(Keys.ENTER)  # focuses the header's button and presses Enter
+    assert browser.switch_to.active_element == button
+    assert entry_order(browser) == sorted(before)
+    button.send_keys(Keys.SPACE)
+    assert entry_order(browser) == sorted(before, reverse=True)
+    assert button.find_element("xpath", "..").get_attribute("aria-sort") == "descending"
+    assert console_errors(browser) == []
+
+
+def test_tabs_switch_panels_by_click_and_arrow_keys(browser, site):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    load(browser, site / "index.html")
+    tabs = {t.text: t for t in browser.find_elements(By.CSS_SELECTOR, "[role=tab]")}
+    assert list(tabs) == ["Overall", "Fact", "Value", "Policy", "Argument", "Source", "Language"]
+    overall, value = browser.find_element(By.ID, "panel-overall"), browser.find_element(By.ID, "panel-value")
+    assert overall.is_displayed() and not value.is_displayed()
+    tabs["Value"].click()
+    assert value.is_displayed() and not overall.is_displayed()
+    assert tabs["Value"].get_attribute("aria-selected") == "true"
+    assert tabs["Overall"].get_attribute("aria-selected") == "false"
+    assert len(entry_order(browser, "value")) >= 2  # the value table has rows of its own
+
+    browser.switch_to.active_element.send_keys(Keys.ARROW_RIGHT)
+    assert browser.switch_to.active_element == tabs["Policy"]
+    assert browser.find_element(By.ID, "panel-policy").is_displayed() and not value.is_displayed()
+    browser.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
+    browser.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
+    assert browser.switch_to.active_element == tabs["Fact"]
+    browser.switch_to.active_element.send_keys(Keys.ARROW_LEFT)
+    browser.switch_to.active_element.send_keys(Keys.ARROW_LEFT)  # wraps round to the last tab
+    assert browser.switch_to.active_element == tabs["Language"]
+    assert browser.find_element(By.ID, "panel-language").is_displayed()
+    # Only the selected tab is in the tab order.
+    assert [t.get_attribute("tabindex") for t in tabs.values()].count("0") == 1
+    assert console_errors(browser) == []
+
+
+def test_a_match_page_opened_from_the_match_list_shows_six_speeches_and_verdicts(browser, site):
+    from selenium.webdriver.common.by import By
+
+    load(browser, site / "matches.html")
+    assert console_errors(browser) == []
+    link = browser.find_element(By.CSS_SELECTOR, "tbody a[href^='matches/']")
+    match_id = link.text
+    link.click()
+    assert wait_for(lambda: browser.current_url.endswith(f"/matches/{match_id}.html")), browser.current_url
+    wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    speeches = browser.find_elements(By.CSS_SELECTOR, "section.speech")
+    assert len(speeches) == 6
+    headings = [s.find_element(By.TAG_NAME, "h2").text for s in speeches]
+    assert [h.split(" · ")[:2] for h in headings] == [
+        ["Constructive", "PRO"], ["Constructive", "CON"], ["Rebuttal", "PRO"], ["Rebuttal", "CON"],
+        ["Summary", "CON"], ["Summary", "PRO"]]
+    assert all(s.find_element(By.CSS_SELECTOR, ".text").text.strip() for s in speeches)
+    runs = browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
+    assert len(runs) == 3  # the demo judge runs three times
+    assert all(r.find_elements(By.TAG_NAME, "td")[-1].text.strip() for r in runs)  # each with its rationale
+    assert "Score: PRO" in browser.find_element(By.CSS_SELECTOR, "p.score").text
+    assert console_errors(browser) == []
+    screenshot(browser, "match.png")
+    # Its links lead on: the motion page and both entries' pages load without errors too.
+    browser.find_element(By.CSS_SELECTOR, "main a[href^='../motions/']").click()
+    assert wait_for(lambda: "/motions/" in browser.current_url)
+    assert "Side balance" in browser.find_element(By.TAG_NAME, "main").text
+    assert console_errors(browser) == []
+
+
+def test_pages_fit_a_phone_screen(browser, site):
+    match_page = sorted((site / "matches").glob("*.html"))[0]
+    entry_page = sorted((site / "entries").glob("*.html"))[0]
+    for page in (site / "index.html", site / "matches.html", match_page, entry_page, site / "methodology.html"):
+        load(browser, page, 390, 844)
+        assert browser.execute_script("return window.innerWidth") <= 400
+        width, viewport = browser.execute_script(
+            "return [document.documentElement.scrollWidth, window.innerWidth]")
+        assert width <= viewport + 1, f"{page.name} overflows a phone screen: {width} > {viewport}"
+        assert console_errors(browser) == []
+    load(browser, site / "index.html", 390, 844)
+    # The wide leaderboard scrolls inside its wrapper instead of widening the page.
+    wrap = browser.execute_script(
+        "var w = document.querySelector('#panel-overall .wrap');"
+        "return [w.scrollWidth, w.clientWidth, getComputedStyle(w).overflowX];")
+    assert wrap[0] > wrap[1] and wrap[2] in ("auto", "scroll")
+    screenshot(browser, "index-phone.png")
+
+
+def test_print_shows_every_view_and_hides_the_controls(browser, site):
+    load(browser, site / "index.html")
+    try:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": "print"})
+        shown = browser.execute_script(
+            "return Array.from(document.querySelectorAll('[role=tabpanel]'))"
+            ".map(function (p) { return getComputedStyle(p).display !== 'none'; });")
+        assert shown == [True] * 7
+        assert browser.execute_script("return getComputedStyle(document.querySelector('[role=tablist]')).display") \
+            == "none"
+        assert browser.execute_script("return getComputedStyle(document.querySelector('nav.site')).display") == "none"
+        pdf = browser.print_page()  # Chromium renders the printed document without complaint
+        assert len(pdf) > 1000
+    finally:
+        browser.execute_cdp_cmd("Emulation.setEmulatedMedia", {"media": ""})
+    assert console_errors(browser) == []
+
+
+# --- hostile text through the whole path ----------------------------------------------------------------------
+
+SCRIPT = "<script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+BREAKOUT = '"><svg onload=alert(3)>'
+HOSTILE_URL = "javascript:alert(4)"
+HOSTILE_TITLE = f"Source {SCRIPT}"
+MOTION = f"This house would ban {SCRIPT} tags"
+SLIDE = f"Read this first {IMG}"
+RATIONALE = f"PRO won {SCRIPT} {IMG} {BREAKOUT}"
+
+
+def hostile_responder(body: dict) -> str:
+    if body.get("response_format"):  # the judge
+        return json.dumps({"rationale": RATIONALE, "argument": "pro", "source": "tie", "language": "con",
+                           "overall": "pro"})
+    return f"We argue {SCRIPT} and {IMG} and {BREAKOUT}, as the record shows [1]."
+
+
+@pytest.fixture
+def hostile_site(tmp_path, fake_llm, fake_tavily, monkeypatch) -> Path:
+    """A workspace whose motion file, model answers and search results all carry markup, played and published."""
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+    fake_llm.responder = hostile_responder
+    fake_tavily.results_for = lambda query, body: [
+        {"title": HOSTILE_TITLE, "url": HOSTILE_URL, "content": f"Content {SCRIPT}"},
+        {"title": "A fine source", "url": "https://example.org/fine?a=1&b=2", "content": "Plain."}]
+    ws_path = tmp_path / "ws"
+    ws_path.mkdir()
+    (ws_path / "hostile.yaml").write_text(
+        "- id: hx-value-001\n"
+        f"  text: {json.dumps(MOTION)}\n"
+        "  category: value\n"
+        f"  info_slide: {json.dumps(SLIDE)}\n", encoding="utf-8")
+    base = fake_llm.api_base
+    init_workspace(ws_path, f'''[arena]
+language = "en"
+judge_runs = 2
+[llm]
+backoff_s = 0.01
+[search]
+provider = "tavily"
+api_base_url = "{fake_tavily.base_url}"
+max_results = 2
+[motions]
+sets = ["file:hostile.yaml"]
+[[entries]]
+name = "searcher"
+debater = "search-baseline"
+model = "openai/searcher"
+api_base = "{base}"
+[[entries]]
+name = "plain"
+debater = "direct"
+model = "openai/plain"
+api_base = "{base}"
+[[judges]]
+name = "judge"
+kind = "single"
+model = "openai/judge"
+api_base = "{base}"
+runs = 2
+''')
+    ws = runner.open_workspace(ws_path)
+    try:
+        app.play_one(ws, "hx-value-001", "searcher", "plain", progress=lambda line: None)
+        app.play_one(ws, "hx-value-001", "plain", "searcher", progress=lambda line: None)
+        stored = ws.store.match("m00001")
+        assert stored.status == "done" and len(stored.speeches) == 6
+        refs = [r for s in stored.speeches for r in s.references]
+        assert HOSTILE_URL in [r.url for r in refs]  # the hostile reference really reached the transcript
+        index = app.publish(ws)
+    finally:
+        ws.close()
+    return index.parent
+
+
+def test_hostile_text_renders_as_text_in_the_browser(browser, hostile_site):
+    from selenium.webdriver.common.by import By
+
+    from leaderboard.site import page_name
+
+    pages = [hostile_site / "index.html", hostile_site / "matches.html", hostile_site / "methodology.html",
+             hostile_site / page_name("matches", "m00001"), hostile_site / page_name("matches", "m00002"),
+             hostile_site / page_name("entries", "searcher"), hostile_site / page_name("motions", "hx-value-001")]
+    for page in pages:
+        load(browser, page)
+        where = page.relative_to(hostile_site).as_posix()
+        assert dialogs(browser) == [], f"{where}: a dialog was opened by injected script"
+        assert console_errors(browser) == [], where
+        assert browser.execute_script("return document.querySelectorAll('main img, main svg:not(.chart)').length") == 0
+        assert browser.execute_script(
+            "return Array.from(document.querySelectorAll('[onerror], [onload]')).length") == 0, where
+        assert browser.execute_script(
+            "return Array.from(document.querySelectorAll('a')).filter(function (a) {"
+            " return /^\\s*javascript:/i.test(a.getAttribute('href') || ''); }).length") == 0, where
+        # Only the site's own script runs on the page.
+        assert browser.execute_script("return document.scripts.length") == 1, where
+
+    load(browser, hostile_site / page_name("matches", "m00001"))
+    main = browser.find_element(By.TAG_NAME, "main")
+    assert browser.find_element(By.TAG_NAME, "h1").text == MOTION
+    assert f"Info slide: {SLIDE}" in main.text
+    speeches = browser.find_elements(By.CSS_SELECTOR, "section.speech")
+    assert len(speeches) == 6
+    for speech in speeches:
+        assert SCRIPT in speech.text and IMG in speech.text and BREAKOUT in speech.text
+    # The searcher's reference: its markup title is text, its javascript: URL an inert link.
+    titles = {a.text: a.get_attribute("href") for a in browser.find_elements(By.CSS_SELECTOR, "section.speech ol a")}
+    assert HOSTILE_TITLE in titles
+    assert titles[HOSTILE_TITLE].endswith("#")
+    rationales = [row.find_elements(By.TAG_NAME, "td")[-1].text
+                  for row in browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")]
+    assert rationales == [RATIONALE, RATIONALE]
+    screenshot(browser, "hostile-match.png")
+    # The motion text stays text on the list pages too.
+    load(browser, hostile_site / "matches.html")
+    assert MOTION in browser.find_element(By.TAG_NAME, "main").text
+    assert dialogs(browser) == [] and console_errors(browser) == []

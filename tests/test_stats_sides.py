@@ -1,0 +1,115 @@
+"""`arena stats sides`: Pro/Con counts per entry; Pro score share and the binomial side-bias test per motion
+and overall."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from arena import app, runner
+from arena.records import Verdict
+from arena.stats import side_stats
+from tests.test_cli import invoke
+
+
+def result(motion: str, pro: float, con: float) -> dict:
+    return {"motion": motion, "score_pro": pro, "score_con": con}
+
+
+def test_known_counts_give_known_shares_and_p_values():
+    results = ([result("m1", 3, 0), result("m1", 2, 1), result("m1", 0, 3)]  # R = 3
+               + [result("m2", 1, 0)] * 10  # R = 1: Pro won all ten
+               + [result("m3", 1.5, 1.5)])  # a tie: half the points each, no decision
+    data = side_stats([], results)
+    m1, m2, m3 = data["motions"]
+    assert m1 == {"motion": "m1", "matches": 3, "pro_share": pytest.approx(5 / 9), "pro_wins": 2, "con_wins": 1,
+                  "ties": 0, "p_value": pytest.approx(1.0)}
+    # Two-sided exact binomial test: 10 of 10 has p = 2 · 0.5^10.
+    assert m2["pro_share"] == 1.0 and m2["p_value"] == pytest.approx(2 * 0.5 ** 10)
+    assert m3["pro_share"] == 0.5 and m3["ties"] == 1 and m3["p_value"] is None  # nothing decided
+    overall = data["overall"]
+    assert overall["matches"] == 14 and overall["pro_share"] == pytest.approx((5 + 10 + 1.5) / (9 + 10 + 3))
+    assert (overall["pro_wins"], overall["con_wins"], overall["ties"]) == (12, 1, 1)
+    assert overall["p_value"] == pytest.approx(2 * 14 / 2 ** 13)  # P(X ≥ 12) + P(X ≤ 1), X ~ Bin(13, 0.5)
+
+
+def test_entries_count_pro_and_con_sides_listing_given_names_first():
+    matches = [{"pro": "b", "con": "a"}, {"pro": "b", "con": "c"}, {"pro": "a", "con": "b"}]
+    assert side_stats(matches, [], ["c", "z"])["entries"] == [
+        {"entry": "c", "pro": 0, "con": 1}, {"entry": "z", "pro": 0, "con": 0},
+        {"entry": "a", "pro": 1, "con": 1}, {"entry": "b", "pro": 2, "con": 1}]
+
+
+def test_no_results_give_empty_motions_and_null_overall():
+    assert side_stats([], []) == {"entries": [], "motions": [], "overall": {
+        "matches": 0, "pro_share": None, "pro_wins": 0, "con_wins": 0, "ties": 0, "p_value": None}}
+
+
+CONFIG = '''\
+[search]
+provider = "offline"
+
+[[entries]]
+name = "a"
+debater = "direct"
+model = "offline/a"
+
+[[entries]]
+name = "b"
+debater = "direct"
+model = "offline/b"
+
+[[entries]]
+name = "c"
+debater = "direct"
+model = "offline/c"
+'''
+JUDGE = '\n[[judges]]\nname = "j"\nkind = "single"\nmodel = "offline/judge"\nruns = 2\n'
+
+
+def workspace(tmp_path: Path, config: str) -> Path:
+    path = tmp_path / "ws"
+    assert invoke("init", path).exit_code == 0
+    (path / "arena.toml").write_text(config, encoding="utf-8")
+    return path
+
+
+def test_stats_sides_json_from_the_default_judge(tmp_path):
+    path = workspace(tmp_path, CONFIG + JUDGE)
+    ws = runner.open_workspace(path)
+    try:
+        ids = app.schedule(ws, "round-robin").match_ids  # 6 matches: 3 pairs, each motion both ways
+        for match_id in ids[:4]:  # Pro wins both runs of four matches; two stay unplayed
+            ws.store.commit_match(match_id, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "pro")], [], True)
+        played = [ws.store.match(m) for m in ids[:4]]
+    finally:
+        ws.close()
+    out = invoke("stats", "sides", "-w", path, "--format", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert set(data) == {"judge", "entries", "motions", "overall"} and data["judge"] == "j"
+    assert set(data["entries"][0]) == {"entry", "pro", "con"}
+    assert sum(e["pro"] for e in data["entries"]) == sum(e["con"] for e in data["entries"]) == 4  # completed only
+    assert [e["entry"] for e in data["entries"]] == ["a", "b", "c"]
+    assert {m["motion"] for m in data["motions"]} == {m.motion.id for m in played}
+    for row in data["motions"]:
+        assert {"motion", "matches", "pro_share", "p_value"} <= set(row) and row["pro_share"] == 1.0
+    assert data["overall"]["matches"] == 4 and data["overall"]["pro_share"] == 1.0
+    assert data["overall"]["p_value"] == pytest.approx(2 * 0.5 ** 4)
+
+    table = invoke("stats", "sides", "-w", path)
+    assert table.exit_code == 0, table.output
+    lines = table.output.splitlines()
+    assert lines[0].split() == ["entry", "pro", "con"]
+    assert "Pro score share by motion (judge j):" in table.output
+    assert lines[-1].split() == ["overall", "4", "1.000", "4", "0", "0", "0.125"]
+
+
+def test_stats_sides_without_a_judge_counts_sides_only(tmp_path):
+    path = workspace(tmp_path, CONFIG)
+    out = invoke("stats", "sides", "-w", path, "--format", "json")
+    assert out.exit_code == 0, out.output
+    data = json.loads(out.output)
+    assert data["judge"] is None and data["motions"] == [] and data["overall"]["matches"] == 0
+    assert data["entries"] == [{"entry": n, "pro": 0, "con": 0} for n in "abc"]
