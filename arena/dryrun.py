@@ -43,7 +43,9 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
             store.add_motions({m.motion.id: m.motion for m in pending}.values())
             ids = store.add_tournament("dry-run", config.arena.seed, {},
                                        [(m.motion.id, m.pro, m.con) for m in pending])
-            runner.run(Workspace(Path(scratch), simulated, store), concurrency=8, progress=lambda line: None)
+            outcome = runner.run(Workspace(Path(scratch), simulated, store), concurrency=8, progress=lambda line: None)
+            if outcome["stopped"] == "interrupted":
+                raise KeyboardInterrupt  # a partial projection would understate the bill
             calls = store.conn.execute(
                 "SELECT c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
                 "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()

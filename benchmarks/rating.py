@@ -9,8 +9,10 @@ then measures in the same run:
      cells, then one scipy L-BFGS-B fit of the weighted BT likelihood per bootstrap
      replicate, each replicate drawing multinomial counts of the cells;
   3. `arena rate` on a workspace holding 10,000 judged matches.
-Prints the times, the ratio, the memory, how far our intervals are from the pipeline's,
-and PASS/FAIL against the targets (<= 5 s, >= 10x, <= 1.5 GB, widths within 10%; < 2 s).
+Prints the times, the ratio, the memory, how far our intervals are from the pipeline's
+(beside how far two of our runs with different seeds are from each other: the Monte Carlo
+noise of 1000-replicate percentiles), and PASS/FAIL against the targets (<= 5 s, >= 10x,
+<= 1.5 GB, widths within 10%; < 2 s).
 
 Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R]
 """
@@ -37,10 +39,6 @@ from leaderboard import bt  # noqa: E402
 ENTRIES, RUNS, TIE_RATE = 100, 3, 0.1
 TARGET_S, TARGET_SPEEDUP, TARGET_GB, TARGET_WIDTH, TARGET_WORKSPACE_S = 5.0, 10.0, 1.5, 0.10, 2.0
 NAMES = [f"entry-{i:03d}" for i in range(ENTRIES)]
-
-# Without --results (before the CLI had it), the same library path: read the CSV, rate it.
-LIBRARY_PATH = ("import json, sys, pandas as pd; from leaderboard.ratings import rate; "
-                "print(json.dumps(rate(pd.read_csv(sys.argv[1]), bootstrap=int(sys.argv[2]))))")
 
 
 def generate(path: Path, matches: int, seed: int = 0) -> None:
@@ -75,22 +73,11 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 2**20, out.read().decode()  # ru_maxrss is in KiB on Linux
 
 
-def cli_has_results() -> bool:
-    help_text = subprocess.run([sys.executable, "-m", "arena", "rate", "--help"], capture_output=True, text=True)
-    return "--results" in help_text.stdout
-
-
-def ours(csv: Path, replicates: int) -> tuple[float, float, dict]:
-    if cli_has_results():
-        cmd = [sys.executable, "-m", "arena", "rate", "--results", str(csv), "--bootstrap", str(replicates),
-               "--format", "json"]
-    else:
-        print("  (arena rate has no --results yet: timing the library path in a subprocess instead)")
-        cmd = [sys.executable, "-c", LIBRARY_PATH, str(csv), str(replicates)]
-    wall, peak_gb, stdout = run_measured(cmd)
-    table = json.loads(stdout)
-    rows = table["ratings"]
-    return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in rows}
+def ours(csv: Path, replicates: int, seed: int = 0) -> tuple[float, float, dict]:
+    """`arena rate --results` end to end: wall seconds, peak GB, and entry -> (rating, ci_low, ci_high)."""
+    wall, peak_gb, stdout = run_measured([sys.executable, "-m", "arena", "rate", "--results", str(csv), "--bootstrap",
+                                          str(replicates), "--seed", str(seed), "--format", "json"])
+    return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in json.loads(stdout)["ratings"]}
 
 
 def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
@@ -165,6 +152,12 @@ def workspace(path: Path, matches: int, seed: int = 0) -> None:
         ws.close()
 
 
+def width_change(table: dict, reference: dict, names: list[str]) -> np.ndarray:
+    """Per entry, the interval width in table relative to reference, minus 1."""
+    mine, theirs = np.array([table[k] for k in names]), np.array([reference[k] for k in names])
+    return (mine[:, 2] - mine[:, 1]) / (theirs[:, 2] - theirs[:, 1]) - 1
+
+
 def verdict(ok: bool) -> str:
     return "PASS" if ok else "FAIL"
 
@@ -185,20 +178,25 @@ def main() -> None:
 
         ours_s, ours_gb, our_table = ours(csv, args.replicates)
         print(f"ours       {ours_s:7.2f} s   peak RSS {ours_gb:.2f} GB")
+        again_s, _, other_seed = ours(csv, args.replicates, seed=1)
+        print(f"ours again {again_s:7.2f} s   (seed 1, for the Monte Carlo noise below)")
         started = time.perf_counter()
         reference, cells = pipeline(csv, args.replicates)
         pipeline_s = time.perf_counter() - started
         print(f"pipeline   {pipeline_s:7.2f} s   ({cells:,} deduplicated cells, {args.replicates} L-BFGS-B fits)")
 
         names = sorted(reference)
-        mine, theirs = np.array([our_table[k] for k in names]), np.array([reference[k] for k in names])
-        width_diff = np.abs((mine[:, 2] - mine[:, 1]) / (theirs[:, 2] - theirs[:, 1]) - 1)
-        rating_diff = np.abs(mine[:, 0] - theirs[:, 0]).max()
+        change = width_change(our_table, reference, names)
+        noise = np.abs(width_change(other_seed, our_table, names))
+        width_diff = np.abs(change)
+        rating_diff = max(abs(our_table[k][0] - reference[k][0]) for k in names)
         ratio = pipeline_s / ours_s
         print(f"ratio      {ratio:7.1f}x")
         print(f"ratings    max |ours - pipeline| {rating_diff:.3f} Elo")
-        print(f"intervals  width ours/pipeline - 1: mean {width_diff.mean():.1%}, max {width_diff.max():.1%}"
-              f" (widths {np.median(theirs[:, 2] - theirs[:, 1]):.1f} Elo median)")
+        median_width = np.median([reference[k][2] - reference[k][1] for k in names])
+        print(f"intervals  |width ours / pipeline - 1|: mean {width_diff.mean():.1%}, max {width_diff.max():.1%}"
+              f" (signed mean {change.mean():+.1%}; median width {median_width:.1f} Elo)")
+        print(f"           ours seed 1 vs seed 0, the same:  mean {noise.mean():.1%}, max {noise.max():.1%}")
         print(f"  {verdict(ours_s <= TARGET_S)} time <= {TARGET_S:.0f} s   {verdict(ratio >= TARGET_SPEEDUP)} "
               f">= {TARGET_SPEEDUP:.0f}x   {verdict(ours_gb <= TARGET_GB)} memory <= {TARGET_GB} GB   "
               f"{verdict(width_diff.max() <= TARGET_WIDTH)} widths within {TARGET_WIDTH:.0%}")

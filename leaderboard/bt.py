@@ -230,8 +230,8 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     tables = _poisson_tables(counts)
     # Batches within the size bound, a multiple of 4 of them so that 2 or 4 cores
     # finish together; the split depends on the data alone, hence so do the results.
-    rounds = -(-replicates // (4 * max(1, _BATCH_CELLS // max(len(counts), n * n))))
-    batch = -(-replicates // (4 * rounds))
+    rounds = max(1, -(-replicates // (4 * max(1, _BATCH_CELLS // max(len(counts), n * n)))))
+    batch = max(1, -(-replicates // (4 * rounds)))
     theta = np.empty((replicates, n))
 
     def run_batch(first_replicate, seed_sequence):

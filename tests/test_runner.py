@@ -284,21 +284,27 @@ def test_persistent_faults_fail_their_matches_with_the_reason_and_leave_none_run
 
 def test_judging_does_not_hold_a_play_slot(tmp_path, fake_llm):
     answer = debate_responder()
-    arrivals: list[tuple[float, str]] = []
+    speeches, lock = [], threading.Lock()
+    both_played = threading.Event()
+    waited = []
 
     def responder(body):
-        judging = bool(body.get("response_format"))
-        arrivals.append((time.monotonic(), "judge" if judging else stage_and_side(body)[0]))
-        return Reply(content=answer(body), delay=1.0 if judging else 0.01)
+        if body.get("response_format"):
+            # The first judge answers only once the other match has played all its speeches (or after 20 s):
+            # with one play slot, that happens only if judging does not hold the slot.
+            waited.append(both_played.wait(timeout=20))
+            return answer(body)
+        with lock:
+            speeches.append(stage_and_side(body))
+            if len(speeches) == 12:
+                both_played.set()
+        return answer(body)
 
     fake_llm.responder = responder
     path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"), judge_runs=1)
     result = runner.run(runner.open_workspace(path), concurrency=1, progress=lambda line: None)
     assert result["done"] == 2
-    first_judge = next(t for t, what in arrivals if what == "judge")
-    # With one play slot, match 2 plays while match 1's (slow) judge is still deciding.
-    later_speeches = [t for t, what in arrivals if what != "judge" and t > first_judge]
-    assert len(later_speeches) == 6 and max(later_speeches) < first_judge + 1.0
+    assert waited == [True, True]
 
 
 # --- dry run ------------------------------------------------------------------------------------
