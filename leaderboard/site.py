@@ -23,6 +23,7 @@ from leaderboard import svg
 TEMPLATES = Path(__file__).parent / "templates"
 VIEWS = ("overall", "fact", "value", "policy", "argument", "source", "language")
 INDEX_HEATMAP_MAX = 30  # beyond this many entries the heatmap lives on its own page, keeping the index small
+DIMENSIONS = ("argument", "source", "language")
 RESULT_COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
 
 
@@ -145,7 +146,9 @@ def _judged(verdicts) -> list[dict]:
     groups: dict[str, list] = {}
     for v in verdicts:
         groups.setdefault(v.judge, []).append(v)
-    return [{"judge": judge, "runs": runs, "score": _score([v for v in runs if not v.failed], judge) or (0, 0)}
+    return [{"judge": judge, "score": _score([v for v in runs if not v.failed], judge) or (0, 0),
+             "runs": [(v.run + 1, v.overall or "failed", *(v.dimensions.get(d, "") for d in DIMENSIONS),
+                       v.error or v.rationale) for v in runs]}
             for judge, runs in groups.items()]
 
 
