@@ -15,7 +15,6 @@ from arena.errors import ArenaError, UserError
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, Motion, score
 from arena.results import COLUMNS, results_rows
 from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
-from arena.store import now
 from arena.workspace import Workspace, init_workspace
 from debaters.registry import DEBATERS
 from judges import bench

@@ -20,7 +20,7 @@ from arena.dryrun import dry_run
 from arena.progress import Progress
 from arena.workspace import init_workspace
 from tests.fakes.openai_server import Reply
-from tests.helpers import VERDICT, debate_responder, stage_and_side, write_workspace
+from tests.helpers import debate_responder, stage_and_side, write_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = ("alpha", "beta", "gamma")  # a round-robin of 6 matches, each pair on its own motion
