@@ -182,6 +182,17 @@ class Scheduled:
 STANDINGS_BOOTSTRAP = 200  # interval widths good enough to steer a draw, at a fifth of `arena rate`'s cost
 
 
+def _active_entry(ws: Workspace, option: str, name: str) -> Entry:
+    """The registered, non-retired entry an option names; UserError naming the option otherwise."""
+    try:
+        entry = ws.config.entry(name)
+    except UserError as exc:
+        raise UserError(f"{option}: {exc}") from None
+    if entry.retired:
+        raise UserError(f"{option}: entry {name!r} is retired and plays no more matches")
+    return entry
+
+
 def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int | None = None,
              entry: str | None = None, seed: int | None = None) -> Scheduled:
     """Draw a tournament plan (arena.scheduler) and store it, flags included, before anything runs.
@@ -192,12 +203,7 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     """
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
     if entry is not None:
-        try:
-            chosen = ws.config.entry(entry)
-        except UserError as exc:
-            raise UserError(f"--entry: {exc}") from None
-        if chosen.retired:
-            raise UserError(f"--entry: entry {entry!r} is retired and plays no more matches")
+        _active_entry(ws, "--entry", entry)
     active = [e.name for e in ws.config.entries if not e.retired]
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
@@ -279,12 +285,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         available = f"{len(known)} available, such as {known[0]}" if known else "none available"
         raise UserError(f"--motion {motion_id}: no such motion ({available}; see 'arena motion list')")
     for option, name in (("--pro", pro), ("--con", con)):
-        try:
-            entry = ws.config.entry(name)
-        except UserError as exc:
-            raise UserError(f"{option}: {exc}") from None
-        if entry.retired:
-            raise UserError(f"{option}: entry {name!r} is retired and plays no more matches")
+        _active_entry(ws, option, name)
     if pro == con:
         raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
     specs = _judge_specs(ws, judges)
