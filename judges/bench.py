@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 import yaml
 
-from arena.errors import UserError
+from arena.errors import UserError, read_user_text
 from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, SIDES, STAGES, Motion, Speech
 from arena.stats import OUTCOMES, cohen_kappa
 from judges.base import JudgeView
@@ -89,7 +89,7 @@ def metrics(labels: Sequence[str], outcomes: Sequence[str | None]) -> dict:
 def _load_jsonl(path: Path, language: str) -> list[BenchItem]:
     items: list[BenchItem] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(_read(path).splitlines(), start=1):
+    for number, line in enumerate(read_user_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         where = f"{path}:{number}"
@@ -151,7 +151,7 @@ def _load_folder(path: Path, language: str) -> list[BenchItem]:
 
 
 def _gold(path: Path) -> list[tuple[str, str]]:
-    reader = csv.DictReader(_read(path).splitlines())
+    reader = csv.DictReader(read_user_text(path).splitlines())
     missing = [c for c in ("id", "label") if c not in (reader.fieldnames or [])]
     if missing:
         raise UserError(f"{path}: line 1: missing column {missing[0]!r} (the header needs id and label)")
@@ -270,20 +270,9 @@ def _no_unknown(data: dict, keys: Sequence[str], where: str) -> None:
         raise UserError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(keys)})")
 
 
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read: {e.strerror or e}") from None
-
-
 def _yaml(path: Path) -> tuple[Any, Any]:
     """(node, data): the composed node keeps line numbers for messages."""
-    text = _read(path)
+    text = read_user_text(path)
     try:
         node, data = yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
     except yaml.YAMLError as e:

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from arena.errors import UserError
+from arena.errors import UserError, read_user_text
 from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, Motion
 
 KEYS = ("id", "text", "category", "language", "info_slide")
@@ -44,7 +44,7 @@ def load_motion_file(path: str | Path, *, default_language: str = "en") -> list[
     suffix = path.suffix.lower()
     if suffix not in (*YAML_SUFFIXES, JSONL_SUFFIX):
         raise UserError(f"{path}: unsupported motion file type '{suffix}' (expected .yaml, .yml or .jsonl)")
-    return _parse(_read(path), str(path), suffix, default_language)
+    return _parse(read_user_text(path, "motion file"), str(path), suffix, default_language)
 
 
 def builtin_sets() -> list[str]:
@@ -84,17 +84,6 @@ def _load_spec(spec: str, base_dir: Path) -> list[Motion]:
 
 def _builtin_dir() -> Traversable:
     return files("motions") / "builtin"
-
-
-def _read(path: Path) -> str:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such motion file") from None
-    except UnicodeDecodeError as e:
-        raise UserError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
-    except OSError as e:
-        raise UserError(f"{path}: cannot read motion file: {e.strerror or e}") from None
 
 
 def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Motion]:
