@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from arena.records import CATEGORIES, DIMENSIONS, AgentUsage
-from arena.results import results_rows
+from arena.results import COLUMNS, results_rows
 from arena.store import now
 from arena.workspace import Workspace
 from leaderboard.site import SiteData
@@ -14,16 +14,16 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     """Ratings overall, per category and per dimension from one judge's verdicts, and the records behind them."""
     import pandas as pd
     from leaderboard.ratings import rate, win_matrices
+    from leaderboard.results import groups, main_rows
 
     rows = results_rows(ws.store, judge) if judge else []
-    frame = pd.DataFrame(rows, columns=["match_id", "entry_a", "entry_b", "score_a", "score_b", "category",
-                                        "dimension"])
-    overall = frame[frame["dimension"] == "overall"]
+    frame = pd.DataFrame(rows, columns=COLUMNS)
+    overall = main_rows(frame)
+    # The same splits as `arena rate --by`; the site has a tab for each built-in category and dimension.
     views = {"overall": overall}
-    views |= {c: overall[overall["category"] == c] for c in CATEGORIES}
-    views |= {d: frame[frame["dimension"] == d] for d in DIMENSIONS}
-    boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items() if len(part) or
-              view == "overall"}
+    views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
+    views |= {d: part for d, part in groups(frame, "dimension").items() if d in DIMENSIONS}
+    boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}
     matches = ws.store.matches()
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
