@@ -61,8 +61,10 @@ class LLMHandle:
         self.params = dict(params or {})
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
-    async def complete(self, role: str, messages: list[dict], *, schema: dict | None = None,
+    async def complete(self, role: str, prompt: str | list[dict], *, schema: dict | None = None,
                        params: dict | None = None) -> Completion:
+        """The model's answer to prompt: one user message (a str) or a whole conversation (a list of messages)."""
+        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
         tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
         completion = await self.gateway.complete(self.ref, messages, tag=tag, params={**self.params, **(params or {})},
                                                  schema=schema, sample=self.sample)

@@ -127,21 +127,24 @@ class Match:
     verdicts: tuple[Verdict, ...] = ()
 
 
+def points(outcome: Outcome | None, side: Side) -> float:
+    """The scoring rule: a side gets 1 point for an outcome in its favour, 0.5 for a tie, else 0."""
+    return 1.0 if outcome == side else 0.5 if outcome == "tie" else 0.0
+
+
 def score(verdicts: tuple[Verdict, ...] | list[Verdict], key: str = "overall") -> tuple[float, float]:
-    """(score_pro, score_con) over a judge's runs: a win is 1 point, a tie 0.5 to each side.
+    """(score_pro, score_con) over a judge's runs, each run scored by `points`.
 
     key is "overall" or a dimension name. Failed runs count for nothing.
     """
-    pro = con = 0.0
-    for v in verdicts:
-        if v.failed:
-            continue
-        outcome = v.overall if key == "overall" else v.dimensions.get(key)
-        if outcome == "pro":
-            pro += 1
-        elif outcome == "con":
-            con += 1
-        elif outcome == "tie":
-            pro += 0.5
-            con += 0.5
-    return pro, con
+    outcomes = [v.overall if key == "overall" else v.dimensions.get(key) for v in verdicts if not v.failed]
+    return sum((points(o, "pro") for o in outcomes), 0.0), sum((points(o, "con") for o in outcomes), 0.0)
+
+
+def simulated(*parties: Entry | JudgeSpec) -> bool:
+    """Whether results made by these entries and judges are simulated: any of them runs on the simulator.
+
+    The one rule for a match's `simulated` flag, applied when its results are committed; everything
+    downstream reads the stored flag.
+    """
+    return any(p.simulated for p in parties)

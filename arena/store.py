@@ -175,21 +175,15 @@ class Store:
             for k, (motion_id, pro, con) in enumerate(pairings, start=1):
                 match_id = f"m{start + k:05d}"
                 self.conn.execute(
-                    "INSERT INTO matches (id, tournament_id, seq, motion_id, pro, con, status, simulated, created_at)"
-                    " VALUES (?,?,?,?,?,?,'scheduled',?,?)",
-                    (match_id, tid, start + k, motion_id, pro, con, int(self._simulated(pro, con)), now()),
+                    "INSERT INTO matches (id, tournament_id, seq, motion_id, pro, con, status, created_at)"
+                    " VALUES (?,?,?,?,?,?,'scheduled',?)",
+                    (match_id, tid, start + k, motion_id, pro, con, now()),
                 )
                 ids.append(match_id)
         return ids
 
     def tournaments(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
-
-    def _simulated(self, *entries: str) -> bool:
-        marks = self.conn.execute(
-            f"SELECT simulated FROM entries WHERE name IN ({','.join('?' * len(entries))})", entries
-        ).fetchall()
-        return any(r[0] for r in marks)
 
     def pending_matches(self, retry_failed: bool = False) -> list[str]:
         """Matches still to play: scheduled ones, and 'running' ones a killed run left behind."""
@@ -211,7 +205,10 @@ class Store:
 
     def commit_match(self, match_id: str, speeches: list[Speech], verdicts: list[Verdict],
                      messages: list[dict], simulated: bool) -> None:
-        """Write a finished match — speeches, agent messages, verdicts, status — all or nothing."""
+        """Write a finished match — speeches, agent messages, verdicts, status — all or nothing.
+
+        simulated (arena.records.simulated) is stored with the match and its verdicts.
+        """
         with _transaction(self.conn):
             self.conn.execute("DELETE FROM speeches WHERE match_id=?", (match_id,))
             self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
@@ -230,7 +227,8 @@ class Store:
             )
             self._write_verdicts(match_id, verdicts, simulated)
             self.conn.execute(
-                "UPDATE matches SET status='done', error=NULL, finished_at=? WHERE id=?", (now(), match_id)
+                "UPDATE matches SET status='done', error=NULL, simulated=?, finished_at=? WHERE id=?",
+                (int(simulated), now(), match_id)
             )
 
     def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool) -> None:
@@ -326,6 +324,12 @@ class Store:
             (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
              int(cache_hit), error, int(simulated), now()),
         )
+
+    def judge_simulated(self, judge: str) -> bool:
+        """Whether any stored verdict of the judge on a completed match is simulated."""
+        return bool(self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM verdicts v JOIN matches m ON m.id = v.match_id "
+            "WHERE v.judge=? AND m.status='done' AND v.simulated)", (judge,)).fetchone()[0])
 
     def total_cost(self) -> float:
         return float(self.conn.execute("SELECT COALESCE(SUM(cost), 0) FROM calls").fetchone()[0])

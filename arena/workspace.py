@@ -1,11 +1,14 @@
 """A workspace: a folder holding arena.toml (settings and the registry) and arena.db (history)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Iterable, Mapping
 
 from arena.config import CONFIG_NAME, Config, parse_config
 from arena.errors import UserError
+from arena.records import Motion
+from arena.registry import Registry
 from arena.store import DB_NAME, Store
 
 TEMPLATE = '''\
@@ -55,12 +58,78 @@ sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
 
 @dataclass
 class Workspace:
+    """An open workspace: its settings, its database, and what opening built from the settings.
+
+    motions: each motion of the configured sets by id, with the spec of the set it comes from.
+    debaters, judges: the kind object of each entry and each judge, by name, built once at opening
+    (which is also what checks their params) and reused for every match.
+    """
+
     path: Path
     config: Config
     store: Store
+    motions: Mapping[str, tuple[Motion, str]] = field(default_factory=dict)
+    debaters: Mapping[str, Any] = field(default_factory=dict)
+    judges: Mapping[str, Any] = field(default_factory=dict)
 
     def close(self) -> None:
         self.store.close()
+
+
+def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The kind object of every entry and judge, by name; a UserError names the key of an unknown kind or
+    of params the kind refuses."""
+    built = []
+    for registry, specs, table, kind_key, options_key in ((debaters, config.entries, "entries", "debater", "params"),
+                                                         (judges, config.judges, "judges", "kind", "options")):
+        objects = {}
+        for i, spec in enumerate(specs):
+            kind = getattr(spec, kind_key)
+            if not registry.has(kind):
+                raise UserError(f"{config.where(f'{table}[{i}].{kind_key}')}: unknown {registry.family} kind "
+                                f"{kind!r} (known: {', '.join(registry.names())})")
+            try:
+                objects[spec.name] = registry.get(kind)(spec)
+            except UserError as exc:
+                raise UserError(f"{config.where(f'{table}[{i}].{options_key}')}: {exc}") from None
+        built.append(objects)
+    return built[0], built[1]
+
+
+def open_store(path: Path, config: Config, motions: Iterable[Motion]) -> Store:
+    """The workspace's database, checked against arena.toml and brought up to date with it (entries, motions).
+
+    Writes only what changed, and a refused open leaves the file as it was.
+    """
+    store = Store(Path(path) / DB_NAME)
+    try:
+        _check_played_unchanged(config, store)
+        store.sync_entries(config.entries)
+        store.add_motions(motions)
+    except BaseException:
+        store.close()  # checkpoints and removes the WAL, so a refused open leaves no trace
+        raise
+    return store
+
+
+_FIXED = ("debater", "model", "api_base", "strength", "params")  # not `retired`: retiring is always allowed
+
+
+def _check_played_unchanged(config: Config, store: Store) -> None:
+    """An entry that has played is what it played as: its ratings would otherwise mix two configurations."""
+    played = store.played_entries()
+    for i, entry in enumerate(config.entries):
+        recorded = played.get(entry.name)
+        if recorded is None:
+            continue
+        changes = [f"{key} {getattr(recorded, key)!r} → {getattr(entry, key)!r}" for key in _FIXED
+                   if getattr(recorded, key) != getattr(entry, key)]
+        if changes:
+            matches = store.match_counts().get(entry.name, 0)
+            raise UserError(f"{config.where(f'entries[{i}]')}: entry {entry.name!r} has played {matches} "
+                            f"match{'es' if matches != 1 else ''}, so its configuration is fixed, but it changed: "
+                            f"{'; '.join(changes)}. Put the old configuration back and register the new one under "
+                            f"a new name instead (arena entry add NEW-NAME ...).")
 
 
 def init_workspace(path: Path, config_text: str = TEMPLATE) -> Path:

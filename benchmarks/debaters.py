@@ -22,7 +22,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import runner  # noqa: E402
+from arena.app import runner  # noqa: E402
+
+from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 from tests.fakes.tavily_server import FakeTavily  # noqa: E402
@@ -83,13 +85,13 @@ debater = "direct"
 model = "openai/sparring"
 api_base = "{llm.api_base}"
 '''.replace("max_requests = 1\n", "max_requests = 1\n" if kind == "agent4debate" else ""))
-    ws = runner.open_workspace(ws_dir)
+    ws = open_workspace(ws_dir)
     ids = ws.store.add_tournament("bench", 0, {}, [("en-policy-001", "subject", "sparring"),
                                                    ("en-policy-001", "sparring", "subject")])
     searches_before = len(tavily.requests)
     started = time.perf_counter()
     for match_id in ids:
-        asyncio.run(runner.Arena.of(ws).play_match(match_id, []))
+        asyncio.run(runner.Arena.of(ws).play_match(ws.store.match(match_id), []))
     elapsed = time.perf_counter() - started
     db = sqlite3.connect(ws_dir / "arena.db")
     calls = completion = 0

@@ -25,7 +25,7 @@ from arena.config import LLMSettings  # noqa: E402
 from arena.llm import LLMGateway, ModelRef  # noqa: E402
 from arena.protocol import AgentLog, LLMHandle  # noqa: E402
 from arena.records import JudgeSpec, Motion, Speech  # noqa: E402
-from judges.base import JudgeView, run_judge  # noqa: E402
+from arena.judging import JudgeView, run_judge  # noqa: E402
 from judges.registry import JUDGES  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 

@@ -120,7 +120,7 @@ def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
 def workspace(path: Path, matches: int, seed: int = 0) -> None:
     """A workspace of 20 offline entries and `matches` done matches, each judged by 3 runs."""
     from arena.app import DEMO_CONFIG
-    from arena.runner import open_workspace
+    from arena.app.commands import open_workspace
     from arena.workspace import init_workspace
 
     names = [f"sim-{i:02d}" for i in range(20)]

@@ -26,7 +26,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import runner  # noqa: E402
+from arena.app import runner  # noqa: E402
+
+from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 
 MATCHES = 12
@@ -54,7 +56,7 @@ def workspace(path: Path, api_base: str, matches: list[tuple[str, str]]):
     toml += ["[[judges]]", 'name = "judge"', 'kind = "single"', 'model = "openai/gpt-4o-mini"',
              f'api_base = "{api_base}"']
     init_workspace(path, "\n".join(toml) + "\n")
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     motions = ws.store.motion_ids()
     ws.store.add_tournament("bench", 0, {}, [(motions[k], pro, con) for k, (pro, con) in enumerate(matches)])
     return ws

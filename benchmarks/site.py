@@ -27,7 +27,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import runner  # noqa: E402
+from arena.app import runner  # noqa: E402
+
+from arena.app.commands import open_workspace  # noqa: E402
 from arena.records import STAGES  # noqa: E402
 from arena.store import now  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
@@ -48,9 +50,9 @@ def build(path: Path, n_entries: int, n_matches: int, seed: int = 0) -> None:
                  f'strength = {strength:.3f}']
     toml += ['[[judges]]', 'name = "sim-judge"', 'kind = "single"', 'model = "offline/judge"', 'runs = 3']
     init_workspace(path, "\n".join(toml) + "\n")
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
-        motions = [m for m in runner.load_motions(ws) if m.language == "en"]
+        motions = [m for m, _ in ws.motions.values() if m.language == "en"]
         names = list(strengths)
         pairings = []
         for _ in range(n_matches):

@@ -99,7 +99,7 @@ class Agent4Debate:
     }
 
     def __init__(self, entry: Entry):
-        self.params = resolve(entry, self.PARAMS, "agent4debate")
+        self.params = resolve(entry, self.PARAMS)
         self.agents = set(self.params["agents"])
         self.sampling = sampling(self.params)
 
@@ -113,17 +113,16 @@ class Agent4Debate:
             draft = await self._review_loop(ctx, kb, analysis, draft)
         return Draft(*kb.cite(draft))
 
-    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, **extra) -> list[dict]:
-        text = render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
+    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, **extra) -> str:
+        return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
                       stage_order=STAGE_ORDER[ctx.stage], language=ctx.language, sources=kb.render(),
                       transcript=transcript.render(ctx.visible) if ctx.visible else "", **extra)
-        return [{"role": "user", "content": text}]
 
     async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
         """Plan queries (proactively in stage 1, from the Writer's request later), search, grow the base."""
         limit = 2 if request else self.params["max_queries"]
-        messages = self._prompt(ctx, "searcher", kb, max_queries=limit, request=request)
-        planned = await ctx.llm.complete("searcher", messages, schema=QUERIES, params=self.sampling)
+        prompt = self._prompt(ctx, "searcher", kb, max_queries=limit, request=request)
+        planned = await ctx.llm.complete("searcher", prompt, schema=QUERIES, params=self.sampling)
         queries = list(dict.fromkeys(q.strip() for q in planned.data["queries"] if q.strip()))[:limit]
         found = await asyncio.gather(*(ctx.search.search(q, max_results=self.params["max_results"],
                                                          search_depth=self.params["search_depth"])
@@ -141,10 +140,10 @@ class Agent4Debate:
         while True:
             can_request = (ctx.stage != "constructive" and "searcher" in self.agents
                            and requests < self.params["max_requests"])
-            messages = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
-                                    can_request=can_request, requests_left=self.params["max_requests"] - requests,
-                                    draft="", feedback=[])
-            answer = await ctx.llm.complete("writer", messages, schema=_writer_schema(can_request),
+            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
+                                  can_request=can_request, requests_left=self.params["max_requests"] - requests,
+                                  draft="", feedback=[])
+            answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(can_request),
                                             params=self.sampling)
             request = answer.data.get("material_request") if can_request else None
             speech = answer.data["speech"].strip()
@@ -164,8 +163,8 @@ class Agent4Debate:
                 break
             feedback = review.data["feedback"] or [f"{c['item']}: {c['note']}" for c in review.data["checks"]
                                                    if not c["ok"]] or ["Strengthen the weakest part of the speech."]
-            messages = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
-                                    can_request=False, requests_left=0, draft=draft, feedback=feedback)
-            revised = await ctx.llm.complete("writer", messages, schema=_writer_schema(False), params=self.sampling)
+            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
+                                  can_request=False, requests_left=0, draft=draft, feedback=feedback)
+            revised = await ctx.llm.complete("writer", prompt, schema=_writer_schema(False), params=self.sampling)
             draft = revised.data["speech"].strip() or draft
         return draft

@@ -18,12 +18,12 @@ class DirectDebater:
     PARAMS = {**SAMPLING, **LENGTHS}
 
     def __init__(self, entry: Entry):
-        self.params = resolve(entry, self.PARAMS, "direct")
+        self.params = resolve(entry, self.PARAMS)
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
         prompt = render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
                         transcript=transcript.render(ctx.visible) if ctx.visible else "",
                         words=self.params[f"words_{ctx.stage}"])
-        answer = await ctx.llm.complete("writer", [{"role": "user", "content": prompt}], params=self.sampling)
+        answer = await ctx.llm.complete("writer", prompt, params=self.sampling)
         return Draft(answer.text.strip())

@@ -47,7 +47,7 @@ class HumanDebater:
 
     def __init__(self, entry: Entry):
         self.name = entry.name
-        self.params = resolve(entry, self.PARAMS, "human")
+        self.params = resolve(entry, self.PARAMS)
 
     async def speak(self, ctx: DebateContext) -> Draft:
         if self.params["speeches_dir"]:

@@ -23,9 +23,9 @@ LENGTHS: dict[str, Param] = {
 }
 
 
-def resolve(entry: Entry, spec: dict[str, Param], kind: str) -> dict[str, Any]:
+def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:
     """entry.params checked against the kind's spec, with defaults filled in."""
-    return check(entry.params, spec, f"entry {entry.name!r} ({kind} debater)")
+    return check(entry.params, spec, f"entry {entry.name!r} ({entry.debater} debater)")
 
 
 def sampling(values: dict[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ class SearchBaseline:
     }
 
     def __init__(self, entry: Entry):
-        self.params = resolve(entry, self.PARAMS, "search-baseline")
+        self.params = resolve(entry, self.PARAMS)
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
@@ -32,5 +32,5 @@ class SearchBaseline:
         prompt = render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
                         language=ctx.language, sources=kb.render(), words=self.params[f"words_{ctx.stage}"],
                         transcript=transcript.render(ctx.visible) if ctx.visible else "")
-        answer = await ctx.llm.complete("writer", [{"role": "user", "content": prompt}], params=self.sampling)
+        answer = await ctx.llm.complete("writer", prompt, params=self.sampling)
         return Draft(*kb.cite(answer.text.strip()))

@@ -32,7 +32,7 @@ import yaml
 from arena.errors import UserError, read_user_text
 from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, SIDES, STAGES, Motion, Speech
 from arena.stats import OUTCOMES, cohen_kappa
-from judges.base import JudgeView
+from arena.judging import JudgeView
 
 GOLD_LABELS = {0.0: "pro", 1.0: "con", 0.5: "tie"}
 JSONL_KEYS = ("id", "motion", "speeches", "label")

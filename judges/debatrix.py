@@ -18,7 +18,7 @@ from arena.errors import UserError
 from arena.params import Param
 from arena.prompts import render
 from arena.protocol import LLMHandle
-from judges.base import BaseJudge, Decision, JudgeView
+from arena.judging import BaseJudge, Decision, JudgeView
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
 DIMENSIONS: dict[str, dict[str, Any]] = {
@@ -68,7 +68,6 @@ def _verdict_schema(ties: bool) -> dict:
 
 
 class DebatrixJudge(BaseJudge):
-    KIND = "debatrix"
     OPTIONS = {
         "dimensions": Param(None, (dict,), "dimension name → {definition, weight, ties}; default argument (weight 3, "
                                            "no ties), source (2) and language (2)", _dimensions_ok,
@@ -96,17 +95,17 @@ class DebatrixJudge(BaseJudge):
         for number, speech in enumerate(view.speeches, start=1):
             block = transcript.render([speech])
             updates = await asyncio.gather(*(
-                llm.complete(f"{name}-analyst", [{"role": "user", "content": render(
+                llm.complete(f"{name}-analyst", render(
                     PROMPTS, "analyze.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
-                    notes=notes[name], speech=block, number=number, total=len(view.speeches), language=language)}],
+                    notes=notes[name], speech=block, number=number, total=len(view.speeches), language=language),
                     params=params)
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())
         verdicts = await asyncio.gather(*(
-            llm.complete(f"{name}-judge", [{"role": "user", "content": render(
+            llm.complete(f"{name}-judge", render(
                 PROMPTS, "verdict.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
-                notes=notes[name], ties=spec["ties"], language=language)}],
+                notes=notes[name], ties=spec["ties"], language=language),
                 schema=_verdict_schema(spec["ties"]), params=params)
             for name, spec in self.dimensions.items()))
         decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
@@ -119,8 +118,8 @@ class DebatrixJudge(BaseJudge):
     async def _summarise(self, view, llm, decisions, language, params) -> tuple[str, str]:
         if self.options["summary"] == "rule":
             return weighted_vote(decisions), "Weighted vote of the dimension verdicts."
-        answer = await llm.complete("summary", [{"role": "user", "content": render(
-            PROMPTS, "summary.j2", override=self.options["prompts"], motion=view.motion, decisions=decisions, language=language)}],
+        answer = await llm.complete("summary", render(
+            PROMPTS, "summary.j2", override=self.options["prompts"], motion=view.motion, decisions=decisions, language=language),
             schema=SUMMARY, params=params)
         return answer.data["overall"], answer.data["rationale"]
 

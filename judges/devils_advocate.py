@@ -19,7 +19,7 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS
-from judges.base import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "devils_advocate"
 INTENSITIES = ("strict", "moderate", "weak", "plain")
@@ -49,7 +49,6 @@ def scored_verdict_schema(overall_ties: bool) -> dict:
 
 
 class DevilsAdvocateJudge(BaseJudge):
-    KIND = "devils_advocate"
     OPTIONS = {
         "overall_ties": Param(False, (bool,), "may the overall verdict be a tie"),
         "intensity": Param("moderate", (str,), "how hard the critic argues against the verdict",
@@ -67,7 +66,7 @@ class DevilsAdvocateJudge(BaseJudge):
 
         async def ask(role: str, answer_schema: dict, **variables) -> dict:
             text = render(PROMPTS, f"{role}.j2", **shared, **variables)
-            answer = await llm.complete(role, [{"role": "user", "content": text}], schema=answer_schema,
+            answer = await llm.complete(role, text, schema=answer_schema,
                                         params={"temperature": self.options["temperature"]})
             return answer.data
 

@@ -20,7 +20,7 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS, JudgeSpec, Outcome
-from judges.base import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "panel"
 STRATEGIES = ("one_by_one", "simultaneous_talk", "simultaneous_talk_with_summarizer")
@@ -63,7 +63,6 @@ class Said:
 
 
 class PanelJudge(BaseJudge):
-    KIND = "panel"
     OPTIONS = {
         "referees": Param(3, (int,), "number of referees N (at most the number of personas)", between(1, 10),
                           "an integer from 1 to 10"),
@@ -77,15 +76,14 @@ class PanelJudge(BaseJudge):
 
     def __init__(self, spec: JudgeSpec):
         super().__init__(spec)
-        owner = f"judge {spec.name!r} ({self.KIND} judge)"
         personas, count = self.options["personas"], self.options["referees"]
         if personas is None:
             if count > len(PERSONAS):
-                raise UserError(f"{owner}: option referees = {count}: there are {len(PERSONAS)} built-in personas; "
+                raise UserError(f"{self.owner}: option referees = {count}: there are {len(PERSONAS)} built-in personas; "
                                 f"give option personas for a larger panel")
             personas = PERSONAS[:count]
         elif "referees" in spec.options and count != len(personas):
-            raise UserError(f"{owner}: option referees = {count} but option personas lists {len(personas)}")
+            raise UserError(f"{self.owner}: option referees = {count} but option personas lists {len(personas)}")
         self.personas = tuple(p.strip() for p in personas)
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
@@ -97,7 +95,7 @@ class PanelJudge(BaseJudge):
         async def speak(referee: int, turn: int, history: list[Said]) -> Said:
             text = render(PROMPTS, "referee.j2", number=referee, persona=self.personas[referee - 1], turn=turn,
                           history=history, **common)
-            answer = await llm.complete(f"referee-{referee}", [{"role": "user", "content": text}], params=params)
+            answer = await llm.complete(f"referee-{referee}", text, params=params)
             return Said(turn, answer.text.strip(), referee)
 
         history: list[Said] = []  # what every referee sees; all strategies share one record
@@ -113,7 +111,7 @@ class PanelJudge(BaseJudge):
             else:
                 text = render(PROMPTS, "summarizer.j2", motion=view.motion, turn=turn, turns=turns, messages=said,
                               language=self.language(view))
-                summary = await llm.complete("summarizer", [{"role": "user", "content": text}], params=params)
+                summary = await llm.complete("summarizer", text, params=params)
                 history.append(Said(turn, summary.text.strip()))
 
         ties = self.options["overall_ties"]
@@ -121,7 +119,7 @@ class PanelJudge(BaseJudge):
         async def vote(referee: int) -> dict:
             text = render(PROMPTS, "verdict.j2", number=referee, persona=self.personas[referee - 1],
                           history=history, overall_ties=ties, **common)
-            answer = await llm.complete(f"referee-{referee}", [{"role": "user", "content": text}],
+            answer = await llm.complete(f"referee-{referee}", text,
                                         schema=verdict_schema(overall_ties=ties), params=params)
             return answer.data
 

@@ -8,20 +8,19 @@ from arena.params import Param
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS
-from judges.base import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "single"
 
 
 class SingleJudge(BaseJudge):
-    KIND = "single"
     OPTIONS = {"overall_ties": Param(False, (bool,), "may the overall verdict be a tie")}
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         ties = self.options["overall_ties"]
         text = render(PROMPTS, "verdict.j2", motion=view.motion, transcript=transcript.render(view.speeches),
                       overall_ties=ties, language=self.language(view))
-        answer = await llm.complete("judge", [{"role": "user", "content": text}], schema=verdict_schema(overall_ties=ties),
+        answer = await llm.complete("judge", text, schema=verdict_schema(overall_ties=ties),
                                     params={"temperature": self.options["temperature"]})
         data = answer.data
         return Decision(data["overall"], {d: data[d] for d in DIMENSIONS}, data["rationale"])

@@ -19,12 +19,12 @@ from typing import Any, Sequence
 import jinja2
 
 from leaderboard import svg
+from leaderboard.results import COLUMNS
 
 TEMPLATES = Path(__file__).parent / "templates"
 VIEWS = ("overall", "fact", "value", "policy", "argument", "source", "language")
 INDEX_HEATMAP_MAX = 30  # beyond this many entries the heatmap lives on its own page, keeping the index small
 DIMENSIONS = ("argument", "source", "language")
-RESULT_COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
 
 
 @dataclass(frozen=True)
@@ -39,8 +39,10 @@ class SiteData:
     matrices: dict  # leaderboard.ratings.win_matrices of the overall results
     entries: list[dict]  # name, debater, model, simulated, retired, params, matches, cost, cost_unknown, roles
     matches: Sequence[Any]  # arena.records.Match
-    results: list[dict] = field(default_factory=list)  # rows of RESULT_COLUMNS
+    results: list[dict] = field(default_factory=list)  # rows of leaderboard.results.COLUMNS
     judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options
+    # match id → judge → (PRO, CON) points over that judge's runs that did not fail, as the caller scores them
+    scores: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -80,8 +82,9 @@ def publish(out: Path, data: SiteData) -> Path:
                          "removed": True, "params": {}, "matches": 0, "cost": None, "cost_per_match": None,
                          "cost_unknown": False, "roles": {}}
     motions = _motions(data.matches)
-    scores = {m.id: _score(m.verdicts, data.judge) for m in data.matches}  # shown on four kinds of page
-    common = {"data": data, "entries": entries, "score": lambda m: scores[m.id], "judged": _judged}
+    scores = {m.id: _score(m, data) for m in data.matches}  # shown on four kinds of page
+    common = {"data": data, "entries": entries, "score": lambda m: scores[m.id],
+              "judged": lambda m: _judged(m, data)}
 
     def write(name: str, template: str, **extra) -> None:
         root = "../" * name.count("/")
@@ -107,7 +110,7 @@ def publish(out: Path, data: SiteData) -> Path:
               rating=rated.get(name))
     for motion_id, (motion, played) in motions.items():
         write(page_name("motions", motion_id), "motion.html.j2", motion=motion, played=played,
-              balance=_balance(played, data.judge))
+              balance=_balance(played, data))
     _downloads(out, data)
     return out / "index.html"
 
@@ -129,24 +132,20 @@ def _heatmap(matrices: dict, order: list[str]) -> str:
                        pick(matrices["counts"])) if keep else ""
 
 
-def _score(verdicts, judge: str | None) -> tuple[float, float] | None:
-    """(PRO, CON) points from one judge's runs, as the ratings count them: None when unjudged or a run failed."""
-    pro = con = 0.0
-    runs = [v for v in verdicts if v.judge == judge]
+def _score(match, data: SiteData) -> tuple[float, float] | None:
+    """(PRO, CON) points from the rating judge, as the ratings count them: None when unjudged or a run failed."""
+    runs = [v for v in match.verdicts if v.judge == data.judge]
     if not runs or any(v.failed for v in runs):
         return None
-    for v in runs:
-        pro += {"pro": 1, "tie": 0.5}.get(v.overall, 0)
-        con += {"con": 1, "tie": 0.5}.get(v.overall, 0)
-    return pro, con
+    return data.scores[match.id][data.judge]
 
 
-def _judged(verdicts) -> list[dict]:
+def _judged(match, data: SiteData) -> list[dict]:
     """Verdicts grouped by judge, each with its runs and its (PRO, CON) points over the runs that did not fail."""
     groups: dict[str, list] = {}
-    for v in verdicts:
+    for v in match.verdicts:
         groups.setdefault(v.judge, []).append(v)
-    return [{"judge": judge, "score": _score([v for v in runs if not v.failed], judge) or (0, 0),
+    return [{"judge": judge, "score": data.scores[match.id][judge],
              "runs": [(v.run + 1, v.overall or "failed", *(v.dimensions.get(d, "") for d in DIMENSIONS),
                        v.error or v.rationale) for v in runs]}
             for judge, runs in groups.items()]
@@ -168,21 +167,17 @@ def _by_entry(matches) -> dict[str, list[tuple[Any, str]]]:
     return out
 
 
-def _balance(matches, judge: str | None) -> dict:
+def _balance(matches, data: SiteData) -> dict:
     """Pro and Con points on this motion under the rating judge: the side balance readers check."""
-    pro = con = 0.0
-    for m in matches:
-        for v in m.verdicts:
-            if v.judge == judge and not v.failed:
-                pro += {"pro": 1, "tie": 0.5}.get(v.overall, 0)
-                con += {"con": 1, "tie": 0.5}.get(v.overall, 0)
+    judged = [data.scores[m.id][data.judge] for m in matches if data.judge in data.scores.get(m.id, {})]
+    pro, con = sum(p for p, _ in judged), sum(c for _, c in judged)
     total = pro + con
     return {"pro": pro, "con": con, "pro_share": pro / total if total else None}
 
 
 def _downloads(out: Path, data: SiteData) -> None:
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=RESULT_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
     writer.writerows(data.results)
     (out / "results.csv").write_text(buffer.getvalue(), encoding="utf-8")

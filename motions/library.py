@@ -63,14 +63,17 @@ def load_builtin(name: str) -> list[Motion]:
 
 def load_sets(specs: list[str], base_dir: Path) -> list[Motion]:
     """Merge the sets named by specs ("builtin:<name>", "file:<path>" relative to base_dir) in order."""
-    merged: list[Motion] = []
-    source_of: dict[str, str] = {}
+    return [motion for motion, _ in load_set_map(specs, base_dir).values()]
+
+
+def load_set_map(specs: list[str], base_dir: Path) -> dict[str, tuple[Motion, str]]:
+    """Each motion of the sets specs name, by id, with the spec of its set; sets merged in order."""
+    merged: dict[str, tuple[Motion, str]] = {}
     for spec in specs:
         for motion in _load_spec(spec, base_dir):
-            if motion.id in source_of:
-                raise UserError(f"motion id '{motion.id}' is in both {source_of[motion.id]} and {spec}")
-            source_of[motion.id] = spec
-            merged.append(motion)
+            if motion.id in merged:
+                raise UserError(f"motion id '{motion.id}' is in both {merged[motion.id][1]} and {spec}")
+            merged[motion.id] = (motion, spec)
     return merged
 
 

@@ -7,7 +7,9 @@ import re
 
 import pytest
 
-from arena import runner
+from arena.app import runner
+
+from arena.app.commands import open_workspace
 from arena.workspace import init_workspace
 from tests.fakes.tavily_server import default_results
 
@@ -116,13 +118,13 @@ kind = "single"
 model = "openai/judge"
 api_base = "{base}"
 ''')
-    return runner.open_workspace(tmp_path / "ws")
+    return open_workspace(tmp_path / "ws")
 
 
 def play(ws, motion_id: str = "en-policy-001", pro: str = "a4d", con: str = "base"):
     (match_id,) = ws.store.add_tournament("single", 0, {}, [(motion_id, pro, con)])
     arena = runner.Arena.of(ws)
-    asyncio.run(arena.play_match(match_id, list(ws.config.judges)))
+    asyncio.run(arena.play_match(ws.store.match(match_id), list(ws.config.judges)))
     return ws.store.match(match_id)
 
 
@@ -234,7 +236,7 @@ def test_a_side_never_sees_the_other_sides_research(tmp_path, fake_llm, fake_tav
     fake_llm.responder = script
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch)
     (match_id,) = ws.store.add_tournament("single", 0, {}, [("en-policy-001", "a4d", "a4d")])
-    asyncio.run(runner.Arena.of(ws).play_match(match_id, []))
+    asyncio.run(runner.Arena.of(ws).play_match(ws.store.match(match_id), []))
     for r in fake_llm.requests:
         role, stage, side = role_stage_side(r.body)
         other = "con" if side == "pro" else "pro"
@@ -278,7 +280,7 @@ def test_match_play_runs_agent4debate_against_a_baseline_end_to_end(tmp_path, fa
                                                                     baseline):
     from click.testing import CliRunner
 
-    from arena.cli import main
+    from arena.app.cli import main
 
     fake_llm.responder = Script(cite=(1, 5))
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch)

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import app
-from arena.cli import main
+from arena.app import commands as app
+from arena.app.cli import main
 from arena.errors import UserError
-from arena.runner import open_workspace
+from arena.app.commands import open_workspace
 
 ARENA = Path(sys.executable).with_name("arena")
 

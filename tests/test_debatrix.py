@@ -13,7 +13,7 @@ from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
 from arena.store import Store
-from judges.base import JudgeView, run_judge
+from arena.judging import JudgeView, run_judge
 from judges.debatrix import DebatrixJudge, weighted_vote
 
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),

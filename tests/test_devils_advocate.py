@@ -13,7 +13,7 @@ from arena.errors import UserError
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
-from judges.base import JudgeView, run_judge
+from arena.judging import JudgeView, run_judge
 from judges.devils_advocate import DevilsAdvocateJudge
 from judges.registry import JUDGES
 

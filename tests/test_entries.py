@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import app, runner
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
 from arena.config import load_config, parse_config
 from arena.records import Entry
 from arena.registration import parse_params
@@ -62,7 +64,7 @@ def toml_bytes(ws: Path) -> bytes:
 
 def play_round_robin(path: Path) -> None:
     """Schedule and play a round-robin of the active entries (offline, a few seconds)."""
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=1)
         counts = runner.run(ws, concurrency=2, progress=lambda line: None)

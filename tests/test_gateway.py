@@ -468,7 +468,7 @@ def test_api_key_comes_from_the_environment_and_never_reaches_the_database(fake_
 def test_help_does_not_import_litellm(tmp_path):
     proc = run_python("""
         import sys
-        from arena.cli import main
+        from arena.app.cli import main
         main(["--help"], standalone_mode=False)
         print("litellm" in sys.modules)
     """, tmp_path)
@@ -479,13 +479,13 @@ def test_help_does_not_import_litellm(tmp_path):
 
 
 def test_entry_list_does_not_import_litellm(tmp_path):
-    init = subprocess.run([sys.executable, "-c", "from arena.cli import main; main()", "init", "ws"],
+    init = subprocess.run([sys.executable, "-c", "from arena.app.cli import main; main()", "init", "ws"],
                           cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert init.returncode == 0, init.stderr
 
     proc = run_python("""
         import sys
-        from arena.cli import main
+        from arena.app.cli import main
         main(["entry", "list", "-w", "ws"], standalone_mode=False)
         print("litellm" in sys.modules)
     """, tmp_path)

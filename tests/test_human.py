@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import app
-from arena.cli import main
+from arena.app import commands as app
+from arena.app.cli import main
 from arena.errors import ArenaError
-from arena.runner import open_workspace
+from arena.app.commands import open_workspace
 from debaters.human import MARKER, editor_command
 
 MOTION = "en-fact-001"

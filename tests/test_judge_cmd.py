@@ -8,7 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import app, runner
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
 from arena.errors import UserError
 from tests.helpers import VERDICT
 from tests.test_cli import assert_user_error, invoke, snapshot
@@ -44,12 +46,12 @@ def judge_toml(name: str, runs: int, model: str | None = None, extra: str = "") 
 
 def play_with(path: Path, judge: str, rounds: int = 1) -> list[str]:
     """Schedule a round-robin and play it judged by one judge only, as if the others came later."""
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         ids = app.schedule(ws, "round-robin", rounds=rounds).match_ids
         arena = runner.Arena.of(ws)
         for match_id in ids:
-            asyncio.run(arena.play_match(match_id, [ws.config.judge(judge)]))
+            asyncio.run(arena.play_match(ws.store.match(match_id), [ws.config.judge(judge)]))
         return ids
     finally:
         ws.close()
@@ -99,7 +101,7 @@ def test_a_judge_added_later_judges_every_done_match_once(ws):
 
 
 def test_only_completed_matches_are_judged(ws):
-    wsp = runner.open_workspace(ws)
+    wsp = open_workspace(ws)
     try:
         app.schedule(wsp, "round-robin")  # two more matches, scheduled but not played
         totals = app.judge(wsp, ["j2"], progress=lambda line: None)
@@ -183,7 +185,7 @@ def test_no_configured_judge_is_a_user_error(tmp_path):
 
 
 def test_app_judge_refuses_unknown_names_before_judging(ws):
-    wsp = runner.open_workspace(ws)
+    wsp = open_workspace(ws)
     try:
         with pytest.raises(UserError, match="unknown judge 'jx'"):
             app.judge(wsp, ["j2", "jx"])

@@ -5,7 +5,7 @@ import json
 
 from click.testing import CliRunner
 
-from arena.cli import main
+from arena.app.cli import main
 
 KINDS = {"j-single": "single", "j-debatrix": "debatrix", "j-panel": "panel", "j-devil": "devils_advocate"}
 

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import app
-from arena.cli import main
+from arena.app import commands as app
+from arena.app.cli import main
 from arena.errors import UserError
 from arena.records import Entry
-from arena.runner import open_workspace
+from arena.app.commands import open_workspace
 from tests.fakes.openai_server import Reply
 from tests.helpers import debate_responder, stage_and_side, write_workspace
 

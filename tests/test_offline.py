@@ -9,7 +9,7 @@ import pytest
 
 from arena import offline, transcript
 from arena.records import Speech
-from judges.base import verdict_schema
+from arena.judging import verdict_schema
 
 PROMPT = [{"role": "user", "content": "Motion: Cities should ban private cars from their centres\nWrite."}]
 

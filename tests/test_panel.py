@@ -14,7 +14,7 @@ from arena.errors import UserError
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
-from judges.base import JudgeView, run_judge
+from arena.judging import JudgeView, run_judge
 from judges.panel import PERSONAS
 from judges.registry import JUDGES
 from tests.helpers import VERDICT

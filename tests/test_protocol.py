@@ -5,7 +5,10 @@ import re
 import sqlite3
 
 
-from arena import app, runner
+from arena.app import commands as app, runner
+
+
+from arena.app.commands import open_workspace
 from tests.fakes.openai_server import Reply
 from tests.helpers import debate_responder, stage_and_side, write_workspace
 
@@ -15,7 +18,7 @@ ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), 
 
 def play_one(tmp_path, fake_llm, **kwargs):
     fake_llm.responder = debate_responder()
-    ws = runner.open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, **kwargs))
+    ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, **kwargs))
     ids = app.schedule(ws, "round-robin", rounds=1).match_ids
     runner.run(ws, concurrency=1, progress=lambda line: None)
     return ws, ids[0]
@@ -94,7 +97,7 @@ def test_swap_sides_option_relabels_odd_runs_and_maps_back(tmp_path, fake_llm):
 
 
 def test_a_failed_match_stores_no_partial_speeches(tmp_path, fake_llm):
-    ws = runner.open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base))
+    ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base))
     responder = debate_responder()
 
     def failing(body):

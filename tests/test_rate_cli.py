@@ -14,8 +14,10 @@ import pandas as pd
 import pytest
 from click.testing import CliRunner
 
-from arena import app, runner
-from arena.cli import main
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
+from arena.app.cli import main
 from arena.workspace import init_workspace
 from leaderboard import bt
 from leaderboard.results import ResultsError, read_results
@@ -353,7 +355,7 @@ def demo_ws(tmp_path_factory) -> Path:
     """A simulated tournament: 4 entries, 24 matches, a judge with 3 runs that judges every dimension."""
     path = tmp_path_factory.mktemp("rate") / "ws"
     init_workspace(path, SIMULATED)
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=2)
         assert runner.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0

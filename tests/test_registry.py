@@ -50,7 +50,8 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
     ws = tmp_path / "ws"
     script = textwrap.dedent(f'''
         import json
-        from arena import app, runner
+        from arena.app import commands as app, runner
+        from arena.app.commands import open_workspace
         from arena.workspace import init_workspace
         init_workspace({str(ws)!r}, """
         [search]
@@ -71,7 +72,7 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
         model = "offline/j"
         runs = 1
         """)
-        w = runner.open_workspace({str(ws)!r})
+        w = open_workspace({str(ws)!r})
         app.schedule(w, "round-robin")
         runner.run(w, progress=lambda line: None)
         print(json.dumps(app.match_json(w.store.match("m00001"))["speeches"]))

@@ -14,10 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena import app, runner
-from arena.cli import main
-from arena.dryrun import dry_run
-from arena.progress import Progress
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
+from arena.app.cli import main
+from arena.app.dryrun import dry_run
+from arena.app.progress import Progress
 from arena.workspace import init_workspace
 from tests.fakes.openai_server import Reply
 from tests.helpers import debate_responder, stage_and_side, write_workspace
@@ -38,7 +40,7 @@ def slow(delay: float):
 
 def scheduled(tmp_path, api_base, *, entries=ENTRIES, judge_runs: int = 1, extra: str = "") -> Path:
     path = write_workspace(tmp_path / "ws", api_base, entries=entries, judge_runs=judge_runs, extra=extra)
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=1)
     finally:
@@ -159,7 +161,7 @@ def priced_workspace(tmp_path, api_base) -> Path:
     toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', f'api_base = "{api_base}"']
     path = tmp_path / "ws"
     init_workspace(path, "\n".join(toml) + "\n")
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=2)  # 4 matches
     finally:
@@ -249,7 +251,7 @@ def test_transient_faults_and_malformed_answers_end_with_every_match_done(tmp_pa
     path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
     toml = path / "arena.toml"  # enough retries for all four faults to land on one call
     toml.write_text(toml.read_text().replace("retries = 2", "retries = 4"))
-    result = runner.run(runner.open_workspace(path), concurrency=3, progress=lambda line: None)
+    result = runner.run(open_workspace(path), concurrency=3, progress=lambda line: None)
     assert (result["done"], result["failed"]) == (6, 0)
     assert_each_match_done_once(path, 6)
     errors = [e for (e,) in query(path, "SELECT error FROM calls WHERE error IS NOT NULL")]
@@ -270,7 +272,7 @@ def test_persistent_faults_fail_their_matches_with_the_reason_and_leave_none_run
 
     fake_llm.responder = responder
     path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
-    result = runner.run(runner.open_workspace(path), concurrency=6, progress=lambda line: None)
+    result = runner.run(open_workspace(path), concurrency=6, progress=lambda line: None)
     assert (result["done"], result["failed"]) == (2, 4)  # gamma plays in 4 of the 6 matches
     assert "running" not in statuses(path) and "scheduled" not in statuses(path)
     reasons = query(path, "SELECT error FROM matches WHERE status = 'failed'")
@@ -302,7 +304,7 @@ def test_judging_does_not_hold_a_play_slot(tmp_path, fake_llm):
 
     fake_llm.responder = responder
     path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"), judge_runs=1)
-    result = runner.run(runner.open_workspace(path), concurrency=1, progress=lambda line: None)
+    result = runner.run(open_workspace(path), concurrency=1, progress=lambda line: None)
     assert result["done"] == 2
     assert waited == [True, True]
 
@@ -318,7 +320,7 @@ def test_dry_run_projects_calls_and_cost_per_model_and_writes_nothing(tmp_path, 
             '[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', 'runs = 2']
     path = tmp_path / "ws"
     init_workspace(path, "\n".join(toml) + "\n")
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     app.schedule(ws, "round-robin", rounds=1)  # 6 matches; each entry plays 4
     ws.close()
     before = {p.name: p.read_bytes() for p in path.iterdir()}
@@ -330,7 +332,7 @@ def test_dry_run_projects_calls_and_cost_per_model_and_writes_nothing(tmp_path, 
     assert "openai/mystery-model" in result.output and "unknown" in result.output
     assert "no price in litellm's map for openai/mystery-model" in result.output
 
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     projection = dry_run(ws)
     ws.close()
     rows = {r["model"]: r for r in projection["models"]}

@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import app, runner, scheduler
+from arena import scheduler
+from arena.app import commands as app, runner
+from arena.app.commands import open_workspace
 from arena.errors import UserError
 from arena.records import CATEGORIES, Motion, Verdict
 from arena.scheduler import DrawRequest, Pairing, Standing, draw
@@ -378,7 +380,7 @@ def five(tmp_path) -> Path:
 
 def judged(path: Path, winners: dict[tuple[str, str], str]) -> None:
     """Store a round-robin whose matches are done with the given winner per (pro, con); others tie."""
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         for match_id in app.schedule(ws, "round-robin").match_ids:
             m = ws.store.match(match_id)
@@ -410,7 +412,7 @@ def test_active_schedule_stores_each_selection_probability(five):
     judged(five, {})
     result = invoke("schedule", "--format", "active", "--matches", "4", "--seed", "7", "-w", five)
     assert result.exit_code == 0, result.output
-    ws = runner.open_workspace(five)
+    ws = open_workspace(five)
     try:
         plan = app.schedule_show(ws)
     finally:
@@ -427,7 +429,7 @@ def test_swiss_follows_the_default_judges_results(five):
     order = "abcde"
     judged(five, {(x, y): ("pro" if order.index(x) < order.index(y) else "con")
                   for x in order for y in order if x != y})
-    ws = runner.open_workspace(five)
+    ws = open_workspace(five)
     try:
         done = app.schedule(ws, "swiss", seed=1)
         pairs = [frozenset((r["pro"], r["con"])) for r in app.schedule_show(ws)["matches"]
@@ -444,7 +446,7 @@ def test_onboard_through_the_cli_defaults_to_16_matches(five):
     result = invoke("schedule", "--format", "onboard", "--entry", "c", "-w", five)
     assert result.exit_code == 0, result.output
     assert "scheduled 16 onboard matches" in result.output
-    ws = runner.open_workspace(five)
+    ws = open_workspace(five)
     try:
         rows = [r for r in app.schedule_show(ws)["matches"] if r["format"] == "onboard"]
     finally:
@@ -477,7 +479,7 @@ def test_schedule_needs_two_active_entries(five):
 
 def test_stored_params_keep_options_flags_and_byes(five):
     assert invoke("schedule", "--format", "swiss", "--rounds", "2", "--seed", "4", "-w", five).exit_code == 0
-    ws = runner.open_workspace(five)
+    ws = open_workspace(five)
     try:
         (t,) = ws.store.tournaments()
         params = json.loads(t["params"])

@@ -23,7 +23,8 @@ def hostile_data(simulated: bool = True) -> SiteData:
     return SiteData(title=f"T {EVIL}", generated_at="2026-01-01T00:00:00", judge="judge<i>", simulated=simulated,
                     boards={"overall": {"ratings": [row], "meta": {}}}, matrices={}, entries=entries,
                     matches=[match], results=[], judges=[{"name": f"j{EVIL}", "kind": "single", "model": "m",
-                                                          "runs": 1, "options": {"x": EVIL}}])
+                                                          "runs": 1, "options": {"x": EVIL}}],
+                    scores={match.id: {"judge<i>": (1.0, 0.0)}})
 
 
 def test_hostile_text_renders_as_text(tmp_path):

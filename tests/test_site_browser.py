@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import app, runner
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
 from arena.workspace import init_workspace
 
 CHROMIUM = "/usr/bin/chromium"
@@ -355,7 +357,7 @@ model = "openai/judge"
 api_base = "{base}"
 runs = 2
 ''')
-    ws = runner.open_workspace(ws_path)
+    ws = open_workspace(ws_path)
     try:
         app.play_one(ws, "hx-value-001", "searcher", "plain", progress=lambda line: None)
         app.play_one(ws, "hx-value-001", "plain", "searcher", progress=lambda line: None)

@@ -10,7 +10,9 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from arena import runner
+from arena.app import runner
+
+from arena.app.commands import open_workspace
 from leaderboard.site import publish
 from tests.test_site import hostile_data
 
@@ -169,7 +171,7 @@ def test_the_checker_finds_broken_links_and_outside_resources(tmp_path):
 
 
 def test_bulk_match_loading_equals_one_by_one(demo_workspace):
-    ws = runner.open_workspace(demo_workspace)
+    ws = open_workspace(demo_workspace)
     try:
         assert ws.store.matches() == [ws.store.match(r["id"]) for r in ws.store.match_rows()]
     finally:

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from arena import app, runner
+from arena.app import commands as app, runner
+
+from arena.app.commands import open_workspace
 from arena.records import Verdict
 from arena.stats import side_stats
 from tests.test_cli import invoke
@@ -77,7 +79,7 @@ def workspace(tmp_path: Path, config: str) -> Path:
 
 def test_stats_sides_json_from_the_default_judge(tmp_path):
     path = workspace(tmp_path, CONFIG + JUDGE)
-    ws = runner.open_workspace(path)
+    ws = open_workspace(path)
     try:
         ids = app.schedule(ws, "round-robin").match_ids  # 6 matches: 3 pairs, each motion both ways
         for match_id in ids[:4]:  # Pro wins both runs of four matches; two stay unplayed

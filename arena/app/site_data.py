@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from arena.records import CATEGORIES, DIMENSIONS, AgentUsage
-from arena.results import COLUMNS, results_rows
+from arena.records import CATEGORIES, DIMENSIONS, AgentUsage, score
+from arena.results import results_rows
 from arena.store import now
 from arena.workspace import Workspace
 from leaderboard.site import SiteData
@@ -14,10 +14,10 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     """Ratings overall, per category and per dimension from one judge's verdicts, and the records behind them."""
     import pandas as pd
     from leaderboard.ratings import rate, win_matrices
-    from leaderboard.results import groups, main_rows
+    from leaderboard.results import COLUMNS, groups, main_rows
 
     rows = results_rows(ws.store, judge) if judge else []
-    frame = pd.DataFrame(rows, columns=COLUMNS)
+    frame = pd.DataFrame(rows, columns=list(COLUMNS))
     overall = main_rows(frame)
     # The same splits as `arena rate --by`; the site has a tab for each built-in category and dimension.
     views = {"overall": overall}
@@ -26,13 +26,20 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}
     matches = ws.store.matches()
     return SiteData(
-        title="Debate Arena leaderboard", generated_at=now(), judge=judge,
-        simulated=any(m.simulated for m in matches) or any(e.simulated for e in ws.config.entries)
-        or any(j.simulated for j in ws.config.judges),
+        title="Debate Arena leaderboard", generated_at=now(), judge=judge, simulated=any(m.simulated for m in matches),
         boards=boards, matrices=win_matrices(overall) if len(overall) else {},
         entries=_entries(ws, matches), matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options)}
-                for j in ws.config.judges])
+                for j in ws.config.judges],
+        scores={m.id: _scores(m.verdicts) for m in matches})
+
+
+def _scores(verdicts) -> dict[str, tuple[float, float]]:
+    """Each judge's (PRO, CON) points on a match (arena.records.score)."""
+    by_judge: dict[str, list] = defaultdict(list)
+    for v in verdicts:
+        by_judge[v.judge].append(v)
+    return {judge: score(runs) for judge, runs in by_judge.items()}
 
 
 def _entries(ws: Workspace, matches) -> list[dict]:

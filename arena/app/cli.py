@@ -40,7 +40,7 @@ format_option = click.option("--format", "fmt", type=click.Choice(["table", "jso
 
 def _open(workspace: Path):
     """Open (and check) the workspace; it is closed when the command ends, checkpointing the WAL."""
-    from arena.runner import open_workspace
+    from arena.app.commands import open_workspace
 
     ws = open_workspace(workspace)
     click.get_current_context().call_on_close(ws.close)
@@ -82,7 +82,7 @@ def init(directory: Path):
               default=Path("arena-demo"), show_default=True, help="Workspace folder for the demo.")
 def demo(workspace: Path):
     """Run a simulated tournament end to end (offline), publish the site, print its path."""
-    from arena.app import demo as run_demo
+    from arena.app.demo import demo as run_demo
 
     click.echo(run_demo(workspace))
 
@@ -97,7 +97,7 @@ def entry():
 @format_option
 def entry_list(workspace: Path, fmt: str):
     """List entries with their match counts."""
-    from arena import app
+    from arena.app import commands as app
 
     ws = _open(workspace)
     rows = app.entry_list(ws)
@@ -129,7 +129,7 @@ def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
 def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict, strength: float | None,
               workspace: Path):
     """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is."""
-    from arena import app
+    from arena.app import commands as app
 
     ws = _open(workspace)
     e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength)
@@ -142,7 +142,7 @@ def entry_add(name: str, debater: str, model: str, api_base: str | None, params:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def entry_show(name: str, workspace: Path, fmt: str):
     """Show one entry: configuration, status and completed matches."""
-    from arena import app
+    from arena.app import commands as app
 
     data = app.entry_show(_open(workspace), name)
     if fmt == "json":
@@ -160,7 +160,7 @@ def entry_show(name: str, workspace: Path, fmt: str):
 @workspace_option
 def entry_retire(name: str, workspace: Path):
     """Retire an entry: it keeps its matches and rating but is no longer scheduled."""
-    from arena import app
+    from arena.app import commands as app
 
     app.entry_retire(_open(workspace), name)
     click.echo(f"retired entry {name!r}: its matches still count, and new schedules leave it out")
@@ -177,7 +177,7 @@ def motion():
 @format_option
 def motion_list(category: str | None, workspace: Path, fmt: str):
     """List the motions of the configured sets."""
-    from arena import app
+    from arena.app import commands as app
 
     rows = app.motion_list(_open(workspace), category)
     _json([{k: r[k] for k in ("id", "text", "category", "language", "info_slide", "set")} for r in rows]) \
@@ -190,7 +190,7 @@ def motion_list(category: str | None, workspace: Path, fmt: str):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def motion_show(motion_id: str, workspace: Path, fmt: str):
     """Show one motion: text, category, language, info slide, set and stored matches."""
-    from arena import app
+    from arena.app import commands as app
 
     data = app.motion_show(_open(workspace), motion_id)
     if fmt == "json":
@@ -205,7 +205,7 @@ def motion_show(motion_id: str, workspace: Path, fmt: str):
 @workspace_option
 def motion_import(file: Path, workspace: Path):
     """Copy a YAML or JSONL motion file into the workspace (motions/) and add it to [motions] sets."""
-    from arena import app
+    from arena.app import commands as app
 
     done = app.motion_import(_open(workspace), file)
     click.echo(f"imported {done['motions']} motion(s) from {file} as {done['set']} (copied to {done['path']})")
@@ -223,7 +223,7 @@ def match():
 @format_option
 def match_list(workspace: Path, fmt: str):
     """List matches with their status."""
-    from arena import app
+    from arena.app import commands as app
 
     rows = app.match_list(_open(workspace))
     _json(rows) if fmt == "json" else _table(rows, ["id", "status", "motion", "pro", "con", "error"])
@@ -235,7 +235,7 @@ def match_list(workspace: Path, fmt: str):
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def match_show(match_id: str, workspace: Path, fmt: str):
     """Show one match: motion, speeches by stage, verdicts, score."""
-    from arena import app
+    from arena.app import commands as app
 
     data = app.match_json(app.match_get(_open(workspace), match_id))
     _json(data) if fmt == "json" else _match_text(data)
@@ -249,7 +249,7 @@ def match_show(match_id: str, workspace: Path, fmt: str):
 @workspace_option
 def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path):
     """Play one match now, showing progress; store it, then print its transcript and score."""
-    from arena import app
+    from arena.app import commands as app
 
     played = app.play_one(_open(workspace), motion_id, pro, con, judges,
                           progress=lambda line: click.echo(line, err=True))
@@ -284,7 +284,7 @@ def _match_text(data: dict) -> None:
 def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
              show: bool, workspace: Path):
     """Plan a tournament; the plan is stored before anything runs, with flags for its anomalies."""
-    from arena import app
+    from arena.app import commands as app
 
     if show:
         given = [o for o, v in (("--format", fmt), ("--rounds", rounds), ("--matches", matches),
@@ -317,16 +317,15 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @workspace_option
 def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
-    from arena import runner
+    from arena.app import commands as app
+    from arena.app.runner import summary
 
     ws = _open(workspace)
     if dry_run:
-        from arena.dryrun import dry_run as project
-
-        _projection(project(ws, retry_failed=retry_failed))
+        _projection(app.dry_run(ws, retry_failed=retry_failed))
         return
-    result = runner.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget)
-    click.echo(runner.summary(result, budget))
+    result = app.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget)
+    click.echo(summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
     if result["failed"]:
@@ -334,7 +333,7 @@ def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: boo
 
 
 def _projection(p: dict) -> None:
-    """arena run --dry-run's report (as arena.dryrun.dry_run returns it)."""
+    """arena run --dry-run's report (as arena.app.dryrun.dry_run returns it)."""
     click.echo(f"dry run: {p['matches']} pending matches played on the offline simulator; nothing was written\n")
     _table([{**r, "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
@@ -355,7 +354,7 @@ def _projection(p: dict) -> None:
 @workspace_option
 def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
     """Judge completed matches that lack the judges' verdicts or have a failed run of theirs."""
-    from arena import app
+    from arena.app import commands as app
 
     totals = app.judge(_open(workspace), judges, rejudge=rejudge, concurrency=concurrency,
                        progress=lambda line: click.echo(line, err=True))
@@ -376,7 +375,7 @@ def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: P
 @workspace_option
 def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
     """Score a judge against human labels: DATASET is a JSONL file or a folder (see README, Judge benchmarks)."""
-    from arena import app
+    from arena.app import commands as app
 
     result = app.judge_bench(_open(workspace), dataset, judge_name, concurrency=concurrency,
                              progress=lambda line: click.echo(line, err=True))
@@ -429,7 +428,7 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
 def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, bootstrap: int, seed: int,
          weighting: str, anchor: tuple[str, float] | None, fmt: str, workspace: Path):
     """Weighted Bradley–Terry ratings (Elo scale) with 95% intervals, from a workspace or a results CSV."""
-    from arena import app
+    from arena.app import commands as app
 
     if results_file is not None and judge is not None:
         raise UserError("--judge picks a workspace judge's verdicts; it does not apply to --results")
@@ -474,7 +473,7 @@ def stats():
 @format_option
 def stats_agents(workspace: Path, fmt: str):
     """Per debater kind, stage and role: calls per speech and tokens per call (Agent4Debate Tables 8-9)."""
-    from arena import app
+    from arena.app import commands as app
 
     rows = app.stats_agents(_open(workspace))
     if fmt == "json":
@@ -498,7 +497,7 @@ def stats_agents(workspace: Path, fmt: str):
 def stats_judges(workspace: Path, fmt: str):
     """Per judge: failures, Pro win rate with a binomial side-bias test, calls and cost per match; per pair of
     judges: agreement on the overall winner and Cohen's kappa."""
-    from arena import app
+    from arena.app import commands as app
 
     data = app.stats_judges(_open(workspace))
     if fmt == "json":
@@ -520,7 +519,7 @@ def stats_judges(workspace: Path, fmt: str):
 @format_option
 def stats_sides(workspace: Path, fmt: str):
     """Pro/Con sides per entry; per motion and overall the Pro score share with a binomial side-bias test."""
-    from arena import app
+    from arena.app import commands as app
 
     data = app.stats_sides(_open(workspace))
     if fmt == "json":
@@ -539,6 +538,6 @@ def stats_sides(workspace: Path, fmt: str):
 @workspace_option
 def publish(out: Path | None, workspace: Path):
     """Write the static HTML site; print the path of its index."""
-    from arena import app
+    from arena.app import commands as app
 
     click.echo(app.publish(_open(workspace), out))

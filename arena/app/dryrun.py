@@ -14,7 +14,8 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from arena import runner
+from arena.app import runner
+from arena.app.commands import kinds_of
 from arena.llm import price
 from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec
 from arena.store import DB_NAME, Store
@@ -43,7 +44,8 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
             store.add_motions({m.motion.id: m.motion for m in pending}.values())
             ids = store.add_tournament("dry-run", config.arena.seed, {},
                                        [(m.motion.id, m.pro, m.con) for m in pending])
-            outcome = runner.run(Workspace(Path(scratch), simulated, store), concurrency=8, progress=lambda line: None)
+            scratch_ws = Workspace(Path(scratch), simulated, store, ws.motions, *kinds_of(simulated))
+            outcome = runner.run(scratch_ws, concurrency=8, progress=lambda line: None)
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
             calls = store.conn.execute(

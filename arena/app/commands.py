@@ -1,4 +1,9 @@
-"""The library behind the CLI: one function per command, each returning data to print."""
+"""The command facade: one function per command, each returning data to print. The CLI is a thin shell
+over these, and they are the Python API: open a workspace, then call what a command would.
+
+Only this layer wires the parts together: it hands the kernel (arena.*) the kinds (debaters, judges),
+the motion library and the rating code.
+"""
 from __future__ import annotations
 
 import asyncio
@@ -9,18 +14,53 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
-from arena import registration, runner, scheduler
-from arena.config import Config
+from arena import registration, scheduler
+from arena.app import runner
+from arena.config import Config, load_config
 from arena.errors import ArenaError, UserError
-from arena.records import CATEGORIES, Entry, JudgeSpec, Match, Motion, score
-from arena.results import COLUMNS, results_rows
+from arena.records import CATEGORIES, Entry, JudgeSpec, Match, Motion, points, score
+from arena.results import results_rows
 from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
-from arena.workspace import Workspace, init_workspace
+from arena.workspace import Workspace, build_kinds, open_store
 from debaters.registry import DEBATERS
 from judges import bench
-from motions.library import load_motion_file, load_sets
+from judges.registry import JUDGES
+from motions.library import load_motion_file, load_set_map
 
-FORMATS = tuple(scheduler.GENERATORS)
+
+def open_workspace(path: Path) -> Workspace:
+    """Open a workspace: arena.toml checked whole (kinds built, motion sets loaded) before the database is touched."""
+    path = Path(path)
+    config = load_config(path)
+    debaters, judges = kinds_of(config)
+    try:
+        motions = load_set_map(list(config.motions.sets), path)
+    except UserError as exc:
+        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
+    store = open_store(path, config, (motion for motion, _ in motions.values()))
+    return Workspace(path, config, store, motions, debaters, judges)
+
+
+def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds)."""
+    return build_kinds(config, DEBATERS, JUDGES)
+
+
+def kinds() -> list[dict]:
+    """Every debater and judge kind, built-in or plug-in: [{family, kind, source, params: [{name, default,
+    type, help}]}]; debaters' params are their entries' [entries.params], judges' their [judges.options]."""
+    from arena.judging import BaseJudge
+
+    out = []
+    for family, registry in (("debater", DEBATERS), ("judge", JUDGES)):
+        for name in registry.names():
+            cls = registry.get(name)
+            table = cls.accepted() if isinstance(cls, type) and issubclass(cls, BaseJudge) \
+                else getattr(cls, "PARAMS", None) or getattr(cls, "OPTIONS", {})
+            out.append({"family": family, "kind": name, "source": registry.source(name),
+                        "params": [{"name": key, "default": p.default, "type": p.wanted or " or ".join(
+                            t.__name__ for t in p.types), "help": p.help} for key, p in table.items()]})
+    return out
 
 
 def entry_list(ws: Workspace) -> list[dict]:
@@ -62,6 +102,7 @@ def entry_retire(ws: Workspace, name: str) -> None:
 def _reload(ws: Workspace, config: Config) -> None:
     """Carry an edit of arena.toml into the open workspace and the database at once, as opening would."""
     ws.config = config
+    ws.debaters, ws.judges = kinds_of(config)
     ws.store.sync_entries(config.entries)
 
 
@@ -99,11 +140,6 @@ def match_json(match: Match, judge: str | None = None) -> dict:
 MOTIONS_DIR = "motions"  # where `arena motion import` keeps the workspace's copies of motion files
 
 
-def _motion_sets(ws: Workspace) -> dict[str, tuple[Motion, str]]:
-    """Each motion of the sets arena.toml names, by id, with the set it comes from."""
-    return {m.id: (m, spec) for spec in ws.config.motions.sets for m in load_sets([spec], ws.path)}
-
-
 def _motion_row(motion: Motion, spec: str | None) -> dict:
     return {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
             "info_slide": motion.info_slide, "set": spec}
@@ -113,12 +149,12 @@ def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:
     """The motions of the configured sets, in set order: {id, text, category, language, info_slide, set}."""
     if category is not None and category not in CATEGORIES:
         raise UserError(f"--category {category!r}: unknown category (expected {', '.join(CATEGORIES)})")
-    return [_motion_row(m, spec) for m, spec in _motion_sets(ws).values() if category in (None, m.category)]
+    return [_motion_row(m, spec) for m, spec in ws.motions.values() if category in (None, m.category)]
 
 
 def motion_show(ws: Workspace, motion_id: str) -> dict:
     """One motion, from the configured sets or else from the stored matches (set None), with its stored matches."""
-    found = _motion_sets(ws).get(motion_id)
+    found = ws.motions.get(motion_id)
     motion, spec = found if found else (ws.store.motion(motion_id), None)
     if motion is None:
         raise UserError(f"no motion {motion_id!r} (see 'arena motion list')")
@@ -143,7 +179,7 @@ def motion_import(ws: Workspace, path: Path) -> dict:
     if copy.exists() and copy.read_bytes() != path.read_bytes():
         raise UserError(f"{path}: the workspace already has a different {MOTIONS_DIR}/{path.name}; "
                         "rename the file to import it")
-    known = _motion_sets(ws)
+    known = ws.motions
     for k, m in enumerate(motions, start=1):
         if m.id in known:
             raise UserError(f"{path}: motion {k} has id {m.id!r}, which {known[m.id][1]} has already")
@@ -163,6 +199,7 @@ def motion_import(ws: Workspace, path: Path) -> dict:
         if made_dir and copy.parent.exists() and not any(copy.parent.iterdir()):
             copy.parent.rmdir()
         raise
+    ws.motions = {**ws.motions, **{m.id: (m, spec) for m in motions}}
     ws.store.add_motions(motions)
     others = sorted({m.language for m in motions} - {ws.config.arena.language})
     notes = [f"{sum(m.language in others for m in motions)} motion(s) in {', '.join(others)}, not the workspace's "
@@ -212,7 +249,7 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
             for b in json.loads(t["params"]).get("byes", [])]
     request = scheduler.DrawRequest(
-        entries=active, motions=[m for m in runner.load_motions(ws) if m.language == language], seed=seed,
+        entries=active, motions=[m for m, _ in ws.motions.values() if m.language == language], seed=seed,
         rounds=rounds, matches=matches, entry=entry, standings=standings,
         history=[scheduler.Pairing(r["motion_id"], r["pro"], r["con"]) for r in stored], byes=byes)
     plan = scheduler.draw(fmt, request)
@@ -238,14 +275,14 @@ def _standings(ws: Workspace, entries: list[str], seed: int) -> tuple[dict[str, 
     rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
     if not rows:
         return {}, [f"no results from judge {judge!r} yet: every entry stands at rating 1000 with 0 points"]
-    points: dict[str, float] = {}
+    earned: dict[str, float] = {}
     for r in rows:
         outcome = match_outcome(r["score_a"], r["score_b"])
         for name, side in ((r["entry_a"], "pro"), (r["entry_b"], "con")):
-            points[name] = points.get(name, 0.0) + (1.0 if outcome == side else 0.5 if outcome == "tie" else 0.0)
+            earned[name] = earned.get(name, 0.0) + points(outcome, side)
     board = fit(pd.DataFrame(rows), bootstrap=STANDINGS_BOOTSTRAP, seed=seed)
     standings = {r["entry"]: scheduler.Standing(rating=r["rating"], sd=(r["ci_high"] - r["ci_low"]) / (2 * 1.96),
-                                                points=points[r["entry"]], rated=True) for r in board["ratings"]}
+                                                points=earned[r["entry"]], rated=True) for r in board["ratings"]}
     unrated = [e for e in entries if e not in standings]
     flags = [f"no results from judge {judge!r} yet for {', '.join(unrated)}: rating 1000 assumed, with the "
              "spread of an unrated entry"] if unrated else []
@@ -273,7 +310,7 @@ def schedule_show(ws: Workspace) -> dict:
 
 def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
              progress: Callable[[str], None] | None = None) -> Match:
-    """Play one match now, judge it and store it as a one-match tournament; return the stored match.
+    """Play one match now, judge it and store it as a one-match tournament; return the match as stored.
 
     judges: judge names (none: every configured judge). progress(line) hears of each LLM call as
     it completes (default: stderr). Everything is checked before anything is written; a match that
@@ -300,11 +337,10 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
 
     try:
-        asyncio.run(runner.Arena.of(ws).play_match(match_id, specs, listener=heard))
+        return asyncio.run(runner.Arena.of(ws).play_match(Match(match_id, motion, pro, con), specs, listener=heard))
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
-    return ws.store.match(match_id)
 
 
 def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
@@ -332,23 +368,21 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     say = progress or (lambda line: print(line, file=sys.stderr))
     totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0} for s in specs}
 
-    async def one(spec: JudgeSpec, match_id: str, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            verdicts = await arena.judge_stored(match_id, spec)
-        failed = sum(v.failed for v in verdicts)
+    async def one(item: tuple[JudgeSpec, str]) -> list:
+        spec, match_id = item
+        return await arena.judge_stored(ws.store.match(match_id), spec)
+
+    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list) -> None:
+        (spec, match_id), failed = item, sum(v.failed for v in verdicts)
         total = totals[spec.name]
         total["matches"] += 1
         total["verdicts"] += len(verdicts)
         total["failed_runs"] += failed
         pro, con = score(verdicts)
-        say(f"[{sum(t['matches'] for t in totals.values())}/{len(work)}] {match_id} {spec.name}: "
+        say(f"[{finished}/{len(work)}] {match_id} {spec.name}: "
             + (f"{failed} of {len(verdicts)} runs failed" if failed else f"pro {pro:g} – con {con:g}"))
 
-    async def main() -> None:
-        gate = asyncio.Semaphore(concurrency)
-        await asyncio.gather(*(one(spec, m, gate) for spec, m in work))
-
-    asyncio.run(main())
+    runner.run_bounded(work, one, concurrency=concurrency, done=done)
     return list(totals.values())
 
 
@@ -365,15 +399,16 @@ def rate(ws: Workspace, *, judge: str | None = None, **options) -> dict:
     judge = default_judge(ws, judge)
     result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", **options)
     result["meta"]["judge"] = judge
-    result["meta"]["simulated"] = any(e.simulated for e in ws.config.entries) or ws.config.judge(judge).simulated
+    result["meta"]["simulated"] = ws.store.judge_simulated(judge)
     return result
 
 
 def results_frame(ws: Workspace, judge: str | None = None):
     """One judge's results rows, every dimension, as the results CSV's columns (default: the first judge)."""
     import pandas as pd
+    from leaderboard.results import COLUMNS
 
-    return pd.DataFrame(results_rows(ws.store, default_judge(ws, judge)), columns=COLUMNS)
+    return pd.DataFrame(results_rows(ws.store, default_judge(ws, judge)), columns=list(COLUMNS))
 
 
 def read_results(path: Path):
@@ -456,75 +491,40 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
     arena = runner.Arena.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
-    rows: dict[str, dict] = {}
 
-    async def one(item: bench.BenchItem, gate: asyncio.Semaphore) -> None:
-        async with gate:
-            verdicts = await arena.judge(f"bench:{item.id}", item.view, spec)
+    async def one(item: bench.BenchItem) -> dict:
+        verdicts = await arena.judge(f"bench:{item.id}", item.view, spec)
         failed = sum(v.failed for v in verdicts)
         pro, con = score(verdicts)
-        rows[item.id] = {"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
-                         "score_pro": pro, "score_con": con, "failed_runs": failed}
-        say(f"[{len(rows)}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
-            + (f"failed ({failed} of {len(verdicts)} runs)" if failed else rows[item.id]["outcome"]))
+        return {"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
+                "score_pro": pro, "score_con": con, "failed_runs": failed}
 
-    async def main() -> None:
-        gate = asyncio.Semaphore(concurrency)
-        await asyncio.gather(*(one(item, gate) for item in items))
+    def done(finished: int, item: bench.BenchItem, row: dict) -> None:
+        say(f"[{finished}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
+            + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["failed_runs"] else row["outcome"]))
 
-    asyncio.run(main())
-    results = [rows[item.id] for item in items]
+    results = runner.run_bounded(items, one, concurrency=concurrency, done=done)
     return {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
             **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]), "results": results}
 
 
+def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budget: float | None = None,
+        progress: Callable[[str], None] | None = None) -> dict:
+    """Play and judge every pending match (arena.app.runner.run): {done, failed, total, not_started, stopped, ...}."""
+    return runner.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget, progress=progress)
+
+
+def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
+    """What `run` would cost, played on the simulator with nothing written (arena.app.dryrun)."""
+    from arena.app.dryrun import dry_run as project
+
+    return project(ws, retry_failed=retry_failed)
+
+
 def publish(ws: Workspace, out: Path | None = None) -> Path:
     """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index."""
-    from arena.site_data import site_data
+    from arena.app.site_data import site_data
     from leaderboard.site import publish as render
 
     judge = default_judge(ws, None) if ws.config.judges else None
     return render(Path(out) if out else ws.path / "site", site_data(ws, judge))
-
-
-DEMO_CONFIG = '''\
-# The `arena demo` workspace: six offline (simulated) entries of planted strengths and a simulated judge.
-[arena]
-language = "en"
-seed = 0
-judge_runs = 3
-
-[search]
-provider = "offline"
-
-[motions]
-sets = ["builtin:en"]
-{entries}
-[[judges]]
-name = "sim-judge"
-kind = "single"
-model = "offline/judge"
-runs = 3
-'''
-DEMO_ENTRIES = {"sim-ace": 1.5, "sim-bold": 0.9, "sim-calm": 0.3, "sim-deft": -0.3, "sim-eager": -0.9,
-                "sim-faint": -1.5}
-
-
-def demo(path: Path, *, rounds: int = 2, progress=None) -> Path:
-    """A simulated tournament end to end: init, schedule, play, judge, rate, publish. Resumes if rerun."""
-    path = Path(path)
-    if not (path / "arena.toml").exists():
-        entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
-                          f"strength = {strength}\n" for name, strength in DEMO_ENTRIES.items())
-        init_workspace(path, DEMO_CONFIG.format(entries=entries))
-    ws = runner.open_workspace(path)
-    try:
-        if not ws.store.match_rows():
-            schedule(ws, "round-robin", rounds=rounds)
-        runner.run(ws, concurrency=4, progress=progress)
-        site = ws.path / "site"
-        if site.exists():
-            shutil.rmtree(site)
-        return publish(ws, site)
-    finally:
-        ws.close()

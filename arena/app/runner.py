@@ -1,87 +1,48 @@
-"""Wiring: open a workspace with its kinds checked, play matches, judge them, commit them."""
+"""Playing and judging: a match from the plan through its six speeches and its judges to one commit."""
 from __future__ import annotations
 
 import asyncio
 import sys
 import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterator
+from dataclasses import dataclass, replace
+from typing import Awaitable, Callable, Iterator, Sequence, TypeVar
 
-from arena.config import Config, load_config
+from arena.app.progress import Progress
 from arena.errors import ArenaError, UserError
+from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
-from arena.progress import Progress
-from arena.records import Entry, JudgeSpec, Speech, Verdict
+from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
-from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
-from debaters.registry import DEBATERS
-from judges.base import JudgeView, run_judge
-from judges.registry import JUDGES
-from motions.library import load_sets
+
+T = TypeVar("T")
+R = TypeVar("R")
 
 
-def open_workspace(path: Path) -> Workspace:
-    """Load and check everything in arena.toml before touching the database."""
-    path = Path(path)
-    config = load_config(path)
-    for i, entry in enumerate(config.entries):
-        _construct(DEBATERS, entry, config, f"entries[{i}]", "debater", "params")
-    for i, spec in enumerate(config.judges):
-        _construct(JUDGES, spec, config, f"judges[{i}]", "kind", "options")
-    try:
-        motions = load_sets(list(config.motions.sets), path)
-    except UserError as exc:
-        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
-    store = Store(path / DB_NAME)
-    try:
-        _check_played_unchanged(config, store)
-        store.sync_entries(config.entries)
-        store.add_motions(motions)
-    except BaseException:
-        store.close()  # checkpoints and removes the WAL, so a refused open leaves no trace
-        raise
-    return Workspace(path, config, store)
+def run_bounded(items: Sequence[T], work: Callable[[T], Awaitable[R]], *, concurrency: int,
+                done: Callable[[int, T, R], None] | None = None) -> list[R]:
+    """work(item) for every item in one event loop, at most `concurrency` at once; the results in item order.
 
+    done(finished, item, result) hears of each item as it finishes; finished counts them so far.
+    """
+    finished = 0
 
-_FIXED = ("debater", "model", "api_base", "strength", "params")  # not `retired`: retiring is always allowed
+    async def one(item: T, gate: asyncio.Semaphore) -> R:
+        nonlocal finished
+        async with gate:
+            result = await work(item)
+        finished += 1
+        if done is not None:
+            done(finished, item, result)
+        return result
 
+    async def main() -> list[R]:
+        gate = asyncio.Semaphore(concurrency)
+        return list(await asyncio.gather(*(one(item, gate) for item in items)))
 
-def _check_played_unchanged(config: Config, store: Store) -> None:
-    """An entry that has played is what it played as: its ratings would otherwise mix two configurations."""
-    played = store.played_entries()
-    for i, entry in enumerate(config.entries):
-        recorded = played.get(entry.name)
-        if recorded is None:
-            continue
-        changes = [f"{key} {getattr(recorded, key)!r} → {getattr(entry, key)!r}" for key in _FIXED
-                   if getattr(recorded, key) != getattr(entry, key)]
-        if changes:
-            matches = store.match_counts().get(entry.name, 0)
-            raise UserError(f"{config.where(f'entries[{i}]')}: entry {entry.name!r} has played {matches} "
-                            f"match{'es' if matches != 1 else ''}, so its configuration is fixed, but it changed: "
-                            f"{'; '.join(changes)}. Put the old configuration back and register the new one under "
-                            f"a new name instead (arena entry add NEW-NAME ...).")
-
-
-def _construct(registry, spec, config, prefix: str, kind_key: str, options_key: str):
-    """Build a kind once, so unknown kinds and bad params are reported before anything runs."""
-    kind = getattr(spec, kind_key)
-    if not registry.has(kind):
-        raise UserError(f"{config.where(f'{prefix}.{kind_key}')}: unknown {registry.family} kind {kind!r} "
-                        f"(known: {', '.join(registry.names())})")
-    try:
-        return registry.get(kind)(spec)
-    except UserError as exc:
-        raise UserError(f"{config.where(f'{prefix}.{options_key}')}: {exc}") from None
-
-
-def load_motions(ws: Workspace):
-    """The motions of the sets arena.toml names, in order."""
-    return load_sets(list(ws.config.motions.sets), ws.path)
+    return asyncio.run(main())
 
 
 @dataclass
@@ -98,56 +59,54 @@ class Arena:
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache))
 
-    async def play_match(self, match_id: str, judges: list[JudgeSpec], listener=None) -> None:
-        """Play one match and judge it; commit speeches and verdicts in one transaction.
+    async def play_match(self, match: Match, judges: list[JudgeSpec], listener=None) -> Match:
+        """Play one match and judge it; commit speeches and verdicts in one transaction; return it as stored.
 
         listener(tag, completion), when given, hears of every LLM call as it completes.
         """
         log = AgentLog(listener)
-        speeches = await self.play(match_id, log)
-        await self.judge_and_commit(match_id, speeches, judges, log)
+        return await self.judge_and_commit(await self.play(match, log), judges, log)
 
-    async def play(self, match_id: str, log: AgentLog) -> list[Speech]:
-        """Mark the match running and play its six speeches (nothing of them is stored yet)."""
-        store, config = self.ws.store, self.ws.config
-        match = store.match(match_id)
-        if match is None:
-            raise UserError(f"no match {match_id!r}")
-        store.mark_running(match_id)
-        with self._settled(match_id):
-            pro, con = config.entry(match.pro), config.entry(match.con)
-            debaters = {"pro": DEBATERS.get(pro.debater)(pro), "con": DEBATERS.get(con.debater)(con)}
-            sides = {"pro": pro, "con": con}
+    async def play(self, match: Match, log: AgentLog) -> Match:
+        """Mark the match running and play its six speeches: the match with them (nothing of them is stored yet)."""
+        self.ws.store.mark_running(match.id)
+        with self._settled(match.id):
+            sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
+            debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
 
             def context(side, stage, visible, memory) -> DebateContext:
-                entry: Entry = sides[side]
+                entry = sides[side]
                 return DebateContext(
                     motion=match.motion, side=side, stage=stage, visible=visible, memory=memory,
                     llm=LLMHandle(self.llm, ModelRef(entry.model, entry.api_base, entry.strength), log,
-                                  match_id=match_id, stage=stage, side=side),
-                    search=SearchHandle(self.search, match_id=match_id, stage=stage, side=side,
+                                  match_id=match.id, stage=stage, side=side),
+                    search=SearchHandle(self.search, match_id=match.id, stage=stage, side=side,
                                         offline=entry.simulated),
-                    language=match.motion.language or config.arena.language,
+                    language=match.motion.language or self.ws.config.arena.language,
                 )
 
-            return await play(match.motion, debaters, context)
+            speeches = await play(match.motion, debaters, context)
+        return replace(match, status="running", error=None, speeches=tuple(speeches))
 
-    async def judge_and_commit(self, match_id: str, speeches: list[Speech], judges: list[JudgeSpec],
-                               log: AgentLog, slot: asyncio.Semaphore | None = None) -> None:
+    async def judge_and_commit(self, match: Match, judges: list[JudgeSpec], log: AgentLog,
+                               slot: asyncio.Semaphore | None = None) -> Match:
         """Judge a played match and write it — speeches, messages, verdicts, status — in one transaction.
 
         slot, when given, is held while judging (the runner's judging slots); waiting for it is part
         of the match, so an interruption while waiting also puts the match back in the plan.
+        Returns the match as committed.
         """
-        store, config = self.ws.store, self.ws.config
-        match = store.match(match_id)
-        with self._settled(match_id):
-            view = JudgeView(match.motion, tuple(speeches))
+        config = self.ws.config
+        with self._settled(match.id):
+            view = JudgeView(match.motion, match.speeches)
             async with slot or nullcontext():
-                verdicts = [v for spec in judges for v in await self.judge(match_id, view, spec, log)]
-            simulated = (config.entry(match.pro).simulated or config.entry(match.con).simulated
-                         or any(j.simulated for j in judges))
-            store.commit_match(match_id, speeches, verdicts, log.messages, simulated)
+                verdicts = [v for spec in judges for v in await self.judge(match.id, view, spec, log)]
+            done = replace(match, status="done", error=None,
+                           simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges),
+                           verdicts=tuple(sorted(verdicts, key=lambda v: (v.judge, v.run))))  # as the store orders them
+            self.ws.store.commit_match(done.id, list(done.speeches), list(done.verdicts), log.messages,
+                                       done.simulated)
+        return done
 
     @contextmanager
     def _settled(self, match_id: str) -> Iterator[None]:
@@ -164,7 +123,7 @@ class Arena:
     async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
                     log: AgentLog | None = None) -> list[Verdict]:
         """R runs of one judge, in parallel; each run is its own sample. match_id tags the ledger's calls."""
-        judge = JUDGES.get(spec.kind)(spec)
+        judge = self.ws.judges[spec.name]
         log = log or AgentLog()
         ref = ModelRef(spec.model, spec.api_base)
         return list(await asyncio.gather(*(
@@ -172,11 +131,10 @@ class Arena:
                       run)
             for run in range(spec.runs))))
 
-    async def judge_stored(self, match_id: str, spec: JudgeSpec) -> list[Verdict]:
+    async def judge_stored(self, match: Match, spec: JudgeSpec) -> list[Verdict]:
         """Judge a completed match from its stored transcript, replacing this judge's verdicts of it at once."""
-        match = self.ws.store.match(match_id)
-        verdicts = await self.judge(match_id, JudgeView(match.motion, match.speeches), spec)
-        self.ws.store.replace_verdicts(match_id, spec.name, verdicts, match.simulated or spec.simulated)
+        verdicts = await self.judge(match.id, JudgeView(match.motion, match.speeches), spec)
+        self.ws.store.replace_verdicts(match.id, spec.name, verdicts, match.simulated or simulated(spec))
         return verdicts
 
 
@@ -210,8 +168,8 @@ def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budg
                     stopped = "budget"
                     return
                 display.started(match_id)
-                speeches = await arena.play(match_id, log)
-            await arena.judge_and_commit(match_id, speeches, judges, log, slot=judging)
+                played = await arena.play(ws.store.match(match_id), log)
+            await arena.judge_and_commit(played, judges, log, slot=judging)
         except asyncio.CancelledError:  # Ctrl-C: rescheduled, neither done nor failed
             display.dropped(match_id)
             raise

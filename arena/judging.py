@@ -1,0 +1,96 @@
+"""The judge contract: what every judge kind shares — the view it gets, its options, the verdict
+schema, and one run. The runner calls `run_judge`; kinds (judges/, plug-ins) subclass BaseJudge.
+
+A kind is a class built from a JudgeSpec with `async decide(view, llm) -> Decision`. It sees the
+debate only through a JudgeView (sides labelled PRO and CON, no entry or model names) and
+calls its model only through the LLMHandle it is given, which carries the run's sample index,
+so the R runs of a judge are distinct samples. `run_judge` does the rest for every kind:
+label swapping on alternate runs, mapping back, and recording a failure as a failed verdict.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Mapping
+
+from arena.llm import LLMCallError
+from arena.params import Param, between, resolve
+from arena.protocol import LLMHandle
+from arena.records import DIMENSIONS, JudgeSpec, Motion, Outcome, Speech, Verdict
+
+SWAP = {"pro": "con", "con": "pro", "tie": "tie", None: None}
+COMMON_OPTIONS: dict[str, Param] = {
+    "temperature": Param(0.7, (int, float), "sampling temperature; above 0 so that R runs are R samples",
+                         between(0, 2), "from 0 to 2"),
+    "swap_sides": Param(False, (bool,), "odd runs read the transcript with PRO and CON relabelled"),
+    "language": Param("", (str,), "language of rationales (default: the motion's)"),
+}
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    """A finished debate as a judge may see it: the motion and the speeches, sides as Pro/Con only."""
+
+    motion: Motion
+    speeches: tuple[Speech, ...]
+
+    def swapped(self) -> "JudgeView":
+        """The same debate with the PRO and CON labels exchanged."""
+        return JudgeView(self.motion, tuple(replace(s, side=SWAP[s.side]) for s in self.speeches))
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A judge's decision in the labels it saw."""
+
+    overall: Outcome
+    dimensions: Mapping[str, Outcome] = field(default_factory=dict)
+    rationale: str = ""
+
+
+class BaseJudge:
+    """Options checked against COMMON_OPTIONS plus the kind's OPTIONS when the judge is built."""
+
+    OPTIONS: dict[str, Param] = {}
+
+    def __init__(self, spec: JudgeSpec):
+        self.spec = spec
+        self.options = resolve(spec.options, self.accepted(), self.owner, noun="option")
+
+    @classmethod
+    def accepted(cls) -> dict[str, Param]:
+        """Every option this kind takes: the common ones, then its own."""
+        return {**COMMON_OPTIONS, **cls.OPTIONS}
+
+    @property
+    def owner(self) -> str:
+        """How messages name this judge: its name and its kind, as arena.toml spells them."""
+        return f"judge {self.spec.name!r} ({self.spec.kind} judge)"
+
+    def language(self, view: JudgeView) -> str:
+        return self.options["language"] or view.motion.language
+
+    async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
+        raise NotImplementedError
+
+
+async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int) -> Verdict:
+    """One run of a judge: swap labels on odd runs when asked, map back, record failure as such."""
+    swapped = bool(judge.options.get("swap_sides")) and run % 2 == 1
+    try:
+        decision = await judge.decide(view.swapped() if swapped else view, llm)
+    except LLMCallError as exc:
+        return Verdict(judge.spec.name, run, None, {}, "", error=str(exc))
+    if swapped:
+        decision = Decision(SWAP[decision.overall], {d: SWAP[o] for d, o in decision.dimensions.items()},
+                            decision.rationale)
+    return Verdict(judge.spec.name, run, decision.overall, dict(decision.dimensions), decision.rationale)
+
+
+def verdict_schema(dimensions=DIMENSIONS, *, ties: bool = True, overall_ties: bool = False) -> dict:
+    """JSON schema of a verdict: the reasoning first (so it precedes the decision), then decisions."""
+    outcome = {"type": "string", "enum": ["pro", "con", "tie"] if ties else ["pro", "con"]}
+    properties = {"rationale": {"type": "string", "minLength": 1}}
+    properties |= {d: outcome for d in dimensions}
+    properties["overall"] = {"type": "string", "enum": ["pro", "con", "tie"] if overall_ties else ["pro", "con"]}
+    return {"title": "verdict", "type": "object", "properties": properties,
+            "required": list(properties), "additionalProperties": False}
