@@ -16,12 +16,15 @@ class Param:
     wanted: str = ""  # what check accepts, for the error message
 
 
-def _number(lo: float, hi: float) -> Callable[[Any], bool]:
-    return lambda v: lo <= v <= hi
-
-
 def between(lo: float, hi: float) -> Callable[[Any], bool]:
     return lambda v: lo <= v <= hi
+
+
+def describe(spec: dict[str, Param]) -> list[dict]:
+    """A Param table as rows for people and scripts: [{name, default, type, accepts, help}]."""
+    return [{"name": key, "default": p.default, "type": " or ".join(t.__name__ for t in p.types),
+             "accepts": p.wanted or " or ".join(t.__name__ for t in p.types), "help": p.help}
+            for key, p in spec.items()]
 
 
 def resolve(values: Mapping[str, Any], spec: dict[str, Param], owner: str, noun: str = "param") -> dict[str, Any]:

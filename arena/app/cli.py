@@ -87,6 +87,23 @@ def demo(workspace: Path):
     click.echo(run_demo(workspace))
 
 
+@main.command()
+@format_option
+def kinds(fmt: str):
+    """List the debater and judge kinds (built-in and plug-in) with their params, defaults and help."""
+    from arena.app import commands as app
+
+    rows = app.kinds()
+    if fmt == "json":
+        _json(rows)
+        return
+    for k, row in enumerate(rows):
+        where = "" if row["source"] == "built-in" else f"  (plug-in: {row['source']})"
+        click.echo(f"{'' if k == 0 else chr(10)}{row['family']} kind {row['kind']}{where}")
+        _table([{**p, "default": json.dumps(p["default"], ensure_ascii=False)} for p in row["params"]],
+               ["name", "default", "accepts", "help"])
+
+
 @main.group()
 def entry():
     """Registered debater entries."""

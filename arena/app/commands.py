@@ -47,19 +47,18 @@ def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
 
 
 def kinds() -> list[dict]:
-    """Every debater and judge kind, built-in or plug-in: [{family, kind, source, params: [{name, default,
-    type, help}]}]; debaters' params are their entries' [entries.params], judges' their [judges.options]."""
+    """Every debater and judge kind, built-in or plug-in: [{family, kind, source, params: [{name, default, type,
+    accepts, help}]}]: a debater's params go in [entries.params], a judge's in [judges.options]."""
     from arena.judging import BaseJudge
+    from arena.params import describe
 
     out = []
     for family, registry in (("debater", DEBATERS), ("judge", JUDGES)):
         for name in registry.names():
             cls = registry.get(name)
-            table = cls.accepted() if isinstance(cls, type) and issubclass(cls, BaseJudge) \
-                else getattr(cls, "PARAMS", None) or getattr(cls, "OPTIONS", {})
-            out.append({"family": family, "kind": name, "source": registry.source(name),
-                        "params": [{"name": key, "default": p.default, "type": p.wanted or " or ".join(
-                            t.__name__ for t in p.types), "help": p.help} for key, p in table.items()]})
+            # A plug-in that declares no table takes whatever it is given.
+            table = cls.accepted() if isinstance(cls, type) and issubclass(cls, BaseJudge) else getattr(cls, "PARAMS", {})
+            out.append({"family": family, "kind": name, "source": registry.source(name), "params": describe(table)})
     return out
 
 
