@@ -7,6 +7,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from arena.errors import UserError
 from arena.records import Entry, JudgeSpec
@@ -72,10 +73,20 @@ class Config:
         raise UserError(f"unknown judge {name!r}; known: {', '.join(j.name for j in self.judges) or 'none'}")
 
 
+def is_http_url(url: str) -> bool:
+    """Whether url is an http(s) URL with a host: what a model's api_base or the search API's base must be."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.netloc)
+
+
 # (type, check, description) per key; the check runs after the type matches.
 _Spec = dict[str, tuple[type | tuple[type, ...], Any, str]]
 
 _POSITIVE = (lambda v: v > 0, "a number above 0")
+_URL = (lambda v: v == "" or is_http_url(v), "empty or an http(s) URL")
 _NONNEG = (lambda v: v >= 0, "a number of at least 0")
 _ANY = (lambda v: True, "")
 
@@ -95,7 +106,7 @@ _SECTIONS: dict[str, _Spec] = {
     },
     "search": {
         "provider": (str, (lambda v: v in ("tavily", "offline"), "'tavily' or 'offline'")),
-        "api_base_url": (str, (lambda v: v == "" or v.startswith(("http://", "https://")), "empty or an http(s) URL")),
+        "api_base_url": (str, _URL),
         "max_results": (int, (lambda v: 1 <= v <= 20, "a whole number from 1 to 20")),
     },
     "motions": {
@@ -106,7 +117,6 @@ _SECTIONS: dict[str, _Spec] = {
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 _MODEL = (lambda v: re.fullmatch(r"\S+", v), "a litellm model string such as 'openai/gpt-4o'")
-_URL = (lambda v: v == "" or v.startswith(("http://", "https://")), "empty or an http(s) URL")
 _ENTRY: _Spec = {
     "name": (str, _NAME),
     "debater": (str, (lambda v: v != "", "a debater kind")),

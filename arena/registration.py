@@ -14,11 +14,10 @@ from dataclasses import replace
 from datetime import date, time
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
-from urllib.parse import urlsplit
 
-from arena.config import Config, check_entry_value, parse_config
+from arena.config import Config, check_entry_value, is_http_url, parse_config
 from arena.errors import ArenaError, UserError
-from arena.records import Entry, is_simulated
+from arena.records import Entry, Motion, is_simulated
 from arena.registry import Registry
 
 _PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/\S+")
@@ -69,7 +68,7 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
     if not _PROVIDER_MODEL.fullmatch(model):
         raise UserError(f"--model {model!r}: name the provider as PROVIDER/MODEL, e.g. 'openai/gpt-4o' "
                         f"('offline/NAME' is the built-in simulator)")
-    if api_base is not None and not _is_http_url(api_base):
+    if api_base is not None and not is_http_url(api_base):
         raise UserError(f"--api-base {api_base!r}: expected an http(s) URL, e.g. 'http://127.0.0.1:8000/v1'")
     if strength is not None:
         if not is_simulated(model):
@@ -161,6 +160,46 @@ def add_motion_set(config: Config, spec: str) -> Config:
                     lambda new: list(new.motions.sets) == [*sets, spec])
 
 
+MOTIONS_DIR = "motions"  # where `arena motion import` keeps the workspace's copies of motion files
+
+
+def add_motion_file(config: Config, path: Path, motions: Sequence[Motion], known: Mapping[str, str],
+                    stored: Callable[[str], Motion | None]) -> tuple[Config, str, Path]:
+    """Copy a motion file into the workspace's motions/ folder and add it to [motions] sets; return the new
+    config, the set's spec and the copy. A failed edit of arena.toml takes the copy (and a folder made for
+    it) away again, so the workspace is as it was.
+
+    Checked before anything is written: a free name in motions/, and ids (of motions, the file's) new to
+    the configured sets (known: id → set spec) and to the database (stored: id → the motion it keeps).
+    """
+    spec = f"file:{MOTIONS_DIR}/{path.name}"
+    if spec in config.motions.sets:
+        raise UserError(f"{path}: already imported: {config.where('motions.sets')} names {spec!r}")
+    copy = config.path.parent / MOTIONS_DIR / path.name
+    if copy.exists() and copy.read_bytes() != path.read_bytes():
+        raise UserError(f"{path}: the workspace already has a different {MOTIONS_DIR}/{path.name}; "
+                        "rename the file to import it")
+    for k, m in enumerate(motions, start=1):
+        if m.id in known:
+            raise UserError(f"{path}: motion {k} has id {m.id!r}, which {known[m.id]} has already")
+        kept = stored(m.id)
+        if kept is not None and kept != m:  # matches on the stored motion would change their text
+            raise UserError(f"{path}: motion {k} has id {m.id!r}, which the workspace database keeps for a "
+                            f"different motion ({kept.text!r}) from an earlier set; choose another id")
+    made_dir, made_copy = not copy.parent.exists(), not copy.exists()
+    try:
+        copy.parent.mkdir(exist_ok=True)
+        if made_copy:
+            shutil.copyfile(path, copy)
+        return add_motion_set(config, spec), spec, copy
+    except BaseException:
+        if made_copy:
+            copy.unlink(missing_ok=True)
+        if made_dir and copy.parent.exists() and not any(copy.parent.iterdir()):
+            copy.parent.rmdir()
+        raise
+
+
 def _with_item(value: str, close: int, item: str) -> list[str]:
     """Ways to put item before the array's closing bracket at value[close], best looking first; the
     caller keeps the first that reads right."""
@@ -231,14 +270,6 @@ def _replace(path: Path, data: bytes) -> None:
     except OSError as exc:
         tmp.unlink(missing_ok=True)
         raise ArenaError(f"{path}: cannot write: {exc}") from None
-
-
-def _is_http_url(url: str) -> bool:
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
 def _toml(value: Any) -> str:

@@ -27,7 +27,6 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app import runner  # noqa: E402
 
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.records import STAGES  # noqa: E402

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.app import commands as app
+from arena.app import commands as app, shapes
 from arena.app.cli import main
 from arena.errors import UserError
 from arena.records import Entry
@@ -65,7 +65,7 @@ def test_match_play_shows_progress_then_transcript_and_score(ws_path):
                    for line in progress) == 1, (stage, side, progress)
     assert sum(line.startswith("judge  (") for line in progress) == 3  # j1 once, j2 twice
 
-    shown = app.match_json(app.match_get(ws := open_workspace(ws_path), "m00001"))
+    shown = shapes.match_json(app.match_get(ws := open_workspace(ws_path), "m00001"))
     ws.close()
     assert shown["status"] == "done"
     assert [(s["stage"], s["side"]) for s in shown["speeches"]] == ORDER

@@ -5,7 +5,7 @@ import re
 import sqlite3
 
 
-from arena.app import commands as app, runner
+from arena.app import commands as app, runner, shapes
 
 
 from arena.app.commands import open_workspace
@@ -77,7 +77,7 @@ def test_judge_runs_are_distinct_samples_and_score_the_match(tmp_path, fake_llm)
     # Two matches (sides swapped) with R = 3: none of the runs was a cache hit of another.
     assert len(judge_requests) == 6
     assert len({r["messages"][0]["content"] for r in judge_requests}) == 2
-    shown = app.match_json(ws.store.match(match_id))
+    shown = shapes.match_json(ws.store.match(match_id))
     assert [v["overall"] for v in shown["verdicts"]] == ["pro", "pro", "pro"]
     assert shown["score"] == {"pro": 3.0, "con": 0.0}
     assert shown["simulated"] is False

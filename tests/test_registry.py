@@ -50,7 +50,7 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
     ws = tmp_path / "ws"
     script = textwrap.dedent(f'''
         import json
-        from arena.app import commands as app, runner
+        from arena.app import commands as app, runner, shapes
         from arena.app.commands import open_workspace
         from arena.workspace import init_workspace
         init_workspace({str(ws)!r}, """
@@ -75,7 +75,7 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
         w = open_workspace({str(ws)!r})
         app.schedule(w, "round-robin")
         runner.run(w, progress=lambda line: None)
-        print(json.dumps(app.match_json(w.store.match("m00001"))["speeches"]))
+        print(json.dumps(shapes.match_json(w.store.match("m00001"))["speeches"]))
     ''')
     env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)

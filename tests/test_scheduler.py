@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena import scheduler
-from arena.app import commands as app, runner
+from arena.app import commands as app
 from arena.app.commands import open_workspace
 from arena.errors import UserError
 from arena.records import CATEGORIES, Motion, Verdict

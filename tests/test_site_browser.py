@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from arena.app import commands as app, runner
+from arena.app import commands as app
 
 from arena.app.commands import open_workspace
 from arena.workspace import init_workspace

@@ -10,7 +10,6 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from arena.app import runner
 
 from arena.app.commands import open_workspace
 from leaderboard.site import publish

@@ -12,7 +12,9 @@ from pathlib import Path
 
 import click
 
+from arena import scheduler
 from arena.errors import ArenaError, UserError
+from arena.records import CATEGORIES
 
 
 class ArenaGroup(click.Group):
@@ -189,7 +191,7 @@ def motion():
 
 
 @motion.command("list")
-@click.option("--category", type=click.Choice(["fact", "value", "policy"]), default=None, help="Only this category.")
+@click.option("--category", type=click.Choice(CATEGORIES), default=None, help="Only this category.")
 @workspace_option
 @format_option
 def motion_list(category: str | None, workspace: Path, fmt: str):
@@ -254,7 +256,7 @@ def match_show(match_id: str, workspace: Path, fmt: str):
     """Show one match: motion, speeches by stage, verdicts, score."""
     from arena.app import commands as app
 
-    data = app.match_json(app.match_get(_open(workspace), match_id))
+    data = app.match_show(_open(workspace), match_id)
     _json(data) if fmt == "json" else _match_text(data)
 
 
@@ -267,14 +269,15 @@ def match_show(match_id: str, workspace: Path, fmt: str):
 def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path):
     """Play one match now, showing progress; store it, then print its transcript and score."""
     from arena.app import commands as app
+    from arena.app.shapes import match_json
 
     played = app.play_one(_open(workspace), motion_id, pro, con, judges,
                           progress=lambda line: click.echo(line, err=True))
-    _match_text(app.match_json(played))
+    _match_text(match_json(played))
 
 
 def _match_text(data: dict) -> None:
-    """A match (as app.match_json) for reading: motion, speeches by stage, verdicts, score."""
+    """A match (as arena.app.shapes.match_json) for reading: motion, speeches by stage, verdicts, score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
     click.echo(f"Pro: {data['pro']}   Con: {data['con']}")
@@ -289,7 +292,7 @@ def _match_text(data: dict) -> None:
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(["round-robin", "swiss", "random", "active", "onboard"]))
+@click.option("--format", "fmt", type=click.Choice(list(scheduler.GENERATORS)))
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="round-robin: motions per pair (each played twice, sides swapped); swiss: rounds. Default 1.")
 @click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active; "

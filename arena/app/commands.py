@@ -8,17 +8,17 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from arena import registration, scheduler
-from arena.app import runner
+from arena.app import runner, shapes
+from arena.app.standings import current_standings
 from arena.config import Config, load_config
 from arena.errors import ArenaError, UserError
-from arena.records import CATEGORIES, Entry, JudgeSpec, Match, Motion, points, score
+from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import results_rows
 from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
 from arena.workspace import Workspace, build_kinds, open_store
@@ -63,16 +63,9 @@ def kinds() -> list[dict]:
 
 
 def entry_list(ws: Workspace) -> list[dict]:
-    """Entries as INTERFACE.md's JSON: name, debater, model, matches, and strength for offline models."""
+    """Every configured entry (shapes.entry_row)."""
     counts = ws.store.match_counts()
-    out = []
-    for e in ws.config.entries:
-        row = {"name": e.name, "debater": e.debater, "model": e.model, "matches": counts.get(e.name, 0),
-               "simulated": e.simulated, "retired": e.retired}
-        if e.simulated:
-            row["strength"] = e.strength
-        out.append(row)
-    return out
+    return [shapes.entry_row(e, counts.get(e.name, 0)) for e in ws.config.entries]
 
 
 def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
@@ -84,13 +77,8 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
 
 
 def entry_show(ws: Workspace, name: str) -> dict:
-    """One entry's configuration, status and completed-match count."""
-    e = ws.config.entry(name)
-    row = {"name": e.name, "status": "retired" if e.retired else "active", "retired": e.retired,
-           "debater": e.debater, "model": e.model, "simulated": e.simulated, "api_base": e.api_base}
-    if e.simulated:
-        row["strength"] = e.strength
-    return {**row, "params": dict(e.params), "matches": ws.store.match_counts().get(e.name, 0)}
+    """One entry's configuration, status and completed-match count (shapes.entry_detail)."""
+    return shapes.entry_detail(ws.config.entry(name), ws.store.match_counts().get(name, 0))
 
 
 def entry_retire(ws: Workspace, name: str) -> None:
@@ -106,8 +94,8 @@ def _reload(ws: Workspace, config: Config) -> None:
 
 
 def match_list(ws: Workspace) -> list[dict]:
-    return [{"id": r["id"], "status": r["status"], "motion": r["motion_id"], "pro": r["pro"], "con": r["con"],
-             "error": r["error"]} for r in ws.store.match_rows()]
+    """Every match in schedule order (shapes.match_row)."""
+    return [shapes.match_row(r) for r in ws.store.match_rows()]
 
 
 def match_get(ws: Workspace, match_id: str) -> Match:
@@ -117,38 +105,16 @@ def match_get(ws: Workspace, match_id: str) -> Match:
     return match
 
 
-def match_json(match: Match, judge: str | None = None) -> dict:
-    """A match as INTERFACE.md's JSON; the score is the given judge's (default: the first that judged)."""
-    judge = judge or next((v.judge for v in match.verdicts), None)
-    pro, con = score([v for v in match.verdicts if v.judge == judge])
-    return {
-        "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
-        "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
-                   "language": match.motion.language},
-        "pro": match.pro, "con": match.con,
-        "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
-                      "references": [asdict(r) for r in s.references],
-                      "started_at": s.started_at, "finished_at": s.finished_at,
-                      "agents": {role: asdict(u) for role, u in s.agents.items()}} for s in match.speeches],
-        "verdicts": [{"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
-                      "rationale": v.rationale, **({"error": v.error} if v.error else {})} for v in match.verdicts],
-        "score": {"pro": pro, "con": con},
-    }
-
-
-MOTIONS_DIR = "motions"  # where `arena motion import` keeps the workspace's copies of motion files
-
-
-def _motion_row(motion: Motion, spec: str | None) -> dict:
-    return {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
-            "info_slide": motion.info_slide, "set": spec}
+def match_show(ws: Workspace, match_id: str) -> dict:
+    """One match as JSON (shapes.match_json)."""
+    return shapes.match_json(match_get(ws, match_id))
 
 
 def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:
     """The motions of the configured sets, in set order: {id, text, category, language, info_slide, set}."""
     if category is not None and category not in CATEGORIES:
         raise UserError(f"--category {category!r}: unknown category (expected {', '.join(CATEGORIES)})")
-    return [_motion_row(m, spec) for m, spec in ws.motions.values() if category in (None, m.category)]
+    return [shapes.motion_row(m, spec) for m, spec in ws.motions.values() if category in (None, m.category)]
 
 
 def motion_show(ws: Workspace, motion_id: str) -> dict:
@@ -157,7 +123,7 @@ def motion_show(ws: Workspace, motion_id: str) -> dict:
     motion, spec = found if found else (ws.store.motion(motion_id), None)
     if motion is None:
         raise UserError(f"no motion {motion_id!r} (see 'arena motion list')")
-    return {**_motion_row(motion, spec),
+    return {**shapes.motion_row(motion, spec),
             "matches": sum(r["motion_id"] == motion_id for r in ws.store.match_rows())}
 
 
@@ -171,33 +137,8 @@ def motion_import(ws: Workspace, path: Path) -> dict:
     """
     path = Path(path)
     motions = load_motion_file(path)  # as load_sets will read the copy: a missing language is "en"
-    spec = f"file:{MOTIONS_DIR}/{path.name}"
-    if spec in ws.config.motions.sets:
-        raise UserError(f"{path}: already imported: {ws.config.where('motions.sets')} names {spec!r}")
-    copy = ws.path / MOTIONS_DIR / path.name
-    if copy.exists() and copy.read_bytes() != path.read_bytes():
-        raise UserError(f"{path}: the workspace already has a different {MOTIONS_DIR}/{path.name}; "
-                        "rename the file to import it")
-    known = ws.motions
-    for k, m in enumerate(motions, start=1):
-        if m.id in known:
-            raise UserError(f"{path}: motion {k} has id {m.id!r}, which {known[m.id][1]} has already")
-        stored = ws.store.motion(m.id)
-        if stored is not None and stored != m:  # matches on the stored motion would change their text
-            raise UserError(f"{path}: motion {k} has id {m.id!r}, which the workspace database keeps for a "
-                            f"different motion ({stored.text!r}) from an earlier set; choose another id")
-    made_dir, made_copy = not copy.parent.exists(), not copy.exists()
-    try:
-        copy.parent.mkdir(exist_ok=True)
-        if made_copy:
-            shutil.copyfile(path, copy)
-        ws.config = registration.add_motion_set(ws.config, spec)
-    except BaseException:
-        if made_copy:
-            copy.unlink(missing_ok=True)
-        if made_dir and copy.parent.exists() and not any(copy.parent.iterdir()):
-            copy.parent.rmdir()
-        raise
+    known = {motion_id: spec for motion_id, (_, spec) in ws.motions.items()}
+    ws.config, spec, copy = registration.add_motion_file(ws.config, path, motions, known, ws.store.motion)
     ws.motions = {**ws.motions, **{m.id: (m, spec) for m in motions}}
     ws.store.add_motions(motions)
     others = sorted({m.language for m in motions} - {ws.config.arena.language})
@@ -215,9 +156,6 @@ class Scheduled:
     flags: list[str]
 
 
-STANDINGS_BOOTSTRAP = 200  # interval widths good enough to steer a draw, at a fifth of `arena rate`'s cost
-
-
 def _active_entry(ws: Workspace, option: str, name: str) -> Entry:
     """The registered, non-retired entry an option names; UserError naming the option otherwise."""
     try:
@@ -233,8 +171,7 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
              entry: str | None = None, seed: int | None = None) -> Scheduled:
     """Draw a tournament plan (arena.scheduler) and store it, flags included, before anything runs.
 
-    swiss, active and onboard draw on current standings: the default judge's results, rated with
-    STANDINGS_BOOTSTRAP bootstrap replicates. The history every format respects is every stored
+    swiss, active and onboard draw on current standings (arena.app.standings). The history every format respects is every stored
     match, played or not. Everything is checked before anything is written.
     """
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
@@ -244,7 +181,9 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     stored = ws.store.match_rows()
-    standings, flags = _standings(ws, active, seed) if fmt in ("swiss", "active", "onboard") else ({}, [])
+    judge = default_judge(ws, None) if ws.config.judges else None
+    standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
+                        else ({}, []))
     byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
             for b in json.loads(t["params"]).get("byes", [])]
     request = scheduler.DrawRequest(
@@ -260,32 +199,6 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
                             for p in plan.pairings]}
     ids = ws.store.add_tournament(fmt, seed, params, [(p.motion_id, p.pro, p.con) for p in plan.pairings])
     return Scheduled(fmt, ids, flags)
-
-
-def _standings(ws: Workspace, entries: list[str], seed: int) -> tuple[dict[str, scheduler.Standing], list[str]]:
-    """Each entry's rating, its spread and its points (wins + half ties) from the default judge's results;
-    flags for entries that have none, who stand at the mean rating with the prior's spread."""
-    import pandas as pd
-    from leaderboard.ratings import rate as fit
-
-    if not ws.config.judges:
-        return {}, ["no judge configured, so no results: every entry stands at rating 1000 with 0 points"]
-    judge = default_judge(ws, None)
-    rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
-    if not rows:
-        return {}, [f"no results from judge {judge!r} yet: every entry stands at rating 1000 with 0 points"]
-    earned: dict[str, float] = {}
-    for r in rows:
-        outcome = match_outcome(r["score_a"], r["score_b"])
-        for name, side in ((r["entry_a"], "pro"), (r["entry_b"], "con")):
-            earned[name] = earned.get(name, 0.0) + points(outcome, side)
-    board = fit(pd.DataFrame(rows), bootstrap=STANDINGS_BOOTSTRAP, seed=seed)
-    standings = {r["entry"]: scheduler.Standing(rating=r["rating"], sd=(r["ci_high"] - r["ci_low"]) / (2 * 1.96),
-                                                points=earned[r["entry"]], rated=True) for r in board["ratings"]}
-    unrated = [e for e in entries if e not in standings]
-    flags = [f"no results from judge {judge!r} yet for {', '.join(unrated)}: rating 1000 assumed, with the "
-             "spread of an unrated entry"] if unrated else []
-    return standings, flags
 
 
 def schedule_show(ws: Workspace) -> dict:

@@ -1,0 +1,54 @@
+"""The JSON shapes commands print (docs/reference.md): records turned into plain dicts, in one place."""
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Mapping
+
+from arena.records import Entry, Match, Motion, score
+
+
+def entry_row(entry: Entry, matches: int) -> dict:
+    """`arena entry list`: name, debater, model, matches (completed), simulated, retired; strength if simulated."""
+    row = {"name": entry.name, "debater": entry.debater, "model": entry.model, "matches": matches,
+           "simulated": entry.simulated, "retired": entry.retired}
+    return {**row, "strength": entry.strength} if entry.simulated else row
+
+
+def entry_detail(entry: Entry, matches: int) -> dict:
+    """`arena entry show`: the configuration, status and completed-match count."""
+    row = {"name": entry.name, "status": "retired" if entry.retired else "active", "retired": entry.retired,
+           "debater": entry.debater, "model": entry.model, "simulated": entry.simulated, "api_base": entry.api_base}
+    if entry.simulated:
+        row["strength"] = entry.strength
+    return {**row, "params": dict(entry.params), "matches": matches}
+
+
+def motion_row(motion: Motion, spec: str | None) -> dict:
+    """`arena motion list`: a motion and the set it comes from (None: known only from stored matches)."""
+    return {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
+            "info_slide": motion.info_slide, "set": spec}
+
+
+def match_row(row: Mapping) -> dict:
+    """`arena match list`: a stored match's id, status, motion, sides and error."""
+    return {"id": row["id"], "status": row["status"], "motion": row["motion_id"], "pro": row["pro"],
+            "con": row["con"], "error": row["error"]}
+
+
+def match_json(match: Match, judge: str | None = None) -> dict:
+    """`arena match show --format json`; the score is the given judge's (default: the first that judged)."""
+    judge = judge or next((v.judge for v in match.verdicts), None)
+    pro, con = score([v for v in match.verdicts if v.judge == judge])
+    return {
+        "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
+        "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
+                   "language": match.motion.language},
+        "pro": match.pro, "con": match.con,
+        "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
+                      "references": [asdict(r) for r in s.references],
+                      "started_at": s.started_at, "finished_at": s.finished_at,
+                      "agents": {role: asdict(u) for role, u in s.agents.items()}} for s in match.speeches],
+        "verdicts": [{"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
+                      "rationale": v.rationale, **({"error": v.error} if v.error else {})} for v in match.verdicts],
+        "score": {"pro": pro, "con": con},
+    }
