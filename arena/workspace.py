@@ -80,6 +80,8 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
     """The kind object of every entry and judge, by name; a UserError names the key of an unknown kind or
     of params the kind refuses."""
     built = []
+    for registry in (debaters, judges):
+        registry.names()  # a plug-in that takes a built-in's name is refused at once, not when first named
     for registry, specs, table, kind_key, options_key in ((debaters, config.entries, "entries", "debater", "params"),
                                                          (judges, config.judges, "judges", "kind", "options")):
         objects = {}

@@ -84,3 +84,59 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
     echo = [s["text"] for s in speeches if s["side"] == "pro"]  # m00001: e1 is Pro
     assert echo == ["hello (pro, constructive, saw 0)", "hello (pro, rebuttal, saw 2)",
                     "hello (pro, summary, saw 5)"]
+
+
+def install(site, name: str, entry_points: str, module: str = PLUGIN) -> dict:
+    """A distribution advertising entry points, on a PYTHONPATH of its own: the environment to run under."""
+    (site / f"{name}-1.0.dist-info").mkdir(parents=True)
+    (site / f"{name}.py").write_text(module)
+    (site / f"{name}-1.0.dist-info" / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (site / f"{name}-1.0.dist-info" / "entry_points.txt").write_text(entry_points)
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+def arena(*args: str, env: dict, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120)
+
+
+def test_a_plugin_that_takes_a_builtin_name_is_an_error_naming_both(tmp_path):
+    env = install(tmp_path / "site", "shadow_plugin", "[arena.debaters]\ndirect = shadow_plugin:EchoDebater\n")
+    done = arena("kinds", env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "'direct'" in done.stderr and "shadow_plugin:EchoDebater" in done.stderr
+    assert "debaters.direct:DirectDebater" in done.stderr and "shadow_plugin" in done.stderr
+    # The same refusal wherever the kind is looked up, even for the built-in's own name.
+    ws = tmp_path / "ws"
+    assert arena("init", str(ws), env=env).returncode == 0
+    listed = arena("entry", "list", "-w", str(ws), env=env)
+    assert listed.returncode == 2 and "shadow_plugin:EchoDebater" in listed.stderr
+
+
+def test_kinds_lists_builtins_and_plugins_with_their_param_tables(tmp_path):
+    env = install(tmp_path / "site", "echo_plugin", "[arena.debaters]\necho = echo_plugin:EchoDebater\n")
+    done = arena("kinds", "--format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    kinds = {(k["family"], k["kind"]): k for k in json.loads(done.stdout)}
+    assert set(kinds) == {*(("debater", n) for n in DEBATERS.names()), ("debater", "echo"),
+                          *(("judge", n) for n in JUDGES.names())}
+    assert kinds[("debater", "echo")]["source"] == "echo_plugin:EchoDebater"
+    assert kinds[("debater", "echo")]["params"] == []  # it declares no table
+    direct = {p["name"]: p for p in kinds[("debater", "direct")]["params"]}
+    assert kinds[("debater", "direct")]["source"] == "built-in"
+    assert direct["temperature"] == {"name": "temperature", "default": 0.2, "type": "int or float",
+                                     "accepts": "from 0 to 2", "help": "sampling temperature"}
+    single = {p["name"] for p in kinds[("judge", "single")]["params"]}
+    assert {"temperature", "swap_sides", "language", "overall_ties"} <= single  # common options and its own
+    table = arena("kinds", env=env)
+    assert "debater kind echo  (plug-in: echo_plugin:EchoDebater)" in table.stdout
+    assert "judge kind panel" in table.stdout
+
+
+def test_a_kind_is_named_in_messages_as_the_registry_names_it(tmp_path):
+    from arena.records import Entry, JudgeSpec
+
+    with pytest.raises(UserError, match=r"entry 'a' \(search-baseline debater\): unknown param"):
+        DEBATERS.get("search-baseline")(Entry("a", "search-baseline", "offline/a", params={"nope": 1}))
+    with pytest.raises(UserError, match=r"judge 'j' \(devils_advocate judge\): unknown option"):
+        JUDGES.get("devils_advocate")(JudgeSpec("j", "devils_advocate", "offline/j", options={"nope": 1}))

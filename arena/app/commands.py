@@ -363,7 +363,7 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
     result = one(main, f"in {source}")
     if by is not None:
         result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The INTERFACE.md order: ratings, by, meta.
+    # The documented order (docs/reference.md): ratings, by, meta.
     return {key: result[key] for key in ("ratings", "by", "meta") if key in result}
 
 
