@@ -20,7 +20,6 @@ Rules every format shares:
 from __future__ import annotations
 
 import itertools
-import math
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -28,12 +27,9 @@ from typing import Callable, Hashable, Mapping, Sequence
 
 from arena.errors import UserError
 from arena.records import CATEGORIES, Motion
+# The kernel's one import from leaderboard: the Elo scale and prior, a standard-library-only module.
+from leaderboard.elo import BASE_RATING, LOGIT_PER_ELO, PRIOR_SD, expected_score
 
-BASE_RATING = 1000.0
-LOGIT_PER_ELO = math.log(10) / 400  # Elo points → logit units of P(A beats B) = 1/(1+10^(−ΔR/400))
-# The rating fit's weak prior is N(0, 2) on logit strengths; in Elo that is the spread of an
-# entry with no results, about 246 points.
-PRIOR_SD = math.sqrt(2) / LOGIT_PER_ELO
 ONBOARD_MATCHES = 16  # the paper's ratings stabilise at about 15 matches
 EXACT_MATCHING_LIMIT = 20  # exact swiss pairing takes ~0.2 s per round at 20 players, ~1 s at 24
 
@@ -323,7 +319,7 @@ def _fewest(items: list[str], key: Callable[[str], Hashable]) -> list[str]:
 
 def _information(rating_a: float, rating_b: float) -> float:
     """Fisher information of one match about the rating difference, per Elo point²."""
-    p = 1 / (1 + 10 ** ((rating_b - rating_a) / 400))
+    p = expected_score(rating_a, rating_b)
     return LOGIT_PER_ELO ** 2 * p * (1 - p)
 
 

@@ -34,7 +34,7 @@ from scipy.special import expit, log_expit
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from leaderboard import bt  # noqa: E402
+from leaderboard import bt, elo  # noqa: E402
 
 ENTRIES, RUNS, TIE_RATE = 100, 3, 0.1
 TARGET_S, TARGET_SPEEDUP, TARGET_GB, TARGET_WIDTH, TARGET_WORKSPACE_S = 5.0, 10.0, 1.5, 0.10, 2.0
@@ -103,7 +103,7 @@ def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
         result = optimize.minimize(nll, np.zeros(n - 1), args=(w * count,), jac=True, method="L-BFGS-B",
                                    options={"gtol": 1e-9, "ftol": 1e-13, "maxiter": 10_000})
         theta = np.concatenate([[0.0], result.x])
-        return bt.BASE_RATING + bt.ELO_SCALE * (theta - theta.mean())
+        return elo.BASE_RATING + elo.ELO_SCALE * (theta - theta.mean())
 
     full = fit(counts)
     rng = np.random.default_rng(seed)

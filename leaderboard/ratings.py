@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from leaderboard import bt
+from leaderboard.bootstrap import bootstrap_ratings
 
 PROVISIONAL_MATCHES = 15
 
@@ -42,7 +43,7 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
         robust = bt.sandwich_intervals(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
         ci_low, ci_high, interval_prior = robust.low, robust.high, robust.prior_used
     elif bootstrap > 0:
-        replicates, interval_prior = bt.bootstrap_ratings(
+        replicates, interval_prior = bootstrap_ratings(
             a, b, score_a, score_b, n, replicates=bootstrap, seed=seed, weighting=weighting, anchor=anchor
         )
         ci_low, ci_high = np.percentile(replicates, [2.5, 97.5], axis=0)

@@ -1,6 +1,6 @@
 """Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
 
-The CSV (INTERFACE.md) has a header line and one row per match and dimension:
+The CSV (docs/reference.md) has a header line and one row per match and dimension:
 match_id,entry_a,entry_b,score_a,score_b[,category][,dimension]; other columns are ignored.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
 rates nothing; a file without even a header is an error. Blank lines are skipped.

@@ -1,4 +1,4 @@
-"""Tests of the weighted Bradley–Terry rating math (leaderboard.bt, leaderboard.ratings)."""
+"""Tests of the weighted Bradley–Terry rating math (leaderboard.bt, leaderboard.bootstrap, leaderboard.ratings)."""
 
 import json
 
@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from leaderboard import bt
+from leaderboard import bootstrap, bt, elo
 from leaderboard.ratings import PROVISIONAL_MATCHES, rate, win_matrices
 
 
@@ -106,7 +106,7 @@ def test_unweighted_equals_plain_bradley_terry_with_ties_as_halves():
     games += [(j, i) for i, j, o in zip(a, b, outcome) for _ in range(int(2 * (1 - o)))]
     reference = choix.ilsr_pairwise(n, games, tol=1e-13, max_iter=10_000)
     result = bt.fit_ratings(a, b, outcome, 1 - outcome, n, weighting="none")
-    np.testing.assert_allclose(result.ratings, bt.BASE_RATING + bt.ELO_SCALE * centred(reference), atol=1e-4)
+    np.testing.assert_allclose(result.ratings, elo.BASE_RATING + elo.ELO_SCALE * centred(reference), atol=1e-4)
     assert not result.prior_used
 
 
@@ -115,7 +115,7 @@ def test_fit_solves_the_score_equations_exactly_when_the_mle_exists():
     W, N = stats_of(a, b, score_a, score_b, 12)
     assert bt.mle_exists(W)
     theta = bt.fit(W, N)
-    P = bt.win_probability(bt.BASE_RATING + bt.ELO_SCALE * theta)
+    P = bt.win_probability(elo.BASE_RATING + elo.ELO_SCALE * theta)
     np.testing.assert_allclose((N * P).sum(axis=1), W.sum(axis=1), atol=1e-9)  # no penalty pulls
 
 
@@ -141,8 +141,8 @@ def test_invariant_to_row_order_and_to_swapping_sides():
     np.testing.assert_allclose(
         bt.fit_ratings(a2, b2, sa2, sb2, n).ratings, bt.fit_ratings(a, b, score_a, score_b, n).ratings, atol=1e-9
     )
-    boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=50, seed=7)
-    boot2, _ = bt.bootstrap_ratings(a2, b2, sa2, sb2, n, replicates=50, seed=7)
+    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=50, seed=7)
+    boot2, _ = bootstrap.bootstrap_ratings(a2, b2, sa2, sb2, n, replicates=50, seed=7)
     np.testing.assert_allclose(boot2, boot, atol=1e-9)
 
 
@@ -151,7 +151,7 @@ def test_planted_strengths_are_recovered():
     result = bt.fit_ratings(a, b, score_a, score_b, 16)
     assert not result.prior_used
     assert stats.spearmanr(result.ratings, theta).statistic >= 0.9
-    assert abs(result.ratings.mean() - bt.BASE_RATING) < 1e-9
+    assert abs(result.ratings.mean() - elo.BASE_RATING) < 1e-9
 
 
 # --- when the MLE does not exist --------------------------------------------
@@ -172,7 +172,7 @@ def test_winless_entry_gets_a_finite_rating_and_the_prior_is_flagged():
     assert result.prior_used
     assert np.all(np.isfinite(result.ratings))
     assert np.argmin(result.ratings) == 4
-    assert abs(result.ratings.mean() - bt.BASE_RATING) < 1e-9
+    assert abs(result.ratings.mean() - elo.BASE_RATING) < 1e-9
 
 
 def test_unbeaten_entry_and_disconnected_groups_use_the_prior():
@@ -188,7 +188,7 @@ def test_unbeaten_entry_and_disconnected_groups_use_the_prior():
 def test_data_with_an_mle_do_not_use_the_prior():
     result = bt.fit_ratings([0, 1, 2], [1, 2, 0], [2, 2, 2], [1, 1, 1], 3)  # a cycle
     assert not result.prior_used
-    np.testing.assert_allclose(result.ratings, bt.BASE_RATING)  # symmetric cycle: all equal
+    np.testing.assert_allclose(result.ratings, elo.BASE_RATING)  # symmetric cycle: all equal
 
 
 # --- anchor and rank --------------------------------------------------------
@@ -201,7 +201,7 @@ def test_anchor_fixes_that_entry_and_shifts_the_rest():
     assert anchored[2] == pytest.approx(1500.0, abs=1e-9)
     np.testing.assert_allclose(anchored - anchored[2], free - free[2], atol=1e-9)
 
-    boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, 7, replicates=20, anchor=(2, 1500.0))
+    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, 7, replicates=20, anchor=(2, 1500.0))
     np.testing.assert_allclose(boot[:, 2], 1500.0, atol=1e-9)
 
 
@@ -217,9 +217,9 @@ def test_rank_ub_counts_entries_whose_lower_bound_clears_this_upper_bound():
 def test_bootstrap_is_deterministic_and_its_intervals_contain_the_fit():
     n = 10
     _, a, b, score_a, score_b = simulate(n=n, matches=800, seed=11)
-    boot, prior_used = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
-    again, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
-    other, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=13)
+    boot, prior_used = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
+    again, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
+    other, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=13)
     assert boot.shape == (300, n)
     np.testing.assert_array_equal(boot, again)
     assert not np.allclose(boot, other)
@@ -237,9 +237,9 @@ def test_bootstrap_resamples_matches_not_pair_cells():
     # MLE is P = k / 40; resampling per-pair cells would never vary at all.
     m, k = 40, 25
     score_a = (np.arange(m) < k).astype(float)
-    boot, _ = bt.bootstrap_ratings(np.zeros(m, int), np.ones(m, int), score_a, 1 - score_a, 2,
-                                   replicates=2000, seed=14, weighting="none")
-    wins = m / (1 + np.exp(-(boot[:, 0] - boot[:, 1]) / bt.ELO_SCALE))
+    boot, _ = bootstrap.bootstrap_ratings(np.zeros(m, int), np.ones(m, int), score_a, 1 - score_a, 2,
+                                          replicates=2000, seed=14, weighting="none")
+    wins = m / (1 + np.exp(-(boot[:, 0] - boot[:, 1]) / elo.ELO_SCALE))
     valid = (wins > 0.5) & (wins < m - 0.5)  # k = 0 or 40 would need the prior
     # Replicates are fitted to 1e-6 logits, i.e. to about 1e-5 in wins here.
     np.testing.assert_allclose(wins[valid], np.round(wins[valid]), atol=1e-4)
@@ -254,7 +254,7 @@ def test_each_replicate_uses_the_prior_only_if_its_own_data_lack_an_mle():
     score_a = np.array([2, 2, 1, 2, 3, 0, 3, 3, 0, 0], dtype=float)
     full = bt.fit_ratings(a, b, score_a, 3 - score_a, 3)
     assert not full.prior_used
-    boot, prior_used = bt.bootstrap_ratings(a, b, score_a, 3 - score_a, 3, replicates=200, seed=15)
+    boot, prior_used = bootstrap.bootstrap_ratings(a, b, score_a, 3 - score_a, 3, replicates=200, seed=15)
     assert prior_used
     assert np.all(np.isfinite(boot))
 
@@ -263,14 +263,14 @@ def test_resampling_counts_are_exactly_multinomial():
     # Poisson draws brought to the total M by the fix-up: the whole vector of counts
     # must be Multinomial(M, counts / M), checked over every outcome of a small case.
     counts = np.array([2, 1, 3])
-    draws = bt._multinomial(np.random.default_rng(17), counts, bt._poisson_tables(counts), 100_000)
+    draws = bootstrap._multinomial(np.random.default_rng(17), counts, bootstrap._poisson_tables(counts), 100_000)
     outcomes, observed = np.unique(draws.T.astype(int), axis=0, return_counts=True)
     assert np.all(outcomes.sum(axis=1) == 6) and len(outcomes) == 28  # every split of 6 into 3 parts
     expected = stats.multinomial.pmf(outcomes, 6, counts / 6) * draws.shape[1]
     assert stats.chisquare(observed, expected).pvalue > 1e-3
     # A larger case, where both fix-ups (adding and removing draws) occur.
     counts = np.array([5, 1, 10, 24])
-    draws = bt._multinomial(np.random.default_rng(18), counts, bt._poisson_tables(counts), 50_000)
+    draws = bootstrap._multinomial(np.random.default_rng(18), counts, bootstrap._poisson_tables(counts), 50_000)
     assert np.all(draws.sum(axis=0) == 40)
     np.testing.assert_allclose(np.cov(draws), 40 * (np.diag(counts / 40) - np.outer(counts, counts) / 1600), atol=0.1)
 
@@ -278,14 +278,14 @@ def test_resampling_counts_are_exactly_multinomial():
 def test_bootstrap_equals_resampling_rows_and_refitting_each_replicate():
     n, replicates = 8, 2000
     _, a, b, score_a, score_b = simulate(n=n, matches=300, seed=19)
-    boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=replicates, seed=20)
+    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=replicates, seed=20)
     # The textbook bootstrap: draw rows with replacement, fit each resample.
     rng = np.random.default_rng(21)
     y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b)
     W = np.stack([bt.pair_statistics(a[rows], b[rows], y[rows], w[rows], n)[0]
                   for rows in rng.integers(0, len(a), (replicates, len(a)))])
     assert bt.mle_exists(W.sum(axis=0)) and all(bt.mle_exists(x) for x in W)
-    reference = bt.BASE_RATING + bt.ELO_SCALE * bt.fit(W, W + np.swapaxes(W, 1, 2))
+    reference = elo.BASE_RATING + elo.ELO_SCALE * bt.fit(W, W + np.swapaxes(W, 1, 2))
     np.testing.assert_allclose(boot.mean(axis=0), reference.mean(axis=0), atol=2.0)
     np.testing.assert_allclose(boot.std(axis=0), reference.std(axis=0), rtol=0.06)
 
@@ -316,13 +316,13 @@ def test_sandwich_intervals_agree_with_the_bootstrap_and_follow_the_gauge():
     assert not robust.prior_used
     np.testing.assert_allclose(robust.ratings, bt.fit_ratings(a, b, score_a, score_b, n).ratings)
     np.testing.assert_allclose(robust.high - robust.ratings, robust.ratings - robust.low)
-    boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24)
+    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24)
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     np.testing.assert_allclose(robust.high - robust.low, high - low, rtol=0.1)
 
     anchored = bt.sandwich_intervals(a, b, score_a, score_b, n, anchor=(4, 1500.0))
     assert anchored.low[4] == anchored.high[4] == pytest.approx(1500.0)
-    boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24, anchor=(4, 1500.0))
+    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24, anchor=(4, 1500.0))
     low, high = np.percentile(boot, [2.5, 97.5], axis=0)
     others = np.arange(n) != 4
     np.testing.assert_allclose((anchored.high - anchored.low)[others], (high - low)[others], rtol=0.1)

@@ -16,7 +16,7 @@ import pytest
 from scipy import stats
 from scipy.special import expit
 
-from leaderboard import bt
+from leaderboard import bootstrap, bt, elo
 
 ENTRIES, MATCHES, RUNS = 8, 300, 3
 PLANTED = np.linspace(-1.0, 1.0, ENTRIES)  # logits: ratings from 826 to 1174
@@ -51,8 +51,8 @@ def test_unweighted_estimand_is_the_planted_value_and_the_paper_weighting_stretc
 @pytest.mark.parametrize("weighting", ["none", "paper"])
 def test_95_percent_intervals_cover_the_estimand_in_90_to_99_percent_of_cases(weighting):
     target = estimand(weighting)
-    targets = {"mean": bt.BASE_RATING + bt.ELO_SCALE * target,
-               "anchor": 1500.0 + bt.ELO_SCALE * (target - target[ANCHOR])}
+    targets = {"mean": elo.BASE_RATING + elo.ELO_SCALE * target,
+               "anchor": 1500.0 + elo.ELO_SCALE * (target - target[ANCHOR])}
     anchors = {"mean": None, "anchor": (ANCHOR, 1500.0)}
     # The anchored entry's interval is the point 1500; it would cover trivially.
     counted = {"mean": np.ones(ENTRIES, bool), "anchor": np.arange(ENTRIES) != ANCHOR}
@@ -61,8 +61,8 @@ def test_95_percent_intervals_cover_the_estimand_in_90_to_99_percent_of_cases(we
     for data_set in range(DATA_SETS):
         a, b, score_a, score_b = simulate(rng)
         for gauge, anchor in anchors.items():
-            boot, _ = bt.bootstrap_ratings(a, b, score_a, score_b, ENTRIES, replicates=REPLICATES, seed=data_set,
-                                           weighting=weighting, anchor=anchor)
+            boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, ENTRIES, replicates=REPLICATES,
+                                                  seed=data_set, weighting=weighting, anchor=anchor)
             low, high = np.percentile(boot, [2.5, 97.5], axis=0)
             robust = bt.sandwich_intervals(a, b, score_a, score_b, ENTRIES, weighting=weighting, anchor=anchor)
             for ci, (lo, hi) in {"bootstrap": (low, high), "sandwich": (robust.low, robust.high)}.items():

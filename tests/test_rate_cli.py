@@ -19,7 +19,7 @@ from arena.app import commands as app, runner
 from arena.app.commands import open_workspace
 from arena.app.cli import main
 from arena.workspace import init_workspace
-from leaderboard import bt
+from leaderboard import bt, elo
 from leaderboard.results import ResultsError, read_results
 
 HEADER = "match_id,entry_a,entry_b,score_a,score_b,category,dimension\n"
@@ -317,7 +317,7 @@ def test_weighting_none_is_plain_bradley_terry_and_differs_from_paper(here):
     y = bt.soft_outcomes(frame["score_a"], frame["score_b"])
     W, N = bt.pair_statistics(a, b, y, np.ones(len(frame)), len(entries))  # every match weighs 1
     assert bt.mle_exists(W)
-    expected = bt.BASE_RATING + bt.ELO_SCALE * bt.fit(W, N)
+    expected = elo.BASE_RATING + elo.ELO_SCALE * bt.fit(W, N)
     got = {r["entry"]: r["rating"] for r in plain["ratings"]}
     np.testing.assert_allclose([got[e] for e in entries], expected, atol=0.006)
     papers = {r["entry"]: r["rating"] for r in paper["ratings"]}
