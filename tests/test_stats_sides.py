@@ -115,3 +115,54 @@ def test_stats_sides_without_a_judge_counts_sides_only(tmp_path):
     data = json.loads(out.output)
     assert data["judge"] is None and data["motions"] == [] and data["overall"]["matches"] == 0
     assert data["entries"] == [{"entry": n, "pro": 0, "con": 0} for n in "abc"]
+
+
+REAL = '''\
+[search]
+provider = "offline"
+
+[[entries]]
+name = "a"
+debater = "direct"
+model = "openai/model-a"
+api_base = "http://127.0.0.1:9/v1"
+
+[[entries]]
+name = "b"
+debater = "direct"
+model = "openai/model-b"
+api_base = "http://127.0.0.1:9/v1"
+
+[[entries]]
+name = "sim"
+debater = "direct"
+model = "offline/sim"
+
+[[judges]]
+name = "j"
+kind = "single"
+model = "openai/judge"
+api_base = "http://127.0.0.1:9/v1"
+runs = 2
+'''
+
+
+def test_results_are_labelled_simulated_by_the_stored_flag_not_by_configured_entries(tmp_path):
+    """A configured but unplayed offline entry does not make real results simulated; a simulated match does."""
+    from arena.app.site_data import site_data
+    from arena.records import simulated
+
+    ws = open_workspace(workspace(tmp_path, REAL))
+    try:
+        a, b, sim, j = (*ws.config.entries, ws.config.judge("j"))
+        real, fake = ws.store.add_tournament("t", 0, {}, [("en-value-001", "a", "b"), ("en-value-002", "a", "sim")])
+        ws.store.commit_match(real, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "tie")], [], simulated(a, b, j))
+        assert not simulated(a, b, j) and simulated(a, sim, j)
+        assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is False
+        assert site_data(ws, "j", bootstrap=0).simulated is False
+        ws.store.commit_match(fake, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "pro")], [], simulated(a, sim, j))
+        assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is True
+        assert site_data(ws, "j", bootstrap=0).simulated is True
+        assert [ws.store.match(m).simulated for m in (real, fake)] == [False, True]
+    finally:
+        ws.close()
