@@ -5,16 +5,16 @@ stays fast.
 """
 from __future__ import annotations
 
+import functools
 import json
 import math
 import sys
 from pathlib import Path
+from typing import Callable, Sequence
 
 import click
 
-from arena import scheduler
 from arena.errors import ArenaError, UserError
-from arena.records import CATEGORIES
 
 
 class ArenaGroup(click.Group):
@@ -32,6 +32,30 @@ class ArenaGroup(click.Group):
         except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (e.g. while opening): still no traceback
             click.echo("interrupted", err=True)
             sys.exit(130)
+
+
+class LazyChoice(click.Choice):
+    """A click.Choice whose values come from their one home when first needed, so `arena --help` does not
+    import that home."""
+
+    def __init__(self, load: Callable[[], Sequence[str]]):
+        self._load, self.case_sensitive = load, True
+
+    @functools.cached_property
+    def choices(self) -> tuple[str, ...]:
+        return tuple(self._load())
+
+
+def _formats() -> list[str]:
+    from arena.scheduler import GENERATORS
+
+    return list(GENERATORS)
+
+
+def _categories() -> tuple[str, ...]:
+    from arena.records import CATEGORIES
+
+    return CATEGORIES
 
 
 workspace_option = click.option("-w", "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
@@ -191,7 +215,7 @@ def motion():
 
 
 @motion.command("list")
-@click.option("--category", type=click.Choice(CATEGORIES), default=None, help="Only this category.")
+@click.option("--category", type=LazyChoice(_categories), default=None, help="Only this category.")
 @workspace_option
 @format_option
 def motion_list(category: str | None, workspace: Path, fmt: str):
@@ -292,7 +316,7 @@ def _match_text(data: dict) -> None:
 
 
 @main.command()
-@click.option("--format", "fmt", type=click.Choice(list(scheduler.GENERATORS)))
+@click.option("--format", "fmt", type=LazyChoice(_formats))
 @click.option("--rounds", type=click.IntRange(min=1), default=None,
               help="round-robin: motions per pair (each played twice, sides swapped); swiss: rounds. Default 1.")
 @click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active; "
