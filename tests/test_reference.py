@@ -1,0 +1,542 @@
+"""docs/reference.md is the user-facing contract; these tests keep it true to the code.
+
+The document is parsed into sections by heading (outside code fences). A command's section is
+headed by its path alone, e.g. "### `arena entry add`", and runs to the next heading of the same
+or a higher level, or to the next command heading. Every check of a command looks only inside
+its own section, so an option documented under another command does not count.
+
+Checked against the click group itself (no subprocesses): every command and subcommand has one
+section with its exact usage line, a table row per option (long and short flags, choices,
+default, required) and per argument, and no row for an option or argument it does not have;
+every command heading, usage line and `arena ...` code span names a real command (the
+"Planned" section names only commands that do not exist yet). Checked against arena.config:
+every [section] key and [[entries]]/[[judges]] key has a row (and no invented key does), with
+the right default. Checked against `arena kinds`: the generated tables of built-in kinds. Checked
+against the command functions on a small offline workspace: every key of the JSON they return
+appears in the section of the command that prints it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import json
+import re
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping
+
+import click
+import pytest
+
+from arena import config as arena_config
+from arena.app.cli import main
+from arena.records import Entry, JudgeSpec
+from arena.workspace import TEMPLATE
+
+DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
+
+HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
+COMMAND_WORD = r"[a-z][a-z0-9-]*"
+COMMAND_TITLE = re.compile(rf"arena(?: {COMMAND_WORD})*")
+FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+CODE_SPAN = re.compile(r"`([^`]+)`")
+PLANNED = "Planned (not yet available)"
+
+
+# --- the document ------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Table:
+    header: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Section:
+    level: int
+    title: str
+    line: int  # of the heading, from 1
+    lines: tuple[str, ...]  # the body, heading excluded
+    fenced: tuple[bool, ...]  # per body line: inside a code fence
+
+    @property
+    def command(self) -> tuple[str, ...] | None:
+        return command_path(self.title)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def tables(self) -> list[Table]:
+        tables, current = [], []
+        for line, fenced in [*zip(self.lines, self.fenced), ("", False)]:
+            if not fenced and line.lstrip().startswith("|"):
+                current.append(_cells(line))
+                continue
+            if current:
+                body = tuple(r for r in current[1:] if not all(re.fullmatch(r":?-{3,}:?", c) for c in r))
+                tables.append(Table(current[0], body))
+                current = []
+        return tables
+
+    def rows(self, header: str) -> list[tuple[str, ...]]:
+        """The rows of this section's tables whose first column is headed `header`."""
+        return [row for t in self.tables() if t.header and t.header[0] == header for row in t.rows]
+
+
+def _cells(line: str) -> tuple[str, ...]:
+    return tuple(c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1])
+
+
+def command_path(title: str) -> tuple[str, ...] | None:
+    """("entry", "add") for a heading "`arena entry add`"; None for a heading that is no command path."""
+    plain = title.replace("`", "").strip()
+    return tuple(plain.split()[1:]) if COMMAND_TITLE.fullmatch(plain) else None
+
+
+def parse(text: str) -> list[Section]:
+    lines = text.splitlines()
+    fenced, inside = [], False
+    for line in lines:
+        if line.lstrip().startswith("```"):
+            inside = not inside
+            fenced.append(True)
+        else:
+            fenced.append(inside)
+    heads = [(i, len(m.group(1)), m.group(2)) for i, line in enumerate(lines)
+             if not fenced[i] and (m := HEADING.match(line))]
+    sections = []
+    for k, (i, level, title) in enumerate(heads):
+        is_command = command_path(title) is not None
+        end = next((j for j, lvl, t in heads[k + 1:] if lvl <= level or (is_command and command_path(t) is not None)),
+                   len(lines))
+        sections.append(Section(level, title, i + 1, tuple(lines[i + 1:end]), tuple(fenced[i + 1:end])))
+    return sections
+
+
+DOC = DOC_PATH.read_text(encoding="utf-8")
+SECTIONS = parse(DOC)
+
+
+def section_titled(title: str) -> Section:
+    found = [s for s in SECTIONS if s.title.replace("`", "").strip() == title]
+    assert len(found) == 1, f"docs/reference.md: expected one section headed {title!r}, found {len(found)}"
+    return found[0]
+
+
+# --- the command line --------------------------------------------------------------------------
+
+def _walk(cmd: click.Command, ctx: click.Context, path: tuple[str, ...]):
+    yield path, cmd, ctx
+    if isinstance(cmd, click.Group):
+        for name in cmd.list_commands(ctx):
+            sub = cmd.get_command(ctx, name)
+            if sub is not None and not sub.hidden:
+                yield from _walk(sub, click.Context(sub, info_name=name, parent=ctx), (*path, name))
+
+
+COMMANDS: dict[tuple[str, ...], tuple[click.Command, click.Context]] = {
+    path: (cmd, ctx) for path, cmd, ctx in _walk(main, click.Context(main, info_name="arena"), ())}
+PATHS = sorted(COMMANDS)
+
+
+def name(path: tuple[str, ...]) -> str:
+    return " ".join(("arena", *path))
+
+
+def command_section(path: tuple[str, ...]) -> Section:
+    found = [s for s in SECTIONS if s.command == path]
+    assert len(found) == 1, f"docs/reference.md: expected one section headed `{name(path)}`, found {len(found)}"
+    return found[0]
+
+
+def resolve(words: list[str]) -> tuple[str, ...] | None:
+    """The command that `arena WORDS...` runs (later words are its arguments); None when a group lacks one."""
+    cmd, path = main, ()
+    for word in words:
+        if not isinstance(cmd, click.Group):
+            break
+        if (path := (*path, word)) not in COMMANDS:
+            return None
+        cmd = COMMANDS[path][0]
+    return path
+
+
+def _options(cmd: click.Command) -> list[click.Option]:
+    return [p for p in cmd.params if isinstance(p, click.Option) and not p.hidden]
+
+
+def _arguments(cmd: click.Command) -> list[click.Argument]:
+    return [p for p in cmd.params if isinstance(p, click.Argument)]
+
+
+def _plain(default) -> bool:
+    """Whether a parameter's default is a plain value the document must state (not none, unset or computed)."""
+    return isinstance(default, (str, int, float, Path)) and not isinstance(default, bool)
+
+
+def _has_flag(cell: str, flag: str) -> bool:
+    return flag in FLAG.findall(cell)
+
+
+# --- every command, in its own section ---------------------------------------------------------
+
+def test_the_walk_finds_the_whole_command_line():
+    assert {(), ("run",), ("entry", "add"), ("stats", "judges"), ("judge-bench",)} <= set(PATHS)
+
+
+@pytest.mark.parametrize("path", PATHS, ids=name)
+def test_each_command_has_one_section_with_its_usage_line(path):
+    cmd, ctx = COMMANDS[path]
+    usage = " ".join(cmd.get_usage(ctx).split())
+    section = command_section(path)
+    assert usage in [" ".join(line.split()) for line in section.lines], \
+        f"docs/reference.md:{section.line}: section `{name(path)}` lacks its usage line {usage!r}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=name)
+def test_each_option_has_a_row_in_its_commands_section(path):
+    cmd, _ = COMMANDS[path]
+    section = command_section(path)
+    rows = section.rows("option")
+    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    for option in _options(cmd):
+        flags = [*option.opts, *option.secondary_opts]
+        longs = [f for f in flags if f.startswith("--")]
+        row = next((r for r in rows if any(_has_flag(r[0], f) for f in longs)), None)
+        assert row is not None, f"{where} has no option row for {' / '.join(longs)}"
+        for flag in flags:
+            assert _has_flag(row[0], flag), f"{where}: the row of {longs[0]} does not name {flag}"
+        if isinstance(option.type, click.Choice):
+            for choice in option.type.choices:
+                assert choice in row[0], f"{where}: the row of {longs[0]} does not list the choice {choice!r}"
+        if option.required:
+            assert "required" in row[1], f"{where}: the row of {longs[0]} does not say it is required"
+        elif not option.is_flag and _plain(option.default):
+            assert str(option.default) in row[1], \
+                f"{where}: the row of {longs[0]} gives default {row[1]!r}, not {option.default}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=name)
+def test_each_argument_has_a_row_in_its_commands_section(path):
+    cmd, _ = COMMANDS[path]
+    section = command_section(path)
+    rows = section.rows("argument")
+    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    for argument in _arguments(cmd):
+        metavar = argument.human_readable_name
+        row = next((r for r in rows if metavar in CODE_SPAN.findall(r[0])), None)
+        assert row is not None, f"{where} has no argument row for {metavar}"
+        if argument.required:
+            assert "required" in row[1], f"{where}: the row of {metavar} does not say it is required"
+        elif _plain(argument.default):
+            assert str(argument.default) in row[1], \
+                f"{where}: the row of {metavar} gives default {row[1]!r}, not {argument.default}"
+
+
+@pytest.mark.parametrize("path", PATHS, ids=name)
+def test_no_section_documents_an_option_or_argument_its_command_lacks(path):
+    cmd, _ = COMMANDS[path]
+    section = command_section(path)
+    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    real = {f for o in _options(cmd) for f in (*o.opts, *o.secondary_opts)} | {"-h", "--help"}
+    for row in section.rows("option"):
+        for flag in FLAG.findall(row[0]):
+            assert flag in real, f"{where} documents {flag}, which `{name(path)}` does not have"
+    arguments = {a.human_readable_name for a in _arguments(cmd)}
+    for row in section.rows("argument"):
+        for span in CODE_SPAN.findall(row[0]):
+            assert span in arguments, f"{where} documents argument {span}, which `{name(path)}` does not have"
+
+
+def test_every_command_heading_names_a_real_command():
+    for s in SECTIONS:
+        plain = s.title.replace("`", "").strip()
+        if re.search(r"(?<![\w.-])arena(?=\s|$)", plain):
+            assert s.command is not None, \
+                f"docs/reference.md:{s.line}: heading {s.title!r} mentions a command but is not a command path alone"
+            assert s.command in COMMANDS, f"docs/reference.md:{s.line}: `{name(s.command)}` is not a command"
+
+
+def test_every_usage_line_names_a_real_command():
+    for number, line in enumerate(DOC.splitlines(), start=1):
+        m = re.match(r"\s*Usage: arena\b(.*)", line)
+        if m:
+            words = re.match(rf"((?: {COMMAND_WORD})*)", m.group(1)).group(1).split()
+            assert tuple(words) in COMMANDS, f"docs/reference.md:{number}: {line.strip()!r} is no command's usage"
+
+
+def test_every_command_in_a_code_span_is_real_outside_the_planned_section():
+    planned = section_titled(PLANNED)
+    planned_lines = set(range(planned.line, planned.line + len(planned.lines) + 1))
+    for number, line in enumerate(DOC.splitlines(), start=1):
+        for span in CODE_SPAN.findall(line):
+            m = re.match(rf"arena((?: {COMMAND_WORD})+)", span)
+            if not m:
+                continue
+            words = m.group(1).split()
+            if number in planned_lines:
+                assert resolve(words) is None or resolve(words) != tuple(words), \
+                    f"docs/reference.md:{number}: `{span}` exists now; move it out of '{PLANNED}'"
+            else:
+                assert resolve(words) is not None, f"docs/reference.md:{number}: `{span}` names no command"
+
+
+def test_every_python_name_and_source_file_the_document_cites_exists():
+    root = DOC_PATH.parents[1]
+    for number, line in enumerate(DOC.splitlines(), start=1):
+        for span in CODE_SPAN.findall(line):
+            if re.fullmatch(r"arena(\.\w+){2,}", span):  # arena.app.commands.run, not arena.toml
+                module, attribute = span, []
+                while True:
+                    try:
+                        found = importlib.import_module(module)
+                        break
+                    except ModuleNotFoundError:
+                        module, _, last = module.rpartition(".")
+                        attribute.insert(0, last)
+                for part in attribute:
+                    assert hasattr(found, part), f"docs/reference.md:{number}: `{span}` does not exist"
+                    found = getattr(found, part)
+            elif re.fullmatch(r"[\w/]+\.py", span):
+                assert (root / span).is_file(), f"docs/reference.md:{number}: `{span}` is no file of the repository"
+
+
+def test_every_json_example_is_json():
+    for m in re.finditer(r"```json\n(.*?)```", DOC, re.S):
+        try:
+            json.loads(m.group(1))
+        except json.JSONDecodeError as exc:
+            raise AssertionError(f"docs/reference.md:{DOC[:m.start()].count(chr(10)) + 2}: not JSON: {exc}") from None
+
+
+# --- arena.toml --------------------------------------------------------------------------------
+
+def _field_defaults(cls) -> dict:
+    out = {}
+    for f in dataclasses.fields(cls):
+        if f.default is not dataclasses.MISSING:
+            out[f.name] = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            out[f.name] = f.default_factory()
+    return out
+
+
+CONFIG_TABLES = {
+    **{f"[{section}]": (spec, _field_defaults(settings))
+       for (section, spec), settings in zip(arena_config._SECTIONS.items(),
+                                            (arena_config.ArenaSettings, arena_config.LLMSettings,
+                                             arena_config.SearchSettings, arena_config.MotionSettings))},
+    "[[entries]]": (arena_config._ENTRY, _field_defaults(Entry)),
+    "[[judges]]": (arena_config._JUDGE, _field_defaults(JudgeSpec)),
+}
+
+
+def test_config_tables_pair_sections_with_their_settings():
+    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions"]
+    for title, (spec, defaults) in CONFIG_TABLES.items():
+        if not title.startswith("[["):
+            assert set(spec) == set(defaults), title
+
+
+def test_every_config_key_is_in_the_document():
+    keys = {key for spec in (*arena_config._SECTIONS.values(), arena_config._ENTRY, arena_config._JUDGE) for key in spec}
+    missing = sorted(key for key in keys if f"`{key}`" not in DOC)
+    assert not missing, f"docs/reference.md does not mention arena.toml keys {missing}"
+
+
+def _toml_value(cell: str):
+    spans = CODE_SPAN.findall(cell)
+    if not spans:
+        return None, False
+    try:
+        return tomllib.loads(f"v = {spans[0]}")["v"], True
+    except tomllib.TOMLDecodeError:
+        return None, False
+
+
+def _same(documented, actual) -> bool:
+    """A documented TOML default equals the code's (a tuple is an array; 120 is 120.0; true is not 1)."""
+    if isinstance(actual, tuple):
+        actual = list(actual)
+    elif isinstance(actual, Mapping):
+        actual = dict(actual)
+    if isinstance(actual, bool) or isinstance(documented, bool):
+        return type(documented) is type(actual) and documented == actual
+    return documented == actual
+
+
+@pytest.mark.parametrize("title", list(CONFIG_TABLES))
+def test_each_config_table_documents_exactly_its_keys_with_their_defaults(title):
+    spec, defaults = CONFIG_TABLES[title]
+    section = section_titled(title)
+    where = f"docs/reference.md:{section.line}: section `{title}`"
+    rows = {CODE_SPAN.findall(r[0])[0]: r for r in section.rows("key") if CODE_SPAN.findall(r[0])}
+    assert set(rows) == set(spec), \
+        f"{where}: documented keys {sorted(rows)} are not the code's {sorted(spec)}"
+    required = arena_config._REQUIRED.get(title.strip("[]"), ())
+    for key, row in rows.items():
+        default_cell = row[2]
+        if key in required:
+            assert "required" in default_cell, f"{where}: {key} is required"
+            continue
+        value, literal = _toml_value(default_cell)
+        if title.startswith("[["):
+            if not literal:  # e.g. runs: `[arena] judge_runs`
+                continue
+        else:
+            assert literal, f"{where}: the default of {key} ({default_cell!r}) is not a TOML value in backticks"
+        assert _same(value, defaults[key]), f"{where}: {key} defaults to {defaults[key]!r}, not {default_cell}"
+
+
+def test_the_template_arena_init_writes_is_in_the_document():
+    assert TEMPLATE.strip() in DOC, "docs/reference.md does not show arena.workspace.TEMPLATE as it is"
+
+
+# --- kinds -------------------------------------------------------------------------------------
+
+def test_the_kind_tables_are_arena_kinds_of_the_built_in_kinds():
+    from arena.app.commands import kinds
+
+    built_in = {(k["family"], k["kind"]): k["params"] for k in kinds() if k["source"] == "built-in"}
+    documented = {}
+    for s in SECTIONS:
+        m = re.fullmatch(r"(debater|judge) kind `([^`]+)`", s.title)
+        if m:
+            documented[(m.group(1), m.group(2))] = s
+    assert set(documented) == set(built_in), \
+        f"docs/reference.md kind sections {sorted(documented)} are not the built-in kinds {sorted(built_in)}"
+    for key, section in documented.items():
+        where = f"docs/reference.md:{section.line}: {key[0]} kind {key[1]}"
+        rows = [(CODE_SPAN.findall(r[0])[0], r) for r in section.rows("param")]
+        assert [n for n, _ in rows] == [p["name"] for p in built_in[key]], f"{where}: params differ from arena kinds"
+        for (param, row), p in zip(rows, built_in[key]):
+            assert row[1] == f"`{json.dumps(p['default'], ensure_ascii=False)}`", f"{where}: default of {param}"
+
+
+# --- JSON shapes -------------------------------------------------------------------------------
+
+# Keys whose values are keyed by data (roles, groups, labels, dimension names), not by the schema.
+_DATA_KEYED = {"agents": "values", "by": "values", "confusion": "skip", "dimensions": "skip", "params": "skip"}
+
+
+def json_keys(value, out: set[str] | None = None) -> set[str]:
+    out = set() if out is None else out
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            out.add(key)
+            how = _DATA_KEYED.get(key)
+            if how == "values" and isinstance(inner, dict):
+                for v in inner.values():
+                    json_keys(v, out)
+            elif how is None:
+                json_keys(inner, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            json_keys(item, out)
+    return out
+
+
+WORKSPACE = '''\
+[arena]
+seed = 0
+judge_runs = 1
+
+[search]
+provider = "offline"
+
+[[entries]]
+name = "a"
+debater = "direct"
+model = "offline/a"
+strength = 0.5
+
+[[entries]]
+name = "b"
+debater = "direct"
+model = "offline/b"
+
+[[judges]]
+name = "j1"
+kind = "single"
+model = "offline/j1"
+
+[[judges]]
+name = "j2"
+kind = "single"
+model = "offline/j2"
+'''
+
+
+@pytest.fixture(scope="module")
+def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
+    """What each command that prints JSON returns, on a small offline workspace, by command path."""
+    from arena.app import commands as app
+    from arena.workspace import init_workspace
+
+    root = tmp_path_factory.mktemp("reference") / "ws"
+    init_workspace(root, WORKSPACE)
+    bench = root / "bench.jsonl"
+    bench.write_text(json.dumps({"id": "d1", "motion": "Cats are better than dogs", "label": "pro",
+                                 "speeches": [{"side": "pro", "text": "Calm."}, {"side": "con", "text": "Loyal."}]})
+                     + "\n", encoding="utf-8")
+    quiet = lambda line: None  # noqa: E731
+    ws = app.open_workspace(root)
+    try:
+        played = app.play_one(ws, "en-fact-001", "a", "b", progress=quiet)
+        app.schedule(ws, "round-robin")
+        dry = app.dry_run(ws)
+        ran = app.run(ws, concurrency=2, progress=quiet)
+        return {
+            ("kinds",): [app.kinds()],
+            ("entry", "list"): [app.entry_list(ws)],
+            ("entry", "show"): [app.entry_show(ws, "a")],
+            ("motion", "list"): [app.motion_list(ws)],
+            ("motion", "show"): [app.motion_show(ws, "en-fact-001")],
+            ("match", "list"): [app.match_list(ws)],
+            ("match", "show"): [app.match_show(ws, played.id)],
+            ("schedule",): [app.schedule_show(ws)],
+            ("run",): [dry, ran],
+            ("judge-bench",): [app.judge_bench(ws, bench, "j1", progress=quiet)],
+            ("rate",): [app.rate(ws, bootstrap=0, by="category")],
+            ("stats", "agents"): [app.stats_agents(ws)],
+            ("stats", "judges"): [app.stats_judges(ws)],
+            ("stats", "sides"): [app.stats_sides(ws)],
+        }
+    finally:
+        ws.close()
+
+
+def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
+    with_json = {path for path, (cmd, _) in COMMANDS.items()
+                 if any(isinstance(o.type, click.Choice) and "json" in o.type.choices for o in _options(cmd))}
+    assert with_json <= set(printed), f"add {sorted(with_json - set(printed))} to the printed fixture"
+
+
+@pytest.mark.parametrize("path", [("kinds",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
+                                  ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
+                                  ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
+                                  ("stats", "judges"), ("stats", "sides")], ids=name)
+def test_each_json_key_is_documented_in_its_commands_section(printed, path):
+    section = command_section(path)
+    keys = set().union(*(json_keys(value) for value in printed[path]))
+    assert keys, f"no JSON from `{name(path)}`"
+    missing = sorted(k for k in keys if f'"{k}"' not in section.text)
+    assert not missing, f"docs/reference.md:{section.line}: section `{name(path)}` lacks JSON keys {missing}"
+
+
+# --- the checks can fail -----------------------------------------------------------------------
+
+def test_the_parser_scopes_options_to_their_own_section():
+    doc = "\n".join([
+        "## `arena run`", "```", "Usage: arena run [OPTIONS]", "```",
+        "| option | default | meaning |", "| --- | --- | --- |", "| `--dry-run` | off | x |",
+        "## `arena judge`", "| option | default | meaning |", "| --- | --- | --- |",
+        "| `--concurrency INTEGER` | `4` | x |",
+    ])
+    run, judge = parse(doc)
+    assert run.command == ("run",) and judge.command == ("judge",)
+    assert [r[0] for r in run.rows("option")] == ["`--dry-run`"]  # --concurrency is judge's, not run's
+    assert "Usage: arena run [OPTIONS]" in run.lines
+    assert command_path("`arena.toml`") is None and command_path("Exit codes") is None
