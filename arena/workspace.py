@@ -79,23 +79,24 @@ class Workspace:
 def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[dict[str, Any], dict[str, Any]]:
     """The kind object of every entry and judge, by name; a UserError names the key of an unknown kind or
     of params the kind refuses."""
-    built = []
     for registry in (debaters, judges):
         registry.names()  # a plug-in that takes a built-in's name is refused at once, not when first named
-    for registry, specs, table, kind_key, options_key in ((debaters, config.entries, "entries", "debater", "params"),
-                                                         (judges, config.judges, "judges", "kind", "options")):
-        objects = {}
+
+    def build(registry: Registry, specs, table: str, kind_key: str, options_key: str) -> dict[str, Any]:
+        built = {}
         for i, spec in enumerate(specs):
             kind = getattr(spec, kind_key)
             if not registry.has(kind):
                 raise UserError(f"{config.where(f'{table}[{i}].{kind_key}')}: unknown {registry.family} kind "
                                 f"{kind!r} (known: {', '.join(registry.names())})")
             try:
-                objects[spec.name] = registry.get(kind)(spec)
+                built[spec.name] = registry.get(kind)(spec)
             except UserError as exc:
                 raise UserError(f"{config.where(f'{table}[{i}].{options_key}')}: {exc}") from None
-        built.append(objects)
-    return built[0], built[1]
+        return built
+
+    return (build(debaters, config.entries, "entries", "debater", "params"),
+            build(judges, config.judges, "judges", "kind", "options"))
 
 
 def open_store(path: Path, config: Config, motions: Iterable[Motion]) -> Store:
