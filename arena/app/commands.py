@@ -57,7 +57,8 @@ def kinds() -> list[dict]:
         for name in registry.names():
             cls = registry.get(name)
             # A plug-in that declares no table takes whatever it is given.
-            table = cls.accepted() if isinstance(cls, type) and issubclass(cls, BaseJudge) else getattr(cls, "PARAMS", {})
+            judge = isinstance(cls, type) and issubclass(cls, BaseJudge)
+            table = cls.accepted() if judge else getattr(cls, "PARAMS", {})
             out.append({"family": family, "kind": name, "source": registry.source(name), "params": describe(table)})
     return out
 
@@ -171,8 +172,8 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
              entry: str | None = None, seed: int | None = None) -> Scheduled:
     """Draw a tournament plan (arena.scheduler) and store it, flags included, before anything runs.
 
-    swiss, active and onboard draw on current standings (arena.app.standings). The history every format respects is every stored
-    match, played or not. Everything is checked before anything is written.
+    swiss, active and onboard draw on current standings (arena.app.standings). The history every
+    format respects is every stored match, played or not. Everything is checked before anything is written.
     """
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
     if entry is not None:
@@ -181,7 +182,7 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     stored = ws.store.match_rows()
-    judge = default_judge(ws, None) if ws.config.judges else None
+    judge = rating_judge(ws)
     standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
                         else ({}, []))
     byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
@@ -298,12 +299,19 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     return list(totals.values())
 
 
+def rating_judge(ws: Workspace) -> str | None:
+    """The judge whose verdicts rate by default (the first configured); None when no judge is configured."""
+    return ws.config.judges[0].name if ws.config.judges else None
+
+
 def default_judge(ws: Workspace, judge: str | None) -> str:
+    """The named judge, else the rating judge; a UserError when there is none to rate with."""
     if judge is not None:
         return ws.config.judge(judge).name
-    if not ws.config.judges:
+    first = rating_judge(ws)
+    if first is None:
         raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there are no verdicts to rate")
-    return ws.config.judges[0].name
+    return first
 
 
 def rate(ws: Workspace, *, judge: str | None = None, **options) -> dict:
@@ -383,7 +391,7 @@ def stats_sides(ws: Workspace) -> dict:
     overall, from the default judge's results (none without a judge)."""
     done = [r for r in ws.store.match_rows() if r["status"] == "done"]
     motion_of = {r["id"]: r["motion_id"] for r in done}
-    judge = default_judge(ws, None) if ws.config.judges else None
+    judge = rating_judge(ws)
     results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
                for r in (results_rows(ws.store, judge) if judge else []) if r["dimension"] == "overall"]
     data = side_stats([{"pro": r["pro"], "con": r["con"]} for r in done], results,
@@ -438,5 +446,5 @@ def publish(ws: Workspace, out: Path | None = None) -> Path:
     from arena.app.site_data import site_data
     from leaderboard.site import publish as render
 
-    judge = default_judge(ws, None) if ws.config.judges else None
+    judge = rating_judge(ws)
     return render(Path(out) if out else ws.path / "site", site_data(ws, judge))

@@ -26,7 +26,8 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}
     matches = ws.store.matches()
     return SiteData(
-        title="Debate Arena leaderboard", generated_at=now(), judge=judge, simulated=any(m.simulated for m in matches),
+        title="Debate Arena leaderboard", generated_at=now(), judge=judge,
+        simulated=any(m.simulated for m in matches),
         boards=boards, matrices=win_matrices(overall) if len(overall) else {},
         entries=_entries(ws, matches), matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options)}
