@@ -95,18 +95,16 @@ class DebatrixJudge(BaseJudge):
         for number, speech in enumerate(view.speeches, start=1):
             block = transcript.render([speech])
             updates = await asyncio.gather(*(
-                llm.complete(f"{name}-analyst", render(
-                    PROMPTS, "analyze.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
-                    notes=notes[name], speech=block, number=number, total=len(view.speeches), language=language),
-                    params=params)
+                llm.complete(f"{name}-analyst", self._prompt(
+                    "analyze.j2", motion=view.motion, dimension=name, definition=spec["definition"], notes=notes[name],
+                    speech=block, number=number, total=len(view.speeches), language=language), params=params)
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())
         verdicts = await asyncio.gather(*(
-            llm.complete(f"{name}-judge", render(
-                PROMPTS, "verdict.j2", override=self.options["prompts"], motion=view.motion, dimension=name, definition=spec["definition"],
-                notes=notes[name], ties=spec["ties"], language=language),
-                schema=_verdict_schema(spec["ties"]), params=params)
+            llm.complete(f"{name}-judge", self._prompt(
+                "verdict.j2", motion=view.motion, dimension=name, definition=spec["definition"], notes=notes[name],
+                ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params)
             for name, spec in self.dimensions.items()))
         decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
                      for (name, spec), v in zip(self.dimensions.items(), verdicts)]
@@ -118,10 +116,13 @@ class DebatrixJudge(BaseJudge):
     async def _summarise(self, view, llm, decisions, language, params) -> tuple[str, str]:
         if self.options["summary"] == "rule":
             return weighted_vote(decisions), "Weighted vote of the dimension verdicts."
-        answer = await llm.complete("summary", render(
-            PROMPTS, "summary.j2", override=self.options["prompts"], motion=view.motion, decisions=decisions, language=language),
-            schema=SUMMARY, params=params)
+        answer = await llm.complete("summary", self._prompt(
+            "summary.j2", motion=view.motion, decisions=decisions, language=language), schema=SUMMARY, params=params)
         return answer.data["overall"], answer.data["rationale"]
+
+    def _prompt(self, template: str, **variables) -> str:
+        """A built-in template, or the user's of the same name from the `prompts` option's folder."""
+        return render(PROMPTS, template, override=self.options["prompts"], **variables)
 
 
 def weighted_vote(decisions: list[dict]) -> str:
