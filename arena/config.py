@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arena.errors import UserError
-from arena.records import Entry, JudgeSpec
+from arena.records import STRUCTURED_MODES, Entry, JudgeSpec
 
 CONFIG_NAME = "arena.toml"
 
@@ -117,6 +117,12 @@ _SECTIONS: dict[str, _Spec] = {
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 _MODEL = (lambda v: re.fullmatch(r"\S+", v), "a litellm model string such as 'openai/gpt-4o'")
+# How a real model is reached and asked: the same keys for entries and judges.
+_MODEL_KEYS: _Spec = {
+    "context_window": (int, (lambda v: 256 <= v <= 10_000_000, "a whole number of tokens from 256 up")),
+    "structured_output": (str, (lambda v: v in ("auto", *STRUCTURED_MODES),
+                                f"one of auto, {', '.join(STRUCTURED_MODES)}")),
+}
 _ENTRY: _Spec = {
     "name": (str, _NAME),
     "debater": (str, (lambda v: v != "", "a debater kind")),
@@ -125,6 +131,7 @@ _ENTRY: _Spec = {
     "strength": ((int, float), (lambda v: math.isfinite(v), "a finite number")),
     "params": (dict, _ANY),
     "retired": (bool, _ANY),
+    **_MODEL_KEYS,
 }
 _JUDGE: _Spec = {
     "name": (str, _NAME),
@@ -133,6 +140,7 @@ _JUDGE: _Spec = {
     "api_base": (str, _URL),
     "runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
     "options": (dict, _ANY),
+    **_MODEL_KEYS,
 }
 _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind", "model")}
 

@@ -10,7 +10,10 @@ label swapping on alternate runs, mapping back, and recording a failure as a fai
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Mapping
+from typing import Callable, Mapping
+
+from arena import transcript
+from arena.fitting import Material
 
 from arena.llm import LLMCallError
 from arena.params import Param, between, resolve
@@ -32,6 +35,11 @@ class JudgeView:
 
     motion: Motion
     speeches: tuple[Speech, ...]
+
+    def material(self, prompt: Callable[[str], str]) -> Material:
+        """A prompt built around this debate's transcript, fitted to a window by shortening the oldest speeches."""
+        return Material(lambda cut: prompt(transcript.render(self.speeches, cut=cut)),
+                        speeches=transcript.words(self.speeches))
 
     def swapped(self) -> "JudgeView":
         """The same debate with the PRO and CON labels exchanged."""

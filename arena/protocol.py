@@ -10,7 +10,8 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from arena.llm import CallTag, Completion, LLMGateway, ModelRef
+from arena.fitting import Cut, Material, PromptTooLong, fit
+from arena.llm import CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway, ModelRef
 from arena.records import AgentUsage, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import now
@@ -28,6 +29,7 @@ class Draft:
 
     text: str
     references: tuple[Reference, ...] = ()
+    cut: bool = False  # the model stopped at its length cap
 
 
 class AgentLog:
@@ -61,15 +63,45 @@ class LLMHandle:
         self.params = dict(params or {})
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
-    async def complete(self, role: str, prompt: str | list[dict], *, schema: dict | None = None,
-                       params: dict | None = None) -> Completion:
-        """The model's answer to prompt: one user message (a str) or a whole conversation (a list of messages)."""
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+    async def complete(self, role: str, prompt: str | list[dict] | Material, *, schema: dict | None = None,
+                       params: dict | None = None, max_tokens: int | None = None) -> Completion:
+        """The model's answer to prompt: one user message (a str), a whole conversation (a list of messages), or
+        Material fitted to the model's context window (arena.fitting) and sent as one user message.
+
+        max_tokens is what the answer needs (a speech's length budget, say); without it the gateway
+        sizes the cap from the schema. A context-length error from the provider gets one retry with
+        the prompt fitted to a tighter budget.
+        """
         tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
-        completion = await self.gateway.complete(self.ref, messages, tag=tag, params={**self.params, **(params or {})},
-                                                 schema=schema, sample=self.sample)
-        self.log.add(tag, messages, completion)
-        return completion
+        params = {**self.params, **(params or {})}
+        tight = False
+        while True:
+            messages, fitted = self._messages(prompt, params, schema, max_tokens, tight)
+            try:
+                completion = await self.gateway.complete(self.ref, messages, tag=tag, params=params, schema=schema,
+                                                         sample=self.sample, max_tokens=max_tokens, tight=tight,
+                                                         fitted=fitted)
+            except ContextLengthError:
+                if tight:
+                    raise
+                tight = True
+                continue
+            self.log.add(tag, messages, completion)
+            return completion
+
+    def _messages(self, prompt, params, schema, max_tokens, tight) -> tuple[list[dict], bool]:
+        """The messages to send, and whether material was left out to fit them."""
+        if not isinstance(prompt, Material):
+            return ([{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt), False
+        if self.ref.simulated:  # the simulator has no window
+            return [{"role": "user", "content": prompt.render(Cut())}], False
+        budget = self.gateway.budget(self.ref, self.gateway.answer_cap(self.ref, params, schema, max_tokens),
+                                     tight=tight)
+        try:
+            text, cut = fit(prompt, lambda t: self.gateway.fits(self.ref, [{"role": "user", "content": t}], budget))
+        except PromptTooLong as exc:
+            raise LLMCallError(f"{self.ref.model}: {exc} ({self.gateway.window(self.ref)} tokens)") from None
+        return [{"role": "user", "content": text}], not cut.none
 
 
 class SearchHandle:
@@ -111,7 +143,7 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[
         started = now()
         draft = await debaters[side].speak(ctx)
         return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
-                      ctx.llm.log.roles(stage, side))
+                      ctx.llm.log.roles(stage, side), draft.cut)
 
     for stage, order, parallel in SPEAKING_ORDER:
         if parallel:

@@ -14,6 +14,7 @@ CATEGORIES = ("fact", "value", "policy")
 DIMENSIONS = ("argument", "source", "language")
 DEFAULT_INFO_SLIDE = "Both sides bear an equal burden of proof."
 OFFLINE_PREFIX = "offline/"
+STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
 
 
 def is_simulated(model: str) -> bool:
@@ -40,6 +41,8 @@ class Entry:
     strength: float = 0.0  # planted strength, meaningful for offline models only
     params: Mapping[str, Any] = field(default_factory=dict)
     retired: bool = False  # kept in the registry and the ratings, no longer scheduled
+    context_window: int | None = None  # tokens the model accepts; None: litellm's model info, else probed
+    structured_output: str = "auto"  # "auto" or one of STRUCTURED_MODES
 
     @property
     def simulated(self) -> bool:
@@ -56,6 +59,8 @@ class JudgeSpec:
     api_base: str = ""
     runs: int = 3
     options: Mapping[str, Any] = field(default_factory=dict)
+    context_window: int | None = None
+    structured_output: str = "auto"
 
     @property
     def simulated(self) -> bool:
@@ -96,6 +101,7 @@ class Speech:
     started_at: str = ""
     finished_at: str = ""
     agents: Mapping[str, AgentUsage] = field(default_factory=dict)
+    cut: bool = False  # the model stopped at its length cap: the speech may end mid-sentence
 
 
 @dataclass(frozen=True)

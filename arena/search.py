@@ -1,14 +1,17 @@
-"""The search gateway: Tavily through tavily-python, cached and ledgered, with an offline fallback."""
+"""The search gateway: Tavily through tavily-python, cached, retried and ledgered, with an offline fallback."""
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import os
+import random
 import time
 from dataclasses import dataclass
 
 from arena.config import SearchSettings
 from arena.errors import ArenaError, UserError
+from arena.redact import redact
 
 
 @dataclass(frozen=True)
@@ -16,6 +19,7 @@ class SearchResult:
     title: str
     url: str
     content: str
+    score: float = 0.0  # the provider's relevance score, where it gives one
 
 
 @dataclass(frozen=True)
@@ -27,10 +31,16 @@ class SearchTag:
 
 
 class SearchGateway:
-    def __init__(self, settings: SearchSettings, store=None, cache: bool = True):
+    def __init__(self, settings: SearchSettings, store=None, cache: bool = True, *, retries: int = 0,
+                 backoff_s: float = 1.0, timeout_s: float = 60.0):
+        """retries and backoff_s work as for LLM calls ([llm] retries, backoff_s); timeout_s bounds each try
+        (tavily-python's default; it caps it at 120 s)."""
         self.settings = settings
         self.store = store
         self.cache = cache and store is not None
+        self.retries = retries
+        self.backoff_s = backoff_s
+        self.timeout_s = timeout_s
 
     async def search(self, query: str, *, tag: SearchTag, max_results: int | None = None,
                      search_depth: str = "basic", offline: bool = False) -> list[SearchResult]:
@@ -41,38 +51,70 @@ class SearchGateway:
         key = key.hexdigest()
         started = time.perf_counter()
         hit = self.store.cache_get(key) if self.cache and provider != "offline" else None
-        if hit is not None:
-            results = hit["results"]
-        elif provider == "offline":
-            results = _offline_results(query, limit)
-        else:
-            results = await self._tavily(query, limit, search_depth, tag, started)
+        if hit is None and provider != "offline":
+            results = await self._tavily(query, limit, search_depth, tag)  # ledgers each of its tries
             if self.cache:
                 self.store.cache_put(key, "search", {"results": results})
-        if self.store is not None:
-            self.store.record_call(kind="search", model=provider, latency_s=time.perf_counter() - started,
-                                   cache_hit=hit is not None, simulated=provider == "offline",
-                                   match_id=tag.match_id, role=tag.role, stage=tag.stage, side=tag.side,
-                                   cost=None if provider != "offline" else 0.0)
+        else:
+            results = hit["results"] if hit is not None else _offline_results(query, limit)
+            self._ledger(provider, tag, time.perf_counter() - started, cache_hit=hit is not None)
         return [SearchResult(**r) for r in results]
 
-    async def _tavily(self, query, limit, depth, tag, started) -> list[dict]:
+    async def _tavily(self, query, limit, depth, tag) -> list[dict]:
+        """Tavily's results; a retryable failure is tried again up to `retries` times, and every try is ledgered."""
         from tavily import AsyncTavilyClient  # lazy, like litellm
 
         key = os.environ.get("TAVILY_API_KEY")
         if not key:
             raise UserError("TAVILY_API_KEY is not set: export it, or set [search] provider = \"offline\" in arena.toml")
-        client = AsyncTavilyClient(api_key=key, api_base_url=self.settings.api_base_url or None)
-        try:
-            answer = await client.search(query, max_results=limit, search_depth=depth)
-        except Exception as exc:  # tavily-python raises its own and httpx's errors
-            if self.store is not None:
-                self.store.record_call(kind="search", model="tavily", latency_s=time.perf_counter() - started,
-                                       cache_hit=False, simulated=False, match_id=tag.match_id, role=tag.role,
-                                       stage=tag.stage, side=tag.side, error=type(exc).__name__)
-            raise ArenaError(f"search failed for {query!r}: {type(exc).__name__}: {exc}") from None
-        return [{"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", "")}
-                for r in answer.get("results", [])[:limit]]
+        async with AsyncTavilyClient(api_key=key, api_base_url=self.settings.api_base_url or None) as client:
+            for attempt in range(self.retries + 1):
+                started = time.perf_counter()
+                try:
+                    answer = await client.search(query, max_results=limit, search_depth=depth, timeout=self.timeout_s)
+                except Exception as exc:  # tavily-python raises its own and httpx's errors; classified below
+                    retryable = _retryable(exc)
+                    self._ledger("tavily", tag, time.perf_counter() - started, error=redact(_describe(exc)))
+                    if not retryable or attempt == self.retries:
+                        tries = f" (after {attempt + 1} tries)" if retryable else ""
+                        raise ArenaError(redact(f"search failed for {query!r}: {_describe(exc)}{tries}")) from None
+                    await asyncio.sleep(self.backoff_s * 2 ** attempt * random.uniform(0.5, 1.5))
+                else:
+                    self._ledger("tavily", tag, time.perf_counter() - started)
+                    return [{"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", ""),
+                             "score": _score(r.get("score"))} for r in answer.get("results", [])[:limit]]
+
+    def _ledger(self, provider: str, tag: SearchTag, latency_s: float, cache_hit: bool = False,
+                error: str | None = None) -> None:
+        if self.store is None:
+            return
+        offline = provider == "offline"
+        self.store.record_call(kind="search", model=provider, latency_s=latency_s, cache_hit=cache_hit,
+                               simulated=offline, match_id=tag.match_id, role=tag.role, stage=tag.stage,
+                               side=tag.side, cost=0.0 if offline else None, error=error)
+
+
+def _retryable(exc: Exception) -> bool:
+    """Rate limits (429), server errors (5xx), timeouts and lost connections may pass on a later try; a bad key
+    (401), a bad request (400) or a plan limit (403/432/433) will not."""
+    import httpx
+    from tavily.errors import TimeoutError as TavilyTimeout, UsageLimitExceededError
+
+    if isinstance(exc, httpx.HTTPStatusError):  # how tavily-python reports the statuses it has no class for
+        return exc.response.status_code >= 500
+    return isinstance(exc, (UsageLimitExceededError, TavilyTimeout, TimeoutError, httpx.TimeoutException,
+                            httpx.NetworkError, httpx.RemoteProtocolError))
+
+
+def _describe(exc: Exception) -> str:
+    """'TypeName: first line of the message' (httpx adds a line of advice after the first)."""
+    message = str(exc).splitlines()[0] if str(exc) else ""
+    return type(exc).__name__ + (f": {message}" if message else "")
+
+
+def _score(value) -> float:
+    """A result's relevance score as a number (0 when the provider gives none)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _offline_results(query: str, limit: int) -> list[dict]:

@@ -10,9 +10,10 @@ from typing import Iterable, Iterator
 
 from arena.errors import ArenaError
 from arena.records import AgentUsage, Entry, Match, Motion, Reference, Speech, Verdict
+from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -34,7 +35,8 @@ CREATE TABLE matches (
 CREATE TABLE speeches (
     match_id TEXT NOT NULL REFERENCES matches(id), seq INTEGER NOT NULL, stage TEXT NOT NULL,
     side TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, agents TEXT NOT NULL,
-    started_at TEXT NOT NULL, finished_at TEXT NOT NULL, PRIMARY KEY (match_id, stage, side));
+    started_at TEXT NOT NULL, finished_at TEXT NOT NULL, cut INTEGER NOT NULL DEFAULT 0,
+    PRIMARY KEY (match_id, stage, side));
 CREATE TABLE agent_messages (
     id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT, role TEXT NOT NULL,
     prompt TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
@@ -46,7 +48,11 @@ CREATE TABLE calls (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match_id TEXT, role TEXT, stage TEXT, side TEXT,
     judge TEXT, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL, latency_s REAL NOT NULL,
-    cache_hit INTEGER NOT NULL, error TEXT, simulated INTEGER NOT NULL, created_at TEXT NOT NULL);
+    cache_hit INTEGER NOT NULL, error TEXT, simulated INTEGER NOT NULL, created_at TEXT NOT NULL,
+    structured TEXT, fitted INTEGER NOT NULL DEFAULT 0, finish_reason TEXT);
+CREATE TABLE models (
+    model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL, updated_at TEXT NOT NULL,
+    PRIMARY KEY (model, api_base));
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
@@ -55,6 +61,13 @@ CREATE INDEX calls_match ON calls(match_id);
 # Steps from each older version to the next, each run in one transaction with the version bump.
 _MIGRATIONS = {
     1: "ALTER TABLE calls ADD COLUMN judge TEXT;",  # which judge made a call: judges share matches
+    # Real models: how each call asked for JSON, whether its prompt was fitted and why it stopped; cut
+    # speeches; what is known of each model (arena check, structured-output fallbacks).
+    2: "ALTER TABLE calls ADD COLUMN structured TEXT; ALTER TABLE calls ADD COLUMN fitted INTEGER NOT NULL DEFAULT 0;"
+       "ALTER TABLE calls ADD COLUMN finish_reason TEXT;"
+       "ALTER TABLE speeches ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;"
+       "CREATE TABLE models (model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL,"
+       " updated_at TEXT NOT NULL, PRIMARY KEY (model, api_base));",
 }
 
 
@@ -201,7 +214,8 @@ class Store:
         self.conn.execute("UPDATE matches SET status='scheduled', error=NULL, started_at=NULL WHERE id=?", (match_id,))
 
     def mark_failed(self, match_id: str, error: str) -> None:
-        self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?", (error, now(), match_id))
+        self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?",
+                          (redact(error), now(), match_id))
 
     def commit_match(self, match_id: str, speeches: list[Speech], verdicts: list[Verdict],
                      messages: list[dict], simulated: bool) -> None:
@@ -214,10 +228,11 @@ class Store:
             self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
             for seq, s in enumerate(speeches):
                 self.conn.execute(
-                    "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?)",
+                    "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (match_id, seq, s.stage, s.side, s.text,
                      json.dumps([{"title": r.title, "url": r.url} for r in s.references]),
-                     json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at),
+                     json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at,
+                     int(s.cut)),
                 )
             self.conn.executemany(
                 "INSERT INTO agent_messages (match_id, stage, side, role, prompt, response, created_at)"
@@ -251,7 +266,8 @@ class Store:
         for v in verdicts:
             self.conn.execute(
                 "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
-                (match_id, v.judge, v.run, v.overall, json.dumps(dict(v.dimensions)), v.rationale, v.error,
+                (match_id, v.judge, v.run, v.overall, json.dumps(dict(v.dimensions)), v.rationale,
+                 None if v.error is None else redact(v.error),
                  int(simulated), now()),
             )
 
@@ -317,13 +333,28 @@ class Store:
     def record_call(self, *, kind: str, model: str, latency_s: float, cache_hit: bool, simulated: bool,
                     match_id: str | None = None, role: str | None = None, stage: str | None = None,
                     side: str | None = None, judge: str | None = None, prompt_tokens: int = 0,
-                    completion_tokens: int = 0, cost: float | None = None, error: str | None = None) -> None:
+                    completion_tokens: int = 0, cost: float | None = None, error: str | None = None,
+                    structured: str | None = None, fitted: bool = False, finish_reason: str | None = None) -> None:
         self.conn.execute(
             "INSERT INTO calls (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens,"
-            " cost, latency_s, cache_hit, error, simulated, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " cost, latency_s, cache_hit, error, simulated, created_at, structured, fitted, finish_reason)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
-             int(cache_hit), error, int(simulated), now()),
+             int(cache_hit), None if error is None else redact(error), int(simulated), now(), structured,
+             int(fitted), finish_reason),
         )
+
+    def model_facts(self, model: str, api_base: str) -> dict | None:
+        """What the workspace knows of a model behind an endpoint (arena check, fallbacks taken)."""
+        row = self.conn.execute("SELECT facts FROM models WHERE model=? AND api_base=?", (model, api_base)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def remember_model(self, model: str, api_base: str, **facts) -> None:
+        """Merge facts into what is known of the model, in one transaction."""
+        with _transaction(self.conn):
+            known = self.model_facts(model, api_base) or {}
+            self.conn.execute("INSERT OR REPLACE INTO models VALUES (?,?,?,?)",
+                              (model, api_base, json.dumps({**known, **facts}), now()))
 
     def judge_simulated(self, judge: str) -> bool:
         """Whether any stored verdict of the judge on a completed match is simulated."""
@@ -353,7 +384,7 @@ class Store:
 def _speech(r: sqlite3.Row) -> Speech:
     refs = tuple(Reference(x["title"], x["url"]) for x in json.loads(r["refs"]))
     return Speech(r["stage"], r["side"], r["text"], refs, r["started_at"], r["finished_at"],
-                  {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()})
+                  {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()}, bool(r["cut"]))
 
 
 def _verdict(r: sqlite3.Row) -> Verdict:

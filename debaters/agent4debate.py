@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from arena import transcript
+from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.knowledge import KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling
+from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts" / "agent4debate"
 ROLES = ("searcher", "analyzer", "writer", "reviewer")
@@ -113,10 +114,17 @@ class Agent4Debate:
             draft = await self._review_loop(ctx, kb, analysis, draft)
         return Draft(*kb.cite(draft))
 
-    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, **extra) -> str:
-        return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
-                      stage_order=STAGE_ORDER[ctx.stage], language=ctx.language, sources=kb.render(),
-                      transcript=transcript.render(ctx.visible) if ctx.visible else "", **extra)
+    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, **extra) -> Material:
+        """role's prompt for this stage, as material that fits itself to the model's window."""
+        def text(cut: Cut) -> str:
+            return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
+                          stage_order=STAGE_ORDER[ctx.stage], language=ctx.language, sources=kb.render(drop=cut.sources),
+                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", **extra)
+
+        return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
+
+    def _speech_tokens(self, ctx: DebateContext) -> int:
+        return speech_tokens(self.params[f"words_{ctx.stage}"]) + 64  # and the JSON around the speech
 
     async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
         """Plan queries (proactively in stage 1, from the Writer's request later), search, grow the base."""
@@ -131,7 +139,8 @@ class Agent4Debate:
             kb.add(results)
 
     async def _analyse(self, ctx: DebateContext, kb: KnowledgeBase) -> str:
-        answer = await ctx.llm.complete("analyzer", self._prompt(ctx, "analyzer", kb), params=self.sampling)
+        answer = await ctx.llm.complete("analyzer", self._prompt(ctx, "analyzer", kb), params=self.sampling,
+                                        max_tokens=self._speech_tokens(ctx))
         return answer.text.strip()
 
     async def _write(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str) -> str:
@@ -144,7 +153,7 @@ class Agent4Debate:
                                   can_request=can_request, requests_left=self.params["max_requests"] - requests,
                                   draft="", feedback=[])
             answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(can_request),
-                                            params=self.sampling)
+                                            params=self.sampling, max_tokens=self._speech_tokens(ctx))
             request = answer.data.get("material_request") if can_request else None
             speech = answer.data["speech"].strip()
             if request is None and (speech or not can_request):
@@ -165,6 +174,7 @@ class Agent4Debate:
                                                    if not c["ok"]] or ["Strengthen the weakest part of the speech."]
             prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
                                   can_request=False, requests_left=0, draft=draft, feedback=feedback)
-            revised = await ctx.llm.complete("writer", prompt, schema=_writer_schema(False), params=self.sampling)
+            revised = await ctx.llm.complete("writer", prompt, schema=_writer_schema(False), params=self.sampling,
+                                             max_tokens=self._speech_tokens(ctx))
             draft = revised.data["speech"].strip() or draft
         return draft

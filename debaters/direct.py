@@ -4,10 +4,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from arena import transcript
+from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
-from debaters.params import LENGTHS, SAMPLING, resolve, sampling
+from debaters.params import LENGTHS, SAMPLING, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts"
 
@@ -22,8 +23,12 @@ class DirectDebater:
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
-        prompt = render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
-                        transcript=transcript.render(ctx.visible) if ctx.visible else "",
-                        words=self.params[f"words_{ctx.stage}"])
-        answer = await ctx.llm.complete("writer", prompt, params=self.sampling)
-        return Draft(answer.text.strip())
+        words = self.params[f"words_{ctx.stage}"]
+
+        def prompt(cut: Cut) -> str:
+            return render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
+                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", words=words)
+
+        answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),
+                                        params=self.sampling, max_tokens=speech_tokens(words))
+        return Draft(answer.text.strip(), cut=answer.cut)

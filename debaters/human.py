@@ -37,6 +37,8 @@ def _command_line(value: str) -> bool:
 class HumanDebater:
     """Reads each speech from `speeches_dir`, or opens an editor on a briefing and takes what is typed."""
 
+    uses_model = False  # `arena check` and the run's probe leave it alone
+
     PARAMS = {
         **LENGTHS,
         "speeches_dir": Param("", (str,), "folder of prepared speeches named <stage>-<side>.md or <stage>.md "

@@ -17,6 +17,7 @@ class Source:
     title: str
     url: str
     content: str
+    score: float = 0.0  # the search's relevance score: the lowest go first when a prompt must shrink
 
 
 @dataclass
@@ -33,14 +34,24 @@ class KnowledgeBase:
             if r.url in known or not r.url:
                 continue
             known.add(r.url)
-            source = Source(len(self.sources) + 1, r.title.strip(), r.url, _gist(r.content))
+            source = Source(len(self.sources) + 1, r.title.strip(), r.url, _gist(r.content), r.score)
             self.sources.append(source)
             added.append(source)
         return added
 
-    def render(self) -> str:
-        """The sources as the prompts show them: '[n] title (url)' then the key content."""
-        return "\n\n".join(f"[{s.number}] {s.title} ({s.url})\n{s.content}" for s in self.sources)
+    def render(self, drop: int = 0) -> str:
+        """The sources as the prompts show them: '[n] title (url)' then the key content.
+
+        drop leaves out that many of the lowest-ranked sources (to fit a context window); the
+        rest keep their numbers.
+        """
+        left_out = set(self.ranked()[len(self.sources) - drop:]) if drop else set()
+        return "\n\n".join(f"[{s.number}] {s.title} ({s.url})\n{s.content}" for s in self.sources
+                            if s.number not in left_out)
+
+    def ranked(self) -> list[int]:
+        """Source numbers, best first: by the search's relevance score, then in the order found."""
+        return [s.number for s in sorted(self.sources, key=lambda s: (-s.score, s.number))]
 
     def cite(self, text: str) -> tuple[str, tuple[Reference, ...]]:
         """The speech with its citations renumbered 1, 2, … in order of first use, and its references.

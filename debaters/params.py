@@ -7,7 +7,7 @@ from arena.params import Param, between
 from arena.params import resolve as check
 from arena.records import Entry
 
-__all__ = ["LENGTHS", "SAMPLING", "Param", "resolve", "sampling"]
+__all__ = ["LENGTHS", "SAMPLING", "Param", "resolve", "sampling", "speech_tokens"]
 
 SAMPLING: dict[str, Param] = {
     "temperature": Param(0.2, (int, float), "sampling temperature", between(0, 2), "from 0 to 2"),
@@ -31,3 +31,8 @@ def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:
 def sampling(values: dict[str, Any]) -> dict[str, Any]:
     """The sampling params to send with each call (unset ones left out)."""
     return {k: values[k] for k in SAMPLING_KEYS if values.get(k) is not None}
+
+
+def speech_tokens(words: int) -> int:
+    """The answer cap for a speech of `words` words: about 1.3 tokens a word, half as much again for margin."""
+    return 2 * words + 64

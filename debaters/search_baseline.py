@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 from arena import transcript
+from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.direct import PROMPTS
 from debaters.knowledge import KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling
+from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling, speech_tokens
 
 
 class SearchBaseline:
@@ -29,8 +30,13 @@ class SearchBaseline:
             kb = ctx.memory["knowledge"] = KnowledgeBase()
             kb.add(await ctx.search.search(ctx.motion.text, max_results=self.params["max_results"],
                                            search_depth=self.params["search_depth"]))
-        prompt = render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
-                        language=ctx.language, sources=kb.render(), words=self.params[f"words_{ctx.stage}"],
-                        transcript=transcript.render(ctx.visible) if ctx.visible else "")
-        answer = await ctx.llm.complete("writer", prompt, params=self.sampling)
-        return Draft(*kb.cite(answer.text.strip()))
+        words = self.params[f"words_{ctx.stage}"]
+
+        def prompt(cut: Cut) -> str:
+            return render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
+                          language=ctx.language, sources=kb.render(drop=cut.sources), words=words,
+                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "")
+
+        material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
+        answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(words))
+        return Draft(*kb.cite(answer.text.strip()), cut=answer.cut)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena import transcript
 from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
@@ -61,12 +60,11 @@ class DevilsAdvocateJudge(BaseJudge):
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         ties = self.options["overall_ties"]
         schema = scored_verdict_schema(ties)
-        shared = {"motion": view.motion, "transcript": transcript.render(view.speeches), "overall_ties": ties,
-                  "language": self.language(view)}
+        shared = {"motion": view.motion, "overall_ties": ties, "language": self.language(view)}
 
         async def ask(role: str, answer_schema: dict, **variables) -> dict:
-            text = render(PROMPTS, f"{role}.j2", **shared, **variables)
-            answer = await llm.complete(role, text, schema=answer_schema,
+            prompt = view.material(lambda text: render(PROMPTS, f"{role}.j2", transcript=text, **shared, **variables))
+            answer = await llm.complete(role, prompt, schema=answer_schema,
                                         params={"temperature": self.options["temperature"]})
             return answer.data
 

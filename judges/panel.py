@@ -14,7 +14,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena import transcript
 from arena.errors import UserError
 from arena.params import Param, between
 from arena.prompts import render
@@ -88,14 +87,14 @@ class PanelJudge(BaseJudge):
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         strategy, turns = self.options["strategy"], self.options["turns"]
-        common = {"motion": view.motion, "transcript": transcript.render(view.speeches),
-                  "count": len(self.personas), "turns": turns, "language": self.language(view)}
+        common = {"motion": view.motion, "count": len(self.personas), "turns": turns, "language": self.language(view)}
         params = {"temperature": self.options["temperature"]}
 
         async def speak(referee: int, turn: int, history: list[Said]) -> Said:
-            text = render(PROMPTS, "referee.j2", number=referee, persona=self.personas[referee - 1], turn=turn,
-                          history=history, **common)
-            answer = await llm.complete(f"referee-{referee}", text, params=params)
+            prompt = view.material(lambda text: render(PROMPTS, "referee.j2", number=referee, turn=turn,
+                                                       persona=self.personas[referee - 1], history=history,
+                                                       transcript=text, **common))
+            answer = await llm.complete(f"referee-{referee}", prompt, params=params)
             return Said(turn, answer.text.strip(), referee)
 
         history: list[Said] = []  # what every referee sees; all strategies share one record
@@ -117,9 +116,10 @@ class PanelJudge(BaseJudge):
         ties = self.options["overall_ties"]
 
         async def vote(referee: int) -> dict:
-            text = render(PROMPTS, "verdict.j2", number=referee, persona=self.personas[referee - 1],
-                          history=history, overall_ties=ties, **common)
-            answer = await llm.complete(f"referee-{referee}", text,
+            prompt = view.material(lambda text: render(PROMPTS, "verdict.j2", number=referee,
+                                                       persona=self.personas[referee - 1], history=history,
+                                                       overall_ties=ties, transcript=text, **common))
+            answer = await llm.complete(f"referee-{referee}", prompt,
                                         schema=verdict_schema(overall_ties=ties), params=params)
             return answer.data
 

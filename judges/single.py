@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena import transcript
 from arena.params import Param
 from arena.prompts import render
 from arena.protocol import LLMHandle
@@ -18,9 +17,9 @@ class SingleJudge(BaseJudge):
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         ties = self.options["overall_ties"]
-        text = render(PROMPTS, "verdict.j2", motion=view.motion, transcript=transcript.render(view.speeches),
-                      overall_ties=ties, language=self.language(view))
-        answer = await llm.complete("judge", text, schema=verdict_schema(overall_ties=ties),
+        prompt = view.material(lambda text: render(PROMPTS, "verdict.j2", motion=view.motion, transcript=text,
+                                                   overall_ties=ties, language=self.language(view)))
+        answer = await llm.complete("judge", prompt, schema=verdict_schema(overall_ties=ties),
                                     params={"temperature": self.options["temperature"]})
         data = answer.data
         return Decision(data["overall"], {d: data[d] for d in DIMENSIONS}, data["rationale"])

@@ -5,6 +5,8 @@ import json
 import re
 from pathlib import Path
 
+from arena.config import load_config
+from arena.store import DB_NAME, Store
 from arena.workspace import init_workspace
 
 VERDICT = {"rationale": "PRO carried the main clash.", "argument": "pro", "source": "tie",
@@ -22,6 +24,17 @@ def write_workspace(path: Path, api_base: str, *, entries=("alpha", "beta"), jud
     toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/judge-model"',
              f'api_base = "{api_base}"', extra]
     init_workspace(path, "\n".join(toml) + "\n")
+    return mark_checked(path)
+
+
+def mark_checked(path: Path) -> Path:
+    """Remember every configured model as usable, as a passing `arena check` leaves the workspace, so
+    `arena run` sends no probe of its own (tests of the probe itself leave this out)."""
+    config = load_config(path)
+    store = Store(path / DB_NAME)
+    for spec in (*config.entries, *config.judges):
+        store.remember_model(spec.model, spec.api_base, ok=True, structured="json_schema")
+    store.close()
     return path
 
 

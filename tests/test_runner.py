@@ -22,7 +22,7 @@ from arena.app.dryrun import dry_run
 from arena.app.progress import Progress
 from arena.workspace import init_workspace
 from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, stage_and_side, write_workspace
+from tests.helpers import debate_responder, mark_checked, stage_and_side, write_workspace
 
 ROOT = Path(__file__).resolve().parents[1]
 ENTRIES = ("alpha", "beta", "gamma")  # a round-robin of 6 matches, each pair on its own motion
@@ -161,6 +161,7 @@ def priced_workspace(tmp_path, api_base) -> Path:
     toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', f'api_base = "{api_base}"']
     path = tmp_path / "ws"
     init_workspace(path, "\n".join(toml) + "\n")
+    mark_checked(path)
     ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=2)  # 4 matches

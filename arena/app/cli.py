@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 import click
 
 from arena.errors import ArenaError, UserError
+from arena.redact import redact
 
 
 class ArenaGroup(click.Group):
@@ -24,10 +25,10 @@ class ArenaGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {redact(str(exc))}", err=True)
             sys.exit(2)
-        except ArenaError as exc:
-            click.echo(f"error: {exc}", err=True)
+        except ArenaError as exc:  # a provider's message may echo the key it was sent
+            click.echo(f"error: {redact(str(exc))}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (e.g. while opening): still no traceback
             click.echo("interrupted", err=True)
@@ -373,6 +374,29 @@ def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: boo
     if result["stopped"] == "interrupted":
         sys.exit(130)
     if result["failed"]:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("names", nargs=-1)
+@format_option
+@workspace_option
+def check(names: tuple[str, ...], fmt: str, workspace: Path):
+    """Probe the models of the named entries and judges (default: all): a one-line chat, the structured-output
+    mode that works, the context window, latency, and whether the price is known. Exit 1 if any is unusable."""
+    from arena.app import commands as app
+
+    rows = app.check(_open(workspace), names)
+    if fmt == "json":
+        _json([{k: r[k] for k in ("name", "model", "ok", "structured", "context_window", "latency_s", "error",
+                                  "priced")} for r in rows])
+    else:
+        _table([{**r, "ok": "yes" if r["ok"] else "NO", "structured": r["structured"] or "-",
+                 "context_window": r["context_window"] or "unknown",
+                 "latency_s": "-" if r["latency_s"] is None else f"{r['latency_s']:.2f}",
+                 "priced": "yes" if r["priced"] else "no", "error": r["error"] or ""} for r in rows],
+               ["name", "model", "ok", "structured", "context_window", "latency_s", "priced", "error"])
+    if not all(r["ok"] for r in rows):
         sys.exit(1)
 
 

@@ -434,6 +434,14 @@ def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budg
     return runner.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget, progress=progress)
 
 
+def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
+    """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
+    context_window, latency_s, error, priced}] (arena.app.check)."""
+    from arena.app.check import check as probe
+
+    return probe(ws, names)
+
+
 def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
     """What `run` would cost, played on the simulator with nothing written (arena.app.dryrun)."""
     from arena.app.dryrun import dry_run as project

@@ -8,6 +8,7 @@ from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from typing import Awaitable, Callable, Iterator, Sequence, TypeVar
 
+from arena.app.check import preflight
 from arena.app.progress import Progress
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
@@ -57,7 +58,8 @@ class Arena:
     def of(cls, ws: Workspace) -> "Arena":
         cfg = ws.config
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
-                   SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache))
+                   SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
+                                 backoff_s=cfg.llm.backoff_s))
 
     async def play_match(self, match: Match, judges: list[JudgeSpec], listener=None) -> Match:
         """Play one match and judge it; commit speeches and verdicts in one transaction; return it as stored.
@@ -78,7 +80,7 @@ class Arena:
                 entry = sides[side]
                 return DebateContext(
                     motion=match.motion, side=side, stage=stage, visible=visible, memory=memory,
-                    llm=LLMHandle(self.llm, ModelRef(entry.model, entry.api_base, entry.strength), log,
+                    llm=LLMHandle(self.llm, ModelRef.of(entry), log,
                                   match_id=match.id, stage=stage, side=side),
                     search=SearchHandle(self.search, match_id=match.id, stage=stage, side=side,
                                         offline=entry.simulated),
@@ -125,7 +127,7 @@ class Arena:
         """R runs of one judge, in parallel; each run is its own sample. match_id tags the ledger's calls."""
         judge = self.ws.judges[spec.name]
         log = log or AgentLog()
-        ref = ModelRef(spec.model, spec.api_base)
+        ref = ModelRef.of(spec)
         return list(await asyncio.gather(*(
             run_judge(judge, view, LLMHandle(self.llm, ref, log, match_id=match_id, sample=run, judge=spec.name),
                       run)
@@ -154,6 +156,10 @@ def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budg
     not_started, stopped: None | "budget" | "interrupted", cost (this run's), ledger_cost, unpriced}.
     """
     pending = ws.store.pending_matches(retry_failed=retry_failed)
+    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
+        waiting = set(pending)
+        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
+        preflight(ws, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
     arena = Arena.of(ws)
     judges = list(ws.config.judges)
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())

@@ -46,7 +46,7 @@ def match_json(match: Match, judge: str | None = None) -> dict:
         "pro": match.pro, "con": match.con,
         "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
                       "references": [asdict(r) for r in s.references],
-                      "started_at": s.started_at, "finished_at": s.finished_at,
+                      "started_at": s.started_at, "finished_at": s.finished_at, "cut": s.cut,
                       "agents": {role: asdict(u) for role, u in s.agents.items()}} for s in match.speeches],
         "verdicts": [{"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
                       "rationale": v.rationale, **({"error": v.error} if v.error else {})} for v in match.verdicts],

@@ -17,7 +17,9 @@ Reply resolution, per request (in arrival order):
      neither ``content`` nor ``raw``, e.g. ``Reply(delay=2)``), the
      ``responder`` is consulted for the answer; a fault's delay is added to it;
   3. the reply is sent after its delay: ``raw`` verbatim, an OpenAI-style error
-     JSON for status >= 400, otherwise a ``chat.completion`` object.
+     JSON for status >= 400 (with the request's Authorization header appended to
+     its message when ``echo_authorization`` is set, as careless servers do),
+     otherwise a ``chat.completion`` object.
 Every request is recorded in ``requests`` before it is answered, errors included.
 """
 
@@ -38,6 +40,7 @@ __all__ = [
     "Recorded",
     "Reply",
     "FaultQueue",
+    "with_authorization",
     "messages_text",
     "last_user",
     "count_words",
@@ -68,6 +71,8 @@ class Reply:
     completion_tokens:  usage numbers; default = whitespace-separated word counts.
     finish_reason:      choices[0].finish_reason.
     headers:            extra response headers.
+    echo_authorization: on an error reply, append the request's Authorization header
+                        to the message (a server that leaks the key it was sent).
     """
 
     content: Optional[str] = None
@@ -78,6 +83,7 @@ class Reply:
     completion_tokens: Optional[int] = None
     finish_reason: str = "stop"
     headers: dict = field(default_factory=dict)
+    echo_authorization: bool = False
 
     @property
     def is_passthrough(self) -> bool:
@@ -167,6 +173,11 @@ _ERROR_KINDS = {
     503: ("server_error", "service_unavailable", "The server is overloaded or not ready yet."),
     504: ("server_error", "gateway_timeout", "Gateway timeout."),
 }
+
+
+def with_authorization(message: str, reply: Reply, headers: dict) -> str:
+    """The error message, with the request's Authorization header appended if the reply echoes it."""
+    return f"{message} {headers.get('authorization', '')}".rstrip() if reply.echo_authorization else message
 
 
 def openai_error_body(status: int, message: Optional[str] = None) -> dict:
@@ -376,7 +387,9 @@ class FakeOpenAI(_BaseFakeServer):
         if reply.raw is not None:
             self._send(handler, reply.status, reply.raw, extra)
         elif reply.status >= 400:
-            self._send(handler, reply.status, json.dumps(openai_error_body(reply.status, reply.content)), extra)
+            error = openai_error_body(reply.status, reply.content)
+            error["error"]["message"] = with_authorization(error["error"]["message"], reply, headers)
+            self._send(handler, reply.status, json.dumps(error), extra)
         else:
             self._send(handler, reply.status, json.dumps(self._completion(body, reply)), extra)
 

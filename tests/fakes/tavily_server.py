@@ -14,6 +14,8 @@ non-None option (``max_results``, ``search_depth``, ``topic``, ``include_answer`
 Errors use Tavily's shape ``{"detail": {"error": "..."}}`` which tavily-python turns
 into UsageLimitExceededError (429), InvalidAPIKeyError (401), ForbiddenError
 (403/432/433), BadRequestError (400), or ``requests``/``httpx`` HTTPStatusError (others).
+``Reply(status=401, echo_authorization=True)`` appends the request's Authorization
+header to the error message, as a server that leaks the key it was sent would.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Callable, Optional
 
 from http.server import BaseHTTPRequestHandler
 
-from .openai_server import Recorded, Reply, _BaseFakeServer
+from .openai_server import Recorded, Reply, _BaseFakeServer, with_authorization
 
 __all__ = ["FakeTavily", "Recorded", "Reply", "default_results"]
 
@@ -105,7 +107,8 @@ class FakeTavily(_BaseFakeServer):
             self._send(handler, reply.status, reply.raw, extra)
             return
         if reply.status >= 400:
-            msg = reply.content or _TAVILY_ERRORS.get(reply.status, f"HTTP {reply.status}")
+            msg = with_authorization(reply.content or _TAVILY_ERRORS.get(reply.status, f"HTTP {reply.status}"),
+                                     reply, headers)
             self._send(handler, reply.status, json.dumps({"detail": {"error": msg}}), extra)
             return
 

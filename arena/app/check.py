@@ -1,0 +1,69 @@
+"""`arena check`: probe the models of entries and judges before a tournament spends money on them.
+
+Each distinct model (name and endpoint) is probed once: a one-line chat, the structured-output
+mode that works, its context window, latency, and whether litellm knows its price. What a probe
+finds is remembered in the workspace, so calls go straight to the mode that works, and
+`arena run` probes only models it has not seen work.
+"""
+from __future__ import annotations
+
+import asyncio
+from typing import Iterable
+
+from arena.errors import ArenaError, UserError
+from arena.llm import LLMGateway, ModelRef, Probe
+from arena.workspace import Workspace
+
+
+def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRef]]:
+    """(name, model) of the named entries and judges (default: all that call a model), in arena.toml's order."""
+    cfg = ws.config
+    specs = {e.name: e for e in cfg.entries if _calls_model(ws.debaters.get(e.name))}
+    specs |= {j.name: j for j in cfg.judges if _calls_model(ws.judges.get(j.name))}
+    names = list(dict.fromkeys(names))
+    known = {e.name for e in cfg.entries} | {j.name for j in cfg.judges}
+    for name in names:
+        if name not in known:
+            raise UserError(f"unknown entry or judge {name!r}; known: {', '.join(sorted(known)) or 'none'}")
+    chosen = names or list(specs)
+    return [(name, ModelRef.of(specs[name])) for name in chosen if name in specs]
+
+
+def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
+    """One row per named entry or judge: {name, model, ok, structured, context_window, latency_s, error}."""
+    chosen = targets(ws, names)
+    found = asyncio.run(probe_all(_gateway(ws), [ref for _, ref in chosen]))
+    return [{"name": name, "model": ref.model, "ok": p.ok, "structured": p.structured,
+             "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
+            for name, ref in chosen for p in [found[ref.key]]]
+
+
+async def probe_all(gateway: LLMGateway, refs: Iterable[ModelRef]) -> dict[tuple[str, str], Probe]:
+    """Each distinct model probed once, all at once."""
+    unique = {ref.key: ref for ref in refs}
+    probes = await asyncio.gather(*(gateway.probe(ref) for ref in unique.values()))
+    return dict(zip(unique, probes))
+
+
+def preflight(ws: Workspace, names: Iterable[str]) -> None:
+    """Before a run: probe each model of these entries and judges that has not been seen to work; refuse
+    (ArenaError) if any is unusable."""
+    gateway = _gateway(ws)
+    pending = [(name, ref) for name, ref in targets(ws, names)
+               if not ref.simulated and not gateway.facts(ref).get("ok")]
+    if not pending:
+        return
+    found = asyncio.run(probe_all(gateway, [ref for _, ref in pending]))
+    broken = [f"{name} ({ref.model}): {found[ref.key].error}" for name, ref in pending if not found[ref.key].ok]
+    if broken:
+        raise ArenaError("these models are not usable, so nothing was played (see 'arena check'):\n  "
+                         + "\n  ".join(broken))
+
+
+def _gateway(ws: Workspace) -> LLMGateway:
+    return LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed)
+
+
+def _calls_model(kind) -> bool:
+    """Kinds that call no model (people) say so with uses_model = False."""
+    return getattr(kind, "uses_model", True)

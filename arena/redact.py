@@ -1,0 +1,34 @@
+"""Secrets never leave the environment: every error string is redacted before it is shown or stored."""
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+
+_SECRET_NAME_ENDINGS = ("_KEY", "_TOKEN", "_SECRET")  # _KEY covers OPENAI_API_KEY, TAVILY_API_KEY...
+_MIN_SECRET_LEN = 8  # shorter values ("true", "dev") and words ("bearer of news") would blank out common words
+_REDACTED = "[redacted]"
+_SUFFIX = " (key redacted)"
+# One pass for both shapes: "Bearer <token>" (any case) and provider key shapes (sk-ant- before sk-, so the
+# longer prefix is kept). "[" is in neither token alphabet, so already redacted text is left as it is.
+_TOKENS = re.compile(r"(?i:\b(bearer)\s+)[A-Za-z0-9._~+/=-]{8,}|\b(sk-ant-|sk-|tvly-)[A-Za-z0-9_-]{8,}")
+
+
+def redact(text: str, environ: Mapping[str, str] = os.environ) -> str:
+    """*_KEY/_TOKEN/_SECRET env values, Bearer tokens, sk-/tvly- keys (8+ chars) become [redacted], noted once."""
+    text, n = _TOKENS.subn(_token_replacement, text)  # first, so a shaped key keeps its telling prefix
+    found = n > 0
+    for value in _secret_values(environ):
+        if value in text:
+            text, found = text.replace(value, _REDACTED), True
+    return text + _SUFFIX if found else text
+
+
+def _secret_values(environ: Mapping[str, str]) -> list[str]:
+    """The values worth hiding, longest first, so a value that contains another is replaced whole."""
+    names = (k for k in environ if k.upper().endswith(_SECRET_NAME_ENDINGS))
+    return sorted({v for v in map(environ.get, names) if len(v) >= _MIN_SECRET_LEN}, key=len, reverse=True)
+
+
+def _token_replacement(m: re.Match) -> str:
+    return f"{m[1]} {_REDACTED}" if m[1] else f"{m[2]}{_REDACTED}"

