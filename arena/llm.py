@@ -261,7 +261,8 @@ class LLMGateway:
             except Exception as exc:  # litellm raises many types; classify below
                 latency = time.perf_counter() - started
                 described = _describe(exc)
-                fallback = _next_mode(mode) if ref.structured == "auto" and _refuses_format(exc) else None
+                refused = mode is not None and _refuses_format(exc)
+                fallback = _next_mode(mode) if refused and ref.structured == "auto" else None
                 if fallback:
                     # The provider refused this way of asking for JSON: remember the next one and ask again.
                     self._ledger(ref, tag, AgentUsage(), latency, cache_hit=False, structured=mode, fitted=fitted,
@@ -274,7 +275,7 @@ class LLMGateway:
                 if _context_exceeded(exc):
                     raise ContextLengthError(f"{ref.model}: {described} (the prompt and the answer's room exceed "
                                              f"the model's context window)") from None
-                retryable = _retryable(exc)
+                retryable = _retryable(exc) and not refused  # asking the same way again gets the same refusal
                 if not retryable or attempt >= self.settings.retries:
                     raise LLMCallError(f"{ref.model}: {described}"
                                        + (f" (after {attempt + 1} tries)" if retryable else "")) from None
@@ -313,6 +314,8 @@ class LLMGateway:
         if ref.simulated:
             return Probe(True, "json_schema", None, 0.0, None, True)
         tag = CallTag(role="probe")
+        import litellm  # noqa: F401  (imported before the clock starts: latency is the model's, not the import's)
+
         started = time.perf_counter()
         try:
             await self._call(ref, [{"role": "user", "content": "Reply with one word: ready"}],

@@ -490,6 +490,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
         ran = app.run(ws, concurrency=2, progress=quiet)
         return {
             ("kinds",): [app.kinds()],
+            ("check",): [app.check(ws)],  # offline models: usable without a probe
             ("entry", "list"): [app.entry_list(ws)],
             ("entry", "show"): [app.entry_show(ws, "a")],
             ("motion", "list"): [app.motion_list(ws)],
@@ -514,7 +515,7 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
     assert with_json <= set(printed), f"add {sorted(with_json - set(printed))} to the printed fixture"
 
 
-@pytest.mark.parametrize("path", [("kinds",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
+@pytest.mark.parametrize("path", [("kinds",), ("check",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
                                   ("stats", "judges"), ("stats", "sides")], ids=name)
