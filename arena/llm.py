@@ -130,9 +130,11 @@ class LLMGateway:
             self.store.remember_model(*ref.key, **facts)
 
     def window(self, ref: ModelRef) -> int:
-        """The model's context window: arena.toml's, else litellm's model info, else probed, else 8,192."""
-        return ref.context_window or _litellm_window(ref.model) or self.facts(ref).get("context_window") \
-            or DEFAULT_WINDOW
+        """The model's context window: arena.toml's, else litellm's model info, else probed, else 8,192;
+        never more than the server itself named when it refused a prompt as too long."""
+        facts = self.facts(ref)
+        window = ref.context_window or _litellm_window(ref.model) or facts.get("context_window") or DEFAULT_WINDOW
+        return min(window, facts.get("refused_beyond") or window)
 
     def mode(self, ref: ModelRef) -> str:
         """How structured answers are asked of ref: the configured mode, else the one remembered, else the best."""
@@ -275,6 +277,8 @@ class LLMGateway:
                 self._ledger(ref, tag, AgentUsage(), latency, cache_hit=False, structured=mode, fitted=fitted,
                              error=described)
                 if _context_exceeded(exc):
+                    if told := _window_named(str(exc)):  # the server knows its window best: believe it from now on
+                        self.remember(ref, refused_beyond=told)
                     raise ContextLengthError(f"{ref.model}: {described} (the prompt and the answer's room exceed "
                                              f"the model's context window)") from None
                 retryable = _retryable(exc) and not refused  # asking the same way again gets the same refusal
@@ -447,6 +451,17 @@ def _refuses_format(exc: Exception) -> bool:
 
 def _context_exceeded(exc: Exception) -> bool:
     return type(exc).__name__ == "ContextWindowExceededError" or bool(_CONTEXT_WORDS.search(str(exc)))
+
+
+_WINDOW_NAMED = re.compile(r"(?:context window of|maximum context length is|context length of)\s*(\d{3,8})",
+                           re.IGNORECASE)
+
+
+def _window_named(message: str) -> int | None:
+    """The window a context-length error names (llama.cpp: 'exceed context window of 8192'; OpenAI, vLLM:
+    'maximum context length is 8192 tokens'), if it names one."""
+    found = _WINDOW_NAMED.search(message)
+    return int(found.group(1)) if found else None
 
 
 def _describe(exc: Exception) -> str:

@@ -181,3 +181,37 @@ def test_an_agent4debate_match_with_real_research_against_direct(real):
     queries = [r.body["query"] for r in real["tavily"].requests]
     assert 1 <= searches <= 2 and len(queries) >= searches and all(q.strip() for q in queries)
     assert not match.simulated
+
+
+def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_server_named(tmp_path, local_llm):
+    """Configured for 32k tokens, the model really takes 8k: the server's refusal names its window, and the
+    one retry fits the prompt to it, shortening the oldest speech with a note."""
+    import asyncio
+
+    from arena import transcript
+    from arena.config import LLMSettings
+    from arena.fitting import Material
+    from arena.llm import LLMGateway, ModelRef
+    from arena.protocol import AgentLog, LLMHandle
+    from arena.records import Speech
+    from arena.store import Store
+
+    sentence = "The committee reviewed the evidence carefully before it reached a decision on the proposal. "
+    speeches = (Speech("constructive", "pro", sentence * 900), Speech("constructive", "con", "We disagree."))
+    material = Material(lambda cut: "Say which side argued better, in one sentence.\n\n"
+                        + transcript.render(speeches, cut=cut), speeches=transcript.words(speeches))
+    store = Store(tmp_path / "arena.db")
+    gateway = LLMGateway(LLMSettings(retries=0, backoff_s=0.1, timeout_s=300), store)
+    ref = ModelRef(local_llm.model, local_llm.api_base, context_window=32768)
+    log = AgentLog()
+
+    answer = asyncio.run(LLMHandle(gateway, ref, log, match_id=None).complete("judge", material, max_tokens=24))
+
+    assert answer.text.strip()
+    refused, fitted = store.conn.execute("SELECT error, fitted, prompt_tokens FROM calls ORDER BY id").fetchall()
+    assert "ContextWindowExceededError 400" in refused["error"] and refused["fitted"] == 0
+    assert fitted["error"] is None and fitted["fitted"] == 1 and 0 < fitted["prompt_tokens"] < 8192
+    assert store.model_facts(ref.model, ref.api_base)["refused_beyond"] == 8192
+    sent = log.messages[-1]["prompt"]
+    assert "left out to fit the model's context window" in sent and "We disagree." in sent
+    store.close()
