@@ -26,6 +26,7 @@ import pytest  # noqa: E402
 
 from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.tavily_server import FakeTavily  # noqa: E402
+from arena.store import Store  # noqa: E402
 from tests.local_llm import LocalLLM  # noqa: E402
 
 
@@ -50,3 +51,11 @@ def local_llm():
     llama-cpp-python is an error that says how to install it."""
     with LocalLLM() as server:
         yield server
+
+
+@pytest.fixture
+def store(tmp_path):
+    """A fresh arena.db in the test's folder."""
+    s = Store(tmp_path / "arena.db")
+    yield s
+    s.close()

@@ -50,13 +50,6 @@ VALID_VERDICT = '{"winner": "pro", "reason": "Better evidence."}'
 SECRET = "sk-secret-test-123"
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "arena.db")
-    yield s
-    s.close()
-
-
 def gateway(store, **overrides) -> LLMGateway:
     return LLMGateway(replace(FAST, **overrides), store)
 

@@ -52,13 +52,6 @@ OBJECT_REFUSED = "response_format type json_object is not supported"
 SECRET = "sk-test-SECRET-abcdef123456"
 
 
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "arena.db")
-    yield s
-    s.close()
-
-
 def gateway(store, **overrides) -> LLMGateway:
     return LLMGateway(replace(FAST, **overrides), store)
 

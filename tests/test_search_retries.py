@@ -14,15 +14,7 @@ import pytest
 from arena.config import SearchSettings
 from arena.errors import ArenaError
 from arena.search import SearchGateway, SearchTag
-from arena.store import Store
 from tests.fakes.tavily_server import Reply
-
-
-@pytest.fixture
-def store(tmp_path):
-    s = Store(tmp_path / "arena.db")
-    yield s
-    s.close()
 
 
 @pytest.fixture(autouse=True)
