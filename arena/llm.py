@@ -202,6 +202,7 @@ class LLMGateway:
         conversation = list(messages)
         total = AgentUsage()
         tries = self.settings.schema_retries + 1
+        problem = ""
         for _ in range(tries):
             answer = await self._call(ref, conversation, params, schema, sample, tag, fitted)
             total = total + answer.usage
@@ -212,7 +213,12 @@ class LLMGateway:
             if schema is None:
                 data = None
                 break
-            if cut:  # cut JSON cannot parse: ask again with room to finish
+            if cut:  # cut JSON cannot parse: ask again, once, with room to finish
+                if problem.startswith("the answer was cut off"):
+                    # Cut again with twice the room: a model that fills any room (small models pad JSON
+                    # with whitespace) would only take longer each time.
+                    raise LLMCallError(f"{ref.model}: no valid structured answer: the answer was cut off twice, "
+                                       f"the second time at {params['max_tokens']} tokens")
                 problem = f"the answer was cut off at {params['max_tokens']} tokens"
                 room = self._more_room(ref, conversation, params["max_tokens"])
                 params = {**params, "max_tokens": min(room, ceiling or room)}

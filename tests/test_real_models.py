@@ -286,6 +286,17 @@ def test_cut_json_is_re_asked_with_more_room(fake_llm, store):
     assert [c["finish_reason"] for c in calls(store)] == ["length", "stop"]
 
 
+def test_json_cut_again_with_twice_the_room_fails_at_once(fake_llm, store):
+    """Small models may pad JSON until any cap: a second cut is not asked again with yet more room."""
+    fake_llm.script(Reply(content='{"winner": "pro", "reason": "', finish_reason="length"))
+
+    with pytest.raises(LLMCallError, match="cut off twice, the second time at"):
+        complete(gateway(store, schema_retries=5), model(fake_llm), schema=SCHEMA)
+
+    first, second = fake_llm.bodies
+    assert second["max_tokens"] == 2 * first["max_tokens"]
+
+
 def test_cut_text_is_returned_marked_cut_without_a_re_ask(fake_llm, store):
     fake_llm.script(Reply(content="Cars choke our streets and", finish_reason="length"))
 
