@@ -12,6 +12,7 @@ Run: .venv/bin/python benchmarks/real_local.py
 """
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import sys
@@ -51,6 +52,7 @@ def tournament(path: Path, text: str) -> tuple[float, list[dict], Path]:
         result = app.run(ws, concurrency=1, progress=lambda line: None)
         wall = time.perf_counter() - started
         rows = per_match(path / "arena.db")
+        rows[0]["probe"] = probe_summary(path / "arena.db")
         if result["done"]:
             app.rate(ws, bootstrap=200)
         site = app.publish(ws)
@@ -63,7 +65,7 @@ def per_match(db: Path) -> list[dict]:
     conn = sqlite3.connect(db)
     conn.row_factory = sqlite3.Row
     rows = conn.execute(
-        "SELECT m.id, m.pro, m.con, m.status, m.simulated, "
+        "SELECT m.id, m.pro, m.con, m.status, m.simulated, m.error, "
         "(julianday(m.finished_at) - julianday(m.started_at)) * 86400 AS wall, "
         "SUM(c.kind='llm' AND c.error IS NULL) AS calls, SUM(c.prompt_tokens) AS prompt, "
         "SUM(c.completion_tokens) AS completion, SUM(c.error LIKE '%falling back%') AS fallbacks, "
@@ -71,6 +73,16 @@ def per_match(db: Path) -> list[dict]:
         "SUM(c.error IS NOT NULL AND c.error NOT LIKE '%falling back%') AS failures, SUM(c.kind='search') AS searches "
         "FROM matches m LEFT JOIN calls c ON c.match_id = m.id GROUP BY m.id ORDER BY m.seq").fetchall()
     return [dict(r) for r in rows]
+
+
+def probe_summary(db: Path) -> str:
+    """What `arena run`'s probe found before the first match: the modes refused, the mode remembered."""
+    conn = sqlite3.connect(db)
+    refused = conn.execute("SELECT COUNT(*) FROM calls WHERE role='probe' AND structured IS NOT NULL "
+                           "AND error IS NOT NULL").fetchone()[0]
+    facts = [json.loads(r[0]) for r in conn.execute("SELECT facts FROM models")]
+    modes = ", ".join(sorted({f.get("structured") or "-" for f in facts})) or "none"
+    return f"probe: {refused} structured-output refusals, mode remembered: {modes}"
 
 
 def show(label: str, wall: float, rows: list[dict]) -> None:
@@ -81,6 +93,10 @@ def show(label: str, wall: float, rows: list[dict]) -> None:
         print(f"{r['id']:8} {r['pro']:>7} {r['con']:>7} {r['status']:>7} {r['wall'] or 0:8.1f} {r['calls'] or 0:6} "
               f"{r['prompt'] or 0:7} {r['completion'] or 0:7} {r['fallbacks'] or 0:6} {r['fitted'] or 0:6} "
               f"{r['cut'] or 0:4} {r['failures'] or 0:4} {r['searches'] or 0:6}")
+    for r in rows:
+        if r["error"]:
+            print(f"  {r['id']} failed: {r['error'][:150]}")
+    print(f"  {rows[0]['probe']}")
 
 
 def main() -> None:
@@ -98,7 +114,10 @@ def main() -> None:
     show("real local model (SmolLM2-135M, llama-cpp-python)", real_wall, real_rows)
     show("reference: the same tournament on the offline simulator", sim_wall, sim_rows)
     done = [r for r in real_rows if r["status"] == "done"]
-    print(f"\nwall time, real / simulated: {real_wall:.1f} s / {sim_wall:.2f} s = {real_wall / sim_wall:.0f}x")
+    calls = {label: sum(r["calls"] or 0 for r in rows) for label, rows in (("real", real_rows), ("sim", sim_rows))}
+    print(f"\nwall time, real / simulated: {real_wall:.1f} s / {sim_wall:.2f} s; LLM calls, real / simulated: "
+          f"{calls['real']} / {calls['sim']} = {calls['real'] / calls['sim']:.2f} (the simulator never fails or "
+          f"re-asks)")
     total = {key: sum(r[key] or 0 for r in real_rows) for key in ("fallbacks", "fitted", "cut")}
     print(f"matches done: {len(done)} of {len(real_rows)}; fallbacks {total['fallbacks']}, "
           f"fitted prompts {total['fitted']}, cut answers {total['cut']}")
