@@ -123,6 +123,7 @@ class LLMGateway:
         return self._facts[ref.key]
 
     def remember(self, ref: ModelRef, **facts) -> None:
+        """Add facts about ref's model, in memory and in the workspace; writes only what changed."""
         if all(self.facts(ref).get(k) == v for k, v in facts.items()):
             return
         self._facts[ref.key].update(facts)
