@@ -11,6 +11,7 @@ import asyncio
 import functools
 import hashlib
 import json
+import logging
 import os
 import random
 import re
@@ -327,7 +328,7 @@ class LLMGateway:
         if ref.simulated:
             return Probe(True, "json_schema", None, 0.0, None, True)
         tag = CallTag(role="probe")
-        import litellm  # noqa: F401  (imported before the clock starts: latency is the model's, not the import's)
+        _litellm()  # imported before the clock starts: the latency is the model's, not the import's
 
         started = time.perf_counter()
         try:
@@ -387,9 +388,7 @@ def answer_tokens(schema: dict) -> int:
 
 def prompt_tokens(model: str, messages: list[dict]) -> int:
     """Tokens of messages by litellm's counter (the model's own tokenizer where litellm has it)."""
-    import litellm
-
-    return int(litellm.token_counter(model=model, messages=messages))
+    return int(_litellm().token_counter(model=model, messages=messages))
 
 
 def _with_schema(messages: list[dict], schema: dict | None, mode: str | None) -> list[dict]:
@@ -414,10 +413,19 @@ def _cache_key(ref: ModelRef, messages, params, schema, sample) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-async def _litellm_call(ref: ModelRef, messages, params, schema, mode, timeout_s):
-    import litellm  # lazy: seconds of import time that commands without models must not pay
+@functools.lru_cache(maxsize=None)
+def _litellm():
+    """litellm, imported on first use (seconds that commands without models must not pay) and quiet: its
+    help texts and its logger's warnings (e.g. about a new event loop) are not for our users."""
+    import litellm
 
     litellm.suppress_debug_info = True
+    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
+    return litellm
+
+
+async def _litellm_call(ref: ModelRef, messages, params, schema, mode, timeout_s):
+    litellm = _litellm()
     kwargs: dict[str, Any] = dict(params)
     if ref.api_base:
         kwargs["api_base"] = ref.api_base
@@ -480,7 +488,7 @@ def _describe(exc: Exception) -> str:
 
 def _cost(response) -> float | None:
     """Cost from litellm's price map; None when the model's price is unknown."""
-    import litellm
+    litellm = _litellm()
 
     # litellm has priced the response already (None when unknown); pricing it again costs ~4 ms of CPU per call.
     hidden = getattr(response, "_hidden_params", None) or {}
@@ -497,10 +505,8 @@ def _litellm_window(model: str) -> int | None:
     """The model's input window by litellm's model info; None for models litellm does not know."""
     if is_simulated(model):
         return None
-    import litellm
-
     try:
-        info = litellm.get_model_info(model)
+        info = _litellm().get_model_info(model)
     except Exception:  # unmapped models raise
         return None
     window = info.get("max_input_tokens") or info.get("max_tokens")
@@ -551,11 +557,8 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | Non
     """What litellm's price map says these tokens cost on model; 0 for the offline simulator; None if unknown."""
     if is_simulated(model):
         return 0.0
-    import litellm
-
-    litellm.suppress_debug_info = True  # an unknown model is an answer here, not a reason to print help
-    try:
-        prompt_cost, completion_cost = litellm.cost_per_token(model=model, prompt_tokens=prompt_tokens,
+    try:  # an unknown model is an answer here (None), not a reason to print help
+        prompt_cost, completion_cost = _litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
                                                               completion_tokens=completion_tokens)
     except Exception:  # litellm raises for models missing from its map
         return None

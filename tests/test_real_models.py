@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -670,3 +673,23 @@ def test_raw_newlines_inside_json_strings_are_accepted():
     schema = {"type": "object", "properties": {"speech": {"type": "string"}}, "required": ["speech"]}
     data, problem = parse_structured('{"speech": "First line.\nSecond line."}', schema)
     assert problem == "" and data == {"speech": "First line.\nSecond line."}
+
+
+def test_litellm_says_nothing_on_stderr_when_a_process_runs_several_event_loops(tmp_path):
+    """`arena run` probes in one event loop and plays in another; litellm's logger warns about that."""
+    script = tmp_path / "loops.py"
+    script.write_text(
+        "import asyncio\n"
+        "from tests.fakes.openai_server import FakeOpenAI\n"
+        "from arena.config import LLMSettings\n"
+        "from arena.llm import CallTag, LLMGateway, ModelRef\n"
+        "with FakeOpenAI() as fake:\n"
+        "    gateway, ref = LLMGateway(LLMSettings(cache=False)), ModelRef('openai/x', fake.api_base)\n"
+        "    for i in range(3):\n"
+        "        asyncio.run(gateway.complete(ref, [{'role': 'user', 'content': f'hi {i}'}], tag=CallTag('t')))\n"
+        "print('done')\n")
+    root = Path(__file__).resolve().parents[1]
+    done = subprocess.run([sys.executable, str(script)], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    assert done.stderr == ""
