@@ -305,8 +305,8 @@ class LLMGateway:
             finish = getattr(choice, "finish_reason", None)
             self._ledger(ref, tag, usage, latency, cache_hit=False, structured=mode, fitted=fitted,
                          finish_reason=finish)
-            if mode is not None and ref.structured == "auto" and "structured" not in self.facts(ref):
-                self.remember(ref, structured=mode)
+            if mode is not None and ref.structured == "auto":
+                self.remember(ref, structured=mode)  # writes only the first time
             return _Answer(text, usage, finish)
 
     def _ledger(self, ref, tag, usage, latency, cache_hit, error=None, structured=None, fitted=False,

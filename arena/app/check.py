@@ -32,7 +32,8 @@ def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRe
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     """One row per named entry or judge: {name, model, ok, structured, context_window, latency_s, error}."""
     chosen = targets(ws, names)
-    found = asyncio.run(probe_all(_gateway(ws), [ref for _, ref in chosen]))
+    found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed),
+                                  [ref for _, ref in chosen]))
     return [{"name": name, "model": ref.model, "ok": p.ok, "structured": p.structured,
              "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
             for name, ref in chosen for p in [found[ref.key]]]
@@ -45,10 +46,9 @@ async def probe_all(gateway: LLMGateway, refs: Iterable[ModelRef]) -> dict[tuple
     return dict(zip(unique, probes))
 
 
-def preflight(ws: Workspace, names: Iterable[str]) -> None:
-    """Before a run: probe each model of these entries and judges that has not been seen to work; refuse
-    (ArenaError) if any is unusable."""
-    gateway = _gateway(ws)
+def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
+    """Before a run: probe, through the run's own gateway, each model of these entries and judges that has not
+    been seen to work; refuse (ArenaError) if any is unusable."""
     pending = [(name, ref) for name, ref in targets(ws, names)
                if not ref.simulated and not gateway.facts(ref).get("ok")]
     if not pending:
@@ -58,10 +58,6 @@ def preflight(ws: Workspace, names: Iterable[str]) -> None:
     if broken:
         raise ArenaError("these models are not usable, so nothing was played (see 'arena check'):\n  "
                          + "\n  ".join(broken))
-
-
-def _gateway(ws: Workspace) -> LLMGateway:
-    return LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed)
 
 
 def _calls_model(kind) -> bool:

@@ -63,6 +63,8 @@ workspace_option = click.option("-w", "--workspace", "workspace", type=click.Pat
                                 default=Path("."), show_default="current folder", help="Workspace folder.")
 format_option = click.option("--format", "fmt", type=click.Choice(["table", "json"]), default="table",
                              show_default=True)
+text_format_option = click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+                                  show_default=True)  # for commands that show one thing
 
 
 def _open(workspace: Path):
@@ -183,7 +185,7 @@ def entry_add(name: str, debater: str, model: str, api_base: str | None, params:
 @entry.command("show")
 @click.argument("name")
 @workspace_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@text_format_option
 def entry_show(name: str, workspace: Path, fmt: str):
     """Show one entry: configuration, status and completed matches."""
     from arena.app import commands as app
@@ -231,7 +233,7 @@ def motion_list(category: str | None, workspace: Path, fmt: str):
 @motion.command("show")
 @click.argument("motion_id")
 @workspace_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@text_format_option
 def motion_show(motion_id: str, workspace: Path, fmt: str):
     """Show one motion: text, category, language, info slide, set and stored matches."""
     from arena.app import commands as app
@@ -276,7 +278,7 @@ def match_list(workspace: Path, fmt: str):
 @match.command("show")
 @click.argument("match_id")
 @workspace_option
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@text_format_option
 def match_show(match_id: str, workspace: Path, fmt: str):
     """Show one match: motion, speeches by stage, verdicts, score."""
     from arena.app import commands as app
@@ -388,8 +390,7 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
 
     rows = app.check(_open(workspace), names)
     if fmt == "json":
-        _json([{k: r[k] for k in ("name", "model", "ok", "structured", "context_window", "latency_s", "error",
-                                  "priced")} for r in rows])
+        _json(rows)
     else:
         _table([{**r, "ok": "yes" if r["ok"] else "NO", "structured": r["structured"] or "-",
                  "context_window": r["context_window"] or "unknown",

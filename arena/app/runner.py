@@ -156,11 +156,11 @@ def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budg
     not_started, stopped: None | "budget" | "interrupted", cost (this run's), ledger_cost, unpriced}.
     """
     pending = ws.store.pending_matches(retry_failed=retry_failed)
+    arena = Arena.of(ws)
     if pending:  # a model that cannot answer would fail every match it is in: find out first, once
         waiting = set(pending)
         entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
-        preflight(ws, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
-    arena = Arena.of(ws)
+        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
     judges = list(ws.config.judges)
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
     stopped: str | None = None
