@@ -8,12 +8,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
 from arena.records import AgentUsage, Entry, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -53,6 +54,10 @@ CREATE TABLE calls (
 CREATE TABLE models (
     model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL, updated_at TEXT NOT NULL,
     PRIMARY KEY (model, api_base));
+CREATE TABLE claims (
+    match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL, pid INTEGER NOT NULL,
+    host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));
+CREATE INDEX claims_holder ON claims(holder);
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
@@ -68,7 +73,13 @@ _MIGRATIONS = {
        "ALTER TABLE speeches ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;"
        "CREATE TABLE models (model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL,"
        " updated_at TEXT NOT NULL, PRIMARY KEY (model, api_base));",
+    # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
+    3: "CREATE TABLE claims (match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL,"
+       " pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));"
+       "CREATE INDEX claims_holder ON claims(holder);",
 }
+PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
+BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
 
 
 def now() -> str:
@@ -97,7 +108,9 @@ class Store:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self.conn.execute("PRAGMA foreign_keys=ON")
-        self.conn.execute("PRAGMA busy_timeout=5000")
+        # Other processes (workers, a second `arena run`, `arena judge`) write too: wait for them, don't fail.
+        self.conn.execute(f"PRAGMA busy_timeout={BUSY_MS}")
+        self.conn.create_function("claim_lapsed", 5, lapsed)
         self._migrate()
 
     def close(self) -> None:
@@ -198,32 +211,97 @@ class Store:
     def tournaments(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
 
-    def pending_matches(self, retry_failed: bool = False) -> list[str]:
-        """Matches still to play: scheduled ones, and 'running' ones a killed run left behind."""
-        statuses = ("scheduled", "running", "failed") if retry_failed else ("scheduled", "running")
-        rows = self.conn.execute(
-            f"SELECT id FROM matches WHERE status IN ({','.join('?' * len(statuses))}) ORDER BY seq", statuses
-        )
+    def pending_matches(self, failed_before: str | None = None, *, lease_s: float = LEASE_S) -> list[str]:
+        """Matches still to play: scheduled ones, 'running' ones whose claim lapsed (a killed run's), and with
+        failed_before (a time) the ones that failed before then."""
+        rows = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} ORDER BY m.seq",
+                                 (failed_before or "", clock(), lease_s))
         return [r["id"] for r in rows]
 
-    def mark_running(self, match_id: str) -> None:
-        self.conn.execute("UPDATE matches SET status='running', error=NULL, started_at=? WHERE id=?", (now(), match_id))
+    def claim_match(self, holder: Holder, *, failed_before: str | None = None, only: str | None = None,
+                    lease_s: float = LEASE_S) -> str | None:
+        """Claim the first match still to play (as pending_matches says; with only, that match or none) for
+        holder and mark it running, atomically; None when there is none."""
+        now = clock()
+        with _transaction(self.conn):
+            row = self.conn.execute(
+                f"SELECT m.id FROM matches m {_PLAYABLE} AND (? IS NULL OR m.id = ?) ORDER BY m.seq LIMIT 1",
+                (failed_before or "", now, lease_s, only, only)).fetchone()
+            if row is None:
+                return None
+            self.conn.execute("UPDATE matches SET status='running', error=NULL, started_at=? WHERE id=?",
+                              (_iso(now), row["id"]))
+            self._take(holder, row["id"], PLAY, now)
+        return row["id"]
 
-    def mark_scheduled(self, match_id: str) -> None:
-        """Put an interrupted match back in the plan, as if it had never started."""
-        self.conn.execute("UPDATE matches SET status='scheduled', error=NULL, started_at=NULL WHERE id=?", (match_id,))
+    def claim_judging(self, holder: Holder, match_id: str, judge: str, *, rejudged_before: str | None = None,
+                      lease_s: float = LEASE_S) -> bool:
+        """Claim judging the match for holder, if the judge still has to (as matches_to_judge says) and no live
+        claim of another holder stands in the way; atomically."""
+        now = clock()
+        with _transaction(self.conn):
+            needed = self.conn.execute(f"SELECT 1 FROM matches m WHERE m.id=? AND {_TO_JUDGE}",
+                                       (match_id, *_to_judge_args(judge, rejudged_before))).fetchone()
+            if not needed:
+                return False
+            held = self.conn.execute(
+                "SELECT holder FROM claims WHERE match_id=? AND judge=? AND holder<>? "
+                "AND NOT claim_lapsed(heartbeat_at, pid, host, ?, ?)", (match_id, judge, holder.id, now, lease_s)
+            ).fetchone()
+            if held:
+                return False
+            self._take(holder, match_id, judge, now)
+        return True
 
-    def mark_failed(self, match_id: str, error: str) -> None:
-        self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?",
-                          (redact(error), now(), match_id))
+    def _take(self, holder: Holder, match_id: str, judge: str, now: float) -> None:
+        self.conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
+                          (match_id, judge, holder.id, holder.pid, holder.host, now))
+
+    def heartbeat(self, holder: Holder) -> None:
+        """Renew every claim of holder."""
+        with _transaction(self.conn):
+            self.conn.execute("UPDATE claims SET heartbeat_at=? WHERE holder=?", (clock(), holder.id))
+
+    def release(self, holder: Holder, match_id: str, judge: str = PLAY) -> bool:
+        """Give up holder's claim (to play, or judge == a judge's name); whether holder still held it."""
+        with _transaction(self.conn):
+            return self._release(holder, match_id, judge)
+
+    def _release(self, holder: Holder | None, match_id: str, judge: str) -> bool:
+        if holder is None:  # an unclaimed write (tests, imports): nothing to check
+            return True
+        return self.conn.execute("DELETE FROM claims WHERE match_id=? AND judge=? AND holder=?",
+                                 (match_id, judge, holder.id)).rowcount == 1
+
+    def _release_or_lose(self, holder: Holder | None, match_id: str, judge: str) -> None:
+        if not self._release(holder, match_id, judge):
+            what = f"judging of match {match_id} by {judge}" if judge else f"match {match_id}"
+            raise ClaimLost(f"{what}: this process's claim lapsed and another took it over, so its result was not "
+                            f"stored (was the process suspended for longer than the lease?)")
+
+    def mark_scheduled(self, match_id: str, holder: Holder | None = None) -> None:
+        """Put an interrupted match back in the plan, as if it had never started (if holder still holds it)."""
+        with _transaction(self.conn):
+            if self._release(holder, match_id, PLAY):
+                self.conn.execute("UPDATE matches SET status='scheduled', error=NULL, started_at=NULL WHERE id=?",
+                                  (match_id,))
+
+    def mark_failed(self, match_id: str, error: str, holder: Holder | None = None) -> None:
+        """Store a match as failed with its reason (if holder still holds it)."""
+        with _transaction(self.conn):
+            if self._release(holder, match_id, PLAY):
+                self.conn.execute("UPDATE matches SET status='failed', error=?, finished_at=? WHERE id=?",
+                                  (redact(error), now(), match_id))
 
     def commit_match(self, match_id: str, speeches: list[Speech], verdicts: list[Verdict],
-                     messages: list[dict], simulated: bool) -> None:
+                     messages: list[dict], simulated: bool, holder: Holder | None = None) -> None:
         """Write a finished match — speeches, agent messages, verdicts, status — all or nothing.
 
-        simulated (arena.records.simulated) is stored with the match and its verdicts.
+        simulated (arena.records.simulated) is stored with the match and its verdicts. With a holder,
+        the match is written only if holder still holds its claim (ClaimLost otherwise), which it gives up.
         """
         with _transaction(self.conn):
+            self._release_or_lose(holder, match_id, PLAY)
             self.conn.execute("DELETE FROM speeches WHERE match_id=?", (match_id,))
             self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
             for seq, s in enumerate(speeches):
@@ -246,20 +324,21 @@ class Store:
                 (int(simulated), now(), match_id)
             )
 
-    def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool) -> None:
-        """Write a judge's verdicts of a match in place of all its earlier ones (every run), all or nothing."""
+    def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool,
+                         holder: Holder | None = None) -> None:
+        """Write a judge's verdicts of a match in place of all its earlier ones (every run), all or nothing;
+        with a holder, only if it still holds its claim to judge the match (ClaimLost otherwise)."""
         with _transaction(self.conn):
+            self._release_or_lose(holder, match_id, judge)
             # All old runs go, so a judge now configured with fewer runs leaves no stale run behind.
             self.conn.execute("DELETE FROM verdicts WHERE match_id=? AND judge=?", (match_id, judge))
             self._write_verdicts(match_id, verdicts, simulated)
 
-    def matches_to_judge(self, judge: str, *, rejudge: bool = False) -> list[str]:
-        """Completed matches the judge has no verdicts for, or a failed run on (with rejudge: every one)."""
-        rows = self.conn.execute(
-            "SELECT id FROM matches m WHERE status='done' AND (? OR NOT EXISTS "
-            "(SELECT 1 FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS "
-            "(SELECT 1 FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) ORDER BY seq",
-            (int(rejudge), judge, judge))
+    def matches_to_judge(self, judge: str, *, rejudged_before: str | None = None) -> list[str]:
+        """Completed matches the judge has no verdicts for, or a failed run on; with rejudged_before (a time),
+        every completed match the judge has not judged since then."""
+        rows = self.conn.execute(f"SELECT id FROM matches m WHERE {_TO_JUDGE} ORDER BY seq",
+                                 _to_judge_args(judge, rejudged_before))
         return [r["id"] for r in rows]
 
     def _write_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
@@ -379,6 +458,28 @@ class Store:
             "SUM(c.cost IS NULL AND c.error IS NULL AND c.cache_hit = 0) AS unknown "
             "FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.side IS NOT NULL GROUP BY entry")
         return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}
+
+
+# A completed match the judge still has to judge: (rejudging) no verdict of it since a time, or (otherwise)
+# no verdict of it at all or a failed run.
+_TO_JUDGE = ("m.status='done' AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM verdicts v WHERE "
+             "v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT 1 FROM verdicts v "
+             "WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS (SELECT 1 FROM verdicts v WHERE "
+             "v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
+
+
+def _to_judge_args(judge: str, rejudged_before: str | None) -> tuple:
+    return (rejudged_before, judge, rejudged_before, judge, judge)
+
+
+# A match still to play: scheduled, or running or failed (before a time; '' for never) under no live claim.
+_PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.status IN ('scheduled', 'running') "
+             "OR (m.status = 'failed' AND m.finished_at < ?)) AND (c.holder IS NULL "
+             "OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
+
+
+def _iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="microseconds")
 
 
 def _speech(r: sqlite3.Row) -> Speech:

@@ -160,10 +160,10 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     path = tmp_path / "arena.db"
     Store(path).close()
     db = sqlite3.connect(path)  # make it what version 1 wrote: no judge column, and a call already recorded
-    # No judge column (added in version 2), nor what version 3 added.
+    # No judge column (added in version 2), nor what versions 3 and 4 added.
     db.executescript("ALTER TABLE calls DROP COLUMN judge; ALTER TABLE calls DROP COLUMN structured;"
                      "ALTER TABLE calls DROP COLUMN fitted; ALTER TABLE calls DROP COLUMN finish_reason;"
-                     "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models;"
+                     "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models; DROP TABLE claims;"
                      "UPDATE meta SET value='1' WHERE key='schema_version';"
                      "INSERT INTO calls (kind, model, latency_s, cache_hit, simulated, created_at) "
                      "VALUES ('llm', 'offline/x', 0.5, 0, 1, 'then');")
@@ -172,10 +172,11 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     store = Store(path)
     store.record_call(kind="llm", model="offline/j", latency_s=0.1, cache_hit=False, simulated=True,
                       match_id="m00001", role="judge", judge="j")
-    assert SCHEMA_VERSION == 3
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "3"
+    assert SCHEMA_VERSION == 4
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "4"
     store.remember_model("openai/m", "", structured="json_object")  # version 3's table is there
     assert store.model_facts("openai/m", "") == {"structured": "json_object"}
+    assert store.pending_matches() == []  # and version 4's claims
     assert [tuple(r) for r in store.conn.execute("SELECT model, judge FROM calls ORDER BY id")] == [
         ("offline/x", None), ("offline/j", "j")]
     store.close()

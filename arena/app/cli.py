@@ -101,9 +101,9 @@ def main():
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 def init(directory: Path):
     """Create DIRECTORY/arena.toml (a commented template) and DIRECTORY/arena.db."""
-    from arena.workspace import init_workspace
+    from arena.app import commands as app
 
-    click.echo(init_workspace(directory))
+    click.echo(app.init(directory))
 
 
 @main.command()
@@ -355,14 +355,17 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 
 
 @main.command()
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Matches played at once.")
+@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+              help="Matches played at once, per worker.")
+@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Worker processes sharing the matches, each with its own event loop.")
 @click.option("--budget", type=click.FloatRange(min=0), default=None, metavar="USD",
               help="Start no match once the ledger's cost reaches USD; matches under way finish.")
 @click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
               "tokens and cost per model; write nothing.")
 @click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
 @workspace_option
-def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
+def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
     from arena.app import commands as app
     from arena.app.runner import summary
@@ -371,7 +374,7 @@ def run(concurrency: int, budget: float | None, dry_run: bool, retry_failed: boo
     if dry_run:
         _projection(app.dry_run(ws, retry_failed=retry_failed))
         return
-    result = app.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget)
+    result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget)
     click.echo(summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
@@ -429,7 +432,8 @@ def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: P
                        progress=lambda line: click.echo(line, err=True))
     for t in totals:
         click.echo(f"judged {t['matches']} match{'es' if t['matches'] != 1 else ''} with {t['judge']}: "
-                   f"{t['verdicts']} verdicts, {t['failed_runs']} failed runs")
+                   f"{t['verdicts']} verdicts, {t['failed_runs']} failed runs"
+                   + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
     failed = sum(t["failed_runs"] for t in totals)
     if failed:
         raise ArenaError(f"{failed} judge run{'s' if failed != 1 else ''} failed (see 'arena match show ID'); "

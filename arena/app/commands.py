@@ -20,8 +20,9 @@ from arena.config import Config, load_config
 from arena.errors import ArenaError, UserError
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import results_rows
+from arena.store import now
 from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
-from arena.workspace import Workspace, build_kinds, open_store
+from arena.workspace import TEMPLATE, Workspace, build_kinds, init_workspace, open_store
 from debaters.registry import DEBATERS
 from judges import bench
 from judges.registry import JUDGES
@@ -39,6 +40,26 @@ def open_workspace(path: Path) -> Workspace:
         raise UserError(f"{config.where('motions.sets')}: {exc}") from None
     store = open_store(path, config, (motion for motion, _ in motions.values()))
     return Workspace(path, config, store, motions, debaters, judges)
+
+
+def init(path: Path, config_text: str = TEMPLATE) -> Path:
+    """`arena init`: create path/arena.toml and path/arena.db, the database stored as the first open would
+    store it (entries, the motions of the configured sets), so a command refused right after init leaves
+    arena.db byte-identical. Returns the path of arena.toml.
+
+    Motion sets that do not load refuse init before anything is written. Kinds are not built here: they
+    come from the installation (plug-ins), not the workspace, and opening checks them every time.
+    """
+    path = Path(path)
+
+    def load_motions(config: Config) -> list:
+        try:
+            motions = load_set_map(list(config.motions.sets), path)
+        except UserError as exc:
+            raise UserError(f"{config.where('motions.sets')}: {exc}") from None
+        return [motion for motion, _ in motions.values()]
+
+    return init_workspace(path, config_text, load_motions)
 
 
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -269,25 +290,34 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     """Judge completed matches that lack verdicts of the named judges (none named: every configured judge).
 
     A match lacks them when the judge has no verdict of it or a failed run on it, so a rerun retries
-    failed judgments; rejudge instead replaces every verdict of those judges. A judge's R runs on a
-    match are written in one transaction, replacing its earlier ones. progress(line) hears of each
-    match judged (default: stderr). Returns per judge {judge, matches, verdicts, failed_runs}.
+    failed judgments; rejudge instead replaces every verdict of those judges given before this call.
+    A judge's R runs on a match are written in one transaction, replacing its earlier ones. Each
+    (match, judge) is claimed first, so processes judging one workspace at once judge each once.
+    progress(line) hears of each match judged (default: stderr). Returns per judge {judge, matches,
+    verdicts, failed_runs, elsewhere (judged meanwhile by another process)}.
     """
     specs = _judge_specs(ws, judges)
     if not specs:
         raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there is no one to judge")
-    work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudge=rejudge)]
+    since = now() if rejudge else None
+    work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
     arena = runner.Arena.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
-    totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0} for s in specs}
+    totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0}
+              for s in specs}
 
-    async def one(item: tuple[JudgeSpec, str]) -> list:
+    async def one(item: tuple[JudgeSpec, str]) -> list | None:
         spec, match_id = item
-        return await arena.judge_stored(ws.store.match(match_id), spec)
+        return await arena.judge_stored(match_id, spec, rejudged_before=since)
 
-    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list) -> None:
-        (spec, match_id), failed = item, sum(v.failed for v in verdicts)
+    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list | None) -> None:
+        spec, match_id = item
         total = totals[spec.name]
+        if verdicts is None:
+            total["elsewhere"] += 1
+            say(f"[{finished}/{len(work)}] {match_id} {spec.name}: judged by another process")
+            return
+        failed = sum(v.failed for v in verdicts)
         total["matches"] += 1
         total["verdicts"] += len(verdicts)
         total["failed_runs"] += failed
@@ -428,10 +458,12 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
             **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]), "results": results}
 
 
-def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budget: float | None = None,
-        progress: Callable[[str], None] | None = None) -> dict:
-    """Play and judge every pending match (arena.app.runner.run): {done, failed, total, not_started, stopped, ...}."""
-    return runner.run(ws, concurrency=concurrency, retry_failed=retry_failed, budget=budget, progress=progress)
+def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
+        budget: float | None = None, progress: Callable[[str], None] | None = None) -> dict:
+    """Play and judge every pending match (arena.app.runner.run), in `workers` processes: {done, failed, total,
+    not_started, elsewhere, stopped, ...}."""
+    return runner.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                      progress=progress)
 
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:

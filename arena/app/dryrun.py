@@ -18,7 +18,7 @@ from arena.app import runner
 from arena.app.commands import kinds_of
 from arena.llm import price
 from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec
-from arena.store import DB_NAME, Store
+from arena.store import DB_NAME, Store, now
 from arena.workspace import Workspace
 
 HUMAN = "human"  # the debater kind whose speeches people write: no LLM bill, and no editor during a dry run
@@ -33,7 +33,7 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
     {calls, tokens, cost}}.
     """
     config = ws.config
-    pending = [ws.store.match(match_id) for match_id in ws.store.pending_matches(retry_failed=retry_failed)]
+    pending = [ws.store.match(match_id) for match_id in ws.store.pending_matches(now() if retry_failed else None)]
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
                         judges=tuple(_offline_judge(j) for j in config.judges),
                         search=replace(config.search, provider="offline"), llm=replace(config.llm, cache=False))

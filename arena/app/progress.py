@@ -34,14 +34,18 @@ class Progress:
     def call(self, tag, completion) -> None:
         """An AgentLog listener: one completed LLM call (a cache hit counts as a call that cost nothing)."""
         usage = completion.usage
-        self.calls += usage.calls
-        self.tokens += usage.prompt_tokens + usage.completion_tokens
-        if completion.cached:
+        self.used(usage.calls, usage.prompt_tokens + usage.completion_tokens, usage.cost, completion.cached)
+
+    def used(self, calls: int, tokens: int, cost: float | None, cached: bool) -> None:
+        """What one completed LLM call used (worker processes relay these)."""
+        self.calls += calls
+        self.tokens += tokens
+        if cached:
             self.cached += 1
-        elif usage.cost is None:
-            self.unpriced += usage.calls  # litellm does not know the model's price: shown, never guessed as 0
+        elif cost is None:
+            self.unpriced += calls  # litellm does not know the model's price: shown, never guessed as 0
         else:
-            self.cost += usage.cost
+            self.cost += cost
         self.draw()
 
     def started(self, match_id: str) -> None:

@@ -5,17 +5,19 @@ import asyncio
 import sys
 import warnings
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, replace
-from typing import Awaitable, Callable, Iterator, Sequence, TypeVar
+from dataclasses import dataclass, field, replace
+from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from arena.app.check import preflight
 from arena.app.progress import Progress
+from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
+from arena.store import now
 from arena.workspace import Workspace
 
 T = TypeVar("T")
@@ -48,30 +50,55 @@ def run_bounded(items: Sequence[T], work: Callable[[T], Awaitable[R]], *, concur
 
 @dataclass
 class Arena:
-    """The gateways of one open workspace."""
+    """The gateways of one open workspace, and the holder in whose name it claims matches to play and judge."""
 
     ws: Workspace
     llm: LLMGateway
     search: SearchGateway
+    holder: Holder = field(default_factory=Holder.here)
+    lease_s: float = LEASE_S
+    _beat: asyncio.Task | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, ws: Workspace) -> "Arena":
+    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S) -> "Arena":
         cfg = ws.config
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
-                                 backoff_s=cfg.llm.backoff_s))
+                                 backoff_s=cfg.llm.backoff_s), lease_s=lease_s)
 
+    # --- claims --------------------------------------------------------------------------
+    def claim(self, *, failed_before: str | None = None, only: str | None = None) -> str | None:
+        """Claim the next match to play (or only that one) for this arena's holder: its id, or None."""
+        match_id = self.ws.store.claim_match(self.holder, failed_before=failed_before, only=only,
+                                             lease_s=self.lease_s)
+        if match_id is not None:
+            self._keep_alive()
+        return match_id
+
+    def _keep_alive(self) -> None:
+        """Renew the holder's claims every lease_s / 4 while the event loop runs (one heartbeat per loop)."""
+        loop = asyncio.get_running_loop()
+        if self._beat is not None and self._beat.get_loop() is loop and not self._beat.done():
+            return
+
+        async def beat() -> None:
+            while True:
+                await asyncio.sleep(self.lease_s / 4)
+                self.ws.store.heartbeat(self.holder)
+
+        self._beat = loop.create_task(beat())  # asyncio.run cancels it when the loop ends
+
+    # --- playing and judging ---------------------------------------------------------------
     async def play_match(self, match: Match, judges: list[JudgeSpec], listener=None) -> Match:
-        """Play one match and judge it; commit speeches and verdicts in one transaction; return it as stored.
-
-        listener(tag, completion), when given, hears of every LLM call as it completes.
-        """
+        """Claim one match, play it and judge it; commit speeches and verdicts in one transaction; return it
+        as stored. listener(tag, completion), when given, hears of every LLM call as it completes."""
+        if self.claim(only=match.id) is None:
+            raise ArenaError(f"match {match.id} is not there to play: it is done, or another process holds it")
         log = AgentLog(listener)
         return await self.judge_and_commit(await self.play(match, log), judges, log)
 
     async def play(self, match: Match, log: AgentLog) -> Match:
-        """Mark the match running and play its six speeches: the match with them (nothing of them is stored yet)."""
-        self.ws.store.mark_running(match.id)
+        """Play a claimed match's six speeches: the match with them (nothing of them is stored yet)."""
         with self._settled(match.id):
             sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
@@ -107,7 +134,7 @@ class Arena:
                            simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges),
                            verdicts=tuple(sorted(verdicts, key=lambda v: (v.judge, v.run))))  # as the store orders them
             self.ws.store.commit_match(done.id, list(done.speeches), list(done.verdicts), log.messages,
-                                       done.simulated)
+                                       done.simulated, holder=self.holder)
         return done
 
     @contextmanager
@@ -116,10 +143,12 @@ class Arena:
         try:
             yield
         except asyncio.CancelledError:
-            self.ws.store.mark_scheduled(match_id)  # stopped, not failed: the next run plays it again
+            self.ws.store.mark_scheduled(match_id, self.holder)  # stopped, not failed: the next run plays it again
+            raise
+        except ClaimLost:  # another process plays it now: leave it be
             raise
         except Exception as exc:  # a plug-in's bug fails its match with the reason, not the whole run
-            self.ws.store.mark_failed(match_id, describe(exc))
+            self.ws.store.mark_failed(match_id, describe(exc), self.holder)
             raise
 
     async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
@@ -133,70 +162,137 @@ class Arena:
                       run)
             for run in range(spec.runs))))
 
-    async def judge_stored(self, match: Match, spec: JudgeSpec) -> list[Verdict]:
-        """Judge a completed match from its stored transcript, replacing this judge's verdicts of it at once."""
-        verdicts = await self.judge(match.id, JudgeView(match.motion, match.speeches), spec)
-        self.ws.store.replace_verdicts(match.id, spec.name, verdicts, match.simulated or simulated(spec))
+    async def judge_stored(self, match_id: str, spec: JudgeSpec, *,
+                           rejudged_before: str | None = None) -> list[Verdict] | None:
+        """Claim judging a completed match and judge it from its stored transcript, replacing this judge's
+        verdicts of it at once; None when there is nothing to do (judged meanwhile, or another process is on it)."""
+        store = self.ws.store
+        if not store.claim_judging(self.holder, match_id, spec.name, rejudged_before=rejudged_before,
+                                   lease_s=self.lease_s):
+            return None
+        self._keep_alive()
+        try:
+            match = store.match(match_id)
+            verdicts = await self.judge(match.id, JudgeView(match.motion, match.speeches), spec)
+        except BaseException:
+            store.release(self.holder, match_id, spec.name)
+            raise
+        store.replace_verdicts(match.id, spec.name, verdicts, match.simulated or simulated(spec), holder=self.holder)
         return verdicts
 
 
-def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budget: float | None = None,
-        progress: Callable[[str], None] | None = None) -> dict:
-    """Play and judge every pending match, `concurrency` playing at once; resumable after any interruption.
+class Events(Protocol):
+    """What a run reports as it goes: arena.app.progress.Progress, or a worker's relay to its parent."""
 
-    A match's judging overlaps the next matches' play: once its six speeches are in, it frees its
-    play slot and waits for one of `concurrency` judging slots. Each match is committed, speeches
-    and verdicts together, when its judging ends; a failed match is stored with its reason.
-    budget (USD): no match starts once the ledger's cost (paid calls; unknown prices count 0)
-    reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
-    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
+    def started(self, match_id: str) -> None: ...
 
-    progress(line) hears a line per finished match and a summary; without it a live status line is
-    drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
-    not_started, stopped: None | "budget" | "interrupted", cost (this run's), ledger_cost, unpriced}.
+    def finished(self, match_id: str, error: str | None = None) -> None: ...
+
+    def dropped(self, match_id: str) -> None: ...
+
+    def call(self, tag, completion) -> None: ...
+
+
+def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_before: str | None = None,
+                 budget: float | None = None) -> str | None:
+    """Claim and play matches until none is left to claim, `concurrency` playing at once. Returns how it
+    stopped: None (none left), "budget", or "interrupted" (Ctrl-C or cancelled; the matches in flight are
+    put back to 'scheduled').
+
+    A match's judging overlaps the next matches' play: once its six speeches are in, it frees its play
+    slot and waits for one of `concurrency` judging slots. budget (USD): no match is claimed once the
+    ledger's cost, every process's calls included, reaches it.
     """
-    pending = ws.store.pending_matches(retry_failed=retry_failed)
-    arena = Arena.of(ws)
-    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
-        waiting = set(pending)
-        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
-        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
-    judges = list(ws.config.judges)
-    display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
+    store, judges = arena.ws.store, list(arena.ws.config.judges)
     stopped: str | None = None
 
     async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore) -> None:
-        nonlocal stopped
-        log = AgentLog(display.call)
+        log = AgentLog(events.call)
+        events.started(match_id)
         try:
-            async with playing:
-                if budget is not None and ws.store.total_cost() >= budget:
-                    stopped = "budget"
-                    return
-                display.started(match_id)
-                played = await arena.play(ws.store.match(match_id), log)
+            try:
+                played = await arena.play(store.match(match_id), log)
+            finally:
+                playing.release()
             await arena.judge_and_commit(played, judges, log, slot=judging)
-        except asyncio.CancelledError:  # Ctrl-C: rescheduled, neither done nor failed
-            display.dropped(match_id)
+        except asyncio.CancelledError:  # rescheduled, neither done nor failed
+            events.dropped(match_id)
             raise
-        except Exception as exc:  # already stored as failed, with this reason
-            display.finished(match_id, describe(exc))
+        except ClaimLost:  # another process took the match over and commits it
+            events.dropped(match_id)
+        except Exception as exc:  # already stored as failed with this reason, or lost to another process
+            events.finished(match_id, describe(exc))
         else:
-            display.finished(match_id)
+            events.finished(match_id)
 
     async def main() -> None:
+        nonlocal stopped
         playing, judging = asyncio.Semaphore(max(1, concurrency)), asyncio.Semaphore(max(1, concurrency))
-        await asyncio.gather(*(one(m, playing, judging) for m in pending))
+        tasks: set[asyncio.Task] = set()
+        try:
+            while True:
+                await playing.acquire()  # each match releases its slot once its speeches are in
+                if budget is not None and store.total_cost() >= budget:
+                    stopped = "budget"
+                    break
+                match_id = arena.claim(failed_before=failed_before)
+                if match_id is None:
+                    break
+                tasks.add(asyncio.create_task(one(match_id, playing, judging)))
+            await asyncio.gather(*tasks)
+        finally:  # cancelled: so is every match in flight, each waited for while it reschedules itself
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
 
     try:
         with warnings.catch_warnings():
             # Cancelling litellm mid-call drops coroutines it had created but not yet awaited; that is expected.
             warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
             asyncio.run(main())
-    except KeyboardInterrupt:  # asyncio.run has cancelled every match in flight, and they are rescheduled
+    except KeyboardInterrupt:  # asyncio.run has cancelled main, and with it every match in flight
         stopped = "interrupted"
-    result = {"done": display.done, "failed": display.failed, "total": len(pending),
-              "not_started": len(pending) - display.done - display.failed, "stopped": stopped,
+    return stopped
+
+
+def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
+        budget: float | None = None, progress: Callable[[str], None] | None = None,
+        lease_s: float = LEASE_S) -> dict:
+    """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
+    on one workspace, and the `workers` processes of this one, split the matches, each played once.
+
+    Each process plays `concurrency` matches at once (play_claimed). A match is committed, speeches
+    and verdicts together, when its judging ends; a failed match is stored with its reason. budget
+    (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
+    0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
+    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
+
+    progress(line) hears a line per finished match and a summary; without it a live status line is
+    drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
+    not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
+    "interrupted", cost (this run's), ledger_cost, unpriced}.
+    """
+    failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
+    pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
+    arena = Arena.of(ws, lease_s=lease_s)
+    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
+        waiting = set(pending)
+        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
+        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
+    workers = max(1, min(workers, len(pending)))
+    display = Progress(len(pending), concurrency * workers, say=progress,
+                       live=progress is None and sys.stderr.isatty())
+    options = {"concurrency": concurrency, "failed_before": failed_before, "budget": budget}
+    if workers == 1:
+        stopped = play_claimed(arena, display, **options)
+    else:
+        from arena.app.workers import fan_out
+
+        stopped = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
+    still = set(ws.store.pending_matches(lease_s=lease_s))
+    not_started = sum(1 for m in pending if m in still)
+    result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
+              "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
               "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced}
     display.close()
     return result
@@ -205,6 +301,8 @@ def run(ws: Workspace, *, concurrency: int = 4, retry_failed: bool = False, budg
 def summary(result: dict, budget: float | None = None) -> str:
     """How a run ended, in one line for people."""
     line = f"{result['done']} done, {result['failed']} failed, of {result['total']}"
+    if result.get("elsewhere"):
+        line += f" ({result['elsewhere']} played or being played by other runs on this workspace)"
     left = result["not_started"]
     matches = f"{left} match{'es' if left != 1 else ''}"
     if result["stopped"] == "interrupted":

@@ -1,0 +1,126 @@
+"""`arena run --workers N`: N processes, each with its own event loop, play one workspace's matches.
+
+They share the plan through claims (arena.claims), so no match is played twice; each relays what it
+does to the parent, whose one progress display counts them all. Ctrl-C at the terminal reaches the
+parent only (the workers have their own process group); the parent passes it on to each worker once,
+and each stops as a single-process run does: its matches in flight go back to the plan.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+from pathlib import Path
+
+from arena.app.progress import Progress
+from arena.app.runner import describe
+
+POLL_S = 0.1
+
+
+class Relay:
+    """A worker's Events: each event goes to the parent as a small tuple."""
+
+    def __init__(self, channel) -> None:
+        self.channel = channel
+
+    def started(self, match_id: str) -> None:
+        self.channel.put(("started", match_id))
+
+    def finished(self, match_id: str, error: str | None = None) -> None:
+        self.channel.put(("finished", match_id, error))
+
+    def dropped(self, match_id: str) -> None:
+        self.channel.put(("dropped", match_id))
+
+    def call(self, tag, completion) -> None:
+        u = completion.usage
+        self.channel.put(("used", u.calls, u.prompt_tokens + u.completion_tokens, u.cost, completion.cached))
+
+
+def work(path: str, channel, options: dict) -> None:
+    """One worker process: open the workspace, claim and play until nothing is left; report how it stopped."""
+    os.setpgrp()  # out of the terminal's foreground group: a Ctrl-C there reaches the parent alone
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # started ignored (fan_out); the parent's SIGINT stops us
+    from arena.app.commands import open_workspace
+    from arena.app.runner import Arena, play_claimed
+
+    stopped: str | None = "interrupted"
+    try:
+        ws = open_workspace(Path(path))
+        try:
+            arena = Arena.of(ws, lease_s=options.pop("lease_s"))
+            stopped = play_claimed(arena, Relay(channel), **options)
+        finally:
+            ws.close()
+    except KeyboardInterrupt:
+        stopped = "interrupted"
+    except Exception as exc:  # the parent says why; the matches this worker held lapse with it
+        channel.put(("error", describe(exc)))
+        stopped = "failed"
+    channel.put(("stopped", stopped))
+
+
+def fan_out(path: Path, workers: int, events: Progress, *, lease_s: float, **options) -> str | None:
+    """Run `workers` worker processes on the workspace at path until all are done, feeding their events to
+    events; how the run stopped: None, "budget", or "interrupted" (Ctrl-C, or a worker that failed)."""
+    # spawn, not fork: a forked child would inherit the parent's SQLite connection and HTTP clients.
+    context = multiprocessing.get_context("spawn")
+    channel = context.Queue()
+    procs = [context.Process(target=work, args=(str(path), channel, {**options, "lease_s": lease_s}),
+                             name=f"arena-worker-{k + 1}") for k in range(workers)]
+    # Workers start with SIGINT ignored, so a Ctrl-C before they leave the terminal's group cannot kill them.
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        for proc in procs:
+            proc.start()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    outcomes: list[str | None] = []
+    errors: list[str] = []
+
+    def handle(event: tuple) -> None:
+        kind, *args = event
+        if kind == "used":
+            events.used(*args)
+        elif kind == "stopped":
+            outcomes.append(args[0])
+        elif kind == "error":
+            errors.append(args[0])
+        else:
+            getattr(events, kind)(*args)
+
+    def drain(until_exit: bool) -> None:
+        while True:
+            try:
+                handle(channel.get(timeout=POLL_S))
+            except queue.Empty:
+                if not until_exit or not any(p.is_alive() for p in procs):
+                    break
+
+    interrupted = False
+    try:
+        drain(until_exit=True)
+    except KeyboardInterrupt:
+        interrupted = True
+        for proc in procs:
+            if proc.is_alive():
+                os.kill(proc.pid, signal.SIGINT)  # the worker reschedules its matches in flight and exits
+        try:
+            drain(until_exit=True)
+        except KeyboardInterrupt:  # a second Ctrl-C: stop waiting; unfinished claims lapse with their holders
+            for proc in procs:
+                proc.kill()
+    for proc in procs:
+        proc.join()
+    drain(until_exit=False)
+    for error in errors:
+        events.say(f"a worker stopped: {error}")
+    for proc in procs:
+        if proc.exitcode and not interrupted:  # killed from outside: its matches in flight lapse with it
+            events.say(f"{proc.name} exited with code {proc.exitcode}; its unfinished matches are played "
+                       f"by the next run")
+    if interrupted or "interrupted" in outcomes or errors or len(outcomes) < workers:
+        return "interrupted"
+    return "budget" if "budget" in outcomes else None
