@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from arena.config import CONFIG_NAME, Config, parse_config
 from arena.errors import UserError
@@ -135,14 +135,26 @@ def _check_played_unchanged(config: Config, store: Store) -> None:
                             f"a new name instead (arena entry add NEW-NAME ...).")
 
 
-def init_workspace(path: Path, config_text: str = TEMPLATE) -> Path:
-    """Create path/arena.toml and path/arena.db; refuse to overwrite an existing workspace."""
+def init_workspace(path: Path, config_text: str = TEMPLATE,
+                   load_motions: Callable[[Config], Iterable[Motion]] | None = None) -> Path:
+    """Create path/arena.toml and path/arena.db; refuse to overwrite an existing workspace.
+
+    arena.db is left as opening the workspace leaves it (open_store: the entries and the motions of the
+    configured sets stored), so the first command after init writes nothing it would not write on any later
+    run, and one refused right after init leaves the file byte-identical. load_motions(config) gives those
+    motions: the app layer's, since the kernel knows no motion library; it runs before anything is written,
+    so sets that do not load refuse init. Without it no motions are stored until the first open.
+    """
     path = Path(path)
     config_path = path / CONFIG_NAME
     if config_path.exists():
         raise UserError(f"{config_path}: already exists; this folder is a workspace already")
-    parse_config(config_text, config_path)  # a template that does not parse is a bug; fail before writing
+    config = parse_config(config_text, config_path)  # a text that does not parse fails before writing
+    motions = list(load_motions(config)) if load_motions is not None else []
     path.mkdir(parents=True, exist_ok=True)
-    config_path.write_text(config_text, encoding="utf-8")
-    Store(path / DB_NAME).close()
+    store = open_store(path, config, motions)  # refused (a database already there, of other entries): no toml
+    try:
+        config_path.write_text(config_text, encoding="utf-8")
+    finally:
+        store.close()  # checkpoints and removes the WAL: arena.db alone holds it all
     return config_path
