@@ -424,6 +424,19 @@ def _litellm():
     return litellm
 
 
+def preload() -> None:
+    """Import litellm now: before forking worker processes, so that they share the import instead of each
+    paying its seconds."""
+    _litellm()
+
+
+def forget_clients() -> None:
+    """In a forked process: drop the HTTP clients litellm cached in the parent, whose connections and event
+    loop belong to the parent; litellm makes new ones on first use."""
+    if _litellm.cache_info().currsize:
+        _litellm().in_memory_llm_clients_cache.flush_cache()
+
+
 async def _litellm_call(ref: ModelRef, messages, params, schema, mode, timeout_s):
     litellm = _litellm()
     kwargs: dict[str, Any] = dict(params)

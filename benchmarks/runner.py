@@ -1,21 +1,28 @@
-"""Runner benchmark: do matches played at once take no longer than one match alone?
+"""Runner benchmark: CPU per LLM call, calls per second, and whether 12 matches at once take little longer
+than one, at 0.1 and 0.25 s per call, with 1 and 2 worker processes.
 
 A loopback OpenAI-compatible server, in its own process so that it takes no CPU time from the
-runner's event loop, answers every LLM call after a fixed latency. Entries are `direct`
-debaters and the judge a `single` judge with R = 1, all on `openai/gpt-4o-mini` (litellm
-prices it, so the ledger has a cost) reached over real HTTP; the cache is off and every match
-has its own motion, so every call goes to the server. For each latency, printed: the wall time
-of 1 match at --concurrency 1 and of 12 matches at --concurrency 12 (best of 3 each, as other
-work on the machine only ever adds time), their ratio (target: at most 1.5), calls per second,
-and the runner process's CPU time per call; beside them, as the reference, the same ratio for
-bare litellm calls in a match's shape (2 in parallel, then 5 in a row) with no arena code at
-all; then the ledger's totals (calls, tokens, cost) of a 12-match run.
+arena, answers every call after a fixed latency, with a minimal valid instance of the request's
+JSON schema (or a ~150-word speech for free text). Four `agent4debate` entries (max_reviews 1)
+play round-robin matches, each on its own motion, judged by a `debatrix` judge with R = 3, all on
+`openai/gpt-4o-mini` (litellm prices it, so every call is costed) over real HTTP; search is the
+offline simulator's, the cache is off, and the models count as checked, so no probe is sent.
 
-Run: .venv/bin/python benchmarks/runner.py [LATENCY_S ...]   (default: 0.1 0.5)
+For each latency, printed side by side:
+- wall time of 1 match alone (--concurrency 1);
+- for 12 matches at --concurrency 12 with 1 and with 2 workers: wall time, its ratio to the one
+  match (target: at most 1.3 with 2 workers at 0.25 s), LLM calls per second, and CPU ms per
+  call spent playing (every process; start-up, i.e. imports, not included: printed apart);
+- the reference, in the same run: bare `litellm.acompletion` replaying the very requests of the
+  12-match run (same bodies, same count) with as many in flight as the arena had on average: its
+  CPU ms per call, and the arena's CPU per call as a multiple of it.
+
+Run: .venv/bin/python benchmarks/runner.py [LATENCY_S ...]   (default: 0.1 0.25)
 """
 from __future__ import annotations
 
 import asyncio
+import json
 import multiprocessing
 import os
 import sys
@@ -27,110 +34,165 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.app import runner  # noqa: E402
-
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 
 MATCHES = 12
 ENTRIES = ("ash", "birch", "cedar", "daisy")  # 6 pairs, each with sides swapped: 12 matches
+MODEL = "openai/gpt-4o-mini"
+SPEECH = ("We hold that the motion stands: the mechanism we describe delivers the benefit at the lowest cost, "
+          "and the other side has offered no credible alternative. ") * 6
 
 
-def serve(latency, ports, stop) -> None:
-    """The fake server's process: answer with a speech or a verdict after latency.value seconds."""
+def instance(schema: dict, key: str = "") -> object:
+    """A small valid instance of a JSON schema: enums' first value, one item per array, every property."""
+    kinds = schema.get("type")
+    kinds = kinds if isinstance(kinds, list) else [kinds]
+    if "enum" in schema:
+        return schema["enum"][0]
+    if "null" in kinds:
+        return None  # e.g. agent4debate's material request: none, so the Writer writes at once
+    if "object" in kinds:
+        return {name: instance(sub, name) for name, sub in schema.get("properties", {}).items()}
+    if "array" in kinds:
+        return [instance(schema.get("items", {}), key) for _ in range(max(1, schema.get("minItems", 1)))]
+    if "boolean" in kinds:
+        return True
+    if "integer" in kinds or "number" in kinds:
+        return max(schema.get("minimum", 5), min(schema.get("maximum", 5), 5))
+    return SPEECH if key == "speech" else f"{key or 'text'}: PRO was clearer on the main clash."
+
+
+def answer(body: dict) -> str:
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
+    return json.dumps(instance(schema)) if schema else SPEECH
+
+
+def serve(latency, ports, commands, bodies) -> None:
+    """The server's process: answer after latency.value seconds; on "bodies", hand over the bodies so far."""
     from tests.fakes.openai_server import FakeOpenAI, Reply
-    from tests.helpers import debate_responder
 
-    answer = debate_responder()
     with FakeOpenAI(lambda body: Reply(content=answer(body), delay=latency.value)) as server:
         ports.put(server.api_base)
-        stop.wait()
+        while commands.get() != "stop":
+            bodies.put(server.bodies)
+            server.clear()
 
 
-def workspace(path: Path, api_base: str, matches: list[tuple[str, str]]):
-    """A workspace with ENTRIES on the fake server, the cache off, and `matches` (pro, con) each on its own motion."""
-    toml = ["[arena]", "judge_runs = 1", "[llm]", "cache = false", "max_concurrency = 64",
+def workspace(path: Path, api_base: str, matches: int):
+    toml = ["[arena]", "judge_runs = 3", "[llm]", "cache = false", "max_concurrency = 64",
             "[search]", 'provider = "offline"']
     for k, name in enumerate(ENTRIES):
-        toml += ["[[entries]]", f'name = "{name}"', 'debater = "direct"', 'model = "openai/gpt-4o-mini"',
-                 f'api_base = "{api_base}"', "[entries.params]", f"temperature = {0.1 * (k + 1):.1f}"]
-    toml += ["[[judges]]", 'name = "judge"', 'kind = "single"', 'model = "openai/gpt-4o-mini"',
-             f'api_base = "{api_base}"']
+        toml += ["[[entries]]", f'name = "{name}"', 'debater = "agent4debate"', f'model = "{MODEL}"',
+                 f'api_base = "{api_base}"', "[entries.params]", f"temperature = {0.1 * (k + 1):.1f}",
+                 "max_reviews = 1"]
+    toml += ["[[judges]]", 'name = "debatrix"', 'kind = "debatrix"', f'model = "{MODEL}"', f'api_base = "{api_base}"']
     init_workspace(path, "\n".join(toml) + "\n")
     ws = open_workspace(path)
+    for name in {MODEL}:  # as after `arena check`: the measured run sends no probe
+        ws.store.remember_model(name, api_base, ok=True, structured="json_schema")
+    pairs = [(a, b) for i, a in enumerate(ENTRIES) for b in ENTRIES[i + 1:]]
+    plan = [m for a, b in pairs for m in ((a, b), (b, a))][:matches]
     motions = ws.store.motion_ids()
-    ws.store.add_tournament("bench", 0, {}, [(motions[k], pro, con) for k, (pro, con) in enumerate(matches)])
+    ws.store.add_tournament("bench", 0, {}, [(motions[k], pro, con) for k, (pro, con) in enumerate(plan)])
     return ws
 
 
-def timed(path: Path, api_base: str, matches: list[tuple[str, str]], concurrency: int) -> tuple[float, float, dict]:
-    """(wall seconds, CPU seconds of this process, ledger totals) of one `arena run` of `matches`."""
+def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: int) -> dict:
+    """One run: wall seconds, CPU seconds playing, LLM calls; every match must be done."""
     ws = workspace(path, api_base, matches)
     try:
-        wall, cpu = time.perf_counter(), time.process_time()
-        result = runner.run(ws, concurrency=concurrency, progress=lambda line: None)
-        wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
-        assert result["done"] == len(matches), result
-        row = ws.store.conn.execute("SELECT COUNT(*), SUM(prompt_tokens), SUM(completion_tokens), SUM(cost), "
-                                    "COUNT(error) FROM calls WHERE kind = 'llm'").fetchone()
-        return wall, cpu, dict(zip(("calls", "prompt_tokens", "completion_tokens", "cost", "errors"), row))
+        wall = time.perf_counter()
+        result = runner.run(ws, concurrency=concurrency, workers=workers, progress=lambda line: None)
+        wall = time.perf_counter() - wall
+        assert result["done"] == matches, result
+        calls, errors = ws.store.conn.execute("SELECT COUNT(*), COUNT(error) FROM calls WHERE kind = 'llm'").fetchone()
+        assert errors == 0, errors
+        return {"wall": wall, "cpu": result["cpu_s"], "calls": calls}
     finally:
         ws.close()
 
 
-def bare(api_base: str, matches: int) -> float:
-    """Wall time of litellm alone making `matches` matches' worth of calls: 2 in parallel, then 5 in a row."""
+def bare(api_base: str, bodies: list[dict], in_flight: int) -> dict:
+    """litellm.acompletion alone replaying bodies, in_flight at a time: wall and CPU seconds, calls."""
     import litellm
 
-    async def call(match: int, k: int):
-        return await litellm.acompletion(model="openai/gpt-4o-mini", api_base=api_base, api_key="no-key-needed",
-                                         messages=[{"role": "user", "content": f"Match {match}, call {k}: you are speaking for the "
-                                                                                f"PRO side. This is your constructive speech."}],
-                                         num_retries=0, max_retries=0)
+    async def call(body: dict, gate: asyncio.Semaphore) -> None:
+        extra = {k: body[k] for k in ("max_tokens", "temperature", "top_p", "response_format") if k in body}
+        async with gate:
+            await litellm.acompletion(model=f"openai/{body['model']}", api_base=api_base, api_key="no-key-needed",
+                                      messages=body["messages"], num_retries=0, max_retries=0, **extra)
 
-    async def match(m: int):
-        await asyncio.gather(call(m, 0), call(m, 1))
-        for k in range(2, 7):
-            await call(m, k)
+    async def replay() -> None:
+        gate = asyncio.Semaphore(in_flight)
+        await asyncio.gather(*(call(body, gate) for body in bodies))
 
-    async def all_matches():
-        await asyncio.gather(*(match(m) for m in range(matches)))
+    wall, cpu = time.perf_counter(), time.process_time()
+    asyncio.run(replay())
+    return {"wall": time.perf_counter() - wall, "cpu": time.process_time() - cpu, "calls": len(bodies)}
 
-    started = time.perf_counter()
-    asyncio.run(all_matches())
-    return time.perf_counter() - started
+
+def start_up_cpu() -> float:
+    """CPU seconds a worker spends before it plays: a fresh interpreter importing arena and litellm."""
+    import resource
+    import subprocess
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([sys.executable, "-c", "import arena.app.workers, arena.app.commands, litellm"], check=True,
+                   env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
 
 
 def main() -> None:
-    latencies = [float(a) for a in sys.argv[1:]] or [0.1, 0.5]
-    pairs = [(a, b) for i, a in enumerate(ENTRIES) for b in ENTRIES[i + 1:]]
-    plan = [m for a, b in pairs for m in ((a, b), (b, a))][:MATCHES]
-    latency, ports, stop = multiprocessing.Value("d", 0.0), multiprocessing.Queue(), multiprocessing.Event()
-    server = multiprocessing.Process(target=serve, args=(latency, ports, stop), daemon=True)
+    latencies = [float(a) for a in sys.argv[1:]] or [0.1, 0.25]
+    latency, ports, commands, bodies = (multiprocessing.Value("d", 0.0), multiprocessing.Queue(),
+                                        multiprocessing.Queue(), multiprocessing.Queue())
+    server = multiprocessing.Process(target=serve, args=(latency, ports, commands, bodies), daemon=True)
     server.start()
     rows = []
     try:
         api_base = ports.get(timeout=60)
+
+        def recorded() -> list[dict]:
+            commands.put("bodies")
+            return bodies.get(timeout=60)
+
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
-            timed(root / "warm-up", api_base, plan[:1], 1)  # litellm's import and first-call set-up
+            timed(root / "warm-up", api_base, 1, 1, 1)  # litellm's import and first-call set-up
             for k, seconds in enumerate(latencies):
                 latency.value = seconds
-                one = min(timed(root / f"one-{k}-{r}", api_base, plan[:1], 1)[0] for r in range(3))
-                many = [timed(root / f"many-{k}-{r}", api_base, plan, MATCHES) for r in range(3)]
-                wall, cpu, ledger = min(many, key=lambda m: m[0])
-                reference = min(bare(api_base, MATCHES) for _ in range(3)) / min(bare(api_base, 1) for _ in range(3))
-                rows.append((seconds, one, wall, cpu, ledger, reference))
+                one = min(timed(root / f"one-{k}-{r}", api_base, 1, 1, 1)["wall"] for r in range(2))
+                runs = {}
+                for workers in (1, 2):
+                    recorded()  # forget earlier requests
+                    runs[workers] = timed(root / f"many-{k}-{workers}", api_base, MATCHES, MATCHES, workers)
+                    sent = recorded()
+                    assert len(sent) == runs[workers]["calls"], (len(sent), runs[workers]["calls"])
+                mean_in_flight = max(1, round(runs[1]["calls"] * seconds / runs[1]["wall"]))
+                reference = bare(api_base, sent, mean_in_flight)
+                rows.append((seconds, one, runs, reference, mean_in_flight))
     finally:
-        stop.set()
+        commands.put("stop")
         server.join(timeout=10)
-    print(f"{'latency':>8} {'1 match':>8} {MATCHES:>3} matches {'ratio':>6} {'calls/s':>8} {'CPU ms/call':>11} "
-          f"{'bare litellm ratio':>18}")
-    for seconds, one, wall, cpu, ledger, reference in rows:
-        print(f"{seconds * 1000:6.0f}ms {one:7.2f}s {wall:10.2f}s {wall / one:5.2f}x {ledger['calls'] / wall:8.1f} "
-              f"{cpu / ledger['calls'] * 1000:11.1f} {reference:17.2f}x")
-    print(f"(1 match at --concurrency 1, {MATCHES} at --concurrency {MATCHES}; target ratio at most 1.5x)")
-    print(f"ledger of a {MATCHES}-match run: {ledger['calls']} calls ({ledger['errors']} errors), "
-          f"{ledger['prompt_tokens']} prompt + {ledger['completion_tokens']} completion tokens, ${ledger['cost']:.6f}")
+    start_up = start_up_cpu()
+
+    print(f"{MATCHES} agent4debate matches (max_reviews 1), debatrix judge R = 3, {MODEL} on a loopback server")
+    print(f"{'latency':>8} {'1 match':>8} {'workers':>7} {MATCHES:>3} matches {'ratio':>6} {'calls':>6} "
+          f"{'calls/s':>8} {'CPU ms/call':>11} {'bare litellm':>12} {'arena/bare':>10}")
+    for seconds, one, runs, reference, in_flight in rows:
+        bare_ms = reference["cpu"] / reference["calls"] * 1000
+        for workers, r in runs.items():
+            ms = r["cpu"] / r["calls"] * 1000
+            print(f"{seconds * 1000:6.0f}ms {one:7.2f}s {workers:7d} {r['wall']:10.2f}s {r['wall'] / one:5.2f}x "
+                  f"{r['calls']:6d} {r['calls'] / r['wall']:8.1f} {ms:11.2f} {bare_ms:11.2f} {ms / bare_ms:9.2f}x")
+        print(f"{'':>8} bare litellm replay: {reference['calls']} calls, {in_flight} in flight, "
+              f"{reference['wall']:.2f}s, {reference['calls'] / reference['wall']:.1f} calls/s")
+    print(f"(1 match at --concurrency 1; {MATCHES} at --concurrency {MATCHES}; target: ratio at most 1.3x with 2 "
+          f"workers at 250 ms, CPU at most 8 ms per call)")
+    print(f"start-up CPU per worker process (imports; not in CPU ms/call above): {start_up:.2f}s")
 
 
 if __name__ == "__main__":

@@ -120,7 +120,7 @@ def test_a_kill_9_of_one_runner_leaves_its_matches_to_the_others(tmp_path, fake_
 
 
 def worker_pids(parent: int) -> list[int]:
-    """The multiprocessing workers (spawned children) of a process, by /proc."""
+    """The worker processes (children but multiprocessing's own helpers) of a process, by /proc."""
     found = []
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
@@ -130,7 +130,7 @@ def worker_pids(parent: int) -> list[int]:
             cmdline = (entry / "cmdline").read_bytes()
         except (OSError, IndexError, ValueError):
             continue
-        if ppid == parent and b"spawn_main" in cmdline:
+        if ppid == parent and b"resource_tracker" not in cmdline:
             found.append(int(entry.name))
     return found
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import asyncio
 import sys
+import time
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -13,7 +14,7 @@ from arena.app.progress import Progress
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
-from arena.llm import LLMGateway, ModelRef
+from arena.llm import LLMGateway, ModelRef, preload
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
@@ -270,7 +271,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     progress(line) hears a line per finished match and a summary; without it a live status line is
     drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
     not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
-    "interrupted", cost (this run's), ledger_cost, unpriced}.
+    "interrupted", cost (this run's), ledger_cost, unpriced, cpu_s (CPU seconds its processes spent
+    playing and judging, start-up not included)}.
     """
     failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
     pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
@@ -284,16 +286,21 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
                        live=progress is None and sys.stderr.isatty())
     options = {"concurrency": concurrency, "failed_before": failed_before, "budget": budget}
     if workers == 1:
+        cpu = time.process_time()
         stopped = play_claimed(arena, display, **options)
+        cpu = time.process_time() - cpu
     else:
         from arena.app.workers import fan_out
 
-        stopped = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
+        if any(not spec.simulated for spec in (*ws.config.entries, *ws.config.judges)):
+            preload()  # once, in the parent: forked workers share it
+        stopped, cpu = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
     result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
               "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
-              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced}
+              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
+              "cpu_s": cpu}
     display.close()
     return result
 
