@@ -430,11 +430,17 @@ def preload() -> None:
     _litellm()
 
 
+_INHERITED: list = []  # a forked process's copies of the parent's clients: kept, never used nor collected
+
+
 def forget_clients() -> None:
-    """In a forked process: drop the HTTP clients litellm cached in the parent, whose connections and event
-    loop belong to the parent; litellm makes new ones on first use."""
+    """In a forked process: set aside the HTTP clients litellm cached in the parent, whose connections and
+    event loop belong to the parent; litellm makes new ones on first use. They are kept referenced, because
+    collecting them would warn about unclosed sessions that are the parent's to close."""
     if _litellm.cache_info().currsize:
-        _litellm().in_memory_llm_clients_cache.flush_cache()
+        cache = _litellm().in_memory_llm_clients_cache
+        _INHERITED.append(dict(cache.cache_dict))
+        cache.flush_cache()
 
 
 async def _litellm_call(ref: ModelRef, messages, params, schema, mode, timeout_s):

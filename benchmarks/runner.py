@@ -6,7 +6,8 @@ arena, answers every call after a fixed latency, with a minimal valid instance o
 JSON schema (or a ~150-word speech for free text). Four `agent4debate` entries (max_reviews 1)
 play round-robin matches, each on its own motion, judged by a `debatrix` judge with R = 3, all on
 `openai/gpt-4o-mini` (litellm prices it, so every call is costed) over real HTTP; search is the
-offline simulator's, the cache is off, and the models count as checked, so no probe is sent.
+offline simulator's, the cache is off, max_concurrency is 256 (so no call waits for a slot), and the
+models count as checked, so no probe is sent.
 
 For each latency, printed side by side:
 - wall time of 1 match alone (--concurrency 1);
@@ -81,7 +82,7 @@ def serve(latency, ports, commands, bodies) -> None:
 
 
 def workspace(path: Path, api_base: str, matches: int):
-    toml = ["[arena]", "judge_runs = 3", "[llm]", "cache = false", "max_concurrency = 64",
+    toml = ["[arena]", "judge_runs = 3", "[llm]", "cache = false", "max_concurrency = 256",
             "[search]", 'provider = "offline"']
     for k, name in enumerate(ENTRIES):
         toml += ["[[entries]]", f'name = "{name}"', 'debater = "agent4debate"', f'model = "{MODEL}"',
