@@ -27,6 +27,15 @@ def write_workspace(path: Path, api_base: str, *, entries=("alpha", "beta"), jud
     return mark_checked(path)
 
 
+def assert_user_error(result, *fragments: str) -> None:
+    """A click result of a user's mistake: exit 2, no traceback, a message naming each fragment."""
+    assert result.exit_code == 2, result.output
+    assert isinstance(result.exception, SystemExit), result.exception  # no unexpected exception
+    assert "Traceback" not in result.output
+    for fragment in fragments:
+        assert fragment in result.output, (fragment, result.output)
+
+
 def mark_checked(path: Path) -> Path:
     """Remember every configured model as usable, as a passing `arena check` leaves the workspace, so
     `arena run` sends no probe of its own (tests of the probe itself leave this out)."""

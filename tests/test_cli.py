@@ -13,6 +13,7 @@ from arena.app import commands as app
 from arena.app.cli import main
 from arena.errors import UserError
 from arena.app.commands import open_workspace
+from tests.helpers import assert_user_error
 
 ARENA = Path(sys.executable).with_name("arena")
 
@@ -41,14 +42,6 @@ def invoke(*args: str):
 def snapshot(directory: Path) -> dict[str, bytes]:
     """Every file under directory, with its bytes."""
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit), result.exception  # no unexpected exception
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, (fragment, result.output)
 
 
 # --- arena init -------------------------------------------------------------------------------

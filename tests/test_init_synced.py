@@ -16,6 +16,7 @@ from arena.app.cli import main
 from arena.config import CONFIG_NAME
 from arena.errors import UserError
 from arena.store import DB_NAME
+from tests.helpers import assert_user_error
 
 
 def invoke(*args):
@@ -33,14 +34,6 @@ def db_digest(ws: Path) -> str:
 
 def sidecars(ws: Path) -> list[str]:
     return sorted(p.name for p in ws.glob(DB_NAME + "-*"))
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit), result.exception  # no unexpected exception
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, (fragment, result.output)
 
 
 @pytest.fixture

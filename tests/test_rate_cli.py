@@ -20,6 +20,7 @@ from arena.app.commands import open_workspace
 from arena.app.cli import main
 from arena.workspace import init_workspace
 from leaderboard import bt, elo
+from tests.helpers import assert_user_error
 from leaderboard.results import ResultsError, read_results
 
 HEADER = "match_id,entry_a,entry_b,score_a,score_b,category,dimension\n"
@@ -34,6 +35,7 @@ SMALL = HEADER + "".join(f"m{k},{a},{b},{sa},{3 - sa},{cat},{dim}\n" for k, (a, 
     ("d", "a", 2, "value", "overall"), ("b", "d", 3, "fact", "overall"), ("d", "c", 2, "value", "overall"),
 ])) + "".join(f"m{k},{a},{b},{sa},{3 - sa},fact,argument\n" for k, (a, b, sa) in enumerate([
     ("a", "b", 2), ("b", "c", 1), ("c", "a", 2), ("b", "a", 2), ("c", "b", 1), ("a", "c", 3)]))
+from tests.helpers import assert_user_error
 
 
 def invoke(*args):
@@ -42,14 +44,6 @@ def invoke(*args):
 
 def snapshot(directory: Path) -> dict[str, bytes]:
     return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
-def assert_user_error(result, *fragments: str) -> None:
-    assert result.exit_code == 2, result.output
-    assert isinstance(result.exception, SystemExit), result.exception  # no unexpected exception
-    assert "Traceback" not in result.output
-    for fragment in fragments:
-        assert fragment in result.output, (fragment, result.output)
 
 
 def rate_json(*args) -> dict:
