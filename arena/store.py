@@ -16,6 +16,14 @@ from arena.redact import redact
 DB_NAME = "arena.db"
 SCHEMA_VERSION = 4
 
+# Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
+_CLAIMS = """
+CREATE TABLE claims (
+    match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL, pid INTEGER NOT NULL,
+    host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));
+CREATE INDEX claims_holder ON claims(holder);
+"""
+
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE entries (
@@ -54,14 +62,10 @@ CREATE TABLE calls (
 CREATE TABLE models (
     model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL, updated_at TEXT NOT NULL,
     PRIMARY KEY (model, api_base));
-CREATE TABLE claims (
-    match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL, pid INTEGER NOT NULL,
-    host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));
-CREATE INDEX claims_holder ON claims(holder);
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-"""
+""" + _CLAIMS
 
 # Steps from each older version to the next, each run in one transaction with the version bump.
 _MIGRATIONS = {
@@ -73,10 +77,7 @@ _MIGRATIONS = {
        "ALTER TABLE speeches ADD COLUMN cut INTEGER NOT NULL DEFAULT 0;"
        "CREATE TABLE models (model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL,"
        " updated_at TEXT NOT NULL, PRIMARY KEY (model, api_base));",
-    # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
-    3: "CREATE TABLE claims (match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL,"
-       " pid INTEGER NOT NULL, host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));"
-       "CREATE INDEX claims_holder ON claims(holder);",
+    3: _CLAIMS,
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up

@@ -12,8 +12,8 @@ from arena.app import commands as app, runner
 
 from arena.app.commands import open_workspace
 from arena.errors import UserError
-from tests.helpers import VERDICT
-from tests.test_cli import assert_user_error, invoke, snapshot
+from tests.helpers import VERDICT, assert_user_error
+from tests.test_cli import invoke, snapshot
 
 ENTRIES = '''\
 [search]

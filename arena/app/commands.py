@@ -34,12 +34,17 @@ def open_workspace(path: Path) -> Workspace:
     path = Path(path)
     config = load_config(path)
     debaters, judges = kinds_of(config)
-    try:
-        motions = load_set_map(list(config.motions.sets), path)
-    except UserError as exc:
-        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
+    motions = _motion_sets(config, path)
     store = open_store(path, config, (motion for motion, _ in motions.values()))
     return Workspace(path, config, store, motions, debaters, judges)
+
+
+def _motion_sets(config: Config, path: Path) -> dict:
+    """Each motion of config's [motions] sets by id, with its set; a set that does not load names the key."""
+    try:
+        return load_set_map(list(config.motions.sets), path)
+    except UserError as exc:
+        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
 
 
 def init(path: Path, config_text: str = TEMPLATE) -> Path:
@@ -51,15 +56,8 @@ def init(path: Path, config_text: str = TEMPLATE) -> Path:
     come from the installation (plug-ins), not the workspace, and opening checks them every time.
     """
     path = Path(path)
-
-    def load_motions(config: Config) -> list:
-        try:
-            motions = load_set_map(list(config.motions.sets), path)
-        except UserError as exc:
-            raise UserError(f"{config.where('motions.sets')}: {exc}") from None
-        return [motion for motion, _ in motions.values()]
-
-    return init_workspace(path, config_text, load_motions)
+    return init_workspace(path, config_text,
+                          lambda config: [motion for motion, _ in _motion_sets(config, path).values()])
 
 
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
