@@ -30,6 +30,7 @@ class LLMSettings:
     cache: bool = True
     backoff_s: float = 1.0  # first retry delay; doubles each retry, with jitter
     schema_retries: int = 2  # re-asks after an answer that fails its JSON schema
+    litellm_path: str = "direct"  # arena.wire.PATHS: litellm's provider transforms where it has them, or acompletion
 
 
 @dataclass(frozen=True)
@@ -103,6 +104,7 @@ _SECTIONS: dict[str, _Spec] = {
         "cache": (bool, _ANY),
         "backoff_s": ((int, float), _NONNEG),
         "schema_retries": (int, _NONNEG),
+        "litellm_path": (str, (lambda v: v in ("direct", "acompletion"), "'direct' or 'acompletion'")),
     },
     "search": {
         "provider": (str, (lambda v: v in ("tavily", "offline"), "'tavily' or 'offline'")),

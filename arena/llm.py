@@ -11,8 +11,6 @@ import asyncio
 import functools
 import hashlib
 import json
-import logging
-import os
 import random
 import re
 import time
@@ -25,9 +23,7 @@ from arena.config import LLMSettings
 from arena.errors import ArenaError
 from arena.records import STRUCTURED_MODES, AgentUsage, Entry, JudgeSpec, is_simulated
 from arena.redact import redact
-
-# Importing litellm must never fetch its price map over the network.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from arena.wire import litellm, send
 
 _RETRYABLE_STATUS = {408, 409, 429, 500, 502, 503, 504, 529}
 DEFAULT_WINDOW = 8192  # tokens, when neither arena.toml, litellm nor a probe knows the model's window
@@ -269,7 +265,7 @@ class LLMGateway:
             started = time.perf_counter()
             try:
                 async with limit:
-                    response = await _litellm_call(ref, messages, params, schema, mode, self.settings.timeout_s)
+                    response = await _litellm_call(ref, messages, params, schema, mode, self.settings)
             except Exception as exc:  # litellm raises many types; classify below
                 latency = time.perf_counter() - started
                 described = _describe(exc)
@@ -328,7 +324,7 @@ class LLMGateway:
         if ref.simulated:
             return Probe(True, "json_schema", None, 0.0, None, True)
         tag = CallTag(role="probe")
-        _litellm()  # imported before the clock starts: the latency is the model's, not the import's
+        litellm()  # imported before the clock starts: the latency is the model's, not the import's
 
         started = time.perf_counter()
         try:
@@ -388,7 +384,7 @@ def answer_tokens(schema: dict) -> int:
 
 def prompt_tokens(model: str, messages: list[dict]) -> int:
     """Tokens of messages by litellm's counter (the model's own tokenizer where litellm has it)."""
-    return int(_litellm().token_counter(model=model, messages=messages))
+    return int(litellm().token_counter(model=model, messages=messages))
 
 
 def _with_schema(messages: list[dict], schema: dict | None, mode: str | None) -> list[dict]:
@@ -413,53 +409,16 @@ def _cache_key(ref: ModelRef, messages, params, schema, sample) -> str:
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-@functools.lru_cache(maxsize=None)
-def _litellm():
-    """litellm, imported on first use (seconds that commands without models must not pay) and quiet: its
-    help texts and its logger's warnings (e.g. about a new event loop) are not for our users."""
-    import litellm
-
-    litellm.suppress_debug_info = True
-    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-    return litellm
-
-
-def preload() -> None:
-    """Import litellm now: before forking worker processes, so that they share the import instead of each
-    paying its seconds."""
-    _litellm()
-
-
-_INHERITED: list = []  # a forked process's copies of the parent's clients: kept, never used nor collected
-
-
-def forget_clients() -> None:
-    """In a forked process: set aside the HTTP clients litellm cached in the parent, whose connections and
-    event loop belong to the parent; litellm makes new ones on first use. They are kept referenced, because
-    collecting them would warn about unclosed sessions that are the parent's to close."""
-    if _litellm.cache_info().currsize:
-        cache = _litellm().in_memory_llm_clients_cache
-        _INHERITED.append(dict(cache.cache_dict))
-        cache.flush_cache()
-
-
-async def _litellm_call(ref: ModelRef, messages, params, schema, mode, timeout_s):
-    litellm = _litellm()
+async def _litellm_call(ref: ModelRef, messages, params, schema, mode, settings: LLMSettings):
     kwargs: dict[str, Any] = dict(params)
-    if ref.api_base:
-        kwargs["api_base"] = ref.api_base
-        # Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) need no key, but the client insists on one.
-        if ref.model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
-            kwargs["api_key"] = "no-key-needed"
     if mode == "json_schema":
         kwargs["response_format"] = {"type": "json_schema",
                                      "json_schema": {"name": schema.get("title", "answer"), "schema": schema}}
     elif mode == "json_object":
         # OpenAI's JSON mode; llama.cpp-style servers also constrain the answer to the schema given here.
         kwargs["response_format"] = {"type": "json_object", "schema": schema}
-    # Our own loop retries; litellm's and the OpenAI client's retries would multiply the attempts.
-    return await litellm.acompletion(model=ref.model, messages=_with_schema(messages, schema, mode),
-                                     timeout=timeout_s, num_retries=0, max_retries=0, drop_params=True, **kwargs)
+    return await send(ref.model, _with_schema(messages, schema, mode), kwargs, api_base=ref.api_base,
+                      timeout_s=settings.timeout_s, path=settings.litellm_path)
 
 
 def _retryable(exc: Exception) -> bool:
@@ -507,14 +466,12 @@ def _describe(exc: Exception) -> str:
 
 def _cost(response) -> float | None:
     """Cost from litellm's price map; None when the model's price is unknown."""
-    litellm = _litellm()
-
     # litellm has priced the response already (None when unknown); pricing it again costs ~4 ms of CPU per call.
     hidden = getattr(response, "_hidden_params", None) or {}
     if "response_cost" in hidden:
         return None if hidden["response_cost"] is None else float(hidden["response_cost"])
     try:
-        return float(litellm.completion_cost(completion_response=response))
+        return float(litellm().completion_cost(completion_response=response))
     except Exception:  # unknown model: litellm raises rather than guessing
         return None
 
@@ -525,7 +482,7 @@ def _litellm_window(model: str) -> int | None:
     if is_simulated(model):
         return None
     try:
-        info = _litellm().get_model_info(model)
+        info = litellm().get_model_info(model)
     except Exception:  # unmapped models raise
         return None
     window = info.get("max_input_tokens") or info.get("max_tokens")
@@ -577,7 +534,7 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | Non
     if is_simulated(model):
         return 0.0
     try:  # an unknown model is an answer here (None), not a reason to print help
-        prompt_cost, completion_cost = _litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
+        prompt_cost, completion_cost = litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
                                                               completion_tokens=completion_tokens)
     except Exception:  # litellm raises for models missing from its map
         return None

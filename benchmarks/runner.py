@@ -14,9 +14,11 @@ For each latency, printed side by side:
 - for 12 matches at --concurrency 12 with 1 and with 2 workers: wall time, its ratio to the one
   match (target: at most 1.3 with 2 workers at 0.25 s), LLM calls per second, and CPU ms per
   call spent playing (every process; start-up, i.e. imports, not included: printed apart);
-- the reference, in the same run: bare `litellm.acompletion` replaying the very requests of the
-  12-match run (same bodies, same count) with as many in flight as the arena had on average: its
-  CPU ms per call, and the arena's CPU per call as a multiple of it.
+  with `[llm] litellm_path = "direct"` (the default) and, for comparison, "acompletion";
+- the references, in the same run: bare `litellm.acompletion`, and bare `arena.wire.send` on the
+  direct path, each replaying the very requests of the 12-match run (same bodies, same count) with
+  as many in flight as the arena had on average: CPU ms per call, and the arena's CPU per call as
+  a multiple of bare acompletion's.
 
 Run: .venv/bin/python benchmarks/runner.py [LATENCY_S ...]   (default: 0.1 0.25)
 """
@@ -81,8 +83,9 @@ def serve(latency, ports, commands, bodies) -> None:
             server.clear()
 
 
-def workspace(path: Path, api_base: str, matches: int):
+def workspace(path: Path, api_base: str, matches: int, litellm_path: str):
     toml = ["[arena]", "judge_runs = 3", "[llm]", "cache = false", "max_concurrency = 256",
+            f'litellm_path = "{litellm_path}"',
             "[search]", 'provider = "offline"']
     for k, name in enumerate(ENTRIES):
         toml += ["[[entries]]", f'name = "{name}"', 'debater = "agent4debate"', f'model = "{MODEL}"',
@@ -100,9 +103,10 @@ def workspace(path: Path, api_base: str, matches: int):
     return ws
 
 
-def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: int) -> dict:
+def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: int,
+          litellm_path: str = "direct") -> dict:
     """One run: wall seconds, CPU seconds playing, LLM calls; every match must be done."""
-    ws = workspace(path, api_base, matches)
+    ws = workspace(path, api_base, matches, litellm_path)
     try:
         wall = time.perf_counter()
         result = runner.run(ws, concurrency=concurrency, workers=workers, progress=lambda line: None)
@@ -115,15 +119,22 @@ def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: in
         ws.close()
 
 
-def bare(api_base: str, bodies: list[dict], in_flight: int) -> dict:
-    """litellm.acompletion alone replaying bodies, in_flight at a time: wall and CPU seconds, calls."""
+def bare(api_base: str, bodies: list[dict], in_flight: int, path: str) -> dict:
+    """One path alone replaying bodies, in_flight at a time: wall and CPU seconds, calls.
+    "acompletion": litellm.acompletion as a user would call it; "direct": arena.wire.send."""
     import litellm
+
+    from arena.wire import send
 
     async def call(body: dict, gate: asyncio.Semaphore) -> None:
         extra = {k: body[k] for k in ("max_tokens", "temperature", "top_p", "response_format") if k in body}
         async with gate:
-            await litellm.acompletion(model=f"openai/{body['model']}", api_base=api_base, api_key="no-key-needed",
-                                      messages=body["messages"], num_retries=0, max_retries=0, **extra)
+            if path == "direct":
+                await send(f"openai/{body['model']}", body["messages"], extra, api_base=api_base, timeout_s=60)
+            else:
+                await litellm.acompletion(model=f"openai/{body['model']}", api_base=api_base,
+                                          api_key="no-key-needed", messages=body["messages"], num_retries=0,
+                                          max_retries=0, **extra)
 
     async def replay() -> None:
         gate = asyncio.Semaphore(in_flight)
@@ -162,35 +173,41 @@ def main() -> None:
 
         with tempfile.TemporaryDirectory() as scratch:
             root = Path(scratch)
-            timed(root / "warm-up", api_base, 1, 1, 1)  # litellm's import and first-call set-up
+            timed(root / "warm-up", api_base, 1, 1, 1)
+            timed(root / "warm-up-acompletion", api_base, 1, 1, 1, "acompletion")  # litellm's import and first-call set-up
             for k, seconds in enumerate(latencies):
                 latency.value = seconds
                 one = min(timed(root / f"one-{k}-{r}", api_base, 1, 1, 1)["wall"] for r in range(2))
                 runs = {}
-                for workers in (1, 2):
+                for path, workers in (("direct", 1), ("direct", 2), ("acompletion", 1), ("acompletion", 2)):
                     recorded()  # forget earlier requests
-                    runs[workers] = timed(root / f"many-{k}-{workers}", api_base, MATCHES, MATCHES, workers)
+                    runs[path, workers] = timed(root / f"many-{k}-{path}-{workers}", api_base, MATCHES, MATCHES,
+                                                workers, path)
                     sent = recorded()
-                    assert len(sent) == runs[workers]["calls"], (len(sent), runs[workers]["calls"])
-                mean_in_flight = max(1, round(runs[1]["calls"] * seconds / runs[1]["wall"]))
-                reference = bare(api_base, sent, mean_in_flight)
-                rows.append((seconds, one, runs, reference, mean_in_flight))
+                    assert len(sent) == runs[path, workers]["calls"], (len(sent), runs[path, workers]["calls"])
+                first = runs["direct", 1]
+                mean_in_flight = max(1, round(first["calls"] * seconds / first["wall"]))
+                references = {path: bare(api_base, sent, mean_in_flight, path) for path in ("acompletion", "direct")}
+                rows.append((seconds, one, runs, references, mean_in_flight))
     finally:
         commands.put("stop")
         server.join(timeout=10)
     start_up = start_up_cpu()
 
     print(f"{MATCHES} agent4debate matches (max_reviews 1), debatrix judge R = 3, {MODEL} on a loopback server")
-    print(f"{'latency':>8} {'1 match':>8} {'workers':>7} {MATCHES:>3} matches {'ratio':>6} {'calls':>6} "
-          f"{'calls/s':>8} {'CPU ms/call':>11} {'bare litellm':>12} {'arena/bare':>10}")
-    for seconds, one, runs, reference, in_flight in rows:
-        bare_ms = reference["cpu"] / reference["calls"] * 1000
-        for workers, r in runs.items():
+    print(f"{'latency':>8} {'1 match':>8} {'litellm_path':>12} {'workers':>7} {MATCHES:>3} matches {'ratio':>6} "
+          f"{'calls':>6} {'calls/s':>8} {'CPU ms/call':>11} {'bare acompletion':>16} {'arena/bare':>10}")
+    for seconds, one, runs, references, in_flight in rows:
+        bare_ms = references["acompletion"]["cpu"] / references["acompletion"]["calls"] * 1000
+        for (path, workers), r in runs.items():
             ms = r["cpu"] / r["calls"] * 1000
-            print(f"{seconds * 1000:6.0f}ms {one:7.2f}s {workers:7d} {r['wall']:10.2f}s {r['wall'] / one:5.2f}x "
-                  f"{r['calls']:6d} {r['calls'] / r['wall']:8.1f} {ms:11.2f} {bare_ms:11.2f} {ms / bare_ms:9.2f}x")
-        print(f"{'':>8} bare litellm replay: {reference['calls']} calls, {in_flight} in flight, "
-              f"{reference['wall']:.2f}s, {reference['calls'] / reference['wall']:.1f} calls/s")
+            print(f"{seconds * 1000:6.0f}ms {one:7.2f}s {path:>12} {workers:7d} {r['wall']:10.2f}s "
+                  f"{r['wall'] / one:5.2f}x {r['calls']:6d} {r['calls'] / r['wall']:8.1f} {ms:11.2f} "
+                  f"{bare_ms:15.2f} {ms / bare_ms:9.2f}x")
+        for path, reference in references.items():
+            print(f"{'':>8} bare {path} replay: {reference['calls']} calls, {in_flight} in flight, "
+                  f"{reference['wall']:.2f}s, {reference['calls'] / reference['wall']:.1f} calls/s, "
+                  f"{reference['cpu'] / reference['calls'] * 1000:.2f} CPU ms/call")
     print(f"(1 match at --concurrency 1; {MATCHES} at --concurrency {MATCHES}; target: ratio at most 1.3x with 2 "
           f"workers at 250 ms, CPU at most 8 ms per call)")
     print(f"start-up CPU per worker process (imports; not in CPU ms/call above): {start_up:.2f}s")

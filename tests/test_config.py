@@ -218,6 +218,8 @@ BAD = [
                  id="max-concurrency-0"),
     pytest.param('[llm]\nretries = -1\n', "llm.retries", 2, "at least 0", id="retries-negative"),
     pytest.param('[llm]\ntimeout_s = 0\n', "llm.timeout_s", 2, "above 0", id="timeout-0"),
+    pytest.param('[llm]\nlitellm_path = "sdk"\n', "llm.litellm_path", 2, "'direct' or 'acompletion'",
+                 id="litellm-path-unknown"),
     pytest.param('[search]\nprovider = "bing"\n', "search.provider", 2, "'tavily' or 'offline'",
                  id="provider-bing"),
     pytest.param('[search]\nmax_results = 50\n', "search.max_results", 2, "from 1 to 20", id="max-results-50"),

@@ -14,11 +14,12 @@ from arena.app.progress import Progress
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
-from arena.llm import LLMGateway, ModelRef, preload
+from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
 from arena.store import now
+from arena.wire import preload
 from arena.workspace import Workspace
 
 T = TypeVar("T")

@@ -46,7 +46,7 @@ def work(path: str, channel, options: dict) -> None:
     signal.signal(signal.SIGINT, signal.default_int_handler)  # started ignored (fan_out); the parent's SIGINT stops us
     from arena.app.commands import open_workspace
     from arena.app.runner import Arena, play_claimed
-    from arena.llm import forget_clients
+    from arena.wire import forget_clients
 
     forget_clients()  # forked: the parent's HTTP clients are not ours to use
 
