@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Callable, Mapping
 
 from arena import transcript
-from arena.fitting import Material
-
+from arena.fitting import Cut, Material
 from arena.llm import LLMCallError
 from arena.params import Param, between, resolve
 from arena.protocol import LLMHandle
@@ -35,15 +34,23 @@ class JudgeView:
 
     motion: Motion
     speeches: tuple[Speech, ...]
+    independent_openings: bool = True  # the arena's protocol; a benchmark's debates may have other rules
 
     def material(self, prompt: Callable[[str], str]) -> Material:
         """A prompt built around this debate's transcript, fitted to a window by shortening the oldest speeches."""
-        return Material(lambda cut: prompt(transcript.render(self.speeches, cut=cut)),
-                        speeches=transcript.words(self.speeches))
+        return Material(lambda cut: prompt(self.transcript(cut)), speeches=transcript.words(self.speeches))
+
+    def transcript(self, cut: Cut = Cut(), *, only: int | None = None) -> str:
+        """The debate as a judge reads it (arena.transcript); only: just the speech of that index, numbered as
+        in the whole debate."""
+        speeches = self.speeches if only is None else self.speeches[only:only + 1]
+        return transcript.render(speeches, cut=cut, start=1 if only is None else only + 1,
+                                 independent_openings=self.independent_openings)
 
     def swapped(self) -> "JudgeView":
-        """The same debate with the PRO and CON labels exchanged."""
-        return JudgeView(self.motion, tuple(replace(s, side=SWAP[s.side]) for s in self.speeches))
+        """The same debate with the PRO and CON labels exchanged everywhere it is read: the speeches' labels,
+        and so the speaking order the transcript states."""
+        return replace(self, speeches=tuple(replace(s, side=SWAP[s.side]) for s in self.speeches))
 
 
 @dataclass(frozen=True)

@@ -69,8 +69,12 @@ class JudgeSpec:
 
 @dataclass(frozen=True)
 class Reference:
+    """A source a speech cites: as [number] in its text (0: its place in the speech's list, from 1)."""
+
     title: str
     url: str
+    text: str = ""  # what the source says (a search result's content): judges check citations against it
+    number: int = 0
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from contextlib import contextmanager
+from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -309,7 +310,7 @@ class Store:
                 self.conn.execute(
                     "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?,?)",
                     (match_id, seq, s.stage, s.side, s.text,
-                     json.dumps([{"title": r.title, "url": r.url} for r in s.references]),
+                     json.dumps([asdict(r) for r in s.references]),
                      json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at,
                      int(s.cut)),
                 )
@@ -484,7 +485,9 @@ def _iso(seconds: float) -> str:
 
 
 def _speech(r: sqlite3.Row) -> Speech:
-    refs = tuple(Reference(x["title"], x["url"]) for x in json.loads(r["refs"]))
+    # Speeches stored before references had text and numbers read without them.
+    refs = tuple(Reference(x["title"], x["url"], x.get("text", ""), x.get("number", 0))
+                 for x in json.loads(r["refs"]))
     return Speech(r["stage"], r["side"], r["text"], refs, r["started_at"], r["finished_at"],
                   {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()}, bool(r["cut"]))
 

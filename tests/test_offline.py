@@ -49,14 +49,15 @@ def test_structured_answers_satisfy_their_schema():
         jsonschema.validate(json.loads(text), schema)
 
 
-def debate(pro: float, con: float) -> str:
+def debate(pro: float, con: float, *, swap: bool = False) -> str:
     speeches = []
     for stage, order in (("constructive", "pc"), ("rebuttal", "pc"), ("summary", "cp")):
         for letter in order:
             side, strength = ("pro", pro) if letter == "p" else ("con", con)
             text = offline.respond(f"offline/{side}", strength, PROMPT, role="writer", stage=stage)[0]
             speeches.append(Speech(stage, side, text))
-    return "Motion: Cities should ban private cars\n\n" + transcript.render(speeches) + "\nDecide. Evidence matters."
+    return ("Motion: Cities should ban private cars\n\n" + transcript.render(speeches, swap=swap)
+            + "\nDecide. Evidence matters.")
 
 
 def test_simulated_verdicts_follow_bradley_terry_on_the_transcript():
@@ -74,7 +75,7 @@ def test_simulated_verdicts_follow_bradley_terry_on_the_transcript():
 def test_the_judge_reads_labels_not_positions():
     """Swapping the labels of the same transcript swaps the favourite."""
     schema = verdict_schema()
-    text = debate(1.0, -1.0).replace("[PRO ·", "[TMP ·").replace("[CON ·", "[PRO ·").replace("[TMP ·", "[CON ·")
+    text = debate(1.0, -1.0, swap=True)
     pro_wins = sum(json.loads(offline.respond("offline/j", 0.0, [{"role": "user", "content": text}],
                                               schema=schema, sample=r)[0])["overall"] == "pro" for r in range(200))
     assert pro_wins < 60

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
-
+from arena import transcript
 from arena.app import commands as app, runner, shapes
 
 
@@ -68,7 +68,7 @@ def test_judges_see_sides_only_as_pro_and_con(tmp_path, fake_llm):
         # Speech texts name the model they came from (see debate_responder), so strip those first.
         visible = re.sub(r"SPEECH<[^>]*>", "", prompt)
         assert "zebra" not in visible and "yak" not in visible
-        assert "[PRO · constructive]" in prompt and "[CON · summary]" in prompt
+        assert [(stage, side) for side, stage, _ in transcript.split(prompt)] == ORDER
 
 
 def test_judge_runs_are_distinct_samples_and_score_the_match(tmp_path, fake_llm):
@@ -89,8 +89,12 @@ def test_swap_sides_option_relabels_odd_runs_and_maps_back(tmp_path, fake_llm):
     prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests if r.body.get("response_format")][:3]
     pro_text = next(s.text for s in ws.store.match(match_id).speeches if (s.stage, s.side) == ("constructive", "pro"))
     # Run 1 (odd) shows Pro's constructive under the CON label.
-    labelled = [re.search(r"\[(PRO|CON) · constructive\]\n" + re.escape(pro_text), p).group(1) for p in prompts]
-    assert sorted(labelled) == ["CON", "PRO", "PRO"]
+    labelled = [next(side for side, stage, body in transcript.split(p) if body == pro_text) for p in prompts]
+    assert sorted(labelled) == ["con", "pro", "pro"]
+    # The speaking order the swapped run is told matches its blocks: Pro's opening, relabelled, comes first.
+    swapped = next(p for p, side in zip(prompts, labelled) if side == "con")
+    assert "Speaking order: 1. CON constructive, 2. PRO constructive, 3. CON rebuttal, 4. PRO rebuttal, " \
+           "5. PRO summary, 6. CON summary." in swapped
     # The fake judge always answers "pro" for the label it saw; the swapped run becomes a Con win.
     overall = sorted(v.overall for v in ws.store.match(match_id).verdicts)
     assert overall == ["con", "pro", "pro"]

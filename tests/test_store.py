@@ -29,3 +29,29 @@ def test_a_newer_schema_is_refused(tmp_path):
     conn.close()
     with pytest.raises(ArenaError, match="newer"):
         Store(tmp_path / "arena.db")
+
+
+def test_references_keep_their_number_and_source_text_and_older_rows_still_load(tmp_path):
+    from arena.app import commands as app
+    from arena.app.shapes import match_json
+    from arena.claims import Holder
+    from arena.records import Reference, Speech
+    from arena.workspace import init_workspace
+
+    init_workspace(tmp_path / "ws", '[[entries]]\nname = "a"\ndebater = "direct"\nmodel = "offline/a"\n'
+                                    '[[entries]]\nname = "b"\ndebater = "direct"\nmodel = "offline/b"\n')
+    ws = app.open_workspace(tmp_path / "ws")
+    [match_id] = ws.store.add_tournament("t", 0, {}, [(ws.store.motion_ids()[0], "a", "b")])
+    holder = Holder.here()
+    assert ws.store.claim_match(holder, only=match_id) == match_id
+    cited = (Reference("Report", "https://example.org/r", "Injuries fell by a third.", 7),)
+    ws.store.commit_match(match_id, [Speech("constructive", "pro", "Injuries fell [7].", cited)], [], [], True,
+                          holder)
+
+    assert ws.store.match(match_id).speeches[0].references == cited
+    assert match_json(ws.store.match(match_id))["speeches"][0]["references"] == [
+        {"title": "Report", "url": "https://example.org/r", "text": "Injuries fell by a third.", "number": 7}]
+    # A speech stored before references had text and numbers reads with neither.
+    ws.store.conn.execute("UPDATE speeches SET refs = ?", ('[{"title": "Old", "url": "https://example.org/o"}]',))
+    assert ws.store.match(match_id).speeches[0].references == (Reference("Old", "https://example.org/o"),)
+    ws.close()

@@ -311,7 +311,7 @@ def _match_text(data: dict) -> None:
     for s in data["speeches"]:
         click.echo(f"\n--- {s['stage']} · {s['side'].upper()} ---\n{s['text']}")
         for k, ref in enumerate(s["references"], start=1):
-            click.echo(f"  [{k}] {ref['title']} <{ref['url']}>")
+            click.echo(f"  [{ref.get('number') or k}] {ref['title']} <{ref['url']}>")
     for v in data["verdicts"]:
         click.echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
                    f"{v.get('error') or v['rationale']}")
@@ -447,7 +447,8 @@ def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: P
 @format_option
 @workspace_option
 def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
-    """Score a judge against human labels: DATASET is a JSONL file or a folder (see README, Judge benchmarks)."""
+    """Score a judge against human labels: DATASET is a JSONL file, a folder, or PanelBench's DebateArt folder
+    (see README, Judge statistics and benchmarks)."""
     from arena.app import commands as app
 
     result = app.judge_bench(_open(workspace), dataset, judge_name, concurrency=concurrency,
@@ -461,6 +462,12 @@ def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, work
     # Rows: the human label; columns: the judge's outcome.
     _table([{"human/judge": label, **counts} for label, counts in result["confusion"].items()],
            ["human/judge", "pro", "con", "tie"])
+    if "dimensions" in result:
+        click.echo()
+        _table([{"dimension": name, "judged as": d["judge_dimension"] or "(not judged)", "items": d["items"],
+                 "judged": d["judged"], "failed": d["failed"], "accuracy": _num(d["accuracy"], 3),
+                 "kappa": _num(d["kappa"], 3)} for name, d in result["dimensions"].items()],
+               ["dimension", "judged as", "items", "judged", "failed", "accuracy", "kappa"])
 
 
 def _num(value, digits: int) -> str:
