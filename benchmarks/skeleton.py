@@ -4,7 +4,8 @@ Each figure is printed beside a reference measured in the same run:
   1. `arena --help` vs `python -c "import litellm"` — the lazy import keeps commands fast;
   2. `arena demo` (60 simulated matches, end to end) vs the one-minute budget;
   3. N gateway calls to a loopback OpenAI-compatible server with 20 ms latency, cold vs
-     answered from the workspace cache (a resumed run).
+     answered from the workspace cache (a resumed run), and cold on [llm] litellm_path
+     "direct" (the default) vs "acompletion".
 
 Run: .venv/bin/python benchmarks/skeleton.py
 """
@@ -39,8 +40,8 @@ def wall(cmd: list[str], repeat: int = 3) -> float:
     return best
 
 
-def gateway_calls(store: Store, api_base: str) -> float:
-    gateway = LLMGateway(LLMSettings(max_concurrency=16), store)
+def gateway_calls(store: Store, api_base: str, path: str = "direct") -> float:
+    gateway = LLMGateway(LLMSettings(max_concurrency=16, litellm_path=path), store)
     ref = ModelRef("openai/bench", api_base)
 
     async def main():
@@ -72,6 +73,9 @@ def main() -> None:
         assert len(server.requests) == CALLS, "the second pass must come entirely from the cache"
         print(f"{CALLS} calls, cold      {cold:6.2f} s   from cache      {warm:6.2f} s   ratio {cold / warm:5.1f}x"
               f"   (server saw {len(server.requests)} requests)")
+        other = gateway_calls(Store(Path(tmp) / "acompletion.db"), server.api_base, "acompletion")
+        print(f"{CALLS} calls, cold      {cold:6.2f} s   acompletion     {other:6.2f} s   ratio {other / cold:5.1f}x"
+              f"   ([llm] litellm_path direct vs acompletion)")
 
 
 if __name__ == "__main__":

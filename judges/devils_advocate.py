@@ -1,14 +1,15 @@
 """The `devils_advocate` judge (DEBATE): a Scorer's verdict is reviewed by a Critic playing devil's advocate.
 
-The Scorer reads the transcript and gives a scored verdict; the Critic checks it against the
-transcript and answers NO_ISSUE or lists issues; the Scorer revises given the critique; and so on,
-until the Critic answers NO_ISSUE or has reviewed `iterations` times. The Scorer's last verdict
-stands, unless `tiebreaker` is on and the Critic never accepted: then a tie-breaker reads the
-standoff and gives the final verdict.
+DEBATE's Algorithm 1: the Scorer reads the transcript and gives a scored verdict; then, up to
+`iterations` times, the Critic reviews the current verdict and answers NO_ISSUE or lists issues,
+and every critique that is not NO_ISSUE is answered by a Scorer revision. So the loop makes at most
+1 + 2 × iterations calls, and the last objection is always acted on. If the Critic accepted, that
+verdict stands; otherwise the Scorer's last revision stands, or, with `tiebreaker` on, a
+tie-breaker reads the whole dialogue (every verdict and critique, in order) and decides.
 
 DEBATE's Commander is this module's code, not a model: agents keep no memory between calls, so
-the Commander composes each prompt from what the panel has said so far (the verdict under review,
-the last critique) and decides when the loop stops.
+the Commander composes each prompt from what the panel has said so far and decides when the
+loop stops.
 """
 from __future__ import annotations
 
@@ -50,11 +51,14 @@ def scored_verdict_schema(overall_ties: bool) -> dict:
 class DevilsAdvocateJudge(BaseJudge):
     OPTIONS = {
         "overall_ties": Param(False, (bool,), "may the overall verdict be a tie"),
-        "intensity": Param("moderate", (str,), "how hard the critic argues against the verdict",
+        # DEBATE's critic criticises as much as it can; the milder ones are the paper's persona ablation.
+        "intensity": Param("strict", (str,), "how hard the critic argues against the verdict",
                            lambda v: v in INTENSITIES, "one of " + ", ".join(INTENSITIES)),
-        "iterations": Param(3, (int,), "most critic reviews before the scorer's last verdict stands",
-                            between(1, 10), "an integer from 1 to 10"),
-        "tiebreaker": Param(False, (bool,), "a tie-breaker decides when the critic never accepts the verdict"),
+        "iterations": Param(3, (int,), "most critic reviews n; each objection, the last included, is answered by "
+                                       "a scorer revision (at most 1 + 2n calls)", between(1, 10),
+                            "an integer from 1 to 10"),
+        "tiebreaker": Param(False, (bool,), "a tie-breaker reads the whole dialogue and decides when the critic "
+                                            "never accepts a verdict"),
     }
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
@@ -68,29 +72,28 @@ class DevilsAdvocateJudge(BaseJudge):
                                         params={"temperature": self.options["temperature"]})
             return answer.data
 
-        async def review(verdict: dict, previous: dict | None) -> dict:
-            return await ask("critic", CRITIQUE_SCHEMA, intensity=self.options["intensity"],
-                             verdict=describe_verdict(verdict),
-                             previous_critique=describe_critique(previous) if previous else "")
-
         verdict = await ask("scorer", schema, previous="", critique="")
-        critique = await review(verdict, None)
-        reviews = 1
-        while critique["status"] != NO_ISSUE and reviews < self.options["iterations"]:
+        dialogue = [("Scorer: verdict 1", describe_verdict(verdict))]  # what the tie-breaker reads
+        critique: dict | None = None
+        for review in range(1, self.options["iterations"] + 1):
+            critique = await ask("critic", CRITIQUE_SCHEMA, intensity=self.options["intensity"],
+                                 verdict=describe_verdict(verdict),
+                                 previous_critique=describe_critique(critique) if critique else "")
+            dialogue.append((f"Critic: review {review}, of verdict {review}", describe_critique(critique)))
+            if critique["status"] == NO_ISSUE:
+                break
             verdict = await ask("scorer", schema, previous=describe_verdict(verdict),
                                 critique=describe_critique(critique))
-            critique = await review(verdict, critique)
-            reviews += 1
+            dialogue.append((f"Scorer: verdict {review + 1}, revised after review {review}", describe_verdict(verdict)))
 
-        count = f"{reviews} review{'s' if reviews > 1 else ''}"
+        count = f"{review} review{'s' if review > 1 else ''}"
         if critique["status"] == NO_ISSUE:
             note = f"Accepted by the critic after {count}."
         elif self.options["tiebreaker"]:
-            verdict = await ask("tiebreaker", schema, verdict=describe_verdict(verdict),
-                                critique=describe_critique(critique))
-            note = f"The critic still objected after {count}; a tie-breaker decided."
+            verdict = await ask("tiebreaker", schema, dialogue=dialogue)
+            note = f"The critic still objected after {count}; a tie-breaker read the whole dialogue and decided."
         else:
-            note = f"The critic still objected after {count}; the scorer's last verdict stands."
+            note = f"The critic still objected after {count}; the scorer's revision after the last review stands."
         return Decision(verdict["overall"], {d: verdict[d] for d in DIMENSIONS}, f"{verdict['rationale']}\n\n({note})")
 
 

@@ -84,11 +84,14 @@ def test_the_kind_is_registered():
 
 @pytest.mark.parametrize("statuses, options, agents, note", [
     (("NO_ISSUE",), {"tiebreaker": True}, ["scorer", "critic"], "Accepted by the critic after 1 review."),
-    (("ISSUES", "NO_ISSUE"), {}, ["scorer", "critic"] * 2, "Accepted by the critic after 2 reviews."),
-    (("ISSUES",), {"iterations": 2}, ["scorer", "critic"] * 2,
-     "The critic still objected after 2 reviews; the scorer's last verdict stands."),
-    (("ISSUES",), {"iterations": 1}, ["scorer", "critic"],
-     "The critic still objected after 1 review; the scorer's last verdict stands."),
+    (("ISSUES", "NO_ISSUE"), {}, ["scorer", "critic", "scorer", "critic"], "Accepted by the critic after 2 reviews."),
+    (("ISSUES", "ISSUES", "NO_ISSUE"), {"iterations": 3}, ["scorer"] + ["critic", "scorer"] * 2 + ["critic"],
+     "Accepted by the critic after 3 reviews."),
+    # The last objection is acted on too: n reviews, each answered by a revision (Algorithm 1).
+    (("ISSUES",), {"iterations": 2}, ["scorer"] + ["critic", "scorer"] * 2,
+     "The critic still objected after 2 reviews; the scorer's revision after the last review stands."),
+    (("ISSUES",), {"iterations": 1}, ["scorer", "critic", "scorer"],
+     "The critic still objected after 1 review; the scorer's revision after the last review stands."),
 ])
 def test_the_loop_stops_at_no_issue_or_after_the_iterations(fake_llm, statuses, options, agents, note):
     panel = Panel(statuses)
@@ -101,23 +104,55 @@ def test_the_loop_stops_at_no_issue_or_after_the_iterations(fake_llm, statuses, 
     assert all(body["temperature"] == 0.3 for body in fake_llm.bodies)
 
 
+@pytest.mark.parametrize("iterations", [1, 3, 10])
+def test_n_iterations_of_objections_cost_one_plus_two_n_calls(fake_llm, iterations):
+    panel = Panel(("ISSUES",))
+    judge_once(fake_llm, panel, iterations=iterations)
+    assert len(fake_llm.requests) == 1 + 2 * iterations
+    assert panel.agents == ["scorer"] + ["critic", "scorer"] * iterations
+
+
+def test_every_objection_including_the_last_is_answered_by_a_revision(fake_llm):
+    panel = Panel(("ISSUES",))
+    judge_once(fake_llm, panel, iterations=3)
+    first, *revisions = panel.prompts["scorer"]
+    assert "CRITIC" not in first
+    for k, revision in enumerate(revisions, 1):  # revision k answers critique k, of verdict k
+        assert f"- CRITIC{k}-ISSUE" in revision and f"CRITIC{k}-ASSESSMENT" in revision
+        assert f"Rationale: SCORER{k}-RATIONALE" in revision
+    assert len(revisions) == 3
+
+
 def test_a_tiebreaker_decides_when_the_critic_never_accepts(fake_llm):
     panel = Panel(("ISSUES",))
     result = judge_once(fake_llm, panel, iterations=2, tiebreaker=True)
-    assert panel.agents == ["scorer", "critic", "scorer", "critic", "tiebreaker"]
-    assert (result.overall, result.dimensions["argument"]) == ("pro", "pro")  # the tie-breaker's, not SCORER2's con
+    assert panel.agents == ["scorer", "critic", "scorer", "critic", "scorer", "tiebreaker"]
+    assert (result.overall, result.dimensions["argument"]) == ("pro", "pro")  # the tie-breaker's, not SCORER3's con
     assert result.rationale == ("TIEBREAKER-RATIONALE\n\n"
-                                "(The critic still objected after 2 reviews; a tie-breaker decided.)")
+                                "(The critic still objected after 2 reviews; a tie-breaker read the whole dialogue "
+                                "and decided.)")
+
+
+def test_the_tiebreaker_reads_every_verdict_and_critique_in_order(fake_llm):
+    panel = Panel(("ISSUES",))
+    judge_once(fake_llm, panel, iterations=3, tiebreaker=True)
     [prompt] = panel.prompts["tiebreaker"]
     assert transcript.render(VIEW.speeches) in prompt
-    assert "Rationale: SCORER2-RATIONALE" in prompt and "Overall winner: CON" in prompt
-    assert "CRITIC2-ISSUE" in prompt and "CRITIC2-ASSESSMENT" in prompt
-    assert "SCORER1" not in prompt and "CRITIC1" not in prompt  # only the standoff, not the whole history
+    dialogue = ["SCORER1-RATIONALE", "CRITIC1-ASSESSMENT", "CRITIC1-ISSUE", "SCORER2-RATIONALE", "CRITIC2-ASSESSMENT",
+                "CRITIC2-ISSUE", "SCORER3-RATIONALE", "CRITIC3-ASSESSMENT", "CRITIC3-ISSUE", "SCORER4-RATIONALE"]
+    positions = [prompt.find(mark) for mark in dialogue]
+    assert -1 not in positions and positions == sorted(positions), dict(zip(dialogue, positions))
+    assert prompt.count("Overall winner: PRO") == 1 and prompt.count("Overall winner: CON") == 3
+    labels = re.findall(r"^\[((?:Scorer|Critic): .+)\]$", prompt, re.MULTILINE)
+    assert labels == ["Scorer: verdict 1", "Critic: review 1, of verdict 1",
+                      "Scorer: verdict 2, revised after review 1", "Critic: review 2, of verdict 2",
+                      "Scorer: verdict 3, revised after review 2", "Critic: review 3, of verdict 3",
+                      "Scorer: verdict 4, revised after review 3"]
 
 
 def test_the_revising_scorer_sees_its_previous_verdict_and_the_critique(fake_llm):
     panel = Panel(("ISSUES",))
-    judge_once(fake_llm, panel, iterations=2)
+    judge_once(fake_llm, panel, iterations=1)
     first, revision = panel.prompts["scorer"]
     assert transcript.render(VIEW.speeches) in first and transcript.render(VIEW.speeches) in revision
     assert "Rationale: SCORER1-RATIONALE" in revision
@@ -151,7 +186,7 @@ def test_each_intensity_words_the_critic_differently(fake_llm):
         panel = Panel(("NO_ISSUE",))
         judge_once(fake_llm, panel, **({"intensity": intensity} if intensity else {}))
         prompts[intensity] = panel.prompts["critic"][0]
-    assert prompts.pop(None) == prompts["moderate"]  # the default
+    assert prompts.pop(None) == prompts["strict"]  # the default: DEBATE's critic criticises as much as it can
     assert len(set(prompts.values())) == 4
     for intensity, prompt in prompts.items():
         assert [phrase in prompt for phrase in WORDING.values()] == [i == intensity for i in WORDING]
@@ -184,9 +219,8 @@ def test_a_malformed_critique_becomes_a_failed_verdict(fake_llm):
 def test_swapped_runs_are_mapped_back(fake_llm, run, overall):
     panel = Panel(("NO_ISSUE",))
     result = judge_once(fake_llm, panel, run=run, swap_sides=True)
-    shown = "CON" if run else "PRO"  # the label the original pro side's speech was read under
-    assert f"[{shown} · constructive]\nSPEECH<pro|constructive>" in panel.prompts["scorer"][0]
-    assert f"[{shown} · constructive]\nSPEECH<pro|constructive>" in panel.prompts["critic"][0]
+    read = transcript.render((VIEW.swapped() if run else VIEW).speeches)  # odd runs read the labels exchanged
+    assert read in panel.prompts["scorer"][0] and read in panel.prompts["critic"][0]
     # The scorer said PRO/tie/CON for the labels it saw.
     assert (result.overall, result.dimensions) == (overall, {"argument": overall, "source": "tie",
                                                              "language": "pro" if run else "con"})
@@ -207,9 +241,13 @@ def test_offline_the_much_stronger_side_wins_and_every_run_ends_within_the_cap()
         roles = [m["role"] for m in log.messages]
         critiques = [json.loads(m["response"]) for m in log.messages if m["role"] == "critic"]
         assert not result.failed and 1 <= len(critiques) <= 3
-        assert roles[:2 * len(critiques)] == ["scorer", "critic"] * len(critiques)
         accepted = critiques[-1]["status"] == "NO_ISSUE"
-        assert roles[2 * len(critiques):] == ([] if accepted else ["tiebreaker"])
+        # Every objection is followed by a revision; only a standoff after the last review goes to the tie-breaker.
+        expected = ["scorer"]
+        for critique in critiques:
+            expected += ["critic"] if critique["status"] == "NO_ISSUE" else ["critic", "scorer"]
+        assert roles == expected + ([] if accepted else ["tiebreaker"])
+        assert accepted or len(critiques) == 3
         wins += result.overall == "pro"
         reviews.append(len(critiques))
     assert wins >= 24

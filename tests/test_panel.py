@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from arena import offline
+from arena import offline, transcript
 from arena.config import LLMSettings
 from arena.errors import UserError
 from arena.llm import LLMGateway, ModelRef
@@ -33,14 +33,14 @@ MODEL = "openai/zebra-judge-model"  # a name no prompt may contain
 
 
 class FakePanel:
-    """Answers each referee as itself (found by its persona in the prompt) and keeps every prompt it got.
+    """Answers each referee as itself (found by the number its profile gives it) and keeps every prompt it got.
 
     Discussion messages are "MSG<r{referee},t{turn}>", summaries "SUMMARY<t{turn}>", so a prompt's
     MSG/SUMMARY marks say exactly which earlier messages its caller was shown.
     """
 
-    def __init__(self, personas=PERSONAS[:3], votes=None, malformed=False):
-        self.personas, self.votes, self.malformed = personas, votes or {}, malformed
+    def __init__(self, votes=None, malformed=False):
+        self.votes, self.malformed = votes or {}, malformed
         self.said: dict[tuple[int, int], str] = {}  # (referee, turn) -> discussion prompt
         self.voted: dict[int, str] = {}  # referee -> verdict prompt
         self.summarized: dict[int, str] = {}  # turn -> summarizer prompt
@@ -48,13 +48,13 @@ class FakePanel:
 
     def __call__(self, body: dict) -> str:
         prompt = body["messages"][0]["content"]
-        callers = [r for r, persona in enumerate(self.personas, 1) if persona in prompt]
+        caller = re.search(r"^You are Referee (\d+)", prompt, re.MULTILINE)
         with self.lock:
-            if not callers:  # the summarizer is the one caller without a persona
-                (turn,) = {t for _, t in heard(prompt)}
+            if caller is None:  # the summarizer is the one caller that is not a referee
+                turn = int(re.search(r"turn (\d+) of \d+ has just ended", prompt).group(1))
                 self.summarized[turn] = prompt
                 return f"SUMMARY<t{turn}> The referees disagree about the coastguard clash."
-            (referee,) = callers
+            referee = int(caller.group(1))
             if body.get("response_format"):
                 self.voted[referee] = prompt
                 return "{not json" if self.malformed else json.dumps(self.votes.get(referee, VERDICT))
@@ -99,24 +99,32 @@ def test_simultaneous_talk_shows_only_earlier_turns(fake_llm):
     assert all(heard(prompt) == ALL for prompt in panel.voted.values()) and len(panel.voted) == 3
 
 
-def test_the_summarizer_condenses_each_turn_and_replaces_its_messages(fake_llm):
+def test_the_summarizer_condenses_the_whole_discussion_so_far_and_replaces_its_messages(fake_llm):
     panel = FakePanel()
-    judge_once(fake_llm, panel, strategy="simultaneous_talk_with_summarizer")
-    assert sorted(panel.summarized) == [1, 2]
-    for turn, prompt in panel.summarized.items():
-        assert heard(prompt) == {(1, turn), (2, turn), (3, turn)}
+    judge_once(fake_llm, panel, strategy="simultaneous_talk_with_summarizer", turns=3)
+    assert sorted(panel.summarized) == [1, 2, 3]
+    for turn, prompt in panel.summarized.items():  # ChatEval's buffer keeps every turn's messages
+        assert heard(prompt) == {(r, t) for r in (1, 2, 3) for t in range(1, turn + 1)}, turn
+        assert "SUMMARY<" not in prompt
+    third = panel.summarized[3]
+    marks = [third.index(f"MSG<r{r},t{t}>") for t in (1, 2, 3) for r in (1, 2, 3)]
+    assert marks == sorted(marks)  # oldest first
+    for r, name in enumerate(("debate adjudicator", "research librarian", "communication coach"), 1):
+        assert f"[Referee {r} ({name}) · turn 1]\nMSG<r{r},t1>" in third
     for referee in (1, 2, 3):
         assert "SUMMARY<" not in panel.said[referee, 1]
-        second = panel.said[referee, 2]
-        assert "SUMMARY<t1>" in second and heard(second) == set()
+        assert "SUMMARY<t1>" in panel.said[referee, 2] and heard(panel.said[referee, 2]) == set()
+        third_turn = panel.said[referee, 3]
+        assert "SUMMARY<t1>" in third_turn and "SUMMARY<t2>" in third_turn and heard(third_turn) == set()
+        assert "[Clerk's summary of the whole discussion up to the end of turn 2]\nSUMMARY<t2>" in third_turn
         vote = panel.voted[referee]
-        assert "SUMMARY<t1>" in vote and "SUMMARY<t2>" in vote and heard(vote) == set()
+        assert all(f"SUMMARY<t{t}>" in vote for t in (1, 2, 3)) and heard(vote) == set()
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_calls_roles_and_temperature(fake_llm, strategy):
     personas = [f"You are panellist number {k}, a careful reader." for k in range(1, 5)]
-    panel = FakePanel(personas)
+    panel = FakePanel()
     verdict, log = judge_once(fake_llm, panel, strategy=strategy, turns=3, personas=personas, temperature=0.3)
     summaries = 3 if strategy.endswith("summarizer") else 0
     assert verdict.overall == "pro" and not verdict.failed
@@ -153,22 +161,59 @@ def test_no_strict_majority_or_a_majority_for_tie_is_a_tie(fake_llm):
     assert verdict.rationale.startswith("no majority")
 
 
-def test_personas_are_distinct_and_each_referee_gets_its_own(fake_llm):
-    assert len(PERSONAS) >= 5 and len(set(PERSONAS)) == len(PERSONAS)
-    panel = FakePanel(PERSONAS)
+def test_built_in_personas_are_distinct_and_each_referee_gets_its_own(fake_llm):
+    assert len(PERSONAS) >= 5 and len({p.text for p in PERSONAS}) == len({p.name for p in PERSONAS}) == len(PERSONAS)
+    panel = FakePanel()
     judge_once(fake_llm, panel, referees=len(PERSONAS), turns=1)
     assert sorted(panel.voted) == list(range(1, len(PERSONAS) + 1))
     for referee, persona in enumerate(PERSONAS, 1):
         for prompt in (panel.said[referee, 1], panel.voted[referee]):
-            assert f"You are Referee {referee} on a panel of {len(PERSONAS)}" in prompt
-            assert [p for p in PERSONAS if p in prompt] == [persona]
+            assert f"You are Referee {referee} ({persona.name}) on a panel of {len(PERSONAS)}" in prompt
+            assert [p for p in PERSONAS if p.text in prompt] == [persona]
 
 
 def test_custom_personas_set_the_panel_size(fake_llm):
     personas = [f"You are judge-persona-{k}." for k in range(7)]
-    panel = FakePanel(personas)
+    panel = FakePanel()
     judge_once(fake_llm, panel, personas=personas, turns=1)
     assert sorted(panel.voted) == list(range(1, 8))
+    for referee, persona in enumerate(personas, 1):
+        assert [p for p in personas if p in panel.voted[referee]] == [persona]
+        assert f"You are Referee {referee} on a panel of 7" in panel.voted[referee]
+
+
+@pytest.mark.parametrize("strategy", STRATEGIES)
+def test_identical_personas_are_allowed_and_the_discussion_tells_the_referees_apart(fake_llm, strategy):
+    # ChatEval's same-role ablation (its Table 3): every referee gets one brief, and only its number differs.
+    same = "You are an annotator, one of the referees of this debate."
+    panel = FakePanel()
+    verdict, _ = judge_once(fake_llm, panel, strategy=strategy, personas=[same] * 3)
+    assert not verdict.failed and sorted(panel.voted) == [1, 2, 3]
+    for referee in (1, 2, 3):
+        prompt = panel.voted[referee]
+        assert f"You are Referee {referee} on a panel of 3 judging a competitive debate. {same}" in prompt
+        assert prompt.count(same) == 1
+        assert "- Referee 1\n- Referee 2\n- Referee 3" in prompt.replace(" (you)", "")
+        assert f"- Referee {referee} (you)" in prompt
+    if strategy == "simultaneous_talk_with_summarizer":
+        assert "[Referee 2 · turn 2]\nMSG<r2,t2>" in panel.summarized[2]
+        return
+    # Each message is labelled with its speaker's number, and the reader's own messages are marked as its own.
+    later = panel.said[3, 2]
+    for r in (1, 2):
+        assert f"[Referee {r} · turn 1]\nMSG<r{r},t1>" in later
+    assert "[Referee 3 (you) · turn 1]\nMSG<r3,t1>" in later
+
+
+def test_named_personas_label_the_referees(fake_llm):
+    critic = {"name": "critic", "text": "You question every reading until it is justified."}
+    panel = FakePanel()
+    judge_once(fake_llm, panel, personas=[critic, critic, "You are a plain reader."], turns=2)
+    later = panel.said[1, 2]
+    assert "You are Referee 1 (critic) on a panel of 3 judging a competitive debate. " + critic["text"] in later
+    assert "[Referee 1 (critic) (you) · turn 1]\nMSG<r1,t1>" in later
+    assert "[Referee 2 (critic) · turn 1]\nMSG<r2,t1>" in later
+    assert "[Referee 3 · turn 1]\nMSG<r3,t1>" in later
 
 
 @pytest.mark.parametrize("options, named", [
@@ -179,7 +224,12 @@ def test_custom_personas_set_the_panel_size(fake_llm):
     ({"turns": 0}, "turns"),
     ({"turns": 11}, "turns"),
     ({"personas": []}, "personas"),
-    ({"personas": ["You are A.", "You are A."]}, "personas"),
+    ({"personas": ["You are A."] * 11}, "personas"),
+    ({"personas": ["You are A.", " "]}, "personas"),
+    ({"personas": ["You are A.", 3]}, "personas"),
+    ({"personas": [{"name": "critic"}]}, "personas"),  # a table needs its text
+    ({"personas": [{"text": "You are A.", "name": ""}]}, "personas"),
+    ({"personas": [{"text": "You are A.", "role": "critic"}]}, "personas"),
     ({"personas": ["You are A.", "You are B."], "referees": 3}, "referees"),
 ])
 def test_invalid_options_are_user_errors(options, named):
@@ -192,8 +242,7 @@ def test_referees_see_the_transcript_and_never_a_name(fake_llm, strategy):
     panel = FakePanel()
     judge_once(fake_llm, panel, strategy=strategy)
     for prompt in [*panel.said.values(), *panel.voted.values()]:
-        assert all(s.text in prompt for s in VIEW.speeches)
-        assert MOTION.text in prompt and "[PRO · constructive]" in prompt
+        assert MOTION.text in prompt and transcript.render(VIEW.speeches) in prompt
     for request in fake_llm.requests:
         assert "zebra" not in json.dumps(request.body["messages"])
 
