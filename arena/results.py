@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Iterable
 
 from arena.records import DIMENSIONS, Verdict, score
 from arena.store import Store
@@ -10,21 +11,32 @@ from arena.store import Store
 COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
 
 
+def ordered_dimensions(names: Iterable[str]) -> list[str]:
+    """Dimension names as every listing shows them: the default three in their order, then others by name."""
+    found = set(names)
+    return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
+
+
 def results_rows(store: Store, judge: str) -> list[dict]:
     """One row per (match, dimension) for matches the judge judged without a failed run.
 
-    entry_a is Pro and entry_b is Con; scores are judge points out of the judge's runs R.
+    entry_a is Pro and entry_b is Con; scores are judge points out of the judge's runs R. The
+    dimensions are every one found in the judge's verdicts (a debatrix judge may define its own),
+    overall first, then in ordered_dimensions' order.
     """
     by_match: dict[str, list] = defaultdict(list)
     for row in store.verdict_rows(judge):
         by_match[row["match_id"]].append(row)
-    out = []
+    judged: dict[str, list[Verdict]] = {}
     for match_id, rows in by_match.items():
-        if any(r["error"] for r in rows):
-            continue  # a match is not rated by a judge that failed on it
-        verdicts = [Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"])) for r in rows]
-        first = rows[0]
-        for dimension in ("overall", *DIMENSIONS):
+        if not any(r["error"] for r in rows):  # a match is not rated by a judge that failed on it
+            judged[match_id] = [Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]))
+                                for r in rows]
+    dimensions = ordered_dimensions(d for verdicts in judged.values() for v in verdicts for d in v.dimensions)
+    out = []
+    for match_id, verdicts in judged.items():
+        first = by_match[match_id][0]
+        for dimension in ("overall", *dimensions):
             pro, con = score(verdicts, dimension)
             if pro + con > 0:
                 out.append({"match_id": match_id, "entry_a": first["pro"], "entry_b": first["con"],

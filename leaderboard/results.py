@@ -20,6 +20,7 @@ REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
 COLUMNS = (*REQUIRED, "category", "dimension")
 SCORES = ("score_a", "score_b")
 OVERALL = "overall"
+DIMENSIONS = ("argument", "source", "language")  # the default dimensions, listed first wherever dimensions are
 HEADER = f"{','.join(REQUIRED)}[,category][,dimension]"
 
 # Names are read as categoricals so that the per-row checks compare integer codes and the
@@ -62,9 +63,17 @@ def main_rows(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def groups(frame: pd.DataFrame, by: str) -> dict[str, pd.DataFrame]:
-    """Rows per category (of the main rows) or per dimension other than "overall", in name order."""
+    """Rows per category (of the main rows) in name order, or per dimension other than "overall" in
+    dimension_order."""
     rows = main_rows(frame) if by == "category" else frame[frame[by] != OVERALL]
-    return {str(name): group for name, group in rows.groupby(by, sort=True)}
+    parts = {str(name): group for name, group in rows.groupby(by, sort=True)}
+    return {name: parts[name] for name in dimension_order(parts)} if by == "dimension" else parts
+
+
+def dimension_order(names) -> list[str]:
+    """Dimension names in listing order: the default three in their order, then any others by name."""
+    found = set(names)
+    return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
 
 
 def _read_bytes(path: Path) -> bytes:

@@ -19,12 +19,11 @@ from typing import Any, Sequence
 import jinja2
 
 from leaderboard import svg
-from leaderboard.results import COLUMNS
+from leaderboard.results import COLUMNS, DIMENSIONS, dimension_order
 
 TEMPLATES = Path(__file__).parent / "templates"
-VIEWS = ("overall", "fact", "value", "policy", "argument", "source", "language")
+VIEWS = ("overall", "fact", "value", "policy", *DIMENSIONS)  # tab order; custom dimensions' tabs follow
 INDEX_HEATMAP_MAX = 30  # beyond this many entries the heatmap lives on its own page, keeping the index small
-DIMENSIONS = ("argument", "source", "language")
 
 
 @dataclass(frozen=True)
@@ -93,7 +92,8 @@ def publish(out: Path, data: SiteData) -> Path:
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
     heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
-    write("index.html", "index.html.j2", views=[v for v in VIEWS if v in data.boards],
+    views = [v for v in VIEWS if v in data.boards] + [v for v in data.boards if v not in VIEWS]
+    write("index.html", "index.html.j2", views=views,
           ci_svg=svg.ci_plot(overall["ratings"]),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
@@ -141,14 +141,18 @@ def _score(match, data: SiteData) -> tuple[float, float] | None:
 
 
 def _judged(match, data: SiteData) -> list[dict]:
-    """Verdicts grouped by judge, each with its runs and its (PRO, CON) points over the runs that did not fail."""
+    """Verdicts grouped by judge, each with its (PRO, CON) points over the runs that did not fail, the
+    dimensions its runs decided (a judge may have its own) and per run the outcome of each."""
     groups: dict[str, list] = {}
     for v in match.verdicts:
         groups.setdefault(v.judge, []).append(v)
-    return [{"judge": judge, "score": data.scores[match.id][judge],
-             "runs": [(v.run + 1, v.overall or "failed", *(v.dimensions.get(d, "") for d in DIMENSIONS),
-                       v.error or v.rationale) for v in runs]}
-            for judge, runs in groups.items()]
+    out = []
+    for judge, runs in groups.items():
+        dimensions = dimension_order(d for v in runs for d in v.dimensions)
+        out.append({"judge": judge, "score": data.scores[match.id][judge], "dimensions": dimensions,
+                    "runs": [(v.run + 1, v.overall or "failed", [v.dimensions.get(d, "") for d in dimensions],
+                              v.error or v.rationale) for v in runs]})
+    return out
 
 
 def _motions(matches) -> dict[str, tuple[Any, list]]:

@@ -26,7 +26,7 @@ def dimension_of(text: str) -> str:
     return re.search(r"one dimension of judging: (\w+)", text).group(1)
 
 
-def responder(winners: dict | None = None, overall: str = "pro"):
+def responder(winners: dict | None = None, overall: str = "pro", scores: tuple[int, int] = (7, 5)):
     winners = winners or {"argument": "pro", "source": "tie", "language": "con"}
 
     def answer(body: dict) -> str:
@@ -35,12 +35,20 @@ def responder(winners: dict | None = None, overall: str = "pro"):
             return json.dumps({"rationale": "PRO took the heavier dimension.", "overall": overall})
         dimension = dimension_of(text)
         if body.get("response_format"):
-            return json.dumps({"rationale": f"{dimension} decided", "pro_score": 7, "con_score": 5,
+            return json.dumps({"rationale": f"{dimension} decided", "pro_score": scores[0], "con_score": scores[1],
                                "winner": winners.get(dimension, "pro")})
         number = re.search(r"This is speech (\d) of 6", text).group(1)
         return f"NOTE<{dimension}|{number}> Standing: even."
 
     return answer
+
+
+def winner_enum(body: dict) -> list[str]:
+    return body["response_format"]["json_schema"]["schema"]["properties"]["winner"]["enum"]
+
+
+def overall_enum(body: dict) -> list[str]:
+    return body["response_format"]["json_schema"]["schema"]["properties"]["overall"]["enum"]
 
 
 def judge(fake_llm, options=None, run=0, store=None):
@@ -82,10 +90,11 @@ def test_dimension_verdicts_read_notes_not_speeches_and_the_summary_weighs_them(
         dimension = dimension_of(text)
         assert "SPEECH-" not in text
         assert re.findall(r"NOTE<(\w+)\|(\d)>", text) == [(dimension, str(j)) for j in range(1, 7)]
-        enum = body["response_format"]["json_schema"]["schema"]["properties"]["winner"]["enum"]
-        assert ("tie" in enum) == (dimension != "argument")  # ties: not for argument, yes for the others
+        assert winner_enum(body) == ["pro", "con", "tie"]  # ties allowed on every dimension by default
     chair = structured[3]["messages"][0]["content"]
     assert "SPEECH-" not in chair and "NOTE<" not in chair
+    assert overall_enum(structured[3]) == ["pro", "con", "tie"] and '"pro", "con" or "tie"' in chair
+    assert "source (weight 2): a TIE" in chair
     assert "argument (weight 3): winner PRO" in chair and "language (weight 2): winner CON" in chair
     assert verdict.overall == "pro" and dict(verdict.dimensions) == {"argument": "pro", "source": "tie",
                                                                     "language": "con"}
@@ -99,13 +108,70 @@ def test_rule_summary_needs_no_chair_and_weighs_the_votes(fake_llm):
     assert verdict.overall == "pro"  # source 2 + language 2 outweigh argument 3
 
 
-def test_weighted_vote():
-    d = lambda dim, w, winner, p=5, c=5: {"dimension": dim, "weight": w, "winner": winner, "pro_score": p,  # noqa
-                                         "con_score": c}
+def d(dim, w, winner, p=5, c=5):
+    return {"dimension": dim, "weight": w, "winner": winner, "pro_score": p, "con_score": c}
+
+
+def test_weighted_vote_ties_on_equal_weighted_points():
     assert weighted_vote([d("a", 3, "con"), d("s", 2, "pro"), d("l", 2, "pro")]) == "pro"
-    assert weighted_vote([d("a", 3, "con"), d("s", 2, "pro"), d("l", 1, "pro")]) == "tie"
-    assert weighted_vote([d("a", 3, "con", 6, 5), d("s", 2, "pro", 5, 5), d("l", 1, "pro")]) == "pro"
-    assert weighted_vote([d("a", 2, "tie", 4, 6)]) == "con"
+    assert weighted_vote([d("a", 3, "con", 9, 1), d("s", 2, "pro"), d("l", 1, "pro")]) == "tie"  # 3 = 2 + 1
+    assert weighted_vote([d("a", 3, "tie"), d("s", 2, "pro"), d("l", 2, "con")]) == "tie"  # 4.5 = 4.5
+    assert weighted_vote([d("a", 2, "tie", 4, 6)]) == "tie"  # margins never overturn equal points
+    assert weighted_vote([d("a", 0.3, "con"), d("s", 0.1, "pro"), d("l", 0.2, "pro")]) == "tie"  # float weights
+    assert weighted_vote([d("a", 3, "tie"), d("s", 2, "con")]) == "con"
+
+
+def test_weighted_vote_without_ties_goes_by_score_margins_then_to_nobody():
+    assert weighted_vote([d("a", 3, "con", 6, 5), d("s", 2, "pro", 5, 5), d("l", 1, "pro")], ties=False) == "pro"
+    assert weighted_vote([d("a", 2, "tie", 4, 6)], ties=False) == "con"
+    assert weighted_vote([d("a", 2, "tie", 6, 6), d("s", 1, "tie", 3, 3)], ties=False) is None
+    assert weighted_vote([d("a", 3, "pro", 2, 9)], ties=False) == "pro"  # margins only break a level vote
+
+
+def test_ties_are_allowed_everywhere_unless_configured_off(fake_llm):
+    fake_llm.responder = responder({"argument": "con", "source": "pro", "language": "pro"}, overall="con")
+    options = {"dimensions": {"argument": {"ties": False}, "source": {}, "language": {}}, "overall_ties": False}
+    verdict = judge(fake_llm, options)
+    structured = [r.body for r in fake_llm.requests if r.body.get("response_format")]
+    enums = {dimension_of(b["messages"][0]["content"]): winner_enum(b) for b in structured[:3]}
+    assert enums == {"argument": ["pro", "con"], "source": ["pro", "con", "tie"], "language": ["pro", "con", "tie"]}
+    argument = next(b["messages"][0]["content"] for b in structured[:3]
+                    if dimension_of(b["messages"][0]["content"]) == "argument")
+    assert "A tie is not allowed on argument" in argument and '"winner": "pro" or "con"' in argument
+    assert overall_enum(structured[3]) == ["pro", "con"]
+    assert "a tie is not allowed" in structured[3]["messages"][0]["content"]
+    assert verdict.overall == "con"
+
+
+def test_a_tie_from_the_chair_and_the_dimensions_is_the_verdict(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "pro"}, overall="tie")
+    verdict = judge(fake_llm)
+    assert not verdict.failed and verdict.overall == "tie"
+    assert verdict.dimensions == {"argument": "tie", "source": "tie", "language": "pro"}
+    assert "argument: tie (7–5)" in verdict.rationale
+
+
+def test_rule_summary_ties_on_level_points(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"})
+    verdict = judge(fake_llm, {"summary": "rule"})
+    assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
+    assert verdict.overall == "tie" and "PRO 3.5, CON 3.5" in verdict.rationale
+
+
+def test_rule_summary_without_ties_breaks_level_points_by_score_margins(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"}, scores=(5, 7))
+    verdict = judge(fake_llm, {"summary": "rule", "overall_ties": False})
+    assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
+    assert verdict.overall == "con"  # 3.5 points each; CON ahead on every weighted score margin
+
+
+def test_rule_summary_without_ties_asks_the_chair_when_points_and_margins_are_level(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"}, overall="con",
+                                   scores=(6, 6))
+    verdict = judge(fake_llm, {"summary": "rule", "overall_ties": False})
+    chair = [r.body for r in fake_llm.requests if "chair of a panel" in r.body["messages"][0]["content"]]
+    assert len(chair) == 1 and overall_enum(chair[0]) == ["pro", "con"]
+    assert verdict.overall == "con" and "Level, and ties are off: the chair decided." in verdict.rationale
 
 
 def test_dimensions_are_configuration(fake_llm):
@@ -177,3 +243,37 @@ def test_prompts_are_configuration(fake_llm, tmp_path):
         f"MY VERDICT PROMPT for {d}: {'NOTE ' * 6}".strip() for d in ("argument", "language", "source")]
     assert sum("one dimension of judging" in p for p in prompts) == 18  # the built-in analysis prompt
     assert verdict.overall == "pro"
+
+
+def test_bad_dimension_names_are_user_errors():
+    for name, fragment in (("overall", "not overall, fact, value or policy"), ("policy", "one word"),
+                           ("two words", "letters, digits, _ or -")):
+        with pytest.raises(UserError, match=re.escape(fragment)):
+            DebatrixJudge(JudgeSpec("dx", "debatrix", "offline/dx", "", 3,
+                                    {"dimensions": {name: {"definition": "d"}}}))
+
+
+def test_a_tie_verdict_is_stored_and_scored_half_to_each_side(tmp_path, fake_llm):
+    """`arena run` with the judge on recorded requests: ties everywhere are stored, shown and scored 0.5/0.5."""
+    from arena.workspace import init_workspace
+    from tests.helpers import mark_checked
+    from tests.test_cli import TWO_OFFLINE, invoke
+
+    fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "tie"}, overall="tie")
+    path = tmp_path / "ws"
+    init_workspace(path, TWO_OFFLINE + f'[[judges]]\nname = "dx"\nkind = "debatrix"\nmodel = "openai/dx"\n'
+                                       f'api_base = "{fake_llm.api_base}"\nruns = 3\n')
+    mark_checked(path)
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+    ran = invoke("run", "-w", path)
+    assert ran.exit_code == 0, ran.output
+    summaries = [r.body for r in fake_llm.requests if "chair of a panel" in r.body["messages"][0]["content"]]
+    assert summaries and all(overall_enum(b) == ["pro", "con", "tie"] for b in summaries)
+    shown = json.loads(invoke("match", "show", "m00001", "--format", "json", "-w", path).output)
+    assert [(v["overall"], v["dimensions"]) for v in shown["verdicts"]] == [
+        ("tie", {"argument": "tie", "source": "tie", "language": "tie"})] * 3
+    assert shown["score"] == {"pro": 1.5, "con": 1.5}
+    exported = invoke("rate", "--format", "csv", "-w", path)
+    assert exported.exit_code == 0, exported.output
+    rows = [line.split(",") for line in exported.output.splitlines()[1:]]
+    assert {(r[6], r[3], r[4]) for r in rows} == {(d, "1.5", "1.5") for d in ("overall", "argument", "source", "language")}

@@ -35,7 +35,6 @@ SMALL = HEADER + "".join(f"m{k},{a},{b},{sa},{3 - sa},{cat},{dim}\n" for k, (a, 
     ("d", "a", 2, "value", "overall"), ("b", "d", 3, "fact", "overall"), ("d", "c", 2, "value", "overall"),
 ])) + "".join(f"m{k},{a},{b},{sa},{3 - sa},fact,argument\n" for k, (a, b, sa) in enumerate([
     ("a", "b", 2), ("b", "c", 1), ("c", "a", 2), ("b", "a", 2), ("c", "b", 1), ("a", "c", 3)]))
-from tests.helpers import assert_user_error
 
 
 def invoke(*args):
@@ -286,6 +285,13 @@ def test_by_fits_each_group_as_its_rows_alone(here, by, groups, keep):
         assert fit["ratings"] == alone["ratings"]
 
 
+def test_by_dimension_lists_the_default_dimensions_first_then_custom_ones_by_name(here):
+    rows = "".join(f"m{k},a,b,2,1,fact,{dim}\n" for k in range(3)
+                   for dim in ("overall", "zeal", "language", "clash", "source", "argument"))
+    data = rate_json("--results", write(here, HEADER + rows), "--by", "dimension", "--bootstrap", "0")
+    assert list(data["by"]) == ["argument", "source", "language", "clash", "zeal"]
+
+
 def test_by_prints_one_titled_table_per_group(here):
     path = write(here, SMALL)
     result = invoke("rate", "--results", path, "--by", "category", "--bootstrap", "0")
@@ -385,7 +391,7 @@ def test_workspace_by_category_and_dimension(demo_ws):
     assert set(by_category["by"]) <= {"fact", "value", "policy"} and by_category["by"]
     assert sum(fit["meta"]["matches"] for fit in by_category["by"].values()) == 24
     by_dimension = rate_json("-w", demo_ws, "--by", "dimension", "--bootstrap", "0")
-    assert list(by_dimension["by"]) == ["argument", "language", "source"]
+    assert list(by_dimension["by"]) == ["argument", "source", "language"]  # the default dimensions in their order
     assert by_dimension["meta"]["judge"] == "sim-judge" and by_dimension["meta"]["simulated"] is True
 
 

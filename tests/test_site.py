@@ -56,3 +56,64 @@ def test_no_banner_when_nothing_is_simulated(tmp_path):
                                                 {}, [], []))
     assert "Simulated results" not in index.read_text()
     assert "No judged matches yet" in index.read_text()
+
+
+CUSTOM = '''[search]
+provider = "offline"
+''' + "".join(f'[[entries]]\nname = "{n}"\ndebater = "direct"\nmodel = "offline/{n}"\nstrength = {s}\n'
+              for n, s in (("ace", 1.0), ("bold", 0.0), ("calm", -1.0))) + '''
+[[judges]]
+name = "dx"
+kind = "debatrix"
+model = "offline/dx"
+runs = 2
+[judges.options.dimensions.argument]
+[judges.options.dimensions.source]
+[judges.options.dimensions.language]
+[judges.options.dimensions.clash]
+definition = "how directly each side meets the other's strongest points"
+'''
+
+
+def test_a_custom_dimension_flows_to_rate_the_csv_export_and_the_site(tmp_path):
+    """A debatrix judge with a fourth dimension, offline models, end to end through the command line."""
+    import csv
+    import json
+
+    from arena.workspace import init_workspace
+    from tests.test_cli import invoke
+
+    path = tmp_path / "ws"
+    init_workspace(path, CUSTOM)
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+    ran = invoke("run", "-w", path)
+    assert ran.exit_code == 0, ran.output
+    matches = len(json.loads(invoke("match", "list", "--format", "json", "-w", path).output))
+
+    rated = invoke("rate", "--by", "dimension", "--format", "json", "--bootstrap", "0", "-w", path)
+    assert rated.exit_code == 0, rated.output
+    by = json.loads(rated.output)["by"]
+    assert list(by) == ["argument", "source", "language", "clash"]  # the default three first, then the others
+    assert by["clash"]["meta"]["matches"] == matches and {r["entry"] for r in by["clash"]["ratings"]} == {
+        "ace", "bold", "calm"}
+
+    exported = invoke("rate", "--format", "csv", "-w", path)
+    assert exported.exit_code == 0, exported.output
+    rows = list(csv.DictReader(exported.output.splitlines()))
+    assert [r["dimension"] for r in rows[:5]] == ["overall", "argument", "source", "language", "clash"]
+    clash = [r for r in rows if r["dimension"] == "clash"]
+    assert len(clash) == matches and all(float(r["score_a"]) + float(r["score_b"]) == 2 for r in clash)
+
+    published = invoke("publish", "-w", path)
+    assert published.exit_code == 0, published.output
+    site = path / "site"
+    index = (site / "index.html").read_text()
+    assert 'id="panel-clash"' in index and "Clash (dimension)" in index
+    assert index.index('id="tab-language"') < index.index('id="tab-clash"')
+    match_page = (site / page_name("matches", clash[0]["match_id"])).read_text()
+    assert '<th scope="col">Language</th><th scope="col">Clash</th>' in match_page
+    assert {r["view"] for r in csv.DictReader((site / "leaderboard.csv").read_text().splitlines())} >= {
+        "overall", "argument", "source", "language", "clash"}
+    assert sum(r["dimension"] == "clash" for r in csv.DictReader((site / "results.csv").read_text().splitlines())) \
+        == matches
+    assert "clash" in json.loads((site / "leaderboard.json").read_text())["views"]

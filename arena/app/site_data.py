@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from arena.records import CATEGORIES, DIMENSIONS, AgentUsage, score
+from arena.records import CATEGORIES, AgentUsage, score
 from arena.results import results_rows
 from arena.store import now
 from arena.workspace import Workspace
@@ -19,10 +19,11 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     rows = results_rows(ws.store, judge) if judge else []
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     overall = main_rows(frame)
-    # The same splits as `arena rate --by`; the site has a tab for each built-in category and dimension.
+    # The same splits as `arena rate --by`: a tab per built-in category and per dimension found in the verdicts
+    # (custom ones included, in groups' order); a dimension named like a category cannot take that category's tab.
     views = {"overall": overall}
     views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
-    views |= {d: part for d, part in groups(frame, "dimension").items() if d in DIMENSIONS}
+    views |= {d: part for d, part in groups(frame, "dimension").items() if d not in views}
     boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}
     matches = ws.store.matches()
     return SiteData(
