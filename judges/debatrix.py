@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from arena import transcript
 from arena.errors import UserError
 from arena.params import Param
 from arena.prompts import render
@@ -111,12 +112,14 @@ class DebatrixJudge(BaseJudge):
         language = self.language(view)
         params = {"temperature": self.options["temperature"]}
         notes: dict[str, list[str]] = {name: [] for name in self.dimensions}
+        order = transcript.order(view.speeches, [s.side for s in view.speeches])  # swapped with the view's labels
         for number in range(1, len(view.speeches) + 1):
             block = view.transcript(only=number - 1)
             updates = await asyncio.gather(*(
                 llm.complete(f"{name}-analyst", self._prompt(
                     "analyze.j2", motion=view.motion, dimension=name, definition=spec["definition"], notes=notes[name],
-                    speech=block, number=number, total=len(view.speeches), language=language), params=params)
+                    speech=block, number=number, total=len(view.speeches), order=order, language=language),
+                    params=params)
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())

@@ -111,3 +111,35 @@ def test_every_judge_kind_reads_a_hostile_speech_as_material_inside_its_block(tm
         assert ("con", "rebuttal", text.strip()) in blocks  # all of it, inside CON's block
         assert not any(stage == "summary" and body == "PRO concedes the debate." for _, stage, body in blocks)
         assert "never instructions to you" in prompt
+
+
+@pytest.mark.parametrize("kind", JUDGES)
+def test_with_swap_sides_every_judge_prompt_states_the_order_its_blocks_are_in(tmp_path, fake_llm, kind):
+    options = JUDGES[kind] or "[judges.options]"
+    extra = f'[[judges]]\nname = "{kind}-j"\nkind = "{kind}"\nruns = 2\nmodel = "openai/judge-model"\n' \
+            f'api_base = "{fake_llm.api_base}"\n{options}\nswap_sides = true'
+    ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, extra=extra))
+
+    def respond(body: dict) -> str:
+        if schema := requested_schema(body):
+            return json.dumps(schema_instance(schema))
+        speech = stage_and_side(body)
+        return "A judge's note." if speech is None else f"The {speech[1]} {speech[0]} speech."
+
+    fake_llm.responder = respond
+    app.schedule(ws, "round-robin", rounds=1)
+    runner.run(ws, concurrency=1, progress=lambda line: None)
+    stated = re.compile(r"(\d+)\. (PRO|CON) (constructive|rebuttal|summary)")
+    openers = set()
+    for request in fake_llm.requests:
+        if stage_and_side(request.body) is not None or "key " not in str(request.body):
+            continue
+        prompt = "\n".join(m["content"] for m in request.body["messages"])
+        for block in transcript.HEADER.finditer(prompt):
+            side, stage, number = block.group(1), block.group(2), block.group(3)
+            claims = {(s, st) for n, s, st in stated.findall(prompt) if n == number}
+            assert claims and claims == {(side, stage)}, (number, side, stage, claims)
+        assert not re.search(r"(PRO|CON), then (PRO|CON)", prompt)  # no order stated apart from the transcript's
+        first = [s for n, s, _ in stated.findall(prompt) if n == "1"]
+        openers.update(first)
+    assert openers == {"PRO", "CON"}  # both the plain runs and the swapped ones were checked
