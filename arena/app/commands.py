@@ -432,28 +432,39 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     """Run a configured judge on human-labelled debates (layouts: judges.bench) and score it against them.
 
     Each debate is judged R times (the judge's runs); its outcome is the majority (match_outcome), and
-    a debate with a failed run counts as failed, not scored. Nothing is stored but the LLM ledger and
-    cache, whose calls carry match_id "bench:<id>".
+    a debate with a failed run counts as failed, not scored. Per-dimension labels (DebateArt's
+    gold/dimension.csv) are scored the same way against the majority of the runs' dimension verdicts
+    (bench.dimension_scores). Nothing is stored but the LLM ledger and cache, whose calls carry match_id
+    "bench:<id>".
     """
     spec = _judge_specs(ws, [judge])[0]
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
     arena = runner.Arena.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
 
-    async def one(item: bench.BenchItem) -> dict:
+    async def one(item: bench.BenchItem) -> tuple[dict, dict[str, str] | None]:
+        """The item's result row, and the judge's outcome per dimension it gave verdicts on (None: failed)."""
         verdicts = await arena.judge(f"bench:{item.id}", item.view, spec)
         failed = sum(v.failed for v in verdicts)
         pro, con = score(verdicts)
-        return {"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
-                "score_pro": pro, "score_con": con, "failed_runs": failed}
+        dimensions = None if failed else {d: match_outcome(*score(verdicts, d))
+                                          for d in dict.fromkeys(d for v in verdicts for d in v.dimensions)}
+        return ({"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
+                 "score_pro": pro, "score_con": con, "failed_runs": failed}, dimensions)
 
-    def done(finished: int, item: bench.BenchItem, row: dict) -> None:
+    def done(finished: int, item: bench.BenchItem, result: tuple[dict, Any]) -> None:
+        row = result[0]
         say(f"[{finished}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
             + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["failed_runs"] else row["outcome"]))
 
-    results = runner.run_bounded(items, one, concurrency=concurrency, done=done)
-    return {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
-            **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]), "results": results}
+    finished = runner.run_bounded(items, one, concurrency=concurrency, done=done)
+    results = [row for row, _ in finished]
+    report = {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
+              **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results])}
+    if any(item.dimensions is not None for item in items):  # the dataset has per-dimension labels
+        report["dimensions"], per_item = bench.dimension_scores(items, [dims for _, dims in finished])
+        results = [{**row, "dimensions": dims} for row, dims in zip(results, per_item)]
+    return {**report, "results": results}
 
 
 def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
