@@ -39,6 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from arena.app import runner  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
+from tests.helpers import requested_schema, schema_instance  # noqa: E402
 
 MATCHES = 12
 ENTRIES = ("ash", "birch", "cedar", "daisy")  # 6 pairs, each with sides swapped: 12 matches
@@ -47,29 +48,14 @@ SPEECH = ("We hold that the motion stands: the mechanism we describe delivers th
           "and the other side has offered no credible alternative. ") * 6
 
 
-def instance(schema: dict, key: str = "") -> object:
-    """A small valid instance of a JSON schema: enums' first value, one item per array, every property."""
-    kinds = schema.get("type")
-    kinds = kinds if isinstance(kinds, list) else [kinds]
-    if "enum" in schema:
-        return schema["enum"][0]
-    if "null" in kinds:
-        return None  # e.g. agent4debate's material request: none, so the Writer writes at once
-    if "object" in kinds:
-        return {name: instance(sub, name) for name, sub in schema.get("properties", {}).items()}
-    if "array" in kinds:
-        return [instance(schema.get("items", {}), key) for _ in range(max(1, schema.get("minItems", 1)))]
-    if "boolean" in kinds:
-        return True
-    if "integer" in kinds or "number" in kinds:
-        return max(schema.get("minimum", 5), min(schema.get("maximum", 5), 5))
+def text(key: str) -> str:
     return SPEECH if key == "speech" else f"{key or 'text'}: PRO was clearer on the main clash."
 
 
 def answer(body: dict) -> str:
-    fmt = body.get("response_format") or {}
-    schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
-    return json.dumps(instance(schema)) if schema else SPEECH
+    """A minimal valid instance of the request's schema, speeches in full; free text: a speech."""
+    schema = requested_schema(body)
+    return json.dumps(schema_instance(schema, text=text)) if schema else SPEECH
 
 
 def serve(latency, ports, commands, bodies) -> None:

@@ -67,24 +67,24 @@ def debate_responder(verdict: dict = VERDICT):
     return respond
 
 
-def schema_instance(schema: dict, key: str = "") -> object:
-    """A small valid instance of a JSON schema, for any judge's structured call: enums' first value, one
-    item per array, every property, and a sentence for each string."""
+def schema_instance(schema: dict, key: str = "", text=lambda key: f"{key or 'text'}: a note.") -> object:
+    """A small valid instance of a JSON schema, for any structured call: enums' first value, null where allowed
+    (e.g. agent4debate's material request: none), one item per array, every property, text(key) per string."""
     kinds = schema.get("type")
     kinds = kinds if isinstance(kinds, list) else [kinds]
     if "enum" in schema:
         return schema["enum"][0]
-    if "object" in kinds:
-        return {name: schema_instance(sub, name) for name, sub in schema.get("properties", {}).items()}
-    if "array" in kinds:
-        return [schema_instance(schema.get("items", {}), key) for _ in range(max(1, schema.get("minItems", 1)))]
     if "null" in kinds:
         return None
+    if "object" in kinds:
+        return {name: schema_instance(sub, name, text) for name, sub in schema.get("properties", {}).items()}
+    if "array" in kinds:
+        return [schema_instance(schema.get("items", {}), key, text) for _ in range(max(1, schema.get("minItems", 1)))]
     if "boolean" in kinds:
         return True
     if "integer" in kinds or "number" in kinds:
         return max(schema.get("minimum", 5), min(schema.get("maximum", 5), 5))
-    return f"{key or 'text'}: a note."
+    return text(key)
 
 
 def requested_schema(body: dict) -> dict | None:

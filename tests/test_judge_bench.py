@@ -223,17 +223,6 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize("write, fragments", BAD)
-def test_bad_dataset_exits_2_naming_the_file(tmp_path, fake_llm, write, fragments):
-    ws = workspace(tmp_path / "ws", fake_llm.api_base)
-    dataset = write(tmp_path)
-    assert invoke("judge-bench", dataset, "--judge", "nope", "-w", ws).exit_code == 2  # first open done
-    before = snapshot(ws)
-    assert_user_error(invoke("judge-bench", dataset, "--judge", "j", "-w", ws), *fragments)
-    assert snapshot(ws) == before
-    assert fake_llm.requests == []
-
-
 def test_unknown_judge_and_missing_dataset_exit_2(tmp_path, fake_llm):
     ws = workspace(tmp_path / "ws", fake_llm.api_base)
     assert_user_error(invoke("judge-bench", write_jsonl(tmp_path / "b.jsonl"), "--judge", "nope", "-w", ws),
@@ -543,8 +532,8 @@ BAD_DEBATEART = [
 ]
 
 
-@pytest.mark.parametrize("write, fragments", BAD_DEBATEART)
-def test_bad_debateart_dataset_exits_2_naming_the_file(tmp_path, fake_llm, write, fragments):
+@pytest.mark.parametrize("write, fragments", BAD + BAD_DEBATEART)
+def test_bad_dataset_exits_2_naming_the_file(tmp_path, fake_llm, write, fragments):
     ws = workspace(tmp_path / "ws", fake_llm.api_base)
     dataset = write(tmp_path)
     assert invoke("judge-bench", dataset, "--judge", "nope", "-w", ws).exit_code == 2  # first open done

@@ -74,6 +74,19 @@ def test_a_cited_source_is_shown_with_its_number_and_its_text_within_the_budget(
     assert shown.endswith(" […]") and len(shown) == transcript.SOURCE_CHARS + len(" […]")
 
 
+def responder(speeches: dict | None = None):
+    """Debaters say their stage and side (or the given text); judges get a valid instance of their schema, or
+    a note for a free-text turn (a discussion, a critique)."""
+    def respond(body: dict) -> str:
+        if schema := requested_schema(body):
+            return json.dumps(schema_instance(schema))
+        if (speech := stage_and_side(body)) is None:
+            return "A judge's note."
+        return (speeches or {}).get(speech, f"The {speech[1]} {speech[0]} speech.")
+
+    return respond
+
+
 JUDGES = {
     "single": "",
     "debatrix": "",
@@ -88,15 +101,7 @@ def test_every_judge_kind_reads_a_hostile_speech_as_material_inside_its_block(tm
             f'api_base = "{fake_llm.api_base}"\n{JUDGES[kind]}'
     ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, extra=extra))
 
-    def respond(body: dict) -> str:
-        if schema := requested_schema(body):
-            return json.dumps(schema_instance(schema))
-        if (speech := stage_and_side(body)) is None:
-            return "A judge's note."  # a judge's free-text turn (discussion, critique)
-        stage, side = speech
-        return hostile(4, "con") if speech == ("rebuttal", "con") else f"The {side} {stage} speech."
-
-    fake_llm.responder = respond
+    fake_llm.responder = responder({("rebuttal", "con"): hostile(4, "con")})
     [match_id] = app.schedule(ws, "round-robin", rounds=1).match_ids[:1]
     runner.run(ws, concurrency=1, progress=lambda line: None)
     text = next(s.text for s in ws.store.match(match_id).speeches if (s.stage, s.side) == ("rebuttal", "con"))
@@ -120,13 +125,7 @@ def test_with_swap_sides_every_judge_prompt_states_the_order_its_blocks_are_in(t
             f'api_base = "{fake_llm.api_base}"\n{options}\nswap_sides = true'
     ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, extra=extra))
 
-    def respond(body: dict) -> str:
-        if schema := requested_schema(body):
-            return json.dumps(schema_instance(schema))
-        speech = stage_and_side(body)
-        return "A judge's note." if speech is None else f"The {speech[1]} {speech[0]} speech."
-
-    fake_llm.responder = respond
+    fake_llm.responder = responder()
     app.schedule(ws, "round-robin", rounds=1)
     runner.run(ws, concurrency=1, progress=lambda line: None)
     stated = re.compile(r"(\d+)\. (PRO|CON) (constructive|rebuttal|summary)")
