@@ -1,10 +1,15 @@
 """The `agent4debate` debater: Searcher, Analyzer, Writer and Reviewer cooperating in every stage.
 
-Stage 1: the Searcher decomposes the motion into queries and builds the side's knowledge base
-(kept for the whole match); the Analyzer plans the case; the Writer drafts; the Reviewer
-approves or asks for a revision, up to max_reviews times. Stages 2 and 3: the Searcher works
-only when the Writer asks for material, at most max_requests times per stage. Ablations
-leave agents out through the `agents` param; the writer is always there.
+A research round is the Searcher's: it plans web queries (from the motion in stage 1, from the
+Writer's request otherwise), runs them, and compiles what is new into findings (claims and facts,
+each with the numbers of the sources it rests on). Sources and findings make the side's knowledge
+base, kept for the whole match and shown to all four agents; its numbering is the citations'.
+
+Each speech: in stage 1 one round on the motion; the Analyzer plans; the Writer drafts, first asking
+for material (a round each) while it has requests left (max_requests per speech, drafting and
+revising together); the Reviewer checks a checklist that grows stage by stage and approves or asks
+for a revision, and every revision is reviewed again, up to max_reviews reviews. Ablations leave
+agents out through the `agents` param; the writer is always there.
 """
 from __future__ import annotations
 
@@ -16,8 +21,8 @@ from arena import transcript
 from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
-from arena.records import Entry
-from debaters.knowledge import KnowledgeBase
+from arena.records import STAGES, Entry
+from debaters.knowledge import Finding, KnowledgeBase
 from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts" / "agent4debate"
@@ -27,54 +32,99 @@ STAGE_ORDER = {
     "rebuttal": "stage 2 of 3: PRO speaks first, then CON",
     "summary": "stage 3 of 3: CON speaks first, then PRO",
 }
-CHECKLISTS = {
+# What each stage adds to the Reviewer's checklist; a stage checks its own items and every earlier stage's.
+CHECKS_ADDED = {
     "constructive": {
-        "structure": "Is there a clear frame, signposted arguments and a conclusion?",
-        "definitions": "Are the key terms defined fairly, and is a judging criterion stated?",
-        "evidence": "Is every factual claim supported by a cited knowledge-base source or clear reasoning?",
-        "logic": "Does each argument actually lead to the team's side of the motion?",
-        "depth": "Are the arguments developed (mechanism, impact) rather than asserted?",
+        "structure": "Is the argument structure complete: a frame, signposted points taken in turn, a conclusion?",
+        "content": "Are the team's definitions, judging criterion and main points all there (set out, or upheld "
+                   "in later stages), and fair?",
+        "evidence": "Is every factual claim backed by a cited knowledge-base source that says it, or by clear "
+                    "reasoning?",
+        "fluency": "Does it read fluently aloud: clear sentences, natural transitions, no repetition, filler or "
+                   "notes to self?",
     },
     "rebuttal": {
-        "structure": "Can a judge follow which opposing argument is being answered where?",
-        "rebuttal_technique": "Are the other team's main arguments each stated faithfully and then answered?",
-        "evidence": "Are the answers supported by cited sources or clear reasoning?",
-        "logic": "Are fallacies in the other team's case exposed, and none committed?",
-        "consistency": "Is the speech consistent with the team's earlier speech and framework?",
-        "depth": "Are the team's own attacked arguments rebuilt?",
+        "rebuttal_technique": "Is each of the other team's main arguments stated faithfully, then answered with a "
+                              "fitting technique (deny, mitigate, turn or outweigh)?",
+        "consistency": "Do the answers keep to the team's own stance and earlier speeches, with no "
+                       "self-contradiction?",
     },
     "summary": {
-        "structure": "Are the battlegrounds named and taken in turn?",
-        "logic": "Is the weighing explicit: why do the battlegrounds won matter most?",
-        "consistency": "Is it consistent with the team's earlier speeches, with no new arguments?",
-        "evidence": "Are references to earlier evidence accurate?",
-        "depth": "Does it close with a value-level appeal rather than a list?",
+        "depth": "Does it go deep: the battlegrounds weighed explicitly, and a close on the values at stake "
+                 "rather than a list?",
+        "no_new_arguments": "Does it bring no new argument, using any fresh evidence only to reinforce points the "
+                            "team already made?",
     },
 }
-QUERIES = {"type": "object", "properties": {"queries": {"type": "array", "items": {"type": "string", "minLength": 1},
-                                                        "minItems": 1}},
-           "required": ["queries"], "additionalProperties": False}
-REQUEST = {"type": ["object", "null"], "properties": {"need": {"type": "string", "minLength": 1},
-                                                     "query": {"type": "string", "minLength": 1}},
-           "required": ["need", "query"], "additionalProperties": False}
+CHECKLISTS = {stage: {item: question for earlier in STAGES[:i + 1] for item, question in CHECKS_ADDED[earlier].items()}
+              for i, stage in enumerate(STAGES)}
+BEARINGS = ("for us", "against us", "background")
+STANDINGS = ("us", "them", "even")
+TEXT = {"type": "string", "minLength": 1}
+# Every list in an answer has a bound: it keeps answer caps honest, and a grammar-constrained small model, which
+# may otherwise add items until it is cut off, has to close the list.
+MAX_GAPS, MAX_FEEDBACK, MAX_REASONS = 5, 6, 4
 
 
-def _writer_schema(can_request: bool) -> dict:
+def _queries_schema(limit: int) -> dict:
+    return {"type": "object", "properties": {"queries": {"type": "array", "items": TEXT, "minItems": 1,
+                                                         "maxItems": limit}},
+            "required": ["queries"], "additionalProperties": False}
+
+
+def _request_schema(stage: str) -> dict:
+    # In the summary a request must name the point made earlier that the material is to reinforce.
+    properties = {"point": TEXT} if stage == "summary" else {}
+    properties |= {"need": TEXT, "query": TEXT}
+    return {"type": ["object", "null"], "properties": properties, "required": list(properties),
+            "additionalProperties": False}
+
+
+def _writer_schema(stage: str, can_request: bool) -> dict:
     # With a request, the speech waits for the material and may be empty; otherwise it must be there.
-    properties: dict[str, Any] = {"speech": {"type": "string"} if can_request else {"type": "string", "minLength": 1}}
+    properties: dict[str, Any] = {"speech": {"type": "string"} if can_request else TEXT}
     if can_request:
-        properties = {"material_request": REQUEST, **properties}
+        properties = {"material_request": _request_schema(stage), **properties}
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _findings_schema(numbers: list[int]) -> dict:
+    """A compilation of one round's new sources, numbered `numbers`: every finding rests on some of them."""
+    finding = {"type": "object",
+               "properties": {"topic": TEXT, "finding": TEXT, "bearing": {"type": "string", "enum": list(BEARINGS)},
+                              "sources": {"type": "array", "items": {"type": "integer", "enum": numbers},
+                                          "minItems": 1}},
+               "required": ["topic", "finding", "bearing", "sources"], "additionalProperties": False}
+    return {"type": "object",
+            "properties": {"findings": {"type": "array", "items": finding, "minItems": 1,
+                                        "maxItems": 2 * len(numbers) + 2},
+                           "gaps": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_GAPS}},
+            "required": ["findings", "gaps"], "additionalProperties": False}
 
 
 def _review_schema(stage: str) -> dict:
     check = {"type": "object", "properties": {"item": {"type": "string", "enum": list(CHECKLISTS[stage])},
                                               "ok": {"type": "boolean"}, "note": {"type": "string"}},
              "required": ["item", "ok", "note"], "additionalProperties": False}
-    return {"type": "object", "properties": {"checks": {"type": "array", "items": check},
-                                             "approve": {"type": "boolean"},
-                                             "feedback": {"type": "array", "items": {"type": "string"}}},
-            "required": ["checks", "approve", "feedback"], "additionalProperties": False}
+    properties: dict[str, Any] = {"checks": {"type": "array", "items": check, "maxItems": len(CHECKLISTS[stage])}}
+    if stage == "summary":  # the last stage's review also reads the state of the debate, with its reasons
+        properties["debate_state"] = {
+            "type": "object", "properties": {"leading": {"type": "string", "enum": list(STANDINGS)},
+                                             "reasons": {"type": "array", "items": TEXT, "minItems": 1,
+                                                         "maxItems": MAX_REASONS}},
+            "required": ["leading", "reasons"], "additionalProperties": False}
+    properties |= {"approve": {"type": "boolean"},
+                   "feedback": {"type": "array", "items": {"type": "string"}, "maxItems": MAX_FEEDBACK}}
+    return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
+
+
+def _max_findings(sources: int) -> int:
+    return 2 * sources + 2
+
+
+def _compile_tokens(sources: int) -> int:
+    """The answer cap of a compilation: room for a few findings per new source."""
+    return 256 + 160 * sources
 
 
 def _agents(value: Any) -> bool:
@@ -87,15 +137,18 @@ class Agent4Debate:
         **LENGTHS,
         "agents": Param(list(ROLES), (list,), "the agents that take part (ablations leave some out)", _agents,
                         "a list of distinct roles from searcher, analyzer, writer, reviewer that includes writer"),
-        "max_queries": Param(6, (int,), "searches the Searcher plans in stage 1", lambda v: 1 <= v <= 20,
+        "max_queries": Param(6, (int,), "searches the Searcher plans on the motion in stage 1", lambda v: 1 <= v <= 20,
                              "from 1 to 20"),
+        "request_queries": Param(2, (int,), "searches the Searcher plans for each of the Writer's material requests",
+                                 lambda v: 1 <= v <= 10, "from 1 to 10"),
         "max_results": Param(None, (int,), "results per search (default: [search] max_results)",
                              lambda v: 1 <= v <= 20, "from 1 to 20"),
         "search_depth": Param("basic", (str,), "Tavily search depth", lambda v: v in ("basic", "advanced"),
                               "'basic' or 'advanced'"),
-        "max_requests": Param(2, (int,), "material requests the Writer may make per stage (stages 2-3)",
-                              lambda v: 0 <= v <= 10, "from 0 to 10"),
-        "max_reviews": Param(3, (int,), "reviews per speech before the draft stands", lambda v: 0 <= v <= 10,
+        "max_requests": Param(2, (int,), "material requests the Writer may make per speech, in any stage, drafting "
+                                         "and revising together", lambda v: 0 <= v <= 10, "from 0 to 10"),
+        "max_reviews": Param(3, (int,), "Reviewer calls per speech: the first draft and each revision is reviewed, "
+                                        "so at most max_reviews - 1 revisions", lambda v: 0 <= v <= 10,
                              "from 0 to 10"),
     }
 
@@ -109,17 +162,23 @@ class Agent4Debate:
         if ctx.stage == "constructive" and "searcher" in self.agents:
             await self._research(ctx, kb)
         analysis = await self._analyse(ctx, kb) if "analyzer" in self.agents else ""
-        draft = await self._write(ctx, kb, analysis)
+        requests = self.params["max_requests"] if "searcher" in self.agents else 0
+        draft, requests = await self._write(ctx, kb, analysis, requests)
         if "reviewer" in self.agents:
-            draft = await self._review_loop(ctx, kb, analysis, draft)
+            draft = await self._review_loop(ctx, kb, analysis, draft, requests)
         return Draft(*kb.cite(draft))
 
-    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, **extra) -> Material:
-        """role's prompt for this stage, as material that fits itself to the model's window."""
+    def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, *, new: list[int] | None = None,
+                **extra) -> Material:
+        """role's prompt for this stage, as material that fits itself to the model's window.
+
+        new: the sources a research round just found, shown whole for the Searcher to compile.
+        """
         def text(cut: Cut) -> str:
             return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
                           stage_order=STAGE_ORDER[ctx.stage], language=ctx.language,
-                          sources=kb.render(drop=cut.sources),
+                          sources=kb.render(drop=cut.sources), findings=kb.render_findings(drop=cut.sources),
+                          gaps=kb.gaps, found=kb.render(drop=cut.sources, only=new, full=True) if new else "",
                           transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", **extra)
 
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
@@ -128,54 +187,67 @@ class Agent4Debate:
         return speech_tokens(self.params[f"words_{ctx.stage}"]) + 64  # and the JSON around the speech
 
     async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
-        """Plan queries (proactively in stage 1, from the Writer's request later), search, grow the base."""
-        limit = 2 if request else self.params["max_queries"]
-        prompt = self._prompt(ctx, "searcher", kb, max_queries=limit, request=request)
-        planned = await ctx.llm.complete("searcher", prompt, schema=QUERIES, params=self.sampling)
-        queries = list(dict.fromkeys(q.strip() for q in planned.data["queries"] if q.strip()))[:limit]
+        """One round: plan queries (on the motion, or for the Writer's request), search, compile what is new."""
+        limit = self.params["request_queries" if request else "max_queries"]
+        prompt = self._prompt(ctx, "searcher", kb, step="plan", max_queries=limit, request=request)
+        planned = await ctx.llm.complete("searcher", prompt, schema=_queries_schema(limit), params=self.sampling)
+        queries = list(dict.fromkeys(q.strip() for q in planned.data["queries"] if q.strip()))
         found = await asyncio.gather(*(ctx.search.search(q, max_results=self.params["max_results"],
                                                          search_depth=self.params["search_depth"])
                                        for q in queries))
-        for results in found:
-            kb.add(results)
+        new = [s.number for results in found for s in kb.add(results)]
+        if not new:
+            return  # nothing found that the base does not hold already
+        prompt = self._prompt(ctx, "searcher", kb, step="compile", request=request, queries=queries, new=new,
+                              max_findings=_max_findings(len(new)), max_gaps=MAX_GAPS)
+        compiled = await ctx.llm.complete("searcher", prompt, schema=_findings_schema(new), params=self.sampling,
+                                          max_tokens=_compile_tokens(len(new)))
+        kb.record((Finding(f["topic"], f["finding"], f["bearing"], tuple(f["sources"]))
+                   for f in compiled.data["findings"]), compiled.data["gaps"])
 
     async def _analyse(self, ctx: DebateContext, kb: KnowledgeBase) -> str:
         answer = await ctx.llm.complete("analyzer", self._prompt(ctx, "analyzer", kb), params=self.sampling,
                                         max_tokens=self._speech_tokens(ctx))
         return answer.text.strip()
 
-    async def _write(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str) -> str:
-        """Draft the speech; in stages 2-3 the Writer may first ask the Searcher for material."""
-        requests = 0
-        while True:
-            can_request = (ctx.stage != "constructive" and "searcher" in self.agents
-                           and requests < self.params["max_requests"])
-            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
-                                  can_request=can_request, requests_left=self.params["max_requests"] - requests,
-                                  draft="", feedback=[])
-            answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(can_request),
-                                            params=self.sampling, max_tokens=self._speech_tokens(ctx))
-            request = answer.data.get("material_request") if can_request else None
-            speech = answer.data["speech"].strip()
-            if request is None and (speech or not can_request):
-                return speech
-            requests = self.params["max_requests"] if request is None else requests + 1
-            if request is not None:
-                await self._research(ctx, kb, request=request)
+    async def _write(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str, requests: int, *,
+                     draft: str = "", feedback: list[str] | None = None,
+                     state: dict | None = None) -> tuple[str, int]:
+        """The speech, drafted or (with feedback) revised, and the material requests still left for this speech.
 
-    async def _review_loop(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str, draft: str) -> str:
-        """Review, and revise on every rejection; at most max_reviews reviews."""
-        for _ in range(self.params["max_reviews"]):
+        While requests are left the Writer may ask for material first; each request is a research round.
+        """
+        while True:
+            can_request = requests > 0
+            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
+                                  can_request=can_request, requests_left=requests, draft=draft,
+                                  feedback=feedback or [], state=state)
+            answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(ctx.stage, can_request),
+                                            params=self.sampling, max_tokens=self._speech_tokens(ctx))
+            request = answer.data.get("material_request")
+            speech = answer.data["speech"].strip()
+            if request is not None:
+                requests -= 1
+                await self._research(ctx, kb, request=request)
+            elif speech or not can_request:
+                return speech or draft, requests
+            else:
+                requests = 0  # neither material nor a speech: ask again, for the speech only
+
+    async def _review_loop(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str, draft: str,
+                           requests: int) -> str:
+        """Review the draft and every revision, at most max_reviews reviews; the Writer revises after each
+        rejection but the last, so the draft that stands is always one the Reviewer saw."""
+        reviews = self.params["max_reviews"]
+        for n in range(1, reviews + 1):
             review = await ctx.llm.complete(
-                "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[ctx.stage]),
+                "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[ctx.stage],
+                                         max_feedback=MAX_FEEDBACK, max_reasons=MAX_REASONS),
                 schema=_review_schema(ctx.stage), params=self.sampling)
-            if review.data["approve"]:
+            if review.data["approve"] or n == reviews:
                 break
             feedback = review.data["feedback"] or [f"{c['item']}: {c['note']}" for c in review.data["checks"]
                                                    if not c["ok"]] or ["Strengthen the weakest part of the speech."]
-            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
-                                  can_request=False, requests_left=0, draft=draft, feedback=feedback)
-            revised = await ctx.llm.complete("writer", prompt, schema=_writer_schema(False), params=self.sampling,
-                                             max_tokens=self._speech_tokens(ctx))
-            draft = revised.data["speech"].strip() or draft
+            draft, requests = await self._write(ctx, kb, analysis, requests, draft=draft, feedback=feedback,
+                                                state=review.data.get("debate_state"))
         return draft
