@@ -127,7 +127,8 @@ async def _direct(route: tuple, model: str, messages: list[dict], params: dict, 
         if isinstance(exc, httpx.HTTPStatusError):
             exc = config.get_error_class(error_message=exc.response.text, status_code=exc.response.status_code,
                                          headers=exc.response.headers)
-        elif not hasattr(exc, "status_code"):
+        elif not isinstance(getattr(exc, "status_code", None), int) or exc.status_code < 400:
+            # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
             exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None
     usage = response.usage

@@ -120,6 +120,19 @@ def test_a_failure_becomes_the_same_litellm_error_on_both_paths(fake_llm, fault,
     assert FAULTS[fault].content in str(direct)
 
 
+def test_an_answer_that_is_not_json_is_a_retryable_server_error_on_both_paths(fake_llm, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
+    caught = []
+    for path in ("direct", "acompletion"):
+        fake_llm.faults.enqueue(Reply(raw="{not json"))
+        with pytest.raises(Exception) as info:
+            asyncio.run(send("openai/m", MESSAGES, {"max_tokens": 8}, api_base=fake_llm.api_base, timeout_s=10,
+                             path=path))
+        caught.append(info.value)
+    assert [type(e).__name__ for e in caught] == ["InternalServerError"] * 2
+    assert [e.status_code for e in caught] == [500, 500] and all(_retryable(e) for e in caught)
+
+
 def test_a_timeout_is_litellms_timeout_on_both_paths(fake_llm, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
     kinds = []
