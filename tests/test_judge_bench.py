@@ -176,16 +176,21 @@ def jsonl_case(line: dict | str):
     return write
 
 
-def folder_case(path: str, text: str):
+def edited(make, folder: str, path: str, text: str | None):
+    """A dataset writer: make a good dataset in root/folder, then replace (None: delete) one file of it."""
     def write(root: Path) -> Path:
-        write_folder(root / "bench")
-        target = root / "bench" / path
+        make(root / folder)
+        target = root / folder / path
         if text is None:
             target.unlink()
         else:
             target.write_text(text, encoding="utf-8")
-        return root / "bench"
+        return root / folder
     return write
+
+
+def folder_case(path: str, text: str | None):
+    return edited(write_folder, "bench", path, text)
 
 
 BAD = [
@@ -457,15 +462,7 @@ def test_dimension_scores_count_failed_debates_and_unjudged_dimensions():
 
 
 def debateart_case(path: str, text: str | None):
-    def write(root: Path) -> Path:
-        write_debateart(root / "DebateArt")
-        target = root / "DebateArt" / path
-        if text is None:
-            target.unlink()
-        else:
-            target.write_text(text, encoding="utf-8")
-        return root / "DebateArt"
-    return write
+    return edited(write_debateart, "DebateArt", path, text)
 
 
 def speeches(*names: str) -> str:
