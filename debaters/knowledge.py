@@ -7,8 +7,8 @@ speech of the side, and a speech's references carry those numbers.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from collections.abc import Collection, Iterable
+from dataclasses import dataclass, field
 
 from arena.records import Reference
 from arena.search import SearchResult

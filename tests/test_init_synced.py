@@ -17,6 +17,7 @@ from arena.config import CONFIG_NAME
 from arena.errors import UserError
 from arena.store import DB_NAME
 from tests.helpers import assert_user_error
+from tests.test_cli import TWO_OFFLINE
 
 
 def invoke(*args):
@@ -197,25 +198,7 @@ def test_broken_config_edit_after_init_leaves_the_database_byte_identical(ws, ol
 
 # --- the Python API: a workspace made with entries is synced too ----------------------------------
 
-WITH_ENTRIES = '''\
-[search]
-provider = "offline"
-
-[motions]
-sets = ["builtin:en"]
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-strength = 0.5
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-strength = -0.5
-'''
+WITH_ENTRIES = '[motions]\nsets = ["builtin:en"]\n\n' + TWO_OFFLINE
 
 
 def test_app_init_stores_entries_and_motions_so_a_rejected_command_writes_nothing(tmp_path):

@@ -13,24 +13,8 @@ from arena.app import commands as app, runner
 from arena.app.commands import open_workspace
 from arena.errors import UserError
 from tests.helpers import VERDICT, assert_user_error
-from tests.test_cli import invoke, snapshot
+from tests.test_cli import TWO_OFFLINE as ENTRIES, invoke, snapshot
 
-ENTRIES = '''\
-[search]
-provider = "offline"
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-strength = 0.5
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-strength = -0.5
-'''
 JUDGE = '''
 [[judges]]
 name = "{name}"
