@@ -160,6 +160,23 @@ def test_workers_share_the_plan_with_one_progress_display(tmp_path, fake_llm):
     assert not any(Path(f"/proc/{pid}").exists() for pid in seen)  # no worker outlives the run
 
 
+def test_workers_split_the_runs_concurrency_so_a_small_plan_reaches_every_worker(tmp_path, fake_llm):
+    fake_llm.responder = slow(0.05)
+    path = scheduled(tmp_path, fake_llm.api_base, entries=ENTRIES)
+    process = start_run(path, "--workers", "2", "--concurrency", str(MATCHES))  # the whole plan at once
+    most_held: dict[int, int] = {}
+
+    def both_workers_playing() -> bool:
+        for pid, held in query(path, "SELECT pid, COUNT(*) FROM claims WHERE judge = '' GROUP BY pid"):
+            most_held[pid] = max(most_held.get(pid, 0), held)
+        return len(most_held) == 2
+
+    wait_for(both_workers_playing, process)
+    finish(process)
+    assert_each_match_done_once(path, MATCHES)
+    assert max(most_held.values()) <= MATCHES // 2  # neither claimed more than its half of the 12 slots
+
+
 def test_ctrl_c_stops_every_worker_and_the_rerun_completes(tmp_path, fake_llm):
     fake_llm.responder = slow(0.1)
     path = scheduled(tmp_path, fake_llm.api_base, entries=ENTRIES)

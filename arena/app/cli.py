@@ -356,7 +356,7 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 
 @main.command()
 @click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
-              help="Matches played at once, per worker.")
+              help="Matches played at once, split over the workers (each at least one).")
 @click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
               help="Worker processes sharing the matches, each with its own event loop.")
 @click.option("--budget", type=click.FloatRange(min=0), default=None, metavar="USD",

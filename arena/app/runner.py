@@ -263,7 +263,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
     on one workspace, and the `workers` processes of this one, split the matches, each played once.
 
-    Each process plays `concurrency` matches at once (play_claimed). A match is committed, speeches
+    The run plays `concurrency` matches at once, split over its processes (each at least one; play_claimed).
+    A match is committed, speeches
     and verdicts together, when its judging ends; a failed match is stored with its reason. budget
     (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
     0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
@@ -283,9 +284,12 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
         entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
         preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
     workers = max(1, min(workers, len(pending)))
-    display = Progress(len(pending), concurrency * workers, say=progress,
+    # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
+    # start would claim a small plan whole and leave the others idle.
+    each = max(1, -(-concurrency // workers))
+    display = Progress(len(pending), each * workers, say=progress,
                        live=progress is None and sys.stderr.isatty())
-    options = {"concurrency": concurrency, "failed_before": failed_before, "budget": budget}
+    options = {"concurrency": each, "failed_before": failed_before, "budget": budget}
     if workers == 1:
         cpu = time.process_time()
         stopped = play_claimed(arena, display, **options)
