@@ -10,7 +10,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arena.errors import UserError
-from arena.records import STRUCTURED_MODES, Entry, JudgeSpec
+from arena.records import HUMAN_JUDGE, STRUCTURED_MODES, Entry, JudgeSpec
 
 CONFIG_NAME = "arena.toml"
 
@@ -72,6 +72,19 @@ class Config:
             if j.name == name:
                 return j
         raise UserError(f"unknown judge {name!r}; known: {', '.join(j.name for j in self.judges) or 'none'}")
+
+    @property
+    def automatic_judges(self) -> tuple[JudgeSpec, ...]:
+        """The judges `arena run` and `arena judge` run: all but people casting ballots."""
+        return tuple(j for j in self.judges if not j.casts_ballots)
+
+    def human_judge(self, name: str) -> JudgeSpec:
+        judge = self.judge(name)
+        if not judge.casts_ballots:
+            raise UserError(f"judge {name!r} is a {judge.kind} judge, not a judge of people; ballots belong to "
+                            f"judges of kind {HUMAN_JUDGE!r}: "
+                            f"{', '.join(j.name for j in self.judges if j.casts_ballots) or 'none configured'}")
+        return judge
 
 
 def is_http_url(url: str) -> bool:
@@ -144,7 +157,31 @@ _JUDGE: _Spec = {
     "options": (dict, _ANY),
     **_MODEL_KEYS,
 }
-_REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind", "model")}
+_REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind")}  # a judge's model: see _human
+
+
+def _human(judge: dict, i: int, fail) -> dict:
+    """What a judge of people implies: R is the number of people, each named once, and no model is needed
+    (an offline/ model marks the ballots simulated). Other judges need a model."""
+    where = f"judges[{i}]"
+    if judge["kind"] != HUMAN_JUDGE:
+        if "model" not in judge:
+            raise fail(where, "missing required key 'model'")
+        return {}
+    if "runs" in judge:
+        raise fail(f"{where}.runs", "a human judge's R is its number of people: leave runs out")
+    people = judge.get("options", {}).get("people")
+    key = f"{where}.options.people"
+    if not isinstance(people, list) or not people:
+        raise fail(key, f"a human judge needs people: a list of names such as [\"ann\", \"bo\", \"cy\"], got {people!r}")
+    seen = set()
+    for person in people:
+        if not isinstance(person, str) or not _NAME[0](person):
+            raise fail(key, f"expected names of {_NAME[1]}, got {person!r}")
+        if person in seen:
+            raise fail(key, f"{person!r} is listed twice")
+        seen.add(person)
+    return {"runs": len(people), "model": judge.get("model", HUMAN_JUDGE)}
 
 
 def load_config(workspace: Path) -> Config:
@@ -185,8 +222,8 @@ def parse_config(text: str, path: Path) -> Config:
         for item in _check_array(data.get("entries", []), _ENTRY, "entries", fail)
     )
     judges = tuple(
-        JudgeSpec(**{"runs": arena.judge_runs, **item})
-        for item in _check_array(data.get("judges", []), _JUDGE, "judges", fail)
+        JudgeSpec(**{"runs": arena.judge_runs, **item, **_human(item, i, fail)})
+        for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
     return Config(path, arena, llm, search, motions, entries, judges, lines)
 

@@ -15,6 +15,7 @@ DIMENSIONS = ("argument", "source", "language")
 DEFAULT_INFO_SLIDE = "Both sides bear an equal burden of proof."
 OFFLINE_PREFIX = "offline/"
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
+HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
 
 
 def is_simulated(model: str) -> bool:
@@ -65,6 +66,15 @@ class JudgeSpec:
     @property
     def simulated(self) -> bool:
         return is_simulated(self.model)
+
+    @property
+    def casts_ballots(self) -> bool:
+        """People judge: its verdicts are ballots (run = the person's index), never played by the arena."""
+        return self.kind == HUMAN_JUDGE
+
+    @property
+    def people(self) -> tuple[str, ...]:
+        return tuple(self.options.get("people", ())) if self.casts_ballots else ()
 
 
 @dataclass(frozen=True)
@@ -122,6 +132,17 @@ class Verdict:
     @property
     def failed(self) -> bool:
         return self.error is not None
+
+
+@dataclass(frozen=True)
+class Ballot:
+    """One person's vote on a finished match, blind to all but PRO and CON: stored as their judge's verdict."""
+
+    match_id: str
+    person: str
+    overall: Outcome
+    dimensions: Mapping[str, Outcome] = field(default_factory=dict)
+    rationale: str = ""
 
 
 @dataclass(frozen=True)

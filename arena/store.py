@@ -1,6 +1,7 @@
 """The workspace database: SQLite in WAL mode, one versioned schema, atomic match commits."""
 from __future__ import annotations
 
+import hmac
 import json
 import sqlite3
 from contextlib import contextmanager
@@ -11,11 +12,11 @@ from typing import Iterable, Iterator
 
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
-from arena.records import AgentUsage, Entry, Match, Motion, Reference, Speech, Verdict
+from arena.records import AgentUsage, Ballot, Entry, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -23,6 +24,14 @@ CREATE TABLE claims (
     match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, holder TEXT NOT NULL, pid INTEGER NOT NULL,
     host TEXT NOT NULL, heartbeat_at REAL NOT NULL, PRIMARY KEY (match_id, judge));
 CREATE INDEX claims_holder ON claims(holder);
+"""
+
+# People who judge: a private link each (only the token's hash is kept), and who each run index of a
+# human judge's ballots is, so that a reordered `people` list cannot hand one person's ballots to another.
+_BALLOTS = """
+CREATE TABLE ballot_links (
+    token_hash TEXT PRIMARY KEY, judge TEXT NOT NULL, person TEXT NOT NULL, created_at TEXT NOT NULL);
+CREATE TABLE ballot_people (judge TEXT NOT NULL, run INTEGER NOT NULL, person TEXT NOT NULL, PRIMARY KEY (judge, run));
 """
 
 _SCHEMA = """
@@ -66,7 +75,7 @@ CREATE TABLE models (
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-""" + _CLAIMS
+""" + _CLAIMS + _BALLOTS
 
 # Steps from each older version to the next, each run in one transaction with the version bump.
 _MIGRATIONS = {
@@ -79,6 +88,7 @@ _MIGRATIONS = {
        "CREATE TABLE models (model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL,"
        " updated_at TEXT NOT NULL, PRIMARY KEY (model, api_base));",
     3: _CLAIMS,
+    4: _BALLOTS,
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -351,6 +361,60 @@ class Store:
                  None if v.error is None else redact(v.error),
                  int(simulated), now()),
             )
+
+    # --- ballots of people -----------------------------------------------------------------
+    def issue_links(self, judge: str, hashes: dict[str, str]) -> None:
+        """Give each person (person → their new token's hash) a new link, in one transaction; their earlier
+        links stop working."""
+        with _transaction(self.conn):
+            for person, digest in hashes.items():
+                self.conn.execute("DELETE FROM ballot_links WHERE judge=? AND person=?", (judge, person))
+                self.conn.execute("INSERT INTO ballot_links VALUES (?,?,?,?)", (digest, judge, person, now()))
+
+    def link_holder(self, digest: str) -> tuple[str, str] | None:
+        """(judge, person) whose link has this token hash, else None."""
+        row = self.conn.execute("SELECT judge, person, token_hash FROM ballot_links WHERE token_hash=?",
+                                (digest,)).fetchone()
+        return (row["judge"], row["person"]) if row and hmac.compare_digest(row["token_hash"], digest) else None
+
+    def ballot_people(self) -> dict[str, dict[int, str]]:
+        """judge → run → the person whose ballots that run holds."""
+        out: dict[str, dict[int, str]] = {}
+        for r in self.conn.execute("SELECT * FROM ballot_people"):
+            out.setdefault(r["judge"], {})[r["run"]] = r["person"]
+        return out
+
+    def done_match_ids(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT id FROM matches WHERE status='done' ORDER BY seq")]
+
+    def cast_ballots(self, judge: str, people: tuple[str, ...], ballots: Iterable[Ballot], simulated: bool) -> None:
+        """Store ballots as the judge's verdicts, run = the person's index in people, all or nothing; each
+        replaces the person's earlier ballot on that match. ArenaError, and nothing stored, for a match
+        that is not done."""
+        with _transaction(self.conn):
+            for b in ballots:
+                row = self.conn.execute("SELECT status FROM matches WHERE id=?", (b.match_id,)).fetchone()
+                if row is None or row["status"] != "done":
+                    raise ArenaError(f"match {b.match_id!r} is {'unknown' if row is None else row['status']}; "
+                                     "ballots are cast on done matches only")
+                run = people.index(b.person)
+                self.conn.execute("INSERT OR IGNORE INTO ballot_people VALUES (?,?,?)", (judge, run, b.person))
+                self._write_verdicts(b.match_id, [Verdict(judge, run, b.overall, dict(b.dimensions), b.rationale)],
+                                     simulated)
+
+    def ballot(self, match_id: str, judge: str, run: int) -> Verdict | None:
+        """A person's ballot on a match (their run of the judge), if cast."""
+        row = self.conn.execute("SELECT * FROM verdicts WHERE match_id=? AND judge=? AND run=?",
+                                (match_id, judge, run)).fetchone()
+        return None if row is None else _verdict(row)
+
+    def ballots_cast(self, judge: str) -> dict[int, set[str]]:
+        """run → the done matches that run (person) of the judge has a ballot on."""
+        out: dict[int, set[str]] = {}
+        for r in self.conn.execute("SELECT v.run, v.match_id FROM verdicts v JOIN matches m ON m.id = v.match_id "
+                                   "WHERE v.judge=? AND m.status='done'", (judge,)):
+            out.setdefault(r["run"], set()).add(r["match_id"])
+        return out
 
     def match_rows(self) -> list[sqlite3.Row]:
         return self.conn.execute(

@@ -6,4 +6,5 @@ JUDGES = Registry("judge", "arena.judges", {
     "devils_advocate": "judges.devils_advocate:DevilsAdvocateJudge",
     "debatrix": "judges.debatrix:DebatrixJudge",
     "panel": "judges.panel:PanelJudge",
+    "human": "judges.human:HumanJudge",
 })

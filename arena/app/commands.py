@@ -276,11 +276,16 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
 
 
 def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
-    """The named judges, each once; every configured judge when none is named."""
+    """The named judges, each once; every judge the arena runs (all but people) when none is named."""
     try:
-        return [ws.config.judge(name) for name in dict.fromkeys(names)] or list(ws.config.judges)
+        specs = [ws.config.judge(name) for name in dict.fromkeys(names)] or list(ws.config.automatic_judges)
     except UserError as exc:
         raise UserError(f"--judge: {exc}") from None
+    for spec in specs:
+        if spec.casts_ballots:
+            raise UserError(f"--judge: {spec.name!r} is a judge of people, whose verdicts are their ballots: "
+                            "hand out links with 'arena ballots issue', or 'arena ballots import' a CSV")
+    return specs
 
 
 def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int = 4,
@@ -296,7 +301,8 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     """
     specs = _judge_specs(ws, judges)
     if not specs:
-        raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there is no one to judge")
+        raise UserError(f"{ws.config.path.name}: no [[judges]] the arena runs (judges of people cast ballots), "
+                        "so there is no one to judge")
     since = now() if rejudge else None
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
     arena = runner.Arena.of(ws)

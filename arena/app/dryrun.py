@@ -35,7 +35,7 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
     config = ws.config
     pending = [ws.store.match(match_id) for match_id in ws.store.pending_matches(now() if retry_failed else None)]
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
-                        judges=tuple(_offline_judge(j) for j in config.judges),
+                        judges=tuple(_offline_judge(j) for j in config.automatic_judges),
                         search=replace(config.search, provider="offline"), llm=replace(config.llm, cache=False))
     with tempfile.TemporaryDirectory(prefix="arena-dry-run-") as scratch:
         store = Store(Path(scratch) / DB_NAME)

@@ -205,7 +205,7 @@ def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_befor
     slot and waits for one of `concurrency` judging slots. budget (USD): no match is claimed once the
     ledger's cost, every process's calls included, reaches it.
     """
-    store, judges = arena.ws.store, list(arena.ws.config.judges)
+    store, judges = arena.ws.store, list(arena.ws.config.automatic_judges)
     stopped: str | None = None
 
     async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore) -> None:
@@ -282,7 +282,7 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     if pending:  # a model that cannot answer would fail every match it is in: find out first, once
         waiting = set(pending)
         entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
-        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.judges])
+        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.automatic_judges])
     workers = max(1, min(workers, len(pending)))
     # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
     # start would claim a small plan whole and leave the others idle.

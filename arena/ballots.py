@@ -1,0 +1,108 @@
+"""People's ballots: private links, each person's queue, and the one check every ballot passes (web form or CSV).
+
+A link is a random token (192 bits) that only its person holds: the store keeps its SHA-256, so a copy of
+arena.db opens no queue. A ballot is the overall outcome and one per dimension (pro, con or tie) and a
+rationale, checked by `check_ballot` wherever it comes from.
+"""
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import random
+import secrets
+from pathlib import Path
+from typing import Iterable, Mapping
+
+from arena.errors import UserError, read_user_text
+from arena.records import DIMENSIONS, Ballot, JudgeSpec
+
+OUTCOMES = ("pro", "con", "tie")
+RATIONALE_MAX = 20_000  # characters: a page of reasons, not a dump
+IMPORT_COLUMNS = ("match_id", "person", "overall", *DIMENSIONS, "rationale")
+IMPORT_HEADER = "match_id,person,overall[,argument][,source][,language][,rationale]"
+
+
+class BallotError(UserError):
+    """A ballot field that is not acceptable: field names it, problem says why."""
+
+    def __init__(self, field: str, problem: str):
+        super().__init__(f"{field}: {problem}")
+        self.field, self.problem = field, problem
+
+
+def new_token() -> str:
+    """A fresh secret for a link: 24 random bytes, URL-safe."""
+    return secrets.token_urlsafe(24)
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a token."""
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def queue(judge: str, person: str, match_ids: Iterable[str]) -> list[str]:
+    """The person's order of matches: shuffled per person (the same every time), so that people do not
+    all judge the schedule's order and no one's early fatigue falls on the same matches."""
+    order = sorted(match_ids)
+    random.Random(hashlib.sha256(f"{judge}\0{person}".encode()).digest()).shuffle(order)
+    return order
+
+
+def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimensions_required: bool,
+                 rationale_required: bool) -> Ballot:
+    """A Ballot from raw fields ({overall, argument, source, language, rationale}); BallotError names the
+    first field that is missing or not one of pro, con, tie. Dimensions and rationale may be left blank
+    unless required (a paper ballot may record only the winner)."""
+    outcomes = {}
+    for key in ("overall", *DIMENSIONS):
+        value = (fields.get(key) or "").strip().lower()
+        if not value:
+            if key == "overall" or dimensions_required:
+                raise BallotError(key, "missing: choose pro, con or tie")
+            continue
+        if value not in OUTCOMES:
+            raise BallotError(key, f"expected pro, con or tie, got {value[:40]!r}")
+        outcomes[key] = value
+    rationale = (fields.get("rationale") or "").strip()
+    if rationale_required and not rationale:
+        raise BallotError("rationale", "missing: say in a few words why")
+    if len(rationale) > RATIONALE_MAX:
+        raise BallotError("rationale", f"{len(rationale):,} characters; at most {RATIONALE_MAX:,}")
+    overall = outcomes.pop("overall")
+    return Ballot(match_id, person, overall, outcomes, rationale)
+
+
+def read_ballots(path: Path, judge: JudgeSpec, done: set[str]) -> list[Ballot]:
+    """The ballots of a CSV (IMPORT_HEADER), each checked; UserError 'FILE:LINE: problem' for the first bad
+    row. A later row for the same person and match replaces the earlier one."""
+    text = read_user_text(path)
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    header = [h.strip() for h in (reader.fieldnames or [])]
+    if not header:
+        raise UserError(f"{path}:1: the file is empty; expected the header line {IMPORT_HEADER}")
+    unknown = [h for h in header if h not in IMPORT_COLUMNS]
+    missing = [h for h in ("match_id", "person", "overall") if h not in header]
+    if unknown or missing or len(set(header)) != len(header):
+        problem = (f"unknown column {unknown[0]!r}" if unknown else f"no {missing[0]} column" if missing
+                   else "a column is repeated")
+        raise UserError(f"{path}:1: {problem}; expected the header line {IMPORT_HEADER}")
+    reader.fieldnames = header
+    ballots: dict[tuple[str, str], Ballot] = {}
+    line = reader.line_num
+    for row in reader:
+        where, line = f"{path}:{line + 1}", reader.line_num  # a quoted rationale may span lines: its first
+        if None in row or None in row.values():
+            raise UserError(f"{where}: {len(header)} columns expected (as the header), got a different number")
+        match_id, person = row["match_id"].strip(), row["person"].strip()
+        if match_id not in done:
+            raise UserError(f"{where}: match_id {match_id!r}: not a done match of this workspace")
+        if person not in judge.people:
+            raise UserError(f"{where}: person {person!r}: not one of judge {judge.name!r}'s people "
+                            f"({', '.join(judge.people)})")
+        try:
+            ballots[(match_id, person)] = check_ballot(match_id, person, row, dimensions_required=False,
+                                                       rationale_required=False)
+        except BallotError as exc:
+            raise UserError(f"{where}: {exc}") from None
+    return list(ballots.values())
