@@ -260,3 +260,30 @@ def _tokens(text: str) -> int:
     """A rough token count: about 4/3 tokens per English word, one per CJK character."""
     cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
     return cjk + round(len(text.split()) * 4 / 3)
+
+
+def simulated_ballot(match, person: str, rng: random.Random):
+    """A simulated person's Ballot on a played Match: like a simulated judge, Bradley–Terry on the strengths
+    its speeches reveal, drawn with the person's own rng, ties a little more common (people call close
+    rounds even), and a rationale saying it is simulated."""
+    from arena.records import DIMENSIONS, Ballot
+
+    counts = {side: [0, 0] for side in ("pro", "con")}
+    for speech in match.speeches:
+        c, w = _counts(speech.text)
+        counts[speech.side][0] += c
+        counts[speech.side][1] += w
+    pro, con = _logit(*counts["pro"]), _logit(*counts["con"])
+    p_pro = 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+
+    def draw() -> str:
+        return "tie" if rng.random() < 0.1 else "pro" if rng.random() < p_pro else "con"
+
+    overall = draw()
+    (pc, pw), (cc, cw) = counts["pro"], counts["con"]
+    if match.motion.language == "zh":
+        rationale = f"（模拟选票，{person}）正方有据论点 {pc} 句、含糊 {pw} 句；反方有据论点 {cc} 句、含糊 {cw} 句。"
+    else:
+        rationale = (f"(simulated ballot, {person}) PRO made {pc} cogent points and {pw} hedged ones; "
+                     f"CON {cc} and {cw}.")
+    return Ballot(match.id, person, overall, {d: draw() for d in DIMENSIONS}, rationale)

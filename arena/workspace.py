@@ -48,11 +48,18 @@ sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
 # One [[judges]] table per judge, for example:
 # [[judges]]
 # name = "single-mini"
-# kind = "single"          # a judge kind: single | plug-in
+# kind = "single"          # a judge kind: single | debatrix | panel | devils_advocate | human | plug-in
 # model = "openai/gpt-4o-mini"
 # runs = 3
 # [judges.options]         # kind-specific options
 # swap_sides = true        # odd runs read the transcript with PRO and CON relabelled
+#
+# People judging through private ballot links (arena ballots issue, arena serve): no model, R = people.
+# [[judges]]
+# name = "experts"
+# kind = "human"
+# [judges.options]
+# people = ["ann", "bo", "cy"]
 '''
 
 
@@ -107,6 +114,7 @@ def open_store(path: Path, config: Config, motions: Iterable[Motion]) -> Store:
     store = Store(Path(path) / DB_NAME)
     try:
         _check_played_unchanged(config, store)
+        _check_people_unchanged(config, store)
         store.sync_entries(config.entries)
         store.add_motions(motions)
     except BaseException:
@@ -133,6 +141,19 @@ def _check_played_unchanged(config: Config, store: Store) -> None:
                             f"match{'es' if matches != 1 else ''}, so its configuration is fixed, but it changed: "
                             f"{'; '.join(changes)}. Put the old configuration back and register the new one under "
                             f"a new name instead (arena entry add NEW-NAME ...).")
+
+
+def _check_people_unchanged(config: Config, store: Store) -> None:
+    """A judge of people stores each person's ballots under their place in `people`: that place is theirs for
+    good, or one person's ballots would pass for another's. People may be added at the end."""
+    recorded = store.ballot_people()
+    for i, judge in enumerate(config.judges):
+        for run, person in sorted(recorded.get(judge.name, {}).items()):
+            now_there = judge.people[run] if run < len(judge.people) else None
+            if now_there != person:
+                raise UserError(f"{config.where(f'judges[{i}].options.people')}: {person!r} has ballots as person "
+                                f"{run + 1} of judge {judge.name!r}, so must stay in place "
+                                f"{run + 1} (found {now_there!r}); add new people at the end of the list")
 
 
 def init_workspace(path: Path, config_text: str = TEMPLATE,

@@ -544,6 +544,57 @@ def _rating_table(ratings: list[dict]) -> None:
 
 
 @main.group()
+def ballots():
+    """People judging: private ballot links, their progress, and ballots collected elsewhere."""
+
+
+@ballots.command("issue")
+@click.option("--judge", "judge", required=True, help="A judge of kind human.")
+@click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
+@workspace_option
+@format_option
+def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
+    """A new private link per person (their earlier links stop working); send each person theirs."""
+    from arena.app import people
+
+    rows = people.issue(_open(workspace), judge, base_url or people.DEFAULT_BASE_URL)
+    if fmt == "json":
+        _json(rows)
+        return
+    _table(rows, ["person", "assigned", "cast", "url"])
+    click.echo("Each link is shown once and opens that person's queue: send it privately. "
+               "Serve them with 'arena serve'.", err=True)
+
+
+@ballots.command("status")
+@click.option("--judge", "judge", default=None, help="A judge of kind human (default: all of them).")
+@workspace_option
+@format_option
+def ballots_status(judge: str | None, workspace: Path, fmt: str):
+    """Ballots cast per person, of the done matches assigned to them."""
+    from arena.app import people
+
+    rows = people.status(_open(workspace), judge)
+    if fmt == "json":
+        _json(rows)
+        return
+    _table(rows, ["judge", "person", "assigned", "cast"])
+
+
+@ballots.command("import")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--judge", "judge", required=True, help="A judge of kind human.")
+@workspace_option
+def ballots_import(file: Path, judge: str, workspace: Path):
+    """Store ballots collected on paper or in forms: a CSV with columns
+    match_id,person,overall[,argument][,source][,language][,rationale]."""
+    from arena.app import people
+
+    result = people.import_csv(_open(workspace), file, judge)
+    click.echo(f"stored {result['ballots']} ballot(s) of {result['people']} person(s) for judge {result['judge']!r}")
+
+
+@main.group()
 def stats():
     """Statistics over completed matches."""
 

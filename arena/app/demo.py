@@ -4,12 +4,13 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from arena.app import commands
+from arena.app import commands, people
 from arena.config import CONFIG_NAME
 from arena.workspace import init_workspace
 
 CONFIG = '''\
-# The `arena demo` workspace: six offline (simulated) entries of planted strengths and a simulated judge.
+# The `arena demo` workspace: six offline (simulated) entries of planted strengths, two of each debater
+# kind, two simulated LLM judges of different kinds, and three simulated people casting ballots.
 [arena]
 language = "en"
 seed = 0
@@ -22,26 +23,42 @@ provider = "offline"
 sets = ["builtin:en"]
 {entries}
 [[judges]]
-name = "sim-judge"
-kind = "single"
-model = "offline/judge"
+name = "sim-debatrix"
+kind = "debatrix"
+model = "offline/debatrix"
 runs = 3
+
+[[judges]]
+name = "sim-panel"
+kind = "panel"
+model = "offline/panel"
+runs = 1
+
+[[judges]]
+name = "sim-experts"
+kind = "human"
+model = "offline/people"  # an offline model: the simulator casts these people's ballots
+[judges.options]
+people = ["ann", "bo", "cy"]
 '''
-ENTRIES = {"sim-ace": 1.5, "sim-bold": 0.9, "sim-calm": 0.3, "sim-deft": -0.3, "sim-eager": -0.9, "sim-faint": -1.5}
+ENTRIES = {"sim-ace": ("agent4debate", 1.5), "sim-bold": ("search-baseline", 0.9), "sim-calm": ("direct", 0.3),
+           "sim-deft": ("agent4debate", -0.3), "sim-eager": ("search-baseline", -0.9), "sim-faint": ("direct", -1.5)}
+PEOPLE = "sim-experts"
 
 
 def demo(path: Path, *, rounds: int = 2, progress=None) -> Path:
-    """A simulated tournament end to end: init, schedule, play, judge, rate, publish. Resumes if rerun."""
+    """A simulated tournament end to end: init, schedule, play, judge, ballots, rate, publish. Resumes if rerun."""
     path = Path(path)
     if not (path / CONFIG_NAME).exists():
-        entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
-                          f"strength = {strength}\n" for name, strength in ENTRIES.items())
+        entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
+                          f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
         init_workspace(path, CONFIG.format(entries=entries))
     ws = commands.open_workspace(path)
     try:
         if not ws.store.match_rows():
             commands.schedule(ws, "round-robin", rounds=rounds)
         commands.run(ws, concurrency=4, progress=progress)
+        people.simulate(ws, PEOPLE, seed=ws.config.arena.seed)
         site = ws.path / "site"
         if site.exists():
             shutil.rmtree(site)
