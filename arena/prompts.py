@@ -20,10 +20,19 @@ def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
 def render(folder: Path, name: str, *, override: str | Path = "", **variables) -> str:
     """Render folder/name with variables; language codes become names ('zh' → 'Simplified Chinese').
 
-    override: a user's folder searched first, so a template there replaces the built-in one of
-    the same name.
+    A language with templates of its own has them in folder/<language>/, laid out as folder is: they are
+    searched first (includes and extends too), so a prompt is written in the debate's language where we
+    have one; any other language, or a template not written in it, falls back to the English one, which
+    asks for the language by name. override: a user's folder searched before all, so a template there
+    replaces the built-in one of the same name.
     """
     language = variables.get("language", "en")
     variables.setdefault("language_name", LANGUAGES.get(language, language))
-    folders = (str(override), str(folder)) if override else (str(folder),)
-    return _environment(folders).get_template(name).render(**variables).strip()
+    return _environment(_folders(Path(folder), language, str(override))).get_template(name).render(**variables).strip()
+
+
+@lru_cache(maxsize=None)
+def _folders(folder: Path, language: str, override: str) -> tuple[str, ...]:
+    native = folder / language
+    return ((override,) if override else ()) + ((str(native),) if language != "en" and native.is_dir() else ()) + (
+        str(folder),)

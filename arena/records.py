@@ -24,11 +24,25 @@ def is_simulated(model: str) -> bool:
 
 @dataclass(frozen=True)
 class Motion:
+    """What is debated. A two-sided motion words each side's proposition (pro_text, con_text), as Chinese
+    motions often do ("正义只是利益" / "正义不只是利益"); text then names the pair."""
+
     id: str
     text: str
     category: str  # fact | value | policy
     language: str = "en"
     info_slide: str = DEFAULT_INFO_SLIDE
+    pro_text: str = ""
+    con_text: str = ""
+
+    @property
+    def two_sided(self) -> bool:
+        return bool(self.pro_text)
+
+    def proposition(self, side: str) -> str:
+        """What the side argues for: its own wording on a two-sided motion, else the motion for PRO and its
+        negation for CON (the text itself, which CON opposes)."""
+        return (self.pro_text if side == "pro" else self.con_text) if self.two_sided else self.text
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from arena.records import AgentUsage, Ballot, Entry, Match, Motion, Reference, S
 from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -42,7 +42,7 @@ CREATE TABLE entries (
     retired INTEGER NOT NULL DEFAULT 0, updated_at TEXT NOT NULL);
 CREATE TABLE motions (
     id TEXT PRIMARY KEY, text TEXT NOT NULL, category TEXT NOT NULL, language TEXT NOT NULL,
-    info_slide TEXT NOT NULL);
+    info_slide TEXT NOT NULL, pro_text TEXT NOT NULL DEFAULT '', con_text TEXT NOT NULL DEFAULT '');
 CREATE TABLE tournaments (
     id INTEGER PRIMARY KEY, format TEXT NOT NULL, seed INTEGER NOT NULL, params TEXT NOT NULL,
     created_at TEXT NOT NULL);
@@ -89,6 +89,9 @@ _MIGRATIONS = {
        " updated_at TEXT NOT NULL, PRIMARY KEY (model, api_base));",
     3: _CLAIMS,
     4: _BALLOTS,
+    # Two-sided motions: each side's own proposition.
+    5: "ALTER TABLE motions ADD COLUMN pro_text TEXT NOT NULL DEFAULT '';"
+       "ALTER TABLE motions ADD COLUMN con_text TEXT NOT NULL DEFAULT '';",
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -185,16 +188,18 @@ class Store:
     def add_motions(self, motions: Iterable[Motion]) -> None:
         with _transaction(self.conn):
             self.conn.executemany(
-                "INSERT INTO motions VALUES (?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
-                "category=excluded.category, language=excluded.language, info_slide=excluded.info_slide "
-                "WHERE (text, category, language, info_slide) IS NOT "
-                "(excluded.text, excluded.category, excluded.language, excluded.info_slide)",
-                [(m.id, m.text, m.category, m.language, m.info_slide) for m in motions],
+                "INSERT INTO motions VALUES (?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET text=excluded.text, "
+                "category=excluded.category, language=excluded.language, info_slide=excluded.info_slide, "
+                "pro_text=excluded.pro_text, con_text=excluded.con_text "
+                "WHERE (text, category, language, info_slide, pro_text, con_text) IS NOT "
+                "(excluded.text, excluded.category, excluded.language, excluded.info_slide, excluded.pro_text, "
+                "excluded.con_text)",
+                [(m.id, m.text, m.category, m.language, m.info_slide, m.pro_text, m.con_text) for m in motions],
             )
 
     def motion(self, motion_id: str) -> Motion | None:
         row = self.conn.execute("SELECT * FROM motions WHERE id=?", (motion_id,)).fetchone()
-        return Motion(row["id"], row["text"], row["category"], row["language"], row["info_slide"]) if row else None
+        return _motion(row) if row else None
 
     def motion_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM motions ORDER BY id")]
@@ -435,8 +440,7 @@ class Store:
 
     def matches(self) -> list[Match]:
         """Every match in schedule order with its speeches and verdicts: what match() gives, in four queries."""
-        motions = {r["id"]: Motion(r["id"], r["text"], r["category"], r["language"], r["info_slide"])
-                   for r in self.conn.execute("SELECT * FROM motions")}
+        motions = {r["id"]: _motion(r) for r in self.conn.execute("SELECT * FROM motions")}
         speeches: dict[str, list[Speech]] = {}
         for r in self.conn.execute("SELECT * FROM speeches ORDER BY match_id, seq"):
             speeches.setdefault(r["match_id"], []).append(_speech(r))
@@ -546,6 +550,11 @@ _PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.
 
 def _iso(seconds: float) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat(timespec="microseconds")
+
+
+def _motion(row: sqlite3.Row) -> Motion:
+    return Motion(row["id"], row["text"], row["category"], row["language"], row["info_slide"], row["pro_text"],
+                  row["con_text"])
 
 
 def _speech(r: sqlite3.Row) -> Speech:

@@ -23,7 +23,7 @@ from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import STAGES, Entry
 from debaters.knowledge import Finding, KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts" / "agent4debate"
 ROLES = ("searcher", "analyzer", "writer", "reviewer")
@@ -184,7 +184,7 @@ class Agent4Debate:
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
 
     def _speech_tokens(self, ctx: DebateContext) -> int:
-        return speech_tokens(self.params[f"words_{ctx.stage}"]) + 64  # and the JSON around the speech
+        return speech_tokens(length(self.params, ctx.stage, ctx.language)) + 64  # and the JSON around the speech
 
     async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
         """One round: plan queries (on the motion, or for the Writer's request), search, compile what is new."""
@@ -219,7 +219,8 @@ class Agent4Debate:
         """
         while True:
             can_request = requests > 0
-            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, words=self.params[f"words_{ctx.stage}"],
+            budget = length(self.params, ctx.stage, ctx.language)
+            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, length=budget.amount, unit=budget.unit,
                                   can_request=can_request, requests_left=requests, draft=draft,
                                   feedback=feedback or [], state=state)
             answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(ctx.stage, can_request),

@@ -8,7 +8,7 @@ from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
-from debaters.params import LENGTHS, SAMPLING, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts"
 
@@ -23,12 +23,13 @@ class DirectDebater:
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
-        words = self.params[f"words_{ctx.stage}"]
+        budget = length(self.params, ctx.stage, ctx.language)
 
         def prompt(cut: Cut) -> str:
             return render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
-                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", words=words)
+                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "",
+                          length=budget.amount, unit=budget.unit)
 
         answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),
-                                        params=self.sampling, max_tokens=speech_tokens(words))
+                                        params=self.sampling, max_tokens=speech_tokens(budget))
         return Draft(answer.text.strip(), cut=answer.cut)

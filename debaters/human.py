@@ -18,7 +18,7 @@ from arena import transcript
 from arena.errors import ArenaError
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
-from debaters.params import LENGTHS, Param, resolve
+from debaters.params import LENGTHS, Length, Param, length, resolve
 
 MARKER = "=" * 20 + " Write your speech below this line " + "=" * 20
 STAGE_NUMBER = {"constructive": 1, "rebuttal": 2, "summary": 3}
@@ -80,7 +80,7 @@ class HumanDebater:
         path = Path(name)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(briefing(ctx, self.params[f"words_{ctx.stage}"]))
+                out.write(briefing(ctx, length(self.params, ctx.stage, ctx.language)))
             with _TERMINAL:
                 try:
                     status = subprocess.run([*command, str(path)], check=False).returncode
@@ -117,17 +117,18 @@ def editor_command(editor: str) -> list[str]:
     return command
 
 
-def briefing(ctx: DebateContext, words: int) -> str:
+def briefing(ctx: DebateContext, budget: Length) -> str:
     """What the person sees: the motion, their side and stage, the length budget, and the visible transcript."""
     seen = (transcript.render(ctx.visible) if ctx.visible else
             "(nothing yet: in the constructive stage neither side sees the other's speech)")
+    side = ctx.side.upper() + (f", arguing: {ctx.motion.proposition(ctx.side)}" if ctx.motion.two_sided else "")
     return (
         f"Debate Arena — your {ctx.stage} speech for the {ctx.side.upper()} side\n\n"
         f"Motion: {ctx.motion.text}\n"
         f"Info slide: {ctx.motion.info_slide}\n"
-        f"Your side: {ctx.side.upper()}\n"
+        f"Your side: {side}\n"
         f"Stage: {ctx.stage} (stage {STAGE_NUMBER[ctx.stage]} of 3)\n"
-        f"Length: about {words} words\n\n"
+        f"Length: about {budget.amount} {budget.unit}\n\n"
         f"What has been said that you may see:\n\n{seen}\n\n"
         f"Everything above the line below is ignored; save and close the editor when done.\n"
         f"{MARKER}\n"

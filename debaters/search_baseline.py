@@ -8,7 +8,7 @@ from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.direct import PROMPTS
 from debaters.knowledge import KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
 
 
 class SearchBaseline:
@@ -28,15 +28,16 @@ class SearchBaseline:
         kb = ctx.memory.get("knowledge")
         if kb is None:  # the first speech of this side searches once; the base then serves the whole match
             kb = ctx.memory["knowledge"] = KnowledgeBase()
-            kb.add(await ctx.search.search(ctx.motion.text, max_results=self.params["max_results"],
+            kb.add(await ctx.search.search(ctx.motion.proposition(ctx.side), max_results=self.params["max_results"],
                                            search_depth=self.params["search_depth"]))
-        words = self.params[f"words_{ctx.stage}"]
+        budget = length(self.params, ctx.stage, ctx.language)
 
         def prompt(cut: Cut) -> str:
             return render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
-                          language=ctx.language, sources=kb.render(drop=cut.sources), words=words,
+                          language=ctx.language, sources=kb.render(drop=cut.sources), length=budget.amount,
+                          unit=budget.unit,
                           transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "")
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
-        answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(words))
+        answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget))
         return Draft(*kb.cite(answer.text.strip()), cut=answer.cut)

@@ -3,8 +3,9 @@
 A motion file is YAML (.yaml/.yml: a list of mappings, or a mapping whose only key
 `motions` holds that list) or JSONL (.jsonl: one JSON object per line, blank lines
 skipped). Each motion has keys id, text and category (fact, value or policy), and
-optionally language (defaulting to the set's language) and info_slide (defaulting to
-the equal-burden slide). Any mistake is a UserError naming the file, the item or
+optionally language (defaulting to the set's language), info_slide (defaulting to
+the equal-burden slide), and pro_text with con_text: each side's own proposition, for
+motions worded per side. Any mistake is a UserError naming the file, the item or
 line, and what is wrong.
 
 Sets are named by specs such as "builtin:en" or "file:my-motions.yaml" and merged in
@@ -23,7 +24,7 @@ import yaml
 from arena.errors import UserError, read_user_text
 from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, Motion
 
-KEYS = ("id", "text", "category", "language", "info_slide")
+KEYS = ("id", "text", "category", "language", "info_slide", "pro_text", "con_text")
 YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIX = ".jsonl"
 BUILTIN = "builtin:"
@@ -165,12 +166,18 @@ def _motion(item: RawItem, name: str, default_language: str) -> Motion:
     if category not in CATEGORIES:
         expected = f"{', '.join(CATEGORIES[:-1])} or {CATEGORIES[-1]}"
         raise UserError(f"{where}: unknown category '{category}' (expected {expected})")
+    pro_text, con_text = _optional(data, "pro_text", where), _optional(data, "con_text", where)
+    if (pro_text is None) != (con_text is None):
+        given, missing = ("pro_text", "con_text") if pro_text else ("con_text", "pro_text")
+        raise UserError(f"{where}: '{given}' without '{missing}': a two-sided motion words both sides")
     return Motion(
         id=motion_id,
         text=text,
         category=category,
         language=_optional(data, "language", where) or default_language,
         info_slide=_optional(data, "info_slide", where) or DEFAULT_INFO_SLIDE,
+        pro_text=pro_text or "",
+        con_text=con_text or "",
     )
 
 

@@ -32,7 +32,7 @@ from arena.search import SearchResult
 from arena.store import DB_NAME, Store
 from arena.workspace import init_workspace
 from debaters.knowledge import KnowledgeBase
-from debaters.params import speech_tokens
+from debaters.params import Length, speech_tokens
 from tests.fakes.openai_server import FakeOpenAI, Recorded, Reply, last_user
 from tests.helpers import VERDICT, debate_responder, stage_and_side, write_workspace
 
@@ -428,7 +428,7 @@ def test_a_long_prompt_is_fitted_to_the_window_before_it_is_sent(fake_llm, store
     gw = gateway(store)
     ref = model(fake_llm, context_window=2048)
 
-    result = asyncio.run(handle(gw, ref).complete("writer", prompt, max_tokens=speech_tokens(200)))
+    result = asyncio.run(handle(gw, ref).complete("writer", prompt, max_tokens=speech_tokens(Length(200, "words"))))
 
     assert result.text
     [body] = fake_llm.bodies
@@ -458,7 +458,7 @@ def test_a_context_length_error_is_retried_once_with_a_tighter_budget(fake_llm, 
     prompt = debater_material(speeches(600, 600, 600, 600))
 
     result = asyncio.run(handle(gateway(store), model(fake_llm, context_window=2048)).complete(
-        "writer", prompt, max_tokens=speech_tokens(200)))
+        "writer", prompt, max_tokens=speech_tokens(Length(200, "words"))))
 
     assert result.text == "A summary that fits."
     first, second = (last_user(b) for b in fake_llm.bodies)
@@ -475,7 +475,7 @@ def test_a_second_context_length_error_fails(fake_llm, store):
 
     with pytest.raises(LLMCallError, match="context"):
         asyncio.run(handle(gateway(store), model(fake_llm, context_window=2048)).complete(
-            "writer", prompt, max_tokens=speech_tokens(200)))
+            "writer", prompt, max_tokens=speech_tokens(Length(200, "words"))))
 
     assert len(fake_llm.requests) == 2
 

@@ -26,7 +26,12 @@ def entry_detail(entry: Entry, matches: int) -> dict:
 def motion_row(motion: Motion, spec: str | None) -> dict:
     """`arena motion list`: a motion and the set it comes from (None: known only from stored matches)."""
     return {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
-            "info_slide": motion.info_slide, "set": spec}
+            "info_slide": motion.info_slide, **_sides(motion), "set": spec}
+
+
+def _sides(motion: Motion) -> dict:
+    """pro_text and con_text, for a two-sided motion only: one-sided motions keep their shape."""
+    return {"pro_text": motion.pro_text, "con_text": motion.con_text} if motion.two_sided else {}
 
 
 def match_row(row: Mapping) -> dict:
@@ -42,7 +47,7 @@ def match_json(match: Match, judge: str | None = None) -> dict:
     return {
         "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
         "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
-                   "language": match.motion.language},
+                   "language": match.motion.language, **_sides(match.motion)},
         "pro": match.pro, "con": match.con,
         "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
                       "references": [asdict(r) for r in s.references],
