@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from itertools import combinations
-from typing import Iterable, Sequence
+from typing import Iterable, Mapping, Sequence
 
 from arena.records import STAGES, Verdict, score
 
@@ -86,18 +86,80 @@ def side_bias(pro_wins: int, con_wins: int) -> tuple[float | None, float | None]
     return pro_wins / decided, float(binomtest(pro_wins, decided, 0.5, alternative="two-sided").pvalue)
 
 
-def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequence[str] = ()) -> dict:
-    """Per judge and per pair of judges, from verdict rows {judge, match_id, overall, error} of
+def judge_outcomes(verdicts: Iterable[dict]) -> dict[str, dict[str, str]]:
+    """judge → match → the judge's outcome there, the majority of its runs (match_outcome of summed points).
+
+    verdicts: rows {judge, match_id, overall, error}. A match with a failed run has no outcome: the judge
+    does not rate it. A judge of people's runs are its ballots, so its outcome is the majority of the
+    ballots cast, on every match with at least one.
+    """
+    runs: dict[str, dict[str, list[dict]]] = {}
+    for v in verdicts:
+        runs.setdefault(v["judge"], {}).setdefault(v["match_id"], []).append(v)
+    return {name: {match_id: match_outcome(*score([Verdict(name, i, r["overall"]) for i, r in enumerate(rs)]))
+                   for match_id, rs in matches.items() if not any(r["error"] for r in rs)}
+            for name, matches in runs.items()}
+
+
+def compare(a: Mapping[str, str], b: Mapping[str, str]) -> dict:
+    """Two raters' outcomes (match → pro|con|tie) over the matches both rated: {matches, agreement, kappa}."""
+    both = [m for m in a if m in b]
+    x, y = [a[m] for m in both], [b[m] for m in both]
+    return {"matches": len(both), "agreement": agreement(x, y), "kappa": cohen_kappa(x, y)}
+
+
+def ballot_outcomes(verdicts: Iterable[dict], people: Mapping[str, Mapping[int, str]]) -> dict[str, dict[str, dict]]:
+    """judge → person → match → that person's ballot (overall), for the judges of people.
+
+    verdicts: rows {judge, match_id, overall, error}, and run for a judge of people; people: judge of
+    people → run → person. A run no name is known for is left out.
+    """
+    out: dict[str, dict[str, dict[str, str]]] = {judge: {} for judge in people}
+    for v in verdicts:
+        person = people[v["judge"]].get(v["run"]) if v["judge"] in people else None
+        if person is not None and not v["error"]:
+            out[v["judge"]].setdefault(person, {})[v["match_id"]] = v["overall"]
+    return out
+
+
+def people_pairs(ballots: Mapping[str, Mapping[str, Mapping[str, str]]],
+                 people: Mapping[str, Mapping[int, str]]) -> list[dict]:
+    """For each judge of people and each pair of its people (in run order): agreement and kappa over the
+    matches both cast a ballot on (compare). ballots as ballot_outcomes gives them."""
+    rows = []
+    for judge, names in people.items():
+        cast = ballots.get(judge, {})
+        for a, b in combinations([names[run] for run in sorted(names)], 2):
+            rows.append({"judge": judge, "a": a, "b": b, **compare(cast.get(a, {}), cast.get(b, {}))})
+    return rows
+
+
+def people_vs_judges(ballots: Mapping[str, Mapping[str, Mapping[str, str]]], people: Mapping[str, Mapping[int, str]],
+                     outcomes: Mapping[str, Mapping[str, str]], judges: Sequence[str]) -> list[dict]:
+    """Each person of each judge of people against each of judges (match outcomes as judge_outcomes gives
+    them): agreement and kappa over the matches the person cast a ballot on and that judge rated."""
+    return [{"judge": judge, "person": names[run], "vs": other,
+             **compare(ballots.get(judge, {}).get(names[run], {}), outcomes.get(other, {}))}
+            for judge, names in people.items() for run in sorted(names) for other in judges]
+
+
+def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequence[str] = (),
+                people: Mapping[str, Mapping[int, str]] | None = None) -> dict:
+    """Per judge and per pair of judges, from verdict rows {judge, match_id, overall, error} (and run) of
     completed matches and ledger rows {judge, match_id, calls, cost} (one per judge and match).
 
-    A judge's outcome on a match is the majority of its runs (match_outcome); it has none on a
+    A judge's outcome on a match is the majority of its runs (judge_outcomes); it has none on a
     match where a run failed, as it does not rate that match. Side bias and pairs count matches,
     not runs: the R runs of one match are not independent samples. Calls and cost per match are
     means over the judge's matches with ledger rows naming it (calls recorded before the ledger
     named judges cannot be attributed), counting every call there, retries and rejudging included;
     cost is None when any call's price is unknown.
     judges: names to list first, in order (configured judges, even with no verdicts yet).
+    people: judge of people → run → person. For them, "people" compares each pair of a judge's
+    people (people_pairs) and "people_vs_judges" each person with every judge not of people.
     """
+    verdicts = list(verdicts)
+    people = people or {}
     runs: dict[str, dict[str, list[dict]]] = {}
     for v in verdicts:
         runs.setdefault(v["judge"], {}).setdefault(v["match_id"], []).append(v)
@@ -106,16 +168,12 @@ def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequenc
     for c in calls:
         ledger.setdefault(c["judge"], {})[c["match_id"]] = c
 
-    outcomes: dict[str, dict[str, str]] = {}
+    outcomes = judge_outcomes(verdicts)
     rows = []
     for name in names:
         matches = runs.get(name, {})
-        outcomes[name] = {}
-        for match_id, rs in matches.items():
-            if not any(r["error"] for r in rs):
-                outcomes[name][match_id] = match_outcome(*score([Verdict(name, i, r["overall"])
-                                                                 for i, r in enumerate(rs)]))
-        counts = {k: list(outcomes[name].values()).count(k) for k in OUTCOMES}
+        decided = list(outcomes.get(name, {}).values())
+        counts = {k: decided.count(k) for k in OUTCOMES}
         rate, p = side_bias(counts["pro"], counts["con"])
         spent = [ledger[name][m] for m in matches if m in ledger.get(name, {})]
         costs = [c["cost"] for c in spent]
@@ -128,12 +186,10 @@ def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequenc
             "cost_per_match": sum(costs) / len(costs) if costs and None not in costs else None,
         })
 
-    pairs = []
-    for a, b in combinations(names, 2):
-        both = [m for m in outcomes[a] if m in outcomes[b]]
-        x, y = [outcomes[a][m] for m in both], [outcomes[b][m] for m in both]
-        pairs.append({"a": a, "b": b, "matches": len(both), "agreement": agreement(x, y), "kappa": cohen_kappa(x, y)})
-    return {"judges": rows, "pairs": pairs}
+    pairs = [{"a": a, "b": b, **compare(outcomes.get(a, {}), outcomes.get(b, {}))} for a, b in combinations(names, 2)]
+    ballots = ballot_outcomes(verdicts, people)
+    return {"judges": rows, "pairs": pairs, "people": people_pairs(ballots, people),
+            "people_vs_judges": people_vs_judges(ballots, people, outcomes, [n for n in names if n not in people])}
 
 
 def side_stats(matches: Iterable[dict], results: Iterable[dict], entries: Sequence[str] = ()) -> dict:

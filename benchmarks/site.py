@@ -74,7 +74,8 @@ def build(path: Path, n_entries: int, n_matches: int, seed: int = 0) -> None:
                 verdicts.append((match_id, "sim-judge", run, outcome, json.dumps(dims),
                                  f"Run {run}: {outcome.upper()} carried the main clash.", None, 1, stamp))
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?)", speeches)
+        conn.executemany("INSERT INTO speeches (match_id, seq, stage, side, text, refs, agents, started_at, finished_at)"
+                         " VALUES (?,?,?,?,?,?,?,?,?)", speeches)
         conn.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", verdicts)
         conn.execute("UPDATE matches SET status='done', started_at=?, finished_at=?", (stamp, stamp))
         conn.execute("COMMIT")

@@ -193,7 +193,8 @@ def _row_checks(frame: pd.DataFrame) -> list:
     checks.append((total == 0, lambda i: "score_a + score_b = 0, so the match awards nothing to rate"))
     valid = np.isfinite(total) & (a >= 0) & (b >= 0) & (total > 0)
     if valid.any():
-        checks.append(_scale_check(a, b, total, valid))
+        main = (frame["dimension"] == OVERALL).to_numpy() if "dimension" in frame.columns else np.ones(len(frame), bool)
+        checks.append(_scale_check(a, b, total, valid, main))
     coded = {c: _coded(frame[c]) for c in frame.columns if c not in SCORES}
     # Names count as empty when blank too; ids are only checked for "", as stripping every
     # distinct id of a large file would cost more than all the other checks together.
@@ -210,18 +211,23 @@ def _row_checks(frame: pd.DataFrame) -> list:
     return checks
 
 
-def _scale_check(a, b, total, valid) -> tuple:
-    """Rows whose score or total is above R, the most common total of the file (the largest if tied).
+def _scale_check(a, b, total, valid, main) -> tuple:
+    """Rows whose score or total is above R, the most common total of the main rows (the overall rows, when
+    there are any; else every row), the largest if tied.
 
-    A total below R is allowed (a failed judge run awards nothing), a total above it is not:
-    no score out of R runs, or share, can exceed the scale the rest of the file is on.
+    A total below R is allowed (a failed judge run awards nothing; a dimension only some of a judge's
+    people decided), a total above it is not: no score out of R runs, or share, can exceed the scale
+    the rest of the file is on. The overall rows set R because every run decides the overall winner,
+    while a dimension may be left undecided, so in a file of many such rows their total would pass for R.
     """
-    totals = pd.Series(np.round(total[valid], _TOTAL_DECIMALS)).value_counts()
+    where = "the overall rows" if (valid & main).any() and not main.all() else "the file"
+    basis = valid & main if (valid & main).any() else valid
+    totals = pd.Series(np.round(total[basis], _TOTAL_DECIMALS)).value_counts()
     scale = float(totals.index[totals.to_numpy() == totals.max()].max())
     over = np.round(total, _TOTAL_DECIMALS) > scale
 
     def problem(i) -> str:
-        why = f"above R = {scale:g}, the most common score_a + score_b in the file"
+        why = f"above R = {scale:g}, the most common score_a + score_b in {where}"
         for column, score in (("score_a", a), ("score_b", b)):
             if score[i] > scale:
                 return f"{column} {score[i]:g} is {why}"

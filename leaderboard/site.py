@@ -39,9 +39,13 @@ class SiteData:
     entries: list[dict]  # name, debater, model, simulated, retired, params, matches, cost, cost_unknown, roles
     matches: Sequence[Any]  # arena.records.Match
     results: list[dict] = field(default_factory=list)  # rows of leaderboard.results.COLUMNS
-    judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options
+    judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options[, people, simulated]
     # match id → judge → (PRO, CON) points over that judge's runs that did not fail, as the caller scores them
     scores: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
+    # judge → view → ratings, for every judge with rated matches, each on a page of its own (judges/<name>.html)
+    judge_boards: dict[str, dict[str, dict]] = field(default_factory=dict)
+    # `arena stats judges`: "pairs" of judges, and for judges of people "people" pairs and "people_vs_judges"
+    consistency: dict = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -64,6 +68,8 @@ def _environment() -> jinja2.Environment:
     env.filters["match_page"] = lambda key: page_name("matches", key)
     env.filters["entry_page"] = lambda key: page_name("entries", key)
     env.filters["motion_page"] = lambda key: page_name("motions", key)
+    env.filters["judge_page"] = lambda key: page_name("judges", key)
+    env.filters["figure"] = lambda v: "—" if v is None else f"{v:.2f}"
     env.filters["safe_url"] = safe_url
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
     return env
@@ -72,7 +78,7 @@ def _environment() -> jinja2.Environment:
 def publish(out: Path, data: SiteData) -> Path:
     """Write the whole site under out; return the path of its index."""
     out = Path(out)
-    for folder in ("matches", "entries", "motions"):
+    for folder in ("matches", "entries", "motions", "judges"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     env = _environment()
     entries = {e["name"]: e for e in data.entries}
@@ -82,8 +88,10 @@ def publish(out: Path, data: SiteData) -> Path:
                          "cost_unknown": False, "roles": {}}
     motions = _motions(data.matches)
     scores = {m.id: _score(m, data) for m in data.matches}  # shown on four kinds of page
+    judges = _judges(data)
+    people = {j["name"]: j.get("people") or [] for j in data.judges}
     common = {"data": data, "entries": entries, "score": lambda m: scores[m.id],
-              "judged": lambda m: _judged(m, data)}
+              "judged": lambda m: _judged(m, data, people), "judges": judges}
 
     def write(name: str, template: str, **extra) -> None:
         root = "../" * name.count("/")
@@ -92,13 +100,17 @@ def publish(out: Path, data: SiteData) -> Path:
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
     heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
-    views = [v for v in VIEWS if v in data.boards] + [v for v in data.boards if v not in VIEWS]
-    write("index.html", "index.html.j2", views=views,
+    write("index.html", "index.html.j2", boards=data.boards, views=_views(data.boards),
           ci_svg=svg.ci_plot(overall["ratings"]),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
     write("matches.html", "matches.html.j2")
     write("methodology.html", "methodology.html.j2")
+    write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges))
+    for judge in judges:  # the boards of each judge with rated matches; match pages are not rendered per judge
+        boards = data.judge_boards[judge["name"]]
+        write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
+              views=_views(boards), ci_svg=svg.ci_plot(boards["overall"]["ratings"]), heatmap_svg="")
     match_page = env.get_template("match.html.j2")
     for match in data.matches:
         (out / page_name("matches", match.id)).write_text(match_page.render(root="../", match=match, **common),
@@ -113,6 +125,41 @@ def publish(out: Path, data: SiteData) -> Path:
               balance=_balance(played, data))
     _downloads(out, data)
     return out / "index.html"
+
+
+def _views(boards: dict) -> list[str]:
+    """A judge's tabs: the built-in views in VIEWS order, then custom dimensions."""
+    return [v for v in VIEWS if v in boards] + [v for v in boards if v not in VIEWS]
+
+
+def judge_label(judge: dict) -> str:
+    """How a judge's ratings are named: "Human-Elo (N people)" for people's ballots, else its kind and model."""
+    n = len(judge.get("people") or [])
+    return f"Human-Elo ({n} {'person' if n == 1 else 'people'})" if n else f"{judge['kind']} · {judge['model']}"
+
+
+def _judges(data: SiteData) -> list[dict]:
+    """The judges with pages, in data.judge_boards order: each one's data.judges record with its people,
+    simulated flag, label and page (a judge data.judges does not describe has only a name and a page)."""
+    known = {j["name"]: j for j in data.judges}
+    out = []
+    for name in data.judge_boards:
+        judge = known.get(name, {"name": name, "kind": "", "model": "", "runs": None})
+        out.append({**judge, "people": judge.get("people") or [], "simulated": bool(judge.get("simulated")),
+                    "label": judge_label(judge) if name in known else "", "page": page_name("judges", name)})
+    return out
+
+
+def _consistency(stats: dict, data: SiteData, judges: list[dict]) -> dict:
+    """The consistency page's tables from `arena stats judges`' figures: pairs of judges, and per judge of
+    people its pairs of people and each person against the other judges; each judge's label, and page if any."""
+    of_people: dict[str, dict] = {}
+    for row in stats.get("people", []):
+        of_people.setdefault(row["judge"], {"pairs": [], "vs": []})["pairs"].append(row)
+    for row in stats.get("people_vs_judges", []):
+        of_people.setdefault(row["judge"], {"pairs": [], "vs": []})["vs"].append(row)
+    return {"pairs": stats.get("pairs", []), "people": of_people,
+            "labels": {j["name"]: judge_label(j) for j in data.judges}, "pages": {j["name"]: j["page"] for j in judges}}
 
 
 def _unlisted(data: SiteData, listed: dict) -> list[str]:
@@ -140,18 +187,21 @@ def _score(match, data: SiteData) -> tuple[float, float] | None:
     return data.scores[match.id][data.judge]
 
 
-def _judged(match, data: SiteData) -> list[dict]:
+def _judged(match, data: SiteData, people: dict[str, list[str]]) -> list[dict]:
     """Verdicts grouped by judge, each with its (PRO, CON) points over the runs that did not fail, the
-    dimensions its runs decided (a judge may have its own) and per run the outcome of each."""
+    dimensions its runs decided (a judge may have its own) and per run the outcome of each; a judge of
+    people's runs are its people's ballots, named by person (people: judge → its people, run order)."""
     groups: dict[str, list] = {}
     for v in match.verdicts:
         groups.setdefault(v.judge, []).append(v)
     out = []
     for judge, runs in groups.items():
         dimensions = dimension_order(d for v in runs for d in v.dimensions)
+        names = people.get(judge) or []
         out.append({"judge": judge, "score": data.scores[match.id][judge], "dimensions": dimensions,
-                    "runs": [(v.run + 1, v.overall or "failed", [v.dimensions.get(d, "") for d in dimensions],
-                              v.error or v.rationale) for v in runs]})
+                    "people": bool(names),
+                    "runs": [(names[v.run] if v.run < len(names) else v.run + 1, v.overall or "failed",
+                              [v.dimensions.get(d, "") for d in dimensions], v.error or v.rationale) for v in runs]})
     return out
 
 

@@ -194,6 +194,16 @@ def test_shares_in_0_1_are_their_own_scale(tmp_path):
         read_results(write(tmp_path, path.read_text() + "m4,a,b,1.5,0\n"))
 
 
+def test_the_overall_rows_set_r_when_dimensions_have_smaller_totals(tmp_path):
+    """People may leave a dimension undecided: many argument rows out of 1 ballot do not make R = 1."""
+    text = HEADER + "m1,a,b,3,0,fact,overall\nm2,b,a,2,1,fact,overall\n" + "".join(
+        f"m{k},a,b,1,0,fact,argument\n" for k in (1, 2)) + "m3,a,b,1,0,fact,overall\nm3,a,b,0,1,fact,argument\n"
+    assert len(read_results(write(tmp_path, text))) == 6
+    with pytest.raises(ResultsError, match=r":8: score_a 4 is above R = 3, the most common score_a \+ score_b in "
+                                           r"the overall rows"):
+        read_results(write(tmp_path, text + "m4,a,b,4,0,fact,argument\n"))
+
+
 def test_header_only_file_rates_nothing(here):
     path = write(here, HEADER)
     data = rate_json("--results", path, "--by", "category")
@@ -399,3 +409,94 @@ def test_workspace_anchor_unknown_entry_exits_2(demo_ws):
     before = snapshot(demo_ws)
     assert_user_error(invoke("rate", "-w", demo_ws, "--anchor", "nobody=1000"), "--anchor", "'nobody'")
     assert snapshot(demo_ws) == before
+
+
+# --- a judge of people: the Human-Elo from their ballots ------------------------------------------
+
+PEOPLE = SIMULATED + '[[judges]]\nname = "experts"\nkind = "human"\n[judges.options]\npeople = ["ann", "bo", "cy"]\n'
+STRENGTH = {"sim-ace": 1.5, "sim-bold": 0.5, "sim-calm": -0.5, "sim-deft": -1.5}
+
+
+def people_ballots(matches: list[tuple[str, str, str]]):
+    """Ballots on (match_id, pro, con): all three people on the first 16 matches, ann and bo on two more, ann
+    alone on two more, nobody on the last four. ann picks the stronger side and decides argument too; bo
+    and cy mostly agree, with dissent and ties."""
+    from arena.records import Ballot
+
+    out = []
+    for k, (match_id, pro, con) in enumerate(matches):
+        stronger, weaker = ("pro", "con") if STRENGTH[pro] > STRENGTH[con] else ("con", "pro")
+        votes = {"ann": stronger, "bo": stronger if k % 3 else weaker,
+                 "cy": "tie" if k % 4 == 0 else weaker if k % 5 == 0 else stronger}
+        cast = list(votes) if k < 16 else ["ann", "bo"] if k < 18 else ["ann"] if k < 20 else []
+        out += [Ballot(match_id, person, votes[person], {"argument": votes[person]} if person == "ann" else {})
+                for person in cast]
+    return out
+
+
+@pytest.fixture(scope="module")
+def people_ws(tmp_path_factory) -> tuple[Path, list, list]:
+    """The simulated tournament above, 24 matches, with the people of judge experts' ballots on 20 of them:
+    (path, [(match_id, pro, con)], the ballots)."""
+    path = tmp_path_factory.mktemp("people") / "ws"
+    init_workspace(path, PEOPLE)
+    ws = open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=2)
+        assert runner.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
+        matches = [(r["id"], r["pro"], r["con"]) for r in ws.store.match_rows()]
+        ballots = people_ballots(matches)
+        ws.store.cast_ballots("experts", ("ann", "bo", "cy"), ballots, simulated=False)
+    finally:
+        ws.close()
+    return path, matches, ballots
+
+
+def test_human_elo_rates_the_ballots_with_r_3_and_the_papers_weighting(people_ws):
+    path, matches, ballots = people_ws
+    data = rate_json("-w", path, "--judge", "experts", "--bootstrap", "0")
+    assert (data["meta"]["judge"], data["meta"]["matches"], data["meta"]["simulated"]) == ("experts", 20, False)
+    # By hand: a ballot gives its side 1 point (a tie ½ each); a match scores its ballots' points, out of 3
+    # with every ballot cast; y = a/(a + b), w = 1/(1 + e^−|a − b|).
+    points = {}
+    for ballot in ballots:
+        pro, con = points.get(ballot.match_id, (0.0, 0.0))
+        points[ballot.match_id] = (pro + {"pro": 1, "tie": 0.5}.get(ballot.overall, 0),
+                                   con + {"con": 1, "tie": 0.5}.get(ballot.overall, 0))
+    rated = [(pro, con, *points[m]) for m, pro, con in matches if m in points]
+    assert sorted(a + b for _, _, a, b in rated) == [1.0] * 2 + [2.0] * 2 + [3.0] * 16
+    entries = sorted(STRENGTH)
+    a = np.array([entries.index(r[0]) for r in rated])
+    b = np.array([entries.index(r[1]) for r in rated])
+    score_a, score_b = np.array([r[2] for r in rated]), np.array([r[3] for r in rated])
+    w = 1 / (1 + np.exp(-np.abs(score_a - score_b)))
+    W, N = bt.pair_statistics(a, b, score_a / (score_a + score_b), w, len(entries))
+    assert bt.mle_exists(W)
+    expected = elo.BASE_RATING + elo.ELO_SCALE * bt.fit(W, N)
+    got = {r["entry"]: r["rating"] for r in data["ratings"]}
+    np.testing.assert_allclose([got[e] for e in entries], expected, atol=0.006)
+    assert got["sim-ace"] > got["sim-bold"] > got["sim-calm"] > got["sim-deft"]  # the people saw who was stronger
+    table = invoke("rate", "-w", path, "--judge", "experts", "--bootstrap", "0")
+    assert table.exit_code == 0 and table.output.startswith("ratings from judge 'experts', 20 matches")
+
+
+def test_partial_ballots_score_out_of_the_ballots_cast(people_ws, tmp_path):
+    """A match scores the ballots cast on it: 2–0 with two ballots weighs 1/(1+e^−2), less than a unanimous
+    3–0; a match with no ballot is not rated; a dimension counts only the ballots that decided it."""
+    path, matches, _ = people_ws
+    exported = invoke("rate", "--format", "csv", "--judge", "experts", "-w", path)
+    assert exported.exit_code == 0, exported.output
+    frame = pd.read_csv(io.StringIO(exported.output), keep_default_na=False)
+    overall = frame[frame["dimension"] == "overall"]
+    totals = dict(zip(overall["match_id"], overall["score_a"] + overall["score_b"]))
+    ids = [m for m, _, _ in matches]
+    assert [totals.get(m) for m in ids] == [3.0] * 16 + [2.0] * 2 + [1.0] * 2 + [None] * 4
+    argument = frame[frame["dimension"] == "argument"]  # ann alone decided it, on every match she judged
+    assert list(argument["match_id"]) == ids[:20] and set(argument["score_a"] + argument["score_b"]) == {1.0}
+    assert set(frame["dimension"]) == {"overall", "argument"}
+    # The results CSV takes the lower totals (below R = 3, the most common) and rates as the workspace does.
+    again = write(tmp_path, exported.output, "people.csv")
+    options = ("--bootstrap", "20", "--by", "dimension")
+    from_ws, from_file = rate_json("-w", path, "--judge", "experts", *options), rate_json("--results", again, *options)
+    assert from_file["ratings"] == from_ws["ratings"] and from_file["by"] == from_ws["by"]
+    assert list(from_ws["by"]) == ["argument"]

@@ -244,8 +244,11 @@ def test_a_match_page_opened_from_the_match_list_shows_six_speeches_and_verdicts
         ["Constructive", "PRO"], ["Constructive", "CON"], ["Rebuttal", "PRO"], ["Rebuttal", "CON"],
         ["Summary", "CON"], ["Summary", "PRO"]]
     assert all(s.find_element(By.CSS_SELECTOR, ".text").text.strip() for s in speeches)
+    tables = browser.find_elements(By.CSS_SELECTOR, "main table")
+    # One table per judge, by name: sim-debatrix runs three times, the three people of sim-experts cast a ballot
+    # each, sim-panel runs once.
+    assert [len(t.find_elements(By.CSS_SELECTOR, "tbody tr")) for t in tables] == [3, 3, 1]
     runs = browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")
-    assert len(runs) == 3  # the demo judge runs three times
     assert all(r.find_elements(By.TAG_NAME, "td")[-1].text.strip() for r in runs)  # each with its rationale
     assert "Score: PRO" in browser.find_element(By.CSS_SELECTOR, "p.score").text
     assert console_errors(browser) == []
@@ -413,3 +416,47 @@ def test_hostile_text_renders_as_text_in_the_browser(browser, hostile_site):
     load(browser, hostile_site / "matches.html")
     assert MOTION in browser.find_element(By.TAG_NAME, "main").text
     assert dialogs(browser) == [] and console_errors(browser) == []
+
+
+# --- the judge switcher and the consistency page ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def judges_site(tmp_path_factory) -> Path:
+    """Two LLM judges and the people of a human judge, with ballots (tests.test_site_judges), published."""
+    from tests.test_site_judges import people_workspace
+
+    return people_workspace(tmp_path_factory.mktemp("judges") / "ws") / "site"
+
+
+def test_the_judge_switcher_and_the_consistency_page_load_without_console_errors(browser, judges_site):
+    from selenium.webdriver.common.by import By
+
+    load(browser, judges_site / "index.html")
+    nav = browser.find_element(By.CSS_SELECTOR, "nav.judges")
+    assert [a.text for a in nav.find_elements(By.TAG_NAME, "a")] == ["j1", "experts", "j2", "How far the judges agree"]
+    nav.find_element(By.LINK_TEXT, "experts").click()
+    assert wait_for(lambda: browser.current_url.endswith("/judges/experts.html")), browser.current_url
+    wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Ratings from judge experts"
+    assert "Human-Elo (3 people)" in browser.find_element(By.TAG_NAME, "main").text
+    assert len(entry_order(browser)) == 3
+    browser.find_element(By.ID, "tab-argument").click()  # the tabs work on a judge's page too
+    assert browser.find_element(By.ID, "panel-argument").is_displayed()
+    assert not browser.find_element(By.ID, "panel-overall").is_displayed()
+    assert console_errors(browser) == []
+
+    browser.find_element(By.CSS_SELECTOR, "nav.site a[href$='consistency.html']").click()
+    assert wait_for(lambda: browser.current_url.endswith("/consistency.html")), browser.current_url
+    wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    assert browser.find_element(By.TAG_NAME, "h1").text == "Consistency of judges"
+    tables = browser.find_elements(By.CSS_SELECTOR, "main table.sortable")
+    assert len(tables) == 4  # judges; the people of experts, and against the judges; latecomers' one person
+    first = tables[0]
+    first.find_element(By.XPATH, ".//th[button[normalize-space()='Consistency']]/button").click()
+    shown = [float(v) for v in browser.execute_script(
+        "return Array.from(arguments[0].tBodies[0].rows).map(function (r) { return r.cells[3].getAttribute("
+        "'data-value'); }).filter(function (v) { return v !== ''; });", first)]
+    assert shown == sorted(shown) and len(shown) == 3  # blank (no match in common) sorts last
+    assert console_errors(browser) == [] and dialogs(browser) == []
+    screenshot(browser, "consistency.png")

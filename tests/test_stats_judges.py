@@ -91,6 +91,47 @@ def test_judge_stats_on_hand_made_rows():
     assert ba["kappa"] == pytest.approx((1 / 3 - 4 / 9) / (1 - 4 / 9))
 
 
+def b(judge, match_id, run, overall):
+    return {"judge": judge, "match_id": match_id, "run": run, "overall": overall, "error": None}
+
+
+def test_people_are_compared_pair_by_pair_and_with_each_llm_judge():
+    people = {"H": {0: "ann", 1: "bo", 2: "cy"}}
+    rows = [
+        b("H", "m1", 0, "pro"), b("H", "m1", 1, "pro"), b("H", "m1", 2, "con"),  # 2–1: pro
+        b("H", "m2", 0, "con"), b("H", "m2", 1, "tie"),                          # cy cast none: 0.5–1.5, con
+        b("H", "m3", 0, "pro"),                                                  # ann alone: pro
+        b("H", "m4", 1, "tie"), b("H", "m4", 2, "pro"),                          # bo and cy only: 1.5–0.5, pro
+        v("L", "m1", "con"), v("L", "m2", "con"), v("L", "m3", "con"), v("L", "m5", "pro"),
+    ]
+    out = judge_stats(rows, [], ["L", "H"], people)
+    assert list(out) == ["judges", "pairs", "people", "people_vs_judges"]
+    h = out["judges"][1]
+    assert (h["judge"], h["matches"], h["runs"], h["pro_wins"], h["con_wins"], h["ties"]) == ("H", 4, 8, 3, 1, 0)
+    # The judge of people is a judge like any: its majority (pro, con, pro on m1-m3) against L (con, con, con).
+    (pair,) = out["pairs"]
+    assert (pair["a"], pair["b"], pair["matches"], pair["agreement"]) == ("L", "H", 3, pytest.approx(1 / 3))
+    assert pair["kappa"] == pytest.approx(0.0)  # p_o = 1/3 = p_e: L always says con
+    # Pairs of people, over the matches both cast a ballot on.
+    assert [(p["judge"], p["a"], p["b"], p["matches"]) for p in out["people"]] == [
+        ("H", "ann", "bo", 2), ("H", "ann", "cy", 1), ("H", "bo", "cy", 2)]
+    ann_bo, ann_cy, bo_cy = out["people"]
+    assert ann_bo["agreement"] == 1.0  # (pro, pro) and (con, tie): a tie is consistent with anything
+    assert ann_bo["kappa"] == pytest.approx((1 / 2 - 1 / 4) / (1 - 1 / 4))  # p_o = 1/2; p_e = ½·½ (pro)
+    assert (ann_cy["agreement"], ann_cy["kappa"]) == (0.0, 0.0)  # m1, pro against con: p_o = 0 = p_e
+    assert bo_cy["agreement"] == 0.5  # m1 (pro, con) no, m4 (tie, pro) yes
+    assert bo_cy["kappa"] == pytest.approx((0 - 1 / 4) / (1 - 1 / 4))  # p_e = ½·½ (pro)
+    # Each person against the judges not of people.
+    assert [(p["person"], p["vs"], p["matches"], p["agreement"]) for p in out["people_vs_judges"]] == [
+        ("ann", "L", 3, pytest.approx(1 / 3)), ("bo", "L", 2, 0.5), ("cy", "L", 1, 1.0)]
+
+
+def test_people_with_no_ballots_pair_over_no_matches():
+    out = judge_stats([], [], ["H"], {"H": {0: "ann", 1: "bo"}})
+    assert out["people"] == [{"judge": "H", "a": "ann", "b": "bo", "matches": 0, "agreement": None, "kappa": None}]
+    assert out["people_vs_judges"] == []  # no judge but people to compare with
+
+
 # --- on a workspace ---------------------------------------------------------------------------------
 
 @pytest.fixture
@@ -115,7 +156,8 @@ def test_stats_judges_json(ws):
     result = invoke("stats", "judges", "--format", "json", "-w", ws)
     assert result.exit_code == 0, result.output
     data = json.loads(result.output)
-    assert list(data) == ["judges", "pairs"]
+    assert list(data) == ["judges", "pairs", "people", "people_vs_judges"]
+    assert data["people"] == data["people_vs_judges"] == []  # no judge of people
     assert [list(r) for r in data["judges"]] == [JUDGE_KEYS, JUDGE_KEYS]
     j1, j2 = data["judges"]
     assert (j1["judge"], j1["matches"], j1["runs"], j1["failed_runs"]) == ("j1", 4, 12, 0)
@@ -154,17 +196,107 @@ def test_bench_calls_do_not_count_as_match_calls(ws):
     assert data["judges"][1]["calls_per_match"] == 2.0
 
 
+PEOPLE = '''
+[[judges]]
+name = "experts"
+kind = "human"
+[judges.options]
+people = ["ann", "bo", "cy"]
+'''
+
+
+@pytest.fixture
+def with_people(tmp_path):
+    """Judge j1 (R = 3) on four matches, and the people of judge experts: ann follows j1, bo always says pro,
+    cy cast ballots on two matches only (ties)."""
+    from arena.app.commands import open_workspace
+    from arena.records import Ballot
+
+    path = tmp_path / "ws"
+    path.mkdir()
+    (path / "arena.toml").write_text(ENTRIES + judge_toml("j1", 3) + PEOPLE, encoding="utf-8")
+    play_with(path, "j1", rounds=2)
+    ws = open_workspace(path)
+    try:
+        outcomes = {m: match_outcome(*score) for m, score in _points(ws.store.verdict_rows("j1")).items()}
+        ballots = [Ballot(m, "ann", o) for m, o in outcomes.items()] + [Ballot(m, "bo", "pro") for m in outcomes]
+        ballots += [Ballot(m, "cy", "tie") for m in list(outcomes)[:2]]
+        ws.store.cast_ballots("experts", ("ann", "bo", "cy"), ballots, simulated=False)
+    finally:
+        ws.close()
+    assert len(outcomes) == 4
+    return path, outcomes
+
+
+def _points(rows) -> dict[str, tuple[float, float]]:
+    """match → (PRO, CON) points of a judge's runs, counted here by hand."""
+    points: dict[str, list[float]] = {}
+    for r in rows:
+        pro, con = points.setdefault(r["match_id"], [0.0, 0.0])
+        points[r["match_id"]] = [pro + {"pro": 1, "tie": 0.5}.get(r["overall"], 0),
+                                 con + {"con": 1, "tie": 0.5}.get(r["overall"], 0)]
+    return {m: tuple(p) for m, p in points.items()}
+
+
+def test_stats_judges_json_with_a_judge_of_people(with_people):
+    path, j1 = with_people
+    result = invoke("stats", "judges", "--format", "json", "-w", path)
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert [list(r) for r in data["judges"]] == [JUDGE_KEYS, JUDGE_KEYS]
+    experts = data["judges"][1]
+    assert (experts["judge"], experts["matches"], experts["runs"], experts["calls_per_match"]) == (
+        "experts", 4, 10, None)
+    # The people's majority: ann (= j1) and bo (pro), with cy's tie on two matches.
+    majority = {m: "pro" if o in ("pro", "tie") else "tie" for m, o in j1.items()}
+    (pair,) = data["pairs"]
+    assert list(pair) == PAIR_KEYS and (pair["a"], pair["b"], pair["matches"]) == ("j1", "experts", 4)
+    assert pair["agreement"] == agreement(list(j1.values()), list(majority.values()))
+    assert pair["kappa"] == cohen_kappa(list(j1.values()), list(majority.values()))
+    assert [list(p) for p in data["people"]] == [["judge", *PAIR_KEYS]] * 3
+    assert [(p["a"], p["b"], p["matches"]) for p in data["people"]] == [("ann", "bo", 4), ("ann", "cy", 2),
+                                                                         ("bo", "cy", 2)]
+    ann_bo = data["people"][0]
+    assert ann_bo["agreement"] == agreement(list(j1.values()), ["pro"] * 4)
+    assert data["people"][1]["agreement"] == data["people"][2]["agreement"] == 1.0  # cy's ties agree with anything
+    assert [list(p) for p in data["people_vs_judges"]] == [["judge", "person", "vs", *PAIR_KEYS[2:]]] * 3
+    ann = data["people_vs_judges"][0]
+    assert (ann["person"], ann["vs"], ann["matches"], ann["agreement"]) == ("ann", "j1", 4, 1.0)
+
+
+def test_stats_judges_table_with_a_judge_of_people(with_people):
+    path, _ = with_people
+    result = invoke("stats", "judges", "-w", path)
+    assert result.exit_code == 0, result.output
+    judges, pairs, people, versus = result.output.split("\n\n")
+    assert [line.split()[:3] for line in judges.splitlines()[1:]] == [["j1", "4", "12"], ["experts", "4", "10"]]
+    assert pairs.splitlines()[0].split() == PAIR_KEYS
+    assert people.splitlines()[0].split() == ["judge", *PAIR_KEYS]
+    assert [line.split()[:4] for line in people.splitlines()[1:]] == [
+        ["experts", "ann", "bo", "4"], ["experts", "ann", "cy", "2"], ["experts", "bo", "cy", "2"]]
+    assert versus.splitlines()[0].split() == ["judge", "person", "vs", "matches", "agreement", "kappa"]
+    assert [line.split()[:5] for line in versus.splitlines()[1:]] == [
+        ["experts", "ann", "j1", "4", "1.000"], ["experts", "bo", "j1", "4", agreement_text(path)],
+        ["experts", "cy", "j1", "2", "1.000"]]
+
+
+def agreement_text(path) -> str:
+    data = json.loads(invoke("stats", "judges", "--format", "json", "-w", path).output)
+    return f"{data['people_vs_judges'][1]['agreement']:.3f}"
+
+
 # --- the schema migration that added calls.judge ------------------------------------------------------
 
 def test_a_version_1_database_gains_the_judge_column(tmp_path):
     path = tmp_path / "arena.db"
     Store(path).close()
     db = sqlite3.connect(path)  # make it what version 1 wrote: no judge column, and a call already recorded
-    # No judge column (added in version 2), nor what versions 3, 4 and 5 added.
+    # No judge column (added in version 2), nor what versions 3 to 6 added.
     db.executescript("ALTER TABLE calls DROP COLUMN judge; ALTER TABLE calls DROP COLUMN structured;"
                      "ALTER TABLE calls DROP COLUMN fitted; ALTER TABLE calls DROP COLUMN finish_reason;"
                      "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models; DROP TABLE claims;"
                      "DROP TABLE ballot_links; DROP TABLE ballot_people;"
+                     "ALTER TABLE motions DROP COLUMN pro_text; ALTER TABLE motions DROP COLUMN con_text;"
                      "UPDATE meta SET value='1' WHERE key='schema_version';"
                      "INSERT INTO calls (kind, model, latency_s, cache_hit, simulated, created_at) "
                      "VALUES ('llm', 'offline/x', 0.5, 0, 1, 'then');")
@@ -173,8 +305,8 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     store = Store(path)
     store.record_call(kind="llm", model="offline/j", latency_s=0.1, cache_hit=False, simulated=True,
                       match_id="m00001", role="judge", judge="j")
-    assert SCHEMA_VERSION == 5
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "5"
+    assert SCHEMA_VERSION == 6
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "6"
     store.remember_model("openai/m", "", structured="json_object")  # version 3's table is there
     assert store.model_facts("openai/m", "") == {"structured": "json_object"}
     assert store.pending_matches() == []  # and version 4's claims

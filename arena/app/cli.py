@@ -99,21 +99,31 @@ def main():
 
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
-def init(directory: Path):
-    """Create DIRECTORY/arena.toml (a commented template) and DIRECTORY/arena.db."""
+@click.option("--preset", default=None, metavar="NAME",
+              help="Set up a published arena instead of the template: agent4debate (the paper's Chinese arena).")
+def init(directory: Path, preset: str | None):
+    """Create DIRECTORY/arena.toml (a commented template, or a preset's) and DIRECTORY/arena.db."""
     from arena.app import commands as app
 
-    click.echo(app.init(directory))
+    if preset is None:
+        click.echo(app.init(directory))
+        return
+    config_path, scheduled = app.init_preset(directory, preset)
+    click.echo(config_path)
+    click.echo(f"preset {preset}: {len(scheduled.match_ids)} matches scheduled ({scheduled.format}); "
+               f"'arena run --dry-run -w {directory}' projects their calls and cost", err=True)
 
 
 @main.command()
 @click.option("-w", "--workspace", "workspace", type=click.Path(file_okay=False, path_type=Path),
               default=Path("arena-demo"), show_default=True, help="Workspace folder for the demo.")
-def demo(workspace: Path):
+@click.option("--language", type=click.Choice(["en", "zh"]), default="en", show_default=True,
+              help="Language of the motions, prompts and simulated speeches.")
+def demo(workspace: Path, language: str):
     """Run a simulated tournament end to end (offline), publish the site, print its path."""
     from arena.app.demo import demo as run_demo
 
-    click.echo(run_demo(workspace))
+    click.echo(run_demo(workspace, language=language))
 
 
 @main.command()
@@ -226,7 +236,8 @@ def motion_list(category: str | None, workspace: Path, fmt: str):
     from arena.app import commands as app
 
     rows = app.motion_list(_open(workspace), category)
-    _json([{k: r[k] for k in ("id", "text", "category", "language", "info_slide", "set")} for r in rows]) \
+    _json([{k: r[k] for k in ("id", "text", "category", "language", "info_slide", "pro_text", "con_text", "set")
+            if k in r} for r in rows]) \
         if fmt == "json" else _table(rows, ["id", "category", "language", "set", "text"])
 
 
@@ -627,7 +638,8 @@ def stats_agents(workspace: Path, fmt: str):
 @format_option
 def stats_judges(workspace: Path, fmt: str):
     """Per judge: failures, Pro win rate with a binomial side-bias test, calls and cost per match; per pair of
-    judges: agreement on the overall winner and Cohen's kappa."""
+    judges: agreement on the overall winner and Cohen's kappa; for judges of people, the same per pair of
+    their people and per person against each other judge."""
     from arena.app import commands as app
 
     data = app.stats_judges(_open(workspace))
@@ -639,10 +651,14 @@ def stats_judges(workspace: Path, fmt: str):
             for r in data["judges"]],
            ["judge", "matches", "runs", "failed_runs", "pro_wins", "ties", "con_wins", "pro win rate", "side-bias p",
             "calls/match", "cost/match"])
-    if data["pairs"]:
-        click.echo("")
-        _table([{**p, "agreement": _num(p["agreement"], 3), "kappa": _num(p["kappa"], 3)} for p in data["pairs"]],
-               ["a", "b", "matches", "agreement", "kappa"])
+    figures = lambda rows: [{**r, "agreement": _num(r["agreement"], 3), "kappa": _num(r["kappa"], 3)}  # noqa: E731
+                            for r in rows]
+    # Each table only when it has rows: the people's two only with judges of people (of two or more people).
+    for key, columns in (("pairs", ["a", "b"]), ("people", ["judge", "a", "b"]),
+                         ("people_vs_judges", ["judge", "person", "vs"])):
+        if data[key]:
+            click.echo("")
+            _table(figures(data[key]), [*columns, "matches", "agreement", "kappa"])
 
 
 @stats.command("sides")
@@ -672,3 +688,27 @@ def publish(out: Path | None, workspace: Path):
     from arena.app import commands as app
 
     click.echo(app.publish(_open(workspace), out))
+
+
+@main.command()
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; the default is reachable from this computer only.")
+@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+              help="Port to listen on (0: any free port).")
+@workspace_option
+def serve(host: str, port: int, workspace: Path):
+    """Serve the private ballot links of the judges of people ('arena ballots issue' hands them out): each
+    person's queue, blind transcripts (PRO/CON only) and the ballot form. Ctrl-C stops it."""
+    from arena.app import web
+
+    def ready(url: str, judges: list) -> None:
+        people = sum(len(j.people) for j in judges)
+        click.echo(f"serving ballots at {url} for {len(judges)} human judge{'s' if len(judges) != 1 else ''} "
+                   f"({people} {'person' if people == 1 else 'people'}: "
+                   f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)}); Ctrl-C stops")
+        if not web.is_loopback(host):
+            click.echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "
+                       "link can cast its ballots", err=True)
+
+    web.serve(workspace, host, port, ready=ready)
+    click.echo("stopped")

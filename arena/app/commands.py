@@ -60,6 +60,21 @@ def init(path: Path, config_text: str = TEMPLATE) -> Path:
                           lambda config: [motion for motion, _ in _motion_sets(config, path).values()])
 
 
+def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
+    """`arena init --preset NAME`: the preset's arena.toml, then its schedule drawn into the new workspace."""
+    from arena.app.presets import PRESETS
+
+    if name not in PRESETS:
+        raise UserError(f"--preset: unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})")
+    preset = PRESETS[name]
+    config_path = init(path, preset.config)
+    ws = open_workspace(Path(path))
+    try:
+        return config_path, schedule(ws, **preset.schedule)
+    finally:
+        ws.close()
+
+
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds)."""
     return build_kinds(config, DEBATERS, JUDGES)
@@ -415,9 +430,16 @@ def stats_agents(ws: Workspace) -> list[dict]:
 
 
 def stats_judges(ws: Workspace) -> dict:
-    """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa."""
+    """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
+    judges of people, per pair of its people and per person against each other judge."""
     return judge_stats([dict(r) for r in ws.store.verdict_rows()], [dict(r) for r in ws.store.judge_calls()],
-                       [j.name for j in ws.config.judges])
+                       [j.name for j in ws.config.judges], ballot_people(ws))
+
+
+def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
+    """Judge of people → run → person, from the configured `people` lists (opening the workspace checked
+    that everyone with ballots keeps their place there)."""
+    return {j.name: dict(enumerate(j.people)) for j in ws.config.judges if j.casts_ballots}
 
 
 def stats_sides(ws: Workspace) -> dict:

@@ -12,7 +12,7 @@ CONFIG = '''\
 # The `arena demo` workspace: six offline (simulated) entries of planted strengths, two of each debater
 # kind, two simulated LLM judges of different kinds, and three simulated people casting ballots.
 [arena]
-language = "en"
+language = "{language}"
 seed = 0
 judge_runs = 3
 
@@ -20,7 +20,7 @@ judge_runs = 3
 provider = "offline"
 
 [motions]
-sets = ["builtin:en"]
+sets = ["builtin:{language}"]
 {entries}
 [[judges]]
 name = "sim-debatrix"
@@ -46,13 +46,17 @@ ENTRIES = {"sim-ace": ("agent4debate", 1.5), "sim-bold": ("search-baseline", 0.9
 PEOPLE = "sim-experts"
 
 
-def demo(path: Path, *, rounds: int = 2, progress=None) -> Path:
-    """A simulated tournament end to end: init, schedule, play, judge, ballots, rate, publish. Resumes if rerun."""
+LANGUAGES = ("en", "zh")  # those with a built-in motion set
+
+
+def demo(path: Path, *, language: str = "en", rounds: int = 2, progress=None) -> Path:
+    """A simulated tournament end to end in language: init, schedule, play, judge, ballots, rate, publish.
+    Resumes if rerun (in the language it was started in)."""
     path = Path(path)
     if not (path / CONFIG_NAME).exists():
         entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
                           f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
-        init_workspace(path, CONFIG.format(entries=entries))
+        init_workspace(path, CONFIG.format(entries=entries, language=language))
     ws = commands.open_workspace(path)
     try:
         if not ws.store.match_rows():

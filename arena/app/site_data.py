@@ -1,4 +1,5 @@
-"""Gather what the site shows from a workspace: ratings per view, matrices, entries, matches."""
+"""Gather what the site shows from a workspace: ratings per view and per judge, matrices, entries, matches,
+the consistency of judges."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -11,12 +12,41 @@ from leaderboard.site import SiteData
 
 
 def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: int = 0) -> SiteData:
-    """Ratings overall, per category and per dimension from one judge's verdicts, and the records behind them."""
-    import pandas as pd
-    from leaderboard.ratings import rate, win_matrices
-    from leaderboard.results import COLUMNS, groups, main_rows
+    """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
+    every other judge with rated matches (its own page), the consistency of judges, and the records behind them."""
+    from arena.app.commands import stats_judges  # lazy: commands imports this module lazily too
+    from leaderboard.ratings import win_matrices
 
     rows = results_rows(ws.store, judge) if judge else []
+    boards, overall = _boards(rows, bootstrap=bootstrap, seed=seed)
+    judge_boards = {}  # a page only for a judge with rated matches, in configured order
+    for spec in ws.config.judges:
+        if spec.name == judge:
+            if len(overall):
+                judge_boards[judge] = boards  # the index's fits, not fitted twice
+            continue
+        theirs = results_rows(ws.store, spec.name)
+        if any(r["dimension"] == "overall" for r in theirs):
+            judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed)[0]
+    matches = ws.store.matches()
+    return SiteData(
+        title="Debate Arena leaderboard", generated_at=now(), judge=judge,
+        simulated=any(m.simulated for m in matches),
+        boards=boards, matrices=win_matrices(overall) if len(overall) else {},
+        entries=_entries(ws, matches), matches=matches, results=rows,
+        judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
+                 "people": list(j.people), "simulated": ws.store.judge_simulated(j.name)}
+                for j in ws.config.judges],
+        scores={m.id: _scores(m.verdicts) for m in matches},
+        judge_boards=judge_boards, consistency=stats_judges(ws))
+
+
+def _boards(rows: list[dict], *, bootstrap: int, seed: int):
+    """(view → ratings, the overall rows) of one judge's results rows."""
+    import pandas as pd
+    from leaderboard.ratings import rate
+    from leaderboard.results import COLUMNS, groups, main_rows
+
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     overall = main_rows(frame)
     # The same splits as `arena rate --by`: a tab per built-in category and per dimension found in the verdicts
@@ -24,16 +54,7 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
     views = {"overall": overall}
     views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
     views |= {d: part for d, part in groups(frame, "dimension").items() if d not in views}
-    boards = {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}
-    matches = ws.store.matches()
-    return SiteData(
-        title="Debate Arena leaderboard", generated_at=now(), judge=judge,
-        simulated=any(m.simulated for m in matches),
-        boards=boards, matrices=win_matrices(overall) if len(overall) else {},
-        entries=_entries(ws, matches), matches=matches, results=rows,
-        judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options)}
-                for j in ws.config.judges],
-        scores={m.id: _scores(m.verdicts) for m in matches})
+    return {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}, overall
 
 
 def _scores(verdicts) -> dict[str, tuple[float, float]]:

@@ -1,0 +1,85 @@
+"""`arena init DIR --preset NAME`: workspaces that set up a published arena, every part commented with its source.
+
+A preset is an arena.toml text and the schedule to draw into the new workspace. `agent4debate` mirrors the
+Competitive Debate Arena of "Can LLMs Beat Humans in Debating? A Dynamic Multi-agent Framework for
+Competitive Debate" (Agent4Debate, arXiv 2408.04472).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Preset:
+    config: str  # arena.toml
+    schedule: dict  # arguments of arena.app.commands.schedule, drawn right after init
+    about: str  # one line for `arena init --help` and the init message
+
+
+_A4D_MODELS = (  # (entry name, litellm model string): the paper's Agent4Debate foundation models (Tables 3-4)
+    ("a4d-gemini-1.5-pro", "gemini/gemini-1.5-pro"),
+    ("a4d-claude-3.5-sonnet", "anthropic/claude-3-5-sonnet-20240620"),
+    ("a4d-qwen2-72b", "dashscope/qwen2-72b-instruct"),
+    ("a4d-gpt-4o", "openai/gpt-4o"),
+    ("a4d-gemini-1.5-flash", "gemini/gemini-1.5-flash"),
+    ("a4d-glm-4-air", "zai/glm-4-air"),
+    ("a4d-deepseek-chat", "deepseek/deepseek-chat"),
+)
+
+
+def _entry(name: str, debater: str, model: str, comment: str = "") -> str:
+    note = f"  # {comment}" if comment else ""
+    return f'[[entries]]\nname = "{name}"\ndebater = "{debater}"\nmodel = "{model}"{note}\n'
+
+
+_AGENT4DEBATE = f'''\
+# The Competitive Debate Arena of Agent4Debate (arXiv 2408.04472), set up by `arena init --preset agent4debate`.
+# Every part says where in the paper it comes from. API keys come from the environment only:
+# GEMINI_API_KEY, ANTHROPIC_API_KEY, DASHSCOPE_API_KEY, OPENAI_API_KEY, ZAI_API_KEY, DEEPSEEK_API_KEY and
+# TAVILY_API_KEY. Models since retired by their providers: swap in a successor under a new entry name.
+# Before paying for anything: `arena run --dry-run` projects the calls and cost per model.
+
+[arena]
+language = "zh"            # the arena is Chinese: Chinese prompts, Chinese speeches (section "Competitive Debate Arena")
+seed = 0
+judge_runs = 3             # Debatrix is run three times per debate ("Debatrix-Elo")
+
+[search]
+provider = "tavily"        # the Searcher and the baselines search with Tavily ("Experimental Setup")
+max_results = 5
+
+[motions]
+sets = ["builtin:zh"]      # our own Chinese motions, fact / value / policy like the paper's 66 (which are not published)
+
+# --- Agent4Debate on the paper's foundation models ("Agent4Debate", Tables 3-4) -------------------------
+# temperature 0.2 and top_p 0.75 for all models, as in the paper, are every debater's defaults.
+{"".join(_entry(name, "agent4debate", model) + chr(10) for name, model in _A4D_MODELS)}
+# --- Baselines ("Baseline": the AI-Debater 2024 framework, Tavily search and stage prompts) --------------
+{_entry("base-claude-3.5-sonnet", "search-baseline", "anthropic/claude-3-5-sonnet-20240620")}
+{_entry("base-deepseek-chat", "search-baseline", "deepseek/deepseek-chat")}
+# Not in the paper: the model alone, no search, to show what the frameworks add.
+{_entry("direct-gpt-4o", "direct", "openai/gpt-4o")}
+# --- People ("ten experienced human debaters"): speeches typed in an editor or read from files -----------
+{_entry("humans", "human", "human/debaters", "see the README's Human entries: speeches_dir or an editor")}
+# --- Judges ------------------------------------------------------------------------------------------
+# Debatrix on GPT-4o-mini, R = 3, each dimension and the overall result a ternary outcome ("Debatrix-Elo").
+[[judges]]
+name = "debatrix-mini"
+kind = "debatrix"
+model = "openai/gpt-4o-mini"
+runs = 3
+
+# Three experienced judges vote win, lose or tie, told only of an equal burden of proof ("Human-Elo").
+# Hand out their private links with `arena ballots issue --judge experts`, then `arena serve`.
+[[judges]]
+name = "experts"
+kind = "human"
+[judges.options]
+people = ["judge-1", "judge-2", "judge-3"]
+'''
+
+PRESETS = {
+    "agent4debate": Preset(_AGENT4DEBATE, {"fmt": "random", "matches": 200},
+                           "Agent4Debate's Competitive Debate Arena: Chinese motions, 11 entries, Debatrix (R = 3) "
+                           "and three human judges, 200 random matches"),
+}

@@ -1,0 +1,335 @@
+"""`arena serve`: the local web app where people cast blind ballots through their private links.
+
+Paths (`arena ballots issue` prints the links):
+    GET  /b/{token}             the person's queue: every done match, those still to judge first
+    GET  /b/{token}/{match_id}  a done match's transcript, blind (PRO and CON only), and the ballot form
+    POST /b/{token}/{match_id}  cast (or revise) the ballot; 303 back to the queue
+    GET  /ballot.css            the pages' style
+A token that is not a live link, a match that is not done and any other path are one bare 404.
+
+Every page is rendered with autoescaping and sent with headers that allow no script at all, send no referrer
+(the token is in the URL) and keep pages out of caches. A form carries a CSRF token: an HMAC, under a secret
+made when the app starts, of the link's token hash and the match id. Each request opens its own Store, since
+a Store is one connection for one thread and Starlette runs the database work in a thread pool.
+"""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import ipaddress
+import secrets
+import signal
+import socket
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterator
+
+import jinja2
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import MutableHeaders
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Route
+
+from arena.app.commands import open_workspace
+from arena.ballots import RATIONALE_MAX, BallotError, check_ballot, queue, token_hash
+from arena.errors import UserError
+from arena.records import DIMENSIONS, HUMAN_JUDGE, STAGES, JudgeSpec, Match, Motion
+from arena.store import DB_NAME, Store
+from leaderboard.site import safe_url
+
+TEMPLATES = Path(__file__).parent / "templates"
+BODY_MAX = 100_000  # bytes of a posted form: a ballot's longest rationale (20,000 characters) fits with room
+FIELDS_MAX = 20  # a ballot has six fields; a form of hundreds is not one
+SECURITY_HEADERS = {
+    # No script from anywhere, the style sheet from here only, forms posted only here, never framed.
+    "Content-Security-Policy": "default-src 'none'; style-src 'self'; form-action 'self'; "
+                               "frame-ancestors 'none'; base-uri 'none'",
+    "Referrer-Policy": "no-referrer",  # a link followed from a page must not carry its token away
+    "Cache-Control": "no-store",
+    "X-Content-Type-Options": "nosniff",
+    "X-Frame-Options": "DENY",
+}
+HINTS = {  # each dimension as the LLM judges' prompts define it
+    "argument": "The strength of reasoning, the quality of rebuttal, and who won the key clashes.",
+    "source": "How well claims were supported by evidence, examples and references, and whether sources were "
+              "used honestly.",
+    "language": "Clarity, structure and persuasiveness of expression.",
+}
+QUESTIONS = (("overall", "Who won the debate?", "Your overall verdict."),  # (field, legend, hint)
+             *((d, d.capitalize(), HINTS.get(d, "")) for d in DIMENSIONS))
+LABELS = {"pro": "PRO", "con": "CON", "tie": "Tie"}  # the outcomes, in arena.ballots.OUTCOMES order
+REFUSALS = {  # status → (title, what the page says); a 404 says nothing about why
+    400: ("Bad request", "The request could not be read as a ballot."),
+    403: ("Form expired", "This form is out of date or did not come from its page. Go back, reload the page "
+                          "and cast your ballot again."),
+    404: ("Not found", "There is nothing here."),
+    405: ("Not allowed", "This page cannot be used that way."),
+    413: ("Too long", f"A ballot is at most {BODY_MAX // 1000} KB; shorten the rationale and try again."),
+}
+
+
+@dataclass(frozen=True)
+class Person:
+    """Who a live link belongs to: their judge, their name, their run (place in people) and the link itself."""
+
+    judge: JudgeSpec
+    name: str
+    run: int
+    token: str
+    digest: str  # the token's hash: what the store knows and the CSRF token is bound to
+
+
+class _SecurityHeaders:
+    """ASGI middleware: SECURITY_HEADERS on every response the app sends."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_secured(message):
+            if message["type"] == "http.response.start":
+                headers = MutableHeaders(scope=message)
+                for key, value in SECURITY_HEADERS.items():
+                    headers[key] = value
+            await send(message)
+
+        await self.app(scope, receive, send_secured)
+
+
+def create_app(workspace_path: Path) -> Starlette:
+    """The ballot app of a workspace; UserError if the workspace does not open or has no judge of people.
+
+    arena.toml is read once, here: judges of people added later need a restart. app.state.judges lists the
+    judges of people served.
+    """
+    ws = open_workspace(Path(workspace_path))  # checks arena.toml whole and brings arena.db up to date
+    ws.close()
+    judges = [j for j in ws.config.judges if j.casts_ballots]
+    if not judges:
+        raise UserError(f"{ws.config.path}: no judge of people to serve ballots for; add one:\n"
+                        f'[[judges]]\nname = "experts"\nkind = "{HUMAN_JUDGE}"\n[judges.options]\n'
+                        f'people = ["ann", "bo", "cy"]')
+    ballots = _Ballots(ws.path / DB_NAME, judges)
+    app = Starlette(
+        routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
+                Route("/b/{token}/{match_id}", ballots.ballot_page, methods=["GET"]),
+                Route("/b/{token}/{match_id}", ballots.cast, methods=["POST"]),
+                Route("/ballot.css", ballots.style, methods=["GET"])],
+        middleware=[Middleware(_SecurityHeaders)],
+        exception_handlers={HTTPException: ballots.refuse, Exception: ballots.crash})
+    app.state.judges = judges
+    return app
+
+
+class _Ballots:
+    """The app's endpoints and what they share: the database's path, the judges of people, the CSRF secret."""
+
+    def __init__(self, db: Path, judges: list[JudgeSpec]):
+        self.db = db
+        self.judges = {j.name: j for j in judges}
+        self.secret = secrets.token_bytes(32)  # a restart makes open forms stale (403), nothing worse
+        self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+        self.env.filters["safe_url"] = safe_url
+        self.css = (TEMPLATES / "ballot.css").read_text(encoding="utf-8")
+
+    @contextmanager
+    def _store(self) -> Iterator[Store]:
+        store = Store(self.db)
+        try:
+            yield store
+        finally:
+            store.close()
+
+    def _render(self, request: Request, template: str, status: int = 200, **context) -> HTMLResponse:
+        # Links are relative to the page (root leads back to the app's root), as the app may sit behind a
+        # proxy under a path of its own.
+        root = "../" * (request.url.path.count("/") - 1)
+        return HTMLResponse(self.env.get_template(template).render(root=root, **context), status_code=status)
+
+    # --- who and what ------------------------------------------------------------------------------------
+    def _person(self, store: Store, token: str) -> Person:
+        """The holder of a live link; 404 for any other token, or for a person no longer configured."""
+        digest = token_hash(token)
+        held = store.link_holder(digest)
+        judge = self.judges.get(held[0]) if held else None
+        if judge is None or held[1] not in judge.people:
+            raise HTTPException(404)
+        return Person(judge, held[1], judge.people.index(held[1]), token, digest)
+
+    def _done_match(self, store: Store, match_id: str) -> Match:
+        match = store.match(match_id)
+        if match is None or match.status != "done":
+            raise HTTPException(404)
+        return match
+
+    def _lookup(self, token: str, match_id: str) -> tuple[Person, Match]:
+        with self._store() as store:
+            return self._person(store, token), self._done_match(store, match_id)
+
+    def _csrf(self, person: Person, match_id: str) -> str:
+        return hmac.new(self.secret, f"{person.digest}/{match_id}".encode(), hashlib.sha256).hexdigest()
+
+    def _csrf_ok(self, person: Person, match_id: str, given: str) -> bool:
+        # Compared as bytes: compare_digest refuses str with characters beyond ASCII, which a form may hold.
+        return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self._csrf(person, match_id).encode())
+
+    # --- pages ---------------------------------------------------------------------------------------------
+    def queue_page(self, request: Request) -> HTMLResponse:
+        """The person's queue: done matches in their order, those still to judge first, then those cast."""
+        with self._store() as store:
+            person = self._person(store, request.path_params["token"])
+            done = store.done_match_ids()
+            cast = store.ballots_cast(person.judge.name).get(person.run, set())
+            motions = _motions(store, done)
+        order = queue(person.judge.name, person.name, done)
+        items = {m: {"id": m, "motion": motions[m]} for m in order}
+        todo = [items[m] for m in order if m not in cast]
+        saved = request.query_params.get("saved")
+        return self._render(request, "queue.html.j2", token=person.token, todo=todo,
+                            cast=[items[m] for m in order if m in cast],
+                            saved=items[saved] if saved in cast else None)
+
+    def ballot_page(self, request: Request) -> HTMLResponse:
+        """A done match, blind, with the ballot form; the person's ballot on it, if cast, fills the form."""
+        person, match = self._lookup(request.path_params["token"], request.path_params["match_id"])
+        with self._store() as store:
+            previous = store.ballot(match.id, person.judge.name, person.run)
+        chosen = {} if previous is None else {"overall": previous.overall, **previous.dimensions,
+                                              "rationale": previous.rationale}
+        return self._ballot(request, person, match, chosen, cast=previous is not None)
+
+    def _ballot(self, request: Request, person: Person, match: Match, chosen: dict, *, cast: bool,
+                error: BallotError | None = None, status: int = 200) -> HTMLResponse:
+        """The ballot page. Only the motion and the speeches reach the template: never the entries, their
+        models, or any verdict."""
+        stages = [(stage, [s for s in match.speeches if s.stage == stage]) for stage in STAGES]
+        return self._render(request, "ballot.html.j2", status, token=person.token, motion=match.motion,
+                            stages=[(stage, speeches) for stage, speeches in stages if speeches],
+                            questions=QUESTIONS, labels=LABELS, chosen=chosen, cast=cast, error=error,
+                            csrf=self._csrf(person, match.id), rationale_max=RATIONALE_MAX)
+
+    async def cast(self, request: Request) -> Response:
+        """Check and store a ballot: 404 for a bad link or match, 413 for an oversized body, 403 without the
+        form's CSRF token, 400 (the page again, with what was entered and the problem) for a bad ballot."""
+        person, match = await run_in_threadpool(self._lookup, request.path_params["token"],
+                                                request.path_params["match_id"])
+        fields = await _posted(request)
+        return await run_in_threadpool(self._store_ballot, request, person, match, fields)
+
+    def _store_ballot(self, request: Request, person: Person, match: Match, fields: dict[str, str]) -> Response:
+        if not self._csrf_ok(person, match.id, fields.get("csrf", "")):
+            raise HTTPException(403)
+        try:
+            ballot = check_ballot(match.id, person.name, fields, dimensions_required=True, rationale_required=True)
+        except BallotError as exc:
+            chosen = {key: value for key, value in fields.items() if key != "csrf"}
+            with self._store() as store:
+                cast = store.ballot(match.id, person.judge.name, person.run) is not None
+            return self._ballot(request, person, match, chosen, cast=cast, error=exc, status=400)
+        with self._store() as store:
+            store.cast_ballots(person.judge.name, person.judge.people, [ballot], simulated=person.judge.simulated)
+        return RedirectResponse(f"../{person.token}?saved={match.id}", status_code=303)
+
+    def style(self, request: Request) -> Response:
+        return Response(self.css, media_type="text/css")
+
+    # --- refusals ------------------------------------------------------------------------------------------
+    def refuse(self, request: Request, exc: HTTPException) -> HTMLResponse:
+        title, message = REFUSALS.get(exc.status_code, REFUSALS[400])
+        response = self._render(request, "refused.html.j2", exc.status_code, title=title, message=message)
+        response.headers.update(exc.headers or {})  # a 405's Allow
+        return response
+
+    def crash(self, request: Request, exc: Exception) -> HTMLResponse:
+        # Sent from outside the middleware stack, so with the headers of its own.
+        return HTMLResponse("<!doctype html><title>Server error</title><p>Something went wrong; try again.</p>",
+                            status_code=500, headers=SECURITY_HEADERS)
+
+
+def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
+    """The motion of each match, each motion read once."""
+    wanted = set(match_ids)
+    motion_of = {r["id"]: r["motion_id"] for r in store.match_rows() if r["id"] in wanted}
+    motions = {motion_id: store.motion(motion_id) for motion_id in set(motion_of.values())}
+    return {match_id: motions[motion_id] for match_id, motion_id in motion_of.items()}
+
+
+async def _posted(request: Request) -> dict[str, str]:
+    """The fields of a posted form, read only up to BODY_MAX bytes (413 beyond); 400 for a form that does not
+    parse. A field given twice counts once, as its last value."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > BODY_MAX:
+        raise HTTPException(413)
+    body = bytearray()
+    try:
+        async for chunk in request.stream():  # a chunked body declares no length: count as it comes
+            body += chunk
+            if len(body) > BODY_MAX:
+                raise HTTPException(413)
+    except ClientDisconnect:  # gone before the whole body came: nobody to answer, nothing to store
+        raise HTTPException(400) from None
+
+    async def replay() -> dict:
+        return {"type": "http.request", "body": bytes(body), "more_body": False}
+
+    form = await Request(request.scope, replay).form(max_files=0, max_fields=FIELDS_MAX)
+    return {key: value for key, value in form.multi_items() if isinstance(value, str)}
+
+
+# --- the server -------------------------------------------------------------------------------------------------
+
+class _Stop(Exception):
+    """SIGTERM, re-raised by uvicorn once it has shut down gracefully: time to return."""
+
+
+def _stop(signum, frame):
+    raise _Stop
+
+
+def is_loopback(host: str) -> bool:
+    """Whether host is reachable from this computer only."""
+    try:
+        return host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port (port 0: any free port); UserError when it cannot be had."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except (OSError, TypeError) as exc:  # TypeError: a host name that cannot be encoded (a NUL, a bad label)
+        raise UserError(f"--host {host} --port {port}: cannot listen there: "
+                        f"{getattr(exc, 'strerror', None) or exc}") from None
+
+
+def serve(workspace_path: Path, host: str = "127.0.0.1", port: int = 8000,
+          ready: Callable[[str, list[JudgeSpec]], None] = lambda url, judges: None) -> None:
+    """Serve create_app(workspace_path) on host:port until Ctrl-C or SIGTERM, then return; ready(url, judges of
+    people) once the address is taken."""
+    import uvicorn
+
+    app = create_app(workspace_path)
+    sock = _listen(host, port)
+    bound = sock.getsockname()[1]
+    ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}", app.state.judges)
+    # No access log: every URL holds a person's token, which a log would keep for anyone to read.
+    config = uvicorn.Config(app, access_log=False, log_level="warning", server_header=False, lifespan="off")
+    previous = signal.signal(signal.SIGTERM, _stop)
+    try:
+        uvicorn.Server(config).run(sockets=[sock])
+    except (KeyboardInterrupt, _Stop):  # uvicorn re-raises the signal that stopped it, once stopped
+        pass
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+        sock.close()

@@ -1,0 +1,648 @@
+"""`arena serve`: people's private links to their queue, blind transcripts and ballot forms, over HTTP.
+
+The app is driven with Starlette's TestClient on a workspace played offline; the last tests start `arena serve`
+as a real uvicorn process and throw garbage at it. Links are made as `arena ballots issue` makes them:
+store.issue_links with the hash of arena.ballots.new_token().
+"""
+from __future__ import annotations
+
+import json
+import re
+import select
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import urllib.error
+import urllib.request
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from click.testing import CliRunner
+from markupsafe import escape
+
+from arena.app import commands as app
+from arena.app.cli import main
+from arena.app.commands import open_workspace
+from arena.ballots import RATIONALE_MAX, new_token, queue, token_hash
+from arena.records import Ballot, Reference, Speech, Verdict
+from arena.store import DB_NAME, Store
+from arena.workspace import init_workspace
+from tests.helpers import assert_user_error
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+
+ENTRIES = ("alpha-entry", "beta-entry")
+MODELS = ("offline/alpha-model", "offline/beta-model")
+PEOPLE = ("ann", "bo", "cy")
+DIMS = ("argument", "source", "language")
+SCRIPT = "<script>alert(1)</script>"
+IMG = '<img src=x onerror="alert(2)">'
+HOSTILE_MOTION = f"This house would ban {SCRIPT} tags"
+HOSTILE_SLIDE = f"Read this first {IMG}"
+HOSTILE_SPEECH = f"We argue {SCRIPT} and {IMG} and \"><svg onload=alert(3)>, as the record shows [1]."
+HOSTILE_TITLE = f"Source {SCRIPT}"
+HOSTILE_URL = "javascript:alert(4)"
+FINE_URL = "https://example.org/fine?a=1&b=2"
+ZH_PRO, ZH_CON = "人性本善", "人性本恶"  # a two-sided Chinese motion: each side's own proposition
+ZH_MOTION = f"{ZH_PRO} / {ZH_CON}"
+LLM_RATIONALE = "LLM-VERDICT-RATIONALE: PRO carried it"
+BO_RATIONALE = "BO-PRIVATE-RATIONALE: CON was clearer"
+ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
+         ("summary", "con"), ("summary", "pro")]
+ARENA = [sys.executable, "-m", "arena"]
+
+CONFIG = f'''\
+[search]
+provider = "offline"
+
+[motions]
+sets = ["builtin:en", "file:motions.yaml"]
+
+[[entries]]
+name = "{ENTRIES[0]}"
+debater = "direct"
+model = "{MODELS[0]}"
+strength = 0.5
+
+[[entries]]
+name = "{ENTRIES[1]}"
+debater = "direct"
+model = "{MODELS[1]}"
+strength = -0.5
+
+[[judges]]
+name = "bot"
+kind = "single"
+model = "offline/judge"
+runs = 1
+
+[[judges]]
+name = "experts"
+kind = "human"
+[judges.options]
+people = {json.dumps(list(PEOPLE))}
+'''
+
+
+@dataclass(frozen=True)
+class Built:
+    """A played workspace: its folder, each person's link token, and its matches by role."""
+
+    path: Path
+    tokens: dict[str, str]
+    en: str  # done, English, played offline (an offline judge's verdict on it)
+    zh: str  # done, Chinese
+    hostile: str  # done, every text carrying markup, one LLM verdict
+    scheduled: str  # not played
+
+    @property
+    def done(self) -> list[str]:
+        return [self.en, self.zh, self.hostile]
+
+
+def build_workspace(path: Path) -> Built:
+    """A workspace with three done matches (English, Chinese, hostile), one scheduled, a link per person,
+    and a ballot of bo's on the English match."""
+    path.mkdir(parents=True)
+    (path / "motions.yaml").write_text(
+        f"- id: hx-value-001\n  text: {json.dumps(HOSTILE_MOTION)}\n  category: value\n"
+        f"  info_slide: {json.dumps(HOSTILE_SLIDE)}\n"
+        f"- id: zh-two-001\n  text: {ZH_MOTION}\n  category: fact\n  language: zh\n"
+        f"  pro_text: {ZH_PRO}\n  con_text: {ZH_CON}\n", encoding="utf-8")
+    init_workspace(path, CONFIG)
+    ws = open_workspace(path)
+    try:
+        en = app.play_one(ws, "en-fact-001", *ENTRIES, progress=lambda line: None).id
+        zh = app.play_one(ws, "zh-two-001", *ENTRIES, progress=lambda line: None).id
+        hostile, scheduled = ws.store.add_tournament("single", 0, {}, [("hx-value-001", *ENTRIES),
+                                                                     ("en-fact-002", *ENTRIES)])
+        refs = (Reference(HOSTILE_TITLE, HOSTILE_URL, "text", 1), Reference("A fine source", FINE_URL, "", 2))
+        ws.store.commit_match(hostile, [Speech(stage, side, f"{stage} {side}: {HOSTILE_SPEECH}", refs)
+                                        for stage, side in ORDER],
+                              [Verdict("bot", 0, "pro", {"argument": "pro"}, LLM_RATIONALE)], [], simulated=True)
+        tokens = {person: new_token() for person in PEOPLE}
+        ws.store.issue_links("experts", {person: token_hash(token) for person, token in tokens.items()})
+        ws.store.cast_ballots("experts", PEOPLE, [Ballot(en, "bo", "con", {d: "con" for d in DIMS}, BO_RATIONALE)],
+                              simulated=False)
+    finally:
+        ws.close()
+    return Built(path, tokens, en, zh, hostile, scheduled)
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory) -> Built:
+    return build_workspace(tmp_path_factory.mktemp("serve") / "ws")
+
+
+@pytest.fixture
+def built(template, tmp_path) -> Built:
+    """A fresh copy of the played workspace for one test: tests cast ballots."""
+    path = tmp_path / "ws"
+    shutil.copytree(template.path, path)
+    return Built(path, template.tokens, template.en, template.zh, template.hostile, template.scheduled)
+
+
+@pytest.fixture
+def client(built):
+    from starlette.testclient import TestClient
+
+    from arena.app.web import create_app
+
+    with TestClient(create_app(built.path)) as test_client:
+        yield test_client
+
+
+def esc(text: str) -> str:
+    """text as the pages' templates escape it."""
+    return str(escape(text))
+
+
+def csrf(page: str) -> str:
+    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+
+
+def form(page: str, **fields) -> dict:
+    """A complete, valid ballot with the page's CSRF token; fields override (None: leave it out)."""
+    values = {"csrf": csrf(page), "overall": "pro", "argument": "pro", "source": "tie", "language": "con",
+              "rationale": "PRO answered the base-rate point; CON never did."} | fields
+    return {key: value for key, value in values.items() if value is not None}
+
+
+def stored(built: Built) -> dict[tuple[str, int], Verdict]:
+    """Every ballot of the experts, by (match, run)."""
+    store = Store(built.path / DB_NAME)
+    try:
+        return {(m, run): store.ballot(m, "experts", run) for m in built.done for run in range(len(PEOPLE))
+                if store.ballot(m, "experts", run)}
+    finally:
+        store.close()
+
+
+def verdict_rows(built: Built) -> list[tuple]:
+    store = Store(built.path / DB_NAME)
+    try:
+        return [tuple(r) for r in store.conn.execute("SELECT match_id, judge, run, overall, dimensions, rationale "
+                                                     "FROM verdicts ORDER BY match_id, judge, run")]
+    finally:
+        store.close()
+
+
+def queue_ids(page: str, section: str) -> list[str]:
+    """The match ids a queue page lists under section (todo | cast), in order."""
+    found = re.search(rf'<ol class="queue" id="{section}">(.*?)</ol>', page, re.S)
+    return re.findall(r'href="[^"]*/(m\d+)"', found.group(1)) if found else []
+
+
+# --- the queue ------------------------------------------------------------------------------------------------
+
+def test_queue_lists_each_done_match_in_the_persons_order_and_only_their_own_ballots(built, client):
+    token = built.tokens["ann"]
+    page = client.get(f"/b/{token}")
+    assert page.status_code == 200
+    assert queue_ids(page.text, "todo") == queue("experts", "ann", built.done)
+    assert queue_ids(page.text, "cast") == []  # bo's ballot is bo's
+    assert built.scheduled not in page.text
+    assert "<strong>3</strong> to judge · <strong>0</strong> cast" in page.text
+    assert page.text.count("to judge</span>") == 3
+    # Motion text only: never who debated, on which model, or who judges.
+    for name in (*ENTRIES, *MODELS, "alpha-model", "experts", "bo", "cy"):
+        assert not re.search(rf"\b{re.escape(name)}\b", page.text), name
+    assert esc(HOSTILE_MOTION) in page.text and SCRIPT not in page.text
+    assert f'<span lang="zh">{ZH_MOTION}</span>' in page.text
+
+    bo = client.get(f"/b/{built.tokens['bo']}").text
+    assert queue_ids(bo, "cast") == [built.en]
+    assert queue_ids(bo, "todo") == [m for m in queue("experts", "bo", built.done) if m != built.en]
+    assert "<strong>2</strong> to judge · <strong>1</strong> cast" in bo
+
+
+def test_cast_matches_move_below_those_still_to_judge(built, client):
+    token = built.tokens["ann"]
+    first = queue("experts", "ann", built.done)[0]
+    page = client.get(f"/b/{token}/{first}").text
+    done = client.post(f"/b/{token}/{first}", data=form(page))
+    assert done.status_code == 200 and done.url.path == f"/b/{token}"
+    assert queue_ids(done.text, "todo") == queue("experts", "ann", built.done)[1:]
+    assert queue_ids(done.text, "cast") == [first]
+    assert 'class="badge cast">cast</span>' in done.text
+    assert 'role="status">Your ballot on' in done.text  # the confirmation
+    assert "<strong>2</strong> to judge · <strong>1</strong> cast" in done.text
+    # A confirmation for a match the person did not cast is not shown.
+    other = client.get(f"/b/{token}?saved={built.hostile if first != built.hostile else built.zh}").text
+    assert 'role="status"' not in other
+
+
+# --- the ballot page ------------------------------------------------------------------------------------------
+
+def test_a_ballot_page_shows_the_motion_and_six_speeches_as_pro_and_con_only(built, client):
+    page = client.get(f"/b/{built.tokens['ann']}/{built.en}")
+    assert page.status_code == 200
+    text = page.text
+    assert esc("Social media has done more harm than good to teenagers' mental health") in text
+    assert "Both sides bear an equal burden of proof." in text  # the info slide
+    assert "PRO argues" not in text  # a one-sided motion: the motion is PRO's proposition
+    headings = re.findall(r"<h3[^>]*>(\w+) · (PRO|CON)</h3>", text)
+    assert headings == [(stage.capitalize(), side.upper()) for stage, side in ORDER]
+    assert [h for h in re.findall(r'<h2 id="stage-(\w+)"', text)] == ["constructive", "rebuttal", "summary"]
+    for name in (*ENTRIES, *MODELS, "alpha-model", "beta-model", "bot", "experts", "bo", "cy"):
+        assert not re.search(rf"\b{re.escape(name)}\b", text), name
+    assert "[simulated assessment]" not in text  # the offline judge's rationale
+    assert BO_RATIONALE not in text and "BO-PRIVATE" not in text  # another person's ballot
+    # The form: overall and each dimension as pro/con/tie radios in a fieldset, a rationale, a CSRF token.
+    for name in ("overall", *DIMS):
+        assert re.search(rf'<fieldset id="q-{name}">\s*<legend>', text)
+        for value in ("pro", "con", "tie"):
+            assert f'<label><input type="radio" name="{name}" value="{value}" required>' in text
+    assert '<textarea id="rationale" name="rationale"' in text and '<label for="rationale">' in text
+    assert len(csrf(text)) == 64 and "checked" not in text
+
+
+def test_a_match_with_markup_everywhere_renders_it_as_text(built, client):
+    page = client.get(f"/b/{built.tokens['ann']}/{built.hostile}").text
+    assert "<script" not in page.lower() and "<img" not in page and "<svg" not in page
+    assert "onerror=" not in page.replace("onerror=&#34;", "")  # only as escaped text
+    assert f"<h1>{esc(HOSTILE_MOTION)}</h1>" in page
+    assert esc(HOSTILE_SLIDE) in page
+    assert page.count(esc(HOSTILE_SPEECH)) == 6
+    # References: the title as text, a javascript: URL made inert, an http(s) one kept, no referrer sent.
+    assert f'<a href="#" rel="noreferrer noopener" target="_blank">{esc(HOSTILE_TITLE)}</a>' in page
+    assert f'<a href="{esc(FINE_URL)}" rel="noreferrer noopener" target="_blank">A fine source</a>' in page
+    assert "javascript:" not in page
+    assert LLM_RATIONALE not in page and "LLM-VERDICT" not in page
+
+
+def test_a_chinese_motion_marks_its_blocks_with_its_language(built, client):
+    page = client.get(f"/b/{built.tokens['ann']}/{built.zh}").text
+    assert f'<header class="motion" lang="zh">\n<h1>{ZH_MOTION}</h1>' in page
+    # Each side's own proposition, as the LLM judges are shown it.
+    assert f'<dt lang="en">PRO argues</dt><dd>{ZH_PRO}</dd>' in page
+    assert f'<dt lang="en">CON argues</dt><dd>{ZH_CON}</dd>' in page
+    assert page.count('<article class="speech pro" lang="zh">') == 3
+    assert page.count('<article class="speech con" lang="zh">') == 3
+    assert '<html lang="en">' in page  # the page's own words stay English
+
+
+# --- casting and revising -------------------------------------------------------------------------------------
+
+def test_a_ballot_is_stored_as_the_persons_run_and_a_second_one_revises_it(built, client):
+    token, match = built.tokens["cy"], built.en
+    page = client.get(f"/b/{token}/{match}").text
+    cast = client.post(f"/b/{token}/{match}", data=form(page), follow_redirects=False)
+    assert cast.status_code == 303
+    assert cast.headers["location"] == f"../{token}?saved={match}"
+    assert client.get(cast.headers["location"].replace("..", "/b")).status_code == 200
+    ballot = stored(built)[(match, 2)]  # cy is the third person: run 2
+    assert (ballot.judge, ballot.overall, dict(ballot.dimensions), ballot.rationale) == (
+        "experts", "pro", {"argument": "pro", "source": "tie", "language": "con"},
+        "PRO answered the base-rate point; CON never did.")
+    assert stored(built)[(match, 1)].rationale == BO_RATIONALE  # bo's ballot untouched
+
+    # The page now holds the ballot, to revise.
+    again = client.get(f"/b/{token}/{match}").text
+    assert 'id="cast-note"' in again
+    checked = re.findall(r'name="(\w+)" value="(\w+)" required checked', again)
+    assert checked == [("overall", "pro"), ("argument", "pro"), ("source", "tie"), ("language", "con")]
+    assert ">PRO answered the base-rate point; CON never did.</textarea>" in again
+    revised = client.post(f"/b/{token}/{match}", data=form(again, overall="tie", source="con",
+                                                             rationale="On reflection, even."))
+    assert revised.status_code == 200 and revised.url.path == f"/b/{token}"
+    ballot = stored(built)[(match, 2)]
+    assert (ballot.overall, ballot.dimensions["source"], ballot.rationale) == ("tie", "con", "On reflection, even.")
+    rows = [r for r in verdict_rows(built) if r[1] == "experts" and r[0] == match]
+    assert [r[2] for r in rows] == [1, 2]  # one row per person: the revision replaced cy's
+
+
+def test_ballots_are_stored_as_written_markup_and_all(built, client):
+    token, match = built.tokens["ann"], built.hostile
+    rationale = f"PRO won {SCRIPT} {IMG}"
+    page = client.get(f"/b/{token}/{match}").text
+    assert client.post(f"/b/{token}/{match}", data=form(page, rationale=rationale)).status_code == 200
+    assert stored(built)[(match, 0)].rationale == rationale
+    again = client.get(f"/b/{token}/{match}").text
+    assert f">{esc(rationale)}</textarea>" in again and SCRIPT not in again
+
+
+@pytest.mark.parametrize("fields, field", [
+    ({"overall": None}, "overall"),
+    ({"overall": "maybe"}, "overall"),
+    ({"argument": None}, "argument"),
+    ({"language": "PRO!"}, "language"),
+    ({"rationale": None}, "rationale"),
+    ({"rationale": "   "}, "rationale"),
+    ({"rationale": "x" * (RATIONALE_MAX + 1)}, "rationale"),
+])
+def test_a_bad_ballot_is_refused_naming_the_field_keeping_what_was_entered(built, client, fields, field):
+    token, match = built.tokens["ann"], built.en
+    page = client.get(f"/b/{token}/{match}").text
+    before = verdict_rows(built)
+    refused = client.post(f"/b/{token}/{match}", data=form(page, **fields))
+    assert refused.status_code == 400
+    problem = re.search(r'<p class="error" role="alert" id="problem">(.*?)</p>', refused.text, re.S).group(1)
+    assert f'<span class="field">{field}</span>:' in problem
+    assert re.search(rf'<fieldset id="q-{field}" class="invalid"', refused.text) or field == "rationale"
+    assert verdict_rows(built) == before
+    # What was entered stays entered, and the form still posts.
+    kept = dict(re.findall(r'name="(\w+)" value="(\w+)" required checked', refused.text))
+    assert kept == {k: v for k, v in {"overall": "pro", "argument": "pro", "source": "tie", "language": "con",
+                                      **fields}.items() if k != "rationale" and v in ("pro", "con", "tie")}
+    if (fields.get("rationale") or "").startswith("x"):
+        assert "x" * RATIONALE_MAX in refused.text
+    assert csrf(refused.text) == csrf(page)
+
+
+@pytest.mark.parametrize("token", ["missing", "wrong", "other match", "other person", "non-ascii"])
+def test_a_post_without_its_forms_csrf_token_is_refused(built, client, token):
+    ann, match = built.tokens["ann"], built.en
+    page = client.get(f"/b/{ann}/{match}").text
+    given = {"missing": None, "wrong": "0" * 64,
+             "other match": csrf(client.get(f"/b/{ann}/{built.zh}").text),
+             "other person": csrf(client.get(f"/b/{built.tokens['bo']}/{match}").text),
+             "non-ascii": "é" + csrf(page)[1:]}[token]
+    before = verdict_rows(built)
+    refused = client.post(f"/b/{ann}/{match}", data=form(page, csrf=given))
+    assert refused.status_code == 403
+    assert "Form expired" in refused.text
+    assert verdict_rows(built) == before
+
+
+def test_the_csrf_secret_is_made_anew_with_each_app(built, client):
+    from starlette.testclient import TestClient
+
+    from arena.app.web import create_app
+
+    page = client.get(f"/b/{built.tokens['ann']}/{built.en}").text
+    with TestClient(create_app(built.path)) as restarted:
+        assert csrf(restarted.get(f"/b/{built.tokens['ann']}/{built.en}").text) != csrf(page)
+        assert restarted.post(f"/b/{built.tokens['ann']}/{built.en}", data=form(page)).status_code == 403
+
+
+# --- links, paths and what a refusal shows ---------------------------------------------------------------------
+
+def test_a_bad_link_or_path_is_a_bare_404(built, client):
+    ann = built.tokens["ann"]
+    forged = new_token()
+    paths = [f"/b/{forged}", f"/b/{forged}/{built.en}", f"/b/{ann}x", f"/b/{ann[:-1]}", f"/b/{ann.upper()}",
+             f"/b/{token_hash(ann)}", "/b/", "/b", "/", "/admin", "/b/%00", f"/b/{ann}/{built.scheduled}",
+             f"/b/{ann}/m99999", f"/b/{ann}/{built.en}/more", f"/b/{ann}/..%2F{built.en}", "/ballot.css/x"]
+    bodies = set()
+    for path in paths:
+        got = client.get(path, follow_redirects=False)
+        assert got.status_code == 404, path
+        bodies.add(got.text)
+    posted = client.post(f"/b/{forged}/{built.en}", data={"overall": "pro"})
+    assert posted.status_code == 404
+    bodies.add(posted.text)
+    # Each says the same nothing: no names, no motion, no hint of why.
+    assert len({re.sub(r'href="[./]*ballot.css"', "", b) for b in bodies}) == 1
+    body = bodies.pop()
+    assert re.search(r"<main>\s*<h1>Not found</h1>\s*<p>There is nothing here.</p>\s*</main>", body)
+    for word in (*ENTRIES, *MODELS, *PEOPLE, "experts", "bot", "Social"):
+        assert not re.search(rf"\b{re.escape(word)}\b", body, re.I), word
+
+
+def test_an_old_link_stops_working_once_the_person_is_given_a_new_one(built, client):
+    old = built.tokens["ann"]
+    page = client.get(f"/b/{old}/{built.en}").text
+    assert client.post(f"/b/{old}/{built.en}", data=form(page)).status_code == 200
+    new = new_token()
+    store = Store(built.path / DB_NAME)
+    store.issue_links("experts", {"ann": token_hash(new)})
+    store.close()
+    assert client.get(f"/b/{old}").status_code == 404
+    assert client.get(f"/b/{old}/{built.zh}").status_code == 404
+    assert client.post(f"/b/{old}/{built.zh}", data=form(page)).status_code == 404
+    fresh = client.get(f"/b/{new}")
+    assert fresh.status_code == 200 and queue_ids(fresh.text, "cast") == [built.en]  # the ballots stay hers
+    assert client.get(f"/b/{built.tokens['bo']}").status_code == 200  # others' links are untouched
+
+
+def test_a_link_of_a_person_no_longer_configured_is_a_404(built, client):
+    store = Store(built.path / DB_NAME)
+    store.issue_links("experts", {"dee": token_hash("dee-token-" + "x" * 30)})
+    store.issue_links("gone-judge", {"ann": token_hash("gone-token-" + "x" * 30)})
+    store.close()
+    assert client.get("/b/dee-token-" + "x" * 30).status_code == 404
+    assert client.get("/b/gone-token-" + "x" * 30).status_code == 404
+
+
+def test_every_response_carries_the_security_headers(built, client):
+    ann = built.tokens["ann"]
+    page = client.get(f"/b/{ann}/{built.en}")
+    responses = [client.get(f"/b/{ann}"), page, client.get("/ballot.css"), client.get("/nowhere"),
+                 client.post(f"/b/{ann}/{built.en}", data=form(page.text, overall=None)),
+                 client.post(f"/b/{ann}/{built.en}", data=form(page.text, csrf="0")),
+                 client.post(f"/b/{ann}/{built.en}", data=form(page.text), follow_redirects=False),
+                 client.put(f"/b/{ann}/{built.en}"), client.head(f"/b/{ann}")]
+    assert [r.status_code for r in responses] == [200, 200, 200, 404, 400, 403, 303, 405, 200]
+    for r in responses:
+        csp = r.headers["content-security-policy"]
+        assert "default-src 'none'" in csp and "style-src 'self'" in csp and "form-action 'self'" in csp
+        assert "frame-ancestors 'none'" in csp and "script-src" not in csp
+        assert r.headers["referrer-policy"] == "no-referrer"
+        assert r.headers["cache-control"] == "no-store"
+        assert r.headers["x-content-type-options"] == "nosniff"
+    assert responses[2].headers["content-type"].startswith("text/css")
+    assert "GET" in responses[7].headers["allow"]
+    # Nothing from elsewhere: the one style sheet is the app's own (linked relative to the page), and no script.
+    for r, root in ((responses[0], "../"), (responses[1], "../../")):
+        head = r.text.split("<main>")[0]
+        assert re.findall(r'(?:href|src)="([^"]+)"', head) == [f"{root}ballot.css"]
+        assert "<script" not in r.text
+
+
+# --- bodies that are not ballots ----------------------------------------------------------------------------------
+
+def test_an_oversized_body_is_refused_and_stores_nothing(built, client):
+    token, match = built.tokens["ann"], built.en
+    page = client.get(f"/b/{token}/{match}").text
+    before = verdict_rows(built)
+    big = client.post(f"/b/{token}/{match}", data=form(page, rationale="y" * 120_000))
+    assert big.status_code == 413
+    # A body that declares no length (chunked) is cut off as it comes.
+    body = "&".join(f"{k}={v}" for k, v in form(page).items()) + "&pad=" + "z" * 150_000
+
+    def chunks():
+        for k in range(0, len(body), 8192):
+            yield body[k:k + 8192].encode()
+
+    chunked = client.post(f"/b/{token}/{match}", content=chunks(),
+                          headers={"content-type": "application/x-www-form-urlencoded"})
+    assert chunked.status_code == 413
+    assert verdict_rows(built) == before
+
+
+def test_bodies_that_are_not_a_form_are_refused_and_store_nothing(built, client):
+    token, match = built.tokens["ann"], built.en
+    page = client.get(f"/b/{token}/{match}").text
+    url = f"/b/{token}/{match}"
+    before = verdict_rows(built)
+    urlencoded = {"content-type": "application/x-www-form-urlencoded"}
+    valid = f"csrf={csrf(page)}&argument=pro&source=pro&language=pro&rationale=ok"
+    bad_utf8 = client.post(url, content=valid.encode() + b"&overall=pro\xff\xfe", headers=urlencoded)
+    assert bad_utf8.status_code == 400 and '<span class="field">overall</span>' in bad_utf8.text
+    assert client.post(url, json={"csrf": csrf(page), "overall": "pro"}).status_code == 403
+    assert client.post(url, files={"rationale": ("r.txt", b"file")}, data=form(page)).status_code == 400
+    assert client.post(url, content=b"&".join([b"f%d=1" % k for k in range(100)]),
+                       headers=urlencoded).status_code == 400
+    assert client.post(url, content=b"\x00\xff" * 50, headers=urlencoded).status_code == 403
+    assert verdict_rows(built) == before
+    # Escapes that decode to no UTF-8 become U+FFFD: an otherwise valid ballot is stored as it reads.
+    odd = client.post(url, content=valid.encode() + b"&overall=pro&rationale=%ff%fe%zz", headers=urlencoded,
+                      follow_redirects=False)
+    assert odd.status_code == 303
+    assert stored(built)[(match, 0)].rationale == "\ufffd\ufffd%zz"
+
+
+# --- people at once -----------------------------------------------------------------------------------------------
+
+def test_concurrent_ballots_are_all_stored(built, client):
+    pages = {(p, m): client.get(f"/b/{built.tokens[p]}/{m}").text for p in PEOPLE for m in built.done}
+    errors: list[str] = []
+    start = threading.Barrier(len(pages) + 2)
+
+    def cast(person: str, match: str, overall: str) -> None:
+        start.wait()
+        got = client.post(f"/b/{built.tokens[person]}/{match}", follow_redirects=False,
+                          data=form(pages[(person, match)], overall=overall, rationale=f"{person} on {match}"))
+        if got.status_code != 303:
+            errors.append(f"{person} {match}: {got.status_code} {got.text[:200]}")
+
+    jobs = [(p, m, "con") for p, m in pages]
+    jobs += [("ann", built.zh, "tie")]  # ann posts the same match twice at once: one of the two wins whole
+    threads = [threading.Thread(target=cast, args=job) for job in jobs]
+    for t in threads:
+        t.start()
+    start.wait()
+    for t in threads:
+        t.join(timeout=30)
+    assert errors == []
+    ballots = stored(built)
+    assert len(ballots) == len(pages)
+    for (match, run), ballot in ballots.items():
+        assert ballot.rationale == f"{PEOPLE[run]} on {match}"
+        assert ballot.overall == "con" or (match, run, ballot.overall) == (built.zh, 0, "tie")
+    assert len([r for r in verdict_rows(built) if r[1] == "experts"]) == len(pages)
+
+
+# --- the command -----------------------------------------------------------------------------------------------
+
+def test_serve_without_a_judge_of_people_exits_2_saying_how_to_add_one(tmp_path):
+    from tests.test_cli import TWO_OFFLINE
+
+    ws = tmp_path / "ws"
+    init_workspace(ws, TWO_OFFLINE)
+    result = CliRunner().invoke(main, ["serve", "-w", str(ws), "--port", "0"])
+    assert_user_error(result, "no judge of people", 'kind = "human"', "people = [")
+
+
+def test_serve_where_it_cannot_listen_exits_2(built):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(main, ["serve", "-w", str(built.path), "--port", str(port)])
+    assert_user_error(result, f"--port {port}", "cannot listen")
+    for host in ("no-such-host.invalid", "é" * 100):
+        result = CliRunner().invoke(main, ["serve", "-w", str(built.path), "--host", host, "--port", "0"])
+        assert_user_error(result, f"--host {host}", "cannot listen")
+
+
+# --- a real server ----------------------------------------------------------------------------------------------
+
+@contextmanager
+def served(path: Path, *args: str) -> Iterator[tuple[subprocess.Popen, str]]:
+    """`arena serve` on a free port as a subprocess: (the process, its base URL) once it listens; stopped after."""
+    proc = subprocess.Popen([*ARENA, "serve", "-w", str(path), "--port", "0", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        line = proc.stdout.readline() if ready else ""
+        found = re.search(r"serving ballots at (http://[\d.]+:\d+) ", line)
+        assert found, f"no address from arena serve: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
+        yield proc, found.group(1)
+    finally:
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGTERM)
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+
+
+def get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=10) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read().decode()
+
+
+def raw(base: str, data: bytes, *, wait: float = 2.0) -> bytes:
+    """Send data over a fresh socket and return whatever comes back before the server closes or wait passes."""
+    host, port = base.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=wait) as conn:
+        try:
+            conn.sendall(data)
+            conn.shutdown(socket.SHUT_WR)
+        except OSError:  # the server may hang up before all of the garbage is sent
+            pass
+        out = b""
+        try:
+            while chunk := conn.recv(65536):
+                out += chunk
+        except OSError:
+            pass
+        return out
+
+
+@pytest.mark.slow
+def test_the_server_survives_garbage_and_stops_cleanly_on_sigint_and_sigterm(built):
+    token = built.tokens["ann"]
+    with served(built.path) as (proc, base):
+        assert base.startswith("http://127.0.0.1:")  # loopback by default
+        assert get(f"{base}/b/{token}")[0] == 200
+        garbage = [
+            bytes(range(256)) * 64,  # not HTTP at all
+            b"\r\n\r\n\x00\x00GARBAGE\r\n\r\n",
+            b"GET /b/" + token.encode() + b" HTTP/9.9\r\n\r\n",
+            b"GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 200_000 + b"\r\n\r\n",  # huge header
+            b"GET / HTTP/1.1\r\n" + b"".join(b"X-%d: y\r\n" % k for k in range(5000)) + b"\r\n",
+            b"POST /b/" + token.encode() + b"/" + built.en.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 40\r\n\r\noverall=\xff\xfe\xfd",
+            b"POST /b/" + token.encode() + b"/" + built.en.encode() + b" HTTP/1.1\r\nHost: x\r\n"
+            b"Content-Type: application/x-www-form-urlencoded\r\nContent-Length: 21\r\n\r\n"
+            b"overall=\xff\xfe&csrf=\xc3(",  # bad UTF-8, whole
+            b"POST /b/x HTTP/1.1\r\nHost: x\r\nContent-Length: -5\r\n\r\n",
+            b"POST /b/x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\nzzzz\r\n",
+            "GET /b/\u00e9\u4e2d HTTP/1.1\r\nHost: x\r\n\r\n".encode(),
+            b"GET /b/%ff%fe%00 HTTP/1.1\r\nHost: x\r\n\r\n",
+        ]
+        for data in garbage:
+            answer = raw(base, data)
+            assert b" 500 " not in answer.split(b"\r\n", 1)[0], (data[:60], answer[:200])
+        # A connection opened and left silent does not stop others.
+        with socket.create_connection(("127.0.0.1", int(base.rsplit(":", 1)[1]))):
+            status, page = get(f"{base}/b/{token}/{built.en}")
+        assert status == 200 and "Your ballot" in page
+        assert get(f"{base}/b/{new_token()}")[0] == 404
+        assert get(f"{base}/b/%ff%fe%00")[0] == 404
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=15) == 0
+        out, err = proc.stdout.read(), proc.stderr.read()
+        assert "stopped" in out and "Traceback" not in err, err
+        assert token not in out + err  # no access log keeps the links
+    with served(built.path) as (proc, base):
+        assert get(f"{base}/b/{token}")[0] == 200
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=15) == 0
+        assert "Traceback" not in proc.stderr.read()

@@ -1,0 +1,235 @@
+"""The published site per judge: a page of ratings for every judge with rated matches (Human-Elo beside the
+LLM judges'), a judge switcher, and the consistency page, whose figures are `arena stats judges`'s."""
+from __future__ import annotations
+
+import json
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from arena.app import commands as app
+from arena.records import Ballot
+from arena.workspace import init_workspace
+from leaderboard.site import SiteData, page_name, publish
+from tests.test_site_links import check_site
+
+PEOPLE = ("ann", "bo", "cy")
+EVIL = "<script>alert(1)</script>"
+TOML = '[search]\nprovider = "offline"\n' + "".join(
+    f'[[entries]]\nname = "{n}"\ndebater = "direct"\nmodel = "offline/{n}"\nstrength = {s}\n'
+    for n, s in (("ace", 1.0), ("bold", 0.0), ("calm", -1.0))) + '''
+[[judges]]
+name = "j1"
+kind = "single"
+model = "offline/j1"
+runs = 3
+
+[[judges]]
+name = "experts"
+kind = "human"
+[judges.options]
+people = ["ann", "bo", "cy"]
+
+[[judges]]
+name = "j2"
+kind = "single"
+model = "offline/j2"
+runs = 1
+
+[[judges]]
+name = "latecomers"
+kind = "human"
+[judges.options]
+people = ["dee"]
+'''
+
+
+def ballots_for(match_ids: list[str]) -> list[Ballot]:
+    """ann and bo on every match, cy on the first three only (partial ballots); rationales carry markup."""
+    out = []
+    for k, m in enumerate(match_ids):
+        out.append(Ballot(m, "ann", "pro" if k % 2 else "con", {"argument": "pro"}, f"ann on {m}: {EVIL}"))
+        out.append(Ballot(m, "bo", "pro" if k % 3 else "tie", {}, "bo"))
+        if k < 3:
+            out.append(Ballot(m, "cy", "tie" if k == 0 else "con", {"argument": "con"}))
+    return out
+
+
+def people_workspace(path: Path) -> Path:
+    """Three offline entries, 12 matches judged by j1 (R = 3) and j2 (R = 1); the people of judge experts
+    cast (real, not simulated) ballots; judge latecomers has none. Published to path/site."""
+    init_workspace(path, TOML)
+    ws = app.open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=2)
+        assert app.run(ws, progress=lambda line: None)["failed"] == 0
+        ws.store.cast_ballots("experts", PEOPLE, ballots_for(ws.store.done_match_ids()), simulated=False)
+        app.publish(ws)
+    finally:
+        ws.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def workspace(tmp_path_factory) -> Path:
+    return people_workspace(tmp_path_factory.mktemp("judges") / "ws")
+
+
+class Tables(HTMLParser):
+    """Each table's body rows as lists of cells, a cell being (data-value or None, text)."""
+
+    def __init__(self, html: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.tables: list[list[list[tuple[str | None, str]]]] = []
+        self._cell: list | None = None
+        self._in_body = False
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        if tag == "table":
+            self.tables.append([])
+        elif tag == "tbody":
+            self._in_body = True
+        elif tag == "tr" and self._in_body:
+            self.tables[-1].append([])
+        elif tag == "td" and self._in_body:
+            self._cell = [dict(attrs).get("data-value"), ""]
+
+    def handle_endtag(self, tag):
+        if tag == "tbody":
+            self._in_body = False
+        elif tag == "td" and self._cell is not None:
+            self.tables[-1][-1].append((self._cell[0], " ".join(self._cell[1].split())))
+            self._cell = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell[1] += data
+
+
+def panel(html: str, view: str) -> str:
+    return html.split(f'id="panel-{view}"', 1)[1].split("</section>", 1)[0]
+
+
+def board(html: str, view: str = "overall") -> dict[str, float]:
+    """entry → rating in one view's table of a page."""
+    (rows,) = Tables(panel(html, view)).tables
+    return {row[1][0]: float(row[4][0]) for row in rows}
+
+
+# --- the pages ------------------------------------------------------------------------------------------------
+
+def test_every_judge_with_rated_matches_has_a_page_with_its_own_ratings(workspace):
+    site = workspace / "site"
+    assert sorted(p.name for p in (site / "judges").glob("*.html")) == ["experts.html", "j1.html", "j2.html"]
+    ws = app.open_workspace(workspace)
+    try:
+        for judge in ("j1", "experts", "j2"):
+            html = (site / page_name("judges", judge)).read_text()
+            rated = app.rate(ws, judge=judge, by="dimension", bootstrap=0)
+            assert board(html) == {r["entry"]: r["rating"] for r in rated["ratings"]}, judge
+            for dimension, fit in rated["by"].items():  # a tab per dimension the judge decided
+                assert board(html, dimension) == {r["entry"]: r["rating"] for r in fit["ratings"]}
+        # The index keeps the rating judge's (the first configured) ratings, the same as its page's.
+        index = (site / "index.html").read_text()
+        assert board(index) == board((site / "judges" / "j1.html").read_text())
+        # The people's page has the dimension they decided, and no other.
+        experts = (site / "judges" / "experts.html").read_text()
+        assert re.findall(r'id="tab-(\w+)"', experts)[-1] == "argument"
+        assert 'id="tab-source"' not in experts
+    finally:
+        ws.close()
+
+
+def test_a_judges_page_names_its_kind_model_r_and_simulation(workspace):
+    site = workspace / "site"
+    j1 = (site / "judges" / "j1.html").read_text()
+    assert '<h1>Ratings from judge j1 <span class="badge sim">simulated</span></h1>' in j1
+    assert "<td>offline/j1</td>" in j1 and '<th scope="row">Runs (R)</th><td>3</td>' in j1
+    assert "single · offline/j1" in j1
+    experts = (site / "judges" / "experts.html").read_text()
+    assert "<h1>Ratings from judge experts</h1>" in experts  # real ballots: no simulated label
+    assert "Human-Elo (3 people)" in experts and "ann, bo, cy (3)" in experts
+    assert "a match with none is not rated" in experts
+    assert "ratings from judge <code>experts</code>" in experts  # the footer names the page's judge
+
+
+def test_the_judge_switcher_links_every_judge_page_from_the_index_and_each_judge_page(workspace):
+    site = workspace / "site"
+    index = (site / "index.html").read_text()
+    nav = index.split('<nav class="judges"', 1)[1].split("</nav>", 1)[0]
+    assert re.findall(r'href="([^"]+)"', nav) == ["judges/j1.html", "judges/experts.html", "judges/j2.html",
+                                                   "consistency.html"]
+    assert "(shown here)" in nav.split("judges/experts.html")[0]  # the index shows j1's ratings
+    experts = (site / "judges" / "experts.html").read_text()
+    assert '<a href="../judges/experts.html" aria-current="page">experts</a>' in experts
+    for page in site.rglob("*.html"):  # the consistency page is one click from anywhere
+        assert 'consistency.html">Consistency of judges</a>' in page.read_text(), page
+    assert check_site(site) == []
+
+
+def test_the_consistency_page_shows_the_figures_of_arena_stats_judges(workspace):
+    from tests.test_cli import invoke
+
+    stats = json.loads(invoke("stats", "judges", "--format", "json", "-w", workspace).output)
+    html = (workspace / "site" / "consistency.html").read_text()
+    pairs, people, versus, late = Tables(html.split("<main>", 1)[1]).tables
+
+    def figures(row):
+        return [int(row[-3][1])] + [None if value == "" else float(value) for value, _ in row[-2:]]
+
+    assert len(stats["pairs"]) == 6  # four judges
+    assert [[cell[1].split()[0] for cell in row[:2]] + figures(row) for row in pairs] == [
+        [p["a"], p["b"], p["matches"], p["agreement"], p["kappa"]] for p in stats["pairs"]]
+    assert [[row[0][1], row[1][1]] + figures(row) for row in people] == [
+        [p["a"], p["b"], p["matches"], p["agreement"], p["kappa"]] for p in stats["people"]]
+    assert [[row[0][1], row[1][1]] + figures(row) for row in versus] == [
+        [p["person"], p["vs"], p["matches"], p["agreement"], p["kappa"]] for p in stats["people_vs_judges"]
+        if p["judge"] == "experts"]
+    # Shown rounded to two places; undefined figures (no match in common) as a dash.
+    latecomers = next(row for row in pairs if row[1][1].startswith("latecomers") and row[0][1].startswith("j1"))
+    assert latecomers[-3:] == [(None, "0"), ("", "—"), ("", "—")]
+    assert "0.66" in html and "0.74" in html  # the paper's reference values
+    # The people of latecomers: one person, no pair; and dee, who cast no ballot, has no match in common with any.
+    assert "The people of judge latecomers" in html and "One person: there is no pair to compare." in html
+    assert [[cell[1] for cell in row] for row in late] == [["dee", "j1", "0", "—", "—"],
+                                                             ["dee", "j2", "0", "—", "—"]]
+
+
+def test_ballot_rationales_render_escaped_on_match_pages_with_each_persons_name(workspace):
+    html = (workspace / "site" / page_name("matches", "m00001")).read_text()
+    assert EVIL not in html and "ann on m00001: &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    experts = html.split("<h3>experts", 1)[1].split("</table>", 1)[0]
+    assert '<th scope="col">Person</th>' in experts
+    assert [row[0][1] for row in Tables(experts + "</table>").tables[0]] == ["ann", "bo", "cy"]
+
+
+# --- the renderer alone -------------------------------------------------------------------------------------
+
+def test_simulated_ballots_are_labelled_on_their_judges_page(tmp_path):
+    row = {"entry": "a", "rating": 1010.0, "ci_low": 990.0, "ci_high": 1030.0, "matches": 1, "wins": 1, "ties": 0,
+           "losses": 0, "rank_ub": 1, "provisional": True}
+    boards = {"overall": {"ratings": [row], "meta": {"matches": 1}}}
+    data = SiteData("T", "now", "crowd", True, boards, {}, [], [],
+                    judges=[{"name": "crowd", "kind": "human", "model": "offline/crowd", "runs": 2, "options": {},
+                             "people": ["ann", "bo"], "simulated": True}],
+                    judge_boards={"crowd": boards}, consistency={"pairs": [], "people": [], "people_vs_judges": []})
+    site = tmp_path / "site"
+    publish(site, data)
+    html = (site / "judges" / "crowd.html").read_text()
+    assert '<span class="badge sim">simulated</span></h1>' in html
+    assert "ballots cast for the tests, not by people" in html and "Human-Elo (2 people)" in html
+    consistency = (site / "consistency.html").read_text()
+    assert "Only one judge: there is no pair to compare." in consistency
+    assert check_site(site) == []
+
+
+def test_a_site_without_judges_has_no_judge_pages_and_an_empty_consistency_page(tmp_path):
+    site = tmp_path / "site"
+    publish(site, SiteData("T", "now", None, False, {"overall": {"ratings": [], "meta": {}}}, {}, [], []))
+    assert list((site / "judges").iterdir()) == []
+    assert 'class="judges"' not in (site / "index.html").read_text()
+    assert "Only one judge" in (site / "consistency.html").read_text()
+    assert check_site(site) == []
