@@ -9,6 +9,7 @@ skipped. Screenshots go to test-artifacts/ at the repository root.
 from __future__ import annotations
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -460,3 +461,30 @@ def test_the_judge_switcher_and_the_consistency_page_load_without_console_errors
     assert shown == sorted(shown) and len(shown) == 3  # blank (no match in common) sorts last
     assert console_errors(browser) == [] and dialogs(browser) == []
     screenshot(browser, "consistency.png")
+
+
+# --- a Chinese tournament ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def chinese_site(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("browser-zh") / "ws"
+    done = subprocess.run([*ARENA, "demo", "-w", str(path), "--language", "zh"], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0, done.stderr
+    return path / "site"
+
+
+def test_a_chinese_match_page_shows_its_chinese_text_marked_with_its_language(browser, chinese_site):
+    page = chinese_site / "matches" / "m00001.html"
+    load(browser, page)
+    assert console_errors(browser) == []
+    motion = browser.find_element("css selector", "h1")
+    assert motion.get_attribute("lang") == "zh" and re.search(r"[\u4e00-\u9fff]{4}", motion.text)
+    speeches = browser.find_elements("css selector", "section.speech .text")
+    assert len(speeches) == 6 and all(s.get_attribute("lang") == "zh" for s in speeches)
+    assert all(len(re.findall(r"[\u4e00-\u9fff]", s.text)) > 50 for s in speeches)  # the text is there, rendered
+    font = browser.execute_script("return getComputedStyle(document.body).fontFamily")
+    assert "Noto Sans CJK SC" in font and "Microsoft YaHei" in font  # a CJK-capable stack, whatever is installed
+    assert browser.find_element("css selector", "html").get_attribute("lang") == "en"  # the interface stays English
+    screenshot(browser, "site-match-zh.png")
