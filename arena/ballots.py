@@ -12,7 +12,7 @@ import io
 import random
 import secrets
 from pathlib import Path
-from typing import Iterable, Mapping
+from typing import Iterable, Iterator, Mapping
 
 from arena.errors import UserError, read_user_text
 from arena.records import DIMENSIONS, Ballot, JudgeSpec
@@ -73,12 +73,36 @@ def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimen
     return Ballot(match_id, person, overall, outcomes, rationale)
 
 
+def _records(text: str, path: Path) -> Iterator[tuple[int, list[str]]]:
+    """(line the record starts on, its cells) for each CSV record of text; blank lines are no record, and a
+    quoted field may span lines, so a record's line is that of its first line."""
+    first_lines: list[int] = []
+
+    def lines() -> Iterator[str]:
+        for number, line in enumerate(io.StringIO(text, newline=""), start=1):
+            first_lines.append(number)
+            yield line
+
+    reader = csv.reader(lines())
+    while True:
+        mark = len(first_lines)  # the next record starts with the next line read
+        try:
+            cells = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            raise UserError(f"{path}:{reader.line_num}: not valid CSV: {exc}") from None
+        if cells:
+            yield first_lines[mark], cells
+
+
 def read_ballots(path: Path, judge: JudgeSpec, done: set[str]) -> list[Ballot]:
     """The ballots of a CSV (IMPORT_HEADER), each checked; UserError 'FILE:LINE: problem' for the first bad
     row. A later row for the same person and match replaces the earlier one."""
-    text = read_user_text(path)
-    reader = csv.DictReader(io.StringIO(text, newline=""))
-    header = [h.strip() for h in (reader.fieldnames or [])]
+    text = read_user_text(path).removeprefix("\ufeff")  # spreadsheets' "CSV UTF-8" starts with a byte-order mark
+    rows = _records(text, path)
+    _, header = next(rows, (1, []))
+    header = [h.strip() for h in header]
     if not header:
         raise UserError(f"{path}:1: the file is empty; expected the header line {IMPORT_HEADER}")
     unknown = [h for h in header if h not in IMPORT_COLUMNS]
@@ -87,13 +111,12 @@ def read_ballots(path: Path, judge: JudgeSpec, done: set[str]) -> list[Ballot]:
         problem = (f"unknown column {unknown[0]!r}" if unknown else f"no {missing[0]} column" if missing
                    else "a column is repeated")
         raise UserError(f"{path}:1: {problem}; expected the header line {IMPORT_HEADER}")
-    reader.fieldnames = header
     ballots: dict[tuple[str, str], Ballot] = {}
-    line = reader.line_num
-    for row in reader:
-        where, line = f"{path}:{line + 1}", reader.line_num  # a quoted rationale may span lines: its first
-        if None in row or None in row.values():
-            raise UserError(f"{where}: {len(header)} columns expected (as the header), got a different number")
+    for line, cells in rows:
+        where = f"{path}:{line}"
+        if len(cells) != len(header):
+            raise UserError(f"{where}: {len(header)} columns expected (as the header), got {len(cells)}")
+        row = dict(zip(header, cells))
         match_id, person = row["match_id"].strip(), row["person"].strip()
         if match_id not in done:
             raise UserError(f"{where}: match_id {match_id!r}: not a done match of this workspace")

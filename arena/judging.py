@@ -41,11 +41,12 @@ class JudgeView:
         return Material(lambda cut: prompt(self.transcript(cut)), speeches=transcript.words(self.speeches))
 
     def transcript(self, cut: Cut = Cut(), *, only: int | None = None) -> str:
-        """The debate as a judge reads it (arena.transcript); only: just the speech of that index, numbered as
-        in the whole debate."""
+        """The debate as a judge reads it (arena.transcript), its notes in the motion's language (a judge's
+        `language` option is that of its rationales); only: just the speech of that index, numbered as in the
+        whole debate."""
         speeches = self.speeches if only is None else self.speeches[only:only + 1]
         return transcript.render(speeches, cut=cut, start=1 if only is None else only + 1,
-                                 independent_openings=self.independent_openings)
+                                 independent_openings=self.independent_openings, language=self.motion.language)
 
     def swapped(self) -> "JudgeView":
         """The same debate with the PRO and CON labels exchanged everywhere it is read: the speeches' labels,

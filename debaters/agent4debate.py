@@ -179,7 +179,8 @@ class Agent4Debate:
                           stage_order=STAGE_ORDER[ctx.stage], language=ctx.language,
                           sources=kb.render(drop=cut.sources), findings=kb.render_findings(drop=cut.sources),
                           gaps=kb.gaps, found=kb.render(drop=cut.sources, only=new, full=True) if new else "",
-                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "", **extra)
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
+                          if ctx.visible else "", **extra)
 
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
 

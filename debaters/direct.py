@@ -27,7 +27,8 @@ class DirectDebater:
 
         def prompt(cut: Cut) -> str:
             return render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
-                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "",
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
+                          if ctx.visible else "",
                           length=budget.amount, unit=budget.unit)
 
         answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),

@@ -119,7 +119,7 @@ def editor_command(editor: str) -> list[str]:
 
 def briefing(ctx: DebateContext, budget: Length) -> str:
     """What the person sees: the motion, their side and stage, the length budget, and the visible transcript."""
-    seen = (transcript.render(ctx.visible) if ctx.visible else
+    seen = (transcript.render(ctx.visible, language=ctx.language) if ctx.visible else
             "(nothing yet: in the constructive stage neither side sees the other's speech)")
     side = ctx.side.upper() + (f", arguing: {ctx.motion.proposition(ctx.side)}" if ctx.motion.two_sided else "")
     return (

@@ -36,7 +36,8 @@ class SearchBaseline:
             return render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
                           language=ctx.language, sources=kb.render(drop=cut.sources), length=budget.amount,
                           unit=budget.unit,
-                          transcript=transcript.render(ctx.visible, cut=cut) if ctx.visible else "")
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
+                          if ctx.visible else "")
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
         answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget))

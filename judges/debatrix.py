@@ -38,6 +38,13 @@ DIMENSIONS: dict[str, dict[str, Any]] = {
                       "delivery suited to competitive debate",
         "weight": 2},
 }
+# The built-in definitions in the languages with prompts of their own; a definition set in arena.toml is
+# shown as written.
+DEFINITIONS = {"zh": {
+    "argument": "推理与交锋的质量——主张是否由严密的推理得出，双方是否正面回应并驳倒对方的论点，以及决定胜负的关键争点由谁拿下",
+    "source": "论据的运用——事实性主张是否建立在可信、相关的来源和事例之上，引述是否准确，所列参考资料是否真能支撑其被引用来证明的内容",
+    "language": "表达的质量——是否清晰、层次分明、路标清楚、简洁有力，是否具备适合竞技辩论的说服力",
+}}
 DEFAULTS = {"weight": 1, "ties": True}
 # A dimension's name becomes a results-CSV dimension and a site tab: "overall" and the category names
 # already name rating views, and the name must be one word to serve as a page anchor.
@@ -112,12 +119,14 @@ class DebatrixJudge(BaseJudge):
         language = self.language(view)
         params = {"temperature": self.options["temperature"]}
         notes: dict[str, list[str]] = {name: [] for name in self.dimensions}
-        order = transcript.order(view.speeches, [s.side for s in view.speeches])  # swapped with the view's labels
+        # Swapped with the view's labels, and in the transcript's language, as the blocks it describes.
+        order = transcript.order(view.speeches, [s.side for s in view.speeches], language=view.motion.language)
+        definitions = {name: self._definition(name, spec, language) for name, spec in self.dimensions.items()}
         for number in range(1, len(view.speeches) + 1):
             block = view.transcript(only=number - 1)
             updates = await asyncio.gather(*(
                 llm.complete(f"{name}-analyst", self._prompt(
-                    "analyze.j2", motion=view.motion, dimension=name, definition=spec["definition"], notes=notes[name],
+                    "analyze.j2", motion=view.motion, dimension=name, definition=definitions[name], notes=notes[name],
                     speech=block, number=number, total=len(view.speeches), order=order, language=language),
                     params=params)
                 for name, spec in self.dimensions.items()))
@@ -125,7 +134,7 @@ class DebatrixJudge(BaseJudge):
                 notes[name].append(update.text.strip())
         verdicts = await asyncio.gather(*(
             llm.complete(f"{name}-judge", self._prompt(
-                "verdict.j2", motion=view.motion, dimension=name, definition=spec["definition"], notes=notes[name],
+                "verdict.j2", motion=view.motion, dimension=name, definition=definitions[name], notes=notes[name],
                 ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params)
             for name, spec in self.dimensions.items()))
         decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
@@ -134,6 +143,12 @@ class DebatrixJudge(BaseJudge):
         rationale = why + "\n" + "\n".join(f"{d['dimension']}: {d['winner']} ({d['pro_score']}–{d['con_score']}). "
                                           f"{d['rationale']}" for d in decisions)
         return Decision(overall, {d["dimension"]: d["winner"] for d in decisions}, rationale)
+
+    @staticmethod
+    def _definition(name: str, spec: dict, language: str) -> str:
+        """The dimension's definition in the prompt's language: the built-in one translated, else as configured."""
+        built_in = spec["definition"] == DIMENSIONS.get(name, {}).get("definition")
+        return DEFINITIONS.get(language, {}).get(name, spec["definition"]) if built_in else spec["definition"]
 
     async def _summarise(self, view, llm, decisions, language, params) -> tuple[str, str]:
         ties = self.options["overall_ties"]

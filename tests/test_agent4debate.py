@@ -398,14 +398,17 @@ def test_a_side_never_sees_the_other_sides_research(tmp_path, fake_llm, fake_tav
     assert "pro constructive evidence one" in pro_summary and "FINDING<pro|constructive>" in pro_summary
 
 
-def test_a_chinese_motion_is_debated_in_chinese(tmp_path, fake_llm, fake_tavily, monkeypatch):
-    fake_llm.responder = Script()
+def test_a_chinese_motion_is_debated_from_the_chinese_prompts(tmp_path, fake_llm, fake_tavily, monkeypatch):
+    """In depth: tests/test_prompts_zh.py. Here: a built-in Chinese motion's prompts are the Chinese templates."""
+    from tests.test_prompts_zh import ChineseScript
+
+    fake_llm.responder = ChineseScript()  # Script reads the English prompts only
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, language="zh")
     motion = ws.store.motion("zh-policy-001")
     play(ws, motion_id=motion.id)
-    prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests if role_stage_side(r.body)[0] != "judge"]
-    assert prompts and all(f"Motion: {motion.text}" in p for p in prompts)
-    assert all("Write in Simplified Chinese" in p for p in prompts)
+    prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests if r.body["model"] != "judge"]
+    assert prompts and all(f"辩题：{motion.text}" in p and "使用简体中文" in p for p in prompts)
+    assert not any("Write in Simplified Chinese" in p or "# Profile" in p for p in prompts)
 
 
 @pytest.mark.parametrize("params, fragment", [

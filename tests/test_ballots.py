@@ -195,3 +195,13 @@ def test_people_keep_their_place_once_they_have_ballots(played, tmp_path):
     toml.write_text(text.replace('["ann", "bo", "cy"]', '["bo", "ann", "cy"]'), encoding="utf-8")
     assert_user_error(invoke("ballots", "status", "-w", played), "judges[1].options.people", "'bo'",
                       "place 2", "found 'ann'")
+
+
+def test_import_reads_spreadsheet_csv_with_a_byte_order_mark_and_names_lines_after_blank_ones(played, tmp_path):
+    path = tmp_path / "ballots.csv"
+    path.write_text("\ufeffmatch_id,person,overall\r\nm00001,ann,pro\r\n\r\nm00002,bo,con\r\n", encoding="utf-8")
+    assert invoke("ballots", "import", path, "--judge", "experts", "-w", played).exit_code == 0
+    assert [v[:3] for v in verdicts(played, "experts")] == [("m00001", 0, "pro"), ("m00002", 1, "con")]
+    path.write_text("match_id,person,overall\n\nm00001,ann,pro\n\n\nm00002,bo,nope\n", encoding="utf-8")
+    assert_user_error(invoke("ballots", "import", path, "--judge", "experts", "-w", played), "ballots.csv:6",
+                      "'nope'")

@@ -94,3 +94,11 @@ def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(tmp_path):
         db.close()
     page = next((path / "site" / "matches").glob("*.html")).read_text(encoding="utf-8")
     assert 'lang="zh"' in page
+
+
+def test_demo_in_another_language_than_its_workspace_exits_2(tmp_path):
+    path = tmp_path / "demo"
+    path.mkdir()
+    (path / "arena.toml").write_text('[arena]\nlanguage = "zh"\n', encoding="utf-8")
+    assert_user_error(invoke("demo", "-w", path), "a demo in language 'zh'", "--language zh")
+    assert [p.name for p in path.iterdir()] == ["arena.toml"]  # refused before opening: no arena.db

@@ -466,13 +466,20 @@ model = "offline/j1"
 name = "j2"
 kind = "single"
 model = "offline/j2"
+
+[[judges]]
+name = "people"
+kind = "human"
+model = "offline/people"
+[judges.options]
+people = ["ann", "bo"]
 '''
 
 
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
     """What each command that prints JSON returns, on a small offline workspace, by command path."""
-    from arena.app import commands as app
+    from arena.app import commands as app, people
     from arena.workspace import init_workspace
 
     root = tmp_path_factory.mktemp("reference") / "ws"
@@ -488,6 +495,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
         app.schedule(ws, "round-robin")
         dry = app.dry_run(ws)
         ran = app.run(ws, concurrency=2, progress=quiet)
+        people.simulate(ws, "people")
         return {
             ("kinds",): [app.kinds()],
             ("check",): [app.check(ws)],  # offline models: usable without a probe
@@ -503,6 +511,8 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("rate",): [app.rate(ws, bootstrap=0, by="category")],
             ("stats", "agents"): [app.stats_agents(ws)],
             ("stats", "judges"): [app.stats_judges(ws)],
+            ("ballots", "issue"): [people.issue(ws, "people")],
+            ("ballots", "status"): [people.status(ws)],
             ("stats", "sides"): [app.stats_sides(ws)],
         }
     finally:

@@ -5,7 +5,8 @@ import shutil
 from pathlib import Path
 
 from arena.app import commands, people
-from arena.config import CONFIG_NAME
+from arena.config import CONFIG_NAME, load_config
+from arena.errors import UserError
 from arena.workspace import init_workspace
 
 CONFIG = '''\
@@ -57,6 +58,11 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress=None) ->
         entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
                           f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
         init_workspace(path, CONFIG.format(entries=entries, language=language))
+    else:
+        there = load_config(path).arena.language
+        if there != language:
+            raise UserError(f"{path}: a demo in language {there!r} is there already; give '--language {there}' "
+                            f"to resume it, or another -w for one in {language!r}")
     ws = commands.open_workspace(path)
     try:
         if not ws.store.match_rows():
