@@ -13,6 +13,11 @@ STAGES: tuple[Stage, ...] = ("constructive", "rebuttal", "summary")
 CATEGORIES = ("fact", "value", "policy")
 DIMENSIONS = ("argument", "source", "language")
 DEFAULT_INFO_SLIDE = "Both sides bear an equal burden of proof."
+INFO_SLIDES = {"zh": "双方负有同等的举证责任。"}  # the same, in the languages with prompts of their own
+
+
+def default_info_slide(language: str) -> str:
+    return INFO_SLIDES.get(language, DEFAULT_INFO_SLIDE)
 OFFLINE_PREFIX = "offline/"
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
 HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
@@ -31,9 +36,13 @@ class Motion:
     text: str
     category: str  # fact | value | policy
     language: str = "en"
-    info_slide: str = DEFAULT_INFO_SLIDE
+    info_slide: str = ""  # none given: the equal-burden slide, in the motion's language
     pro_text: str = ""
     con_text: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.info_slide:
+            object.__setattr__(self, "info_slide", default_info_slide(self.language))
 
     @property
     def two_sided(self) -> bool:

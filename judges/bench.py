@@ -40,7 +40,7 @@ from typing import Any, Iterator, Mapping, Sequence
 import yaml
 
 from arena.errors import UserError, read_user_text
-from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, SIDES, STAGES, Motion, Speech
+from arena.records import CATEGORIES, SIDES, STAGES, Motion, Speech
 from arena.stats import OUTCOMES, cohen_kappa
 from arena.judging import JudgeView
 
@@ -386,7 +386,7 @@ def _debateart_view(root: Path, dart_id: int, listed: str, language: str) -> Jud
             raise UserError(f"{at}: 'content' must be a string, got {_kind(s.get('content'))}")
         sides.append(side_of[name])
         texts.append(s["content"])
-    motion = Motion(str(dart_id), text, UNSPECIFIED, language, _text(info, "info_slide", where) or DEFAULT_INFO_SLIDE)
+    motion = Motion(str(dart_id), text, UNSPECIFIED, language, _text(info, "info_slide", where) or "")
     # On DebateArt each speech answers the ones before it, opening rounds included.
     return JudgeView(motion, tuple(Speech(stage, side, body)
                                    for stage, side, body in zip(round_stages(sides), sides, texts)),
@@ -445,7 +445,7 @@ def _motion(item_id: str, text: str, data: dict, where: str, language: str) -> M
     if category not in (*CATEGORIES, UNSPECIFIED):
         raise UserError(f"{where}: unknown category {category!r} (expected {', '.join(CATEGORIES)})")
     return Motion(item_id, text, category, _text(data, "language", where) or language,
-                  _text(data, "info_slide", where) or DEFAULT_INFO_SLIDE)
+                  _text(data, "info_slide", where) or "")
 
 
 def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None:

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import yaml
 
 from arena.errors import UserError, read_user_text
-from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE, Motion
+from arena.records import CATEGORIES, Motion
 
 KEYS = ("id", "text", "category", "language", "info_slide", "pro_text", "con_text")
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -175,7 +175,7 @@ def _motion(item: RawItem, name: str, default_language: str) -> Motion:
         text=text,
         category=category,
         language=_optional(data, "language", where) or default_language,
-        info_slide=_optional(data, "info_slide", where) or DEFAULT_INFO_SLIDE,
+        info_slide=_optional(data, "info_slide", where) or "",
         pro_text=pro_text or "",
         con_text=con_text or "",
     )

@@ -174,8 +174,10 @@ def test_an_info_slide_of_the_motions_own_is_shown_as_written():
 def test_other_languages_fall_back_to_the_english_prompts_asking_for_the_language(folder, name, variables):
     prompt = render(folder, name, language="fr", **variables)
     assert all(h in prompt for h in EN_HEADINGS) and "Write in French" in prompt
-    assert not re.search(r"[\u4e00-\u9fff]", prompt.replace(variables["motion"].text, "").replace(
-        variables["motion"].pro_text, "").replace(variables["motion"].con_text, ""))
+    motion = variables["motion"]  # its own words are material: only they may be Chinese
+    for material in (motion.text, motion.pro_text, motion.con_text, motion.info_slide):
+        prompt = prompt.replace(material, "")
+    assert not re.search(r"[\u4e00-\u9fff]", prompt)
 
 
 # --------------------------------------------------------------------------- whole matches on the fake servers
