@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import time
 from dataclasses import dataclass
 
@@ -120,5 +121,8 @@ def _score(value) -> float:
 def _offline_results(query: str, limit: int) -> list[dict]:
     """Deterministic stand-in sources, labelled as simulated in their titles and URLs."""
     slug = hashlib.sha1(query.encode()).hexdigest()[:10]
+    if re.search(r"[\u4e00-\u9fff]", query):  # a Chinese query gets Chinese sources, as a real engine gives
+        return [{"title": f"[模拟来源 {i + 1}] {query}", "url": f"https://offline.invalid/{slug}/{i + 1}",
+                 "content": f"一份模拟的研究摘要，与“{query}”相关。"} for i in range(limit)]
     return [{"title": f"[simulated source {i + 1}] {query}", "url": f"https://offline.invalid/{slug}/{i + 1}",
              "content": f"A simulated summary of findings relevant to: {query}."} for i in range(limit)]

@@ -116,3 +116,12 @@ def test_backoff_waits_between_tries(fake_tavily, store):
     # delays are backoff_s * 2**attempt * uniform(0.5, 1.5): at least 0.025 + 0.05
     assert time.perf_counter() - started >= 0.075
     assert len(fake_tavily.requests) == 3
+
+
+def test_offline_sources_are_labelled_simulated_and_in_the_querys_language(store):
+    gw = SearchGateway(SearchSettings(provider="offline"), store)
+    english = asyncio.run(gw.search("car bans", tag=SearchTag(), max_results=2))
+    chinese = asyncio.run(gw.search("城市禁车", tag=SearchTag(), max_results=2))
+    assert [r.title for r in english] == ["[simulated source 1] car bans", "[simulated source 2] car bans"]
+    assert [r.title for r in chinese] == ["[模拟来源 1] 城市禁车", "[模拟来源 2] 城市禁车"]
+    assert all("城市禁车" in r.content and r.url.startswith("https://offline.invalid/") for r in chinese)
