@@ -41,17 +41,89 @@ CLAIMS = (
     "the practical record of similar policies is instructive",
     "trust, once lost, is expensive to rebuild",
 )
+# Chinese motions get Chinese prose. {topic} is the motion (or the side's own proposition) already in
+# 「」 quotes, {claim} one of CLAIMS_ZH. Every cogent template carries a _COGENT_MARK marker and no
+# _WEAK_MARK one, every hedged template a _WEAK_MARK marker, and each ends with its only 。, so the
+# strength estimator counts each sentence once and the right way.
 COGENT_ZH = (
-    "关于{topic}，证据非常清楚，因此我方立场成立。",
-    "从机制上看，证据表明这一影响覆盖最多的人群，因此应当支持我方。",
-    "对方没有回应这一点，证据依然有效，因此胜负在此。",
+    "关于{topic}，证据非常清楚：{claim}，这正是本场比赛的胜负手。",
+    "从机制上看，{claim}，这足以证明我方的论证责任已经完成，因此我方立场成立。",
+    "围绕{topic}的研究指向同一个方向，因此{claim}。",
+    "请评委衡量影响：{claim}，因为它波及的人群最广、持续的时间最长。",
+    "对方始终没有回应这一点：{claim}，而我方的证据依然成立。",
+    "比较两个世界：{claim}，因此利弊权衡站在我方一边。",
+    "数据表明，{claim}，由此可见{topic}的答案在我方。",
+    "回到判准，{claim}，所以在{topic}这个问题上我方的论证更完整，因为对方只给出了结论。",
 )
 WEAK_ZH = (
-    "也许{topic}本身就很复杂，可能吧。",
-    "我觉得这个问题也许很难说清楚，可能吧。",
+    "也许{topic}这个问题本身就很复杂，{claim}，可能吧。",
+    "我觉得{claim}，不过这也很难说。",
+    "也许对方说得也有道理，但{claim}，大概是这样。",
+    "有人说{claim}，这或许算是一点理由。",
+    "说不定{claim}，我们也不能完全确定。",
 )
-_COGENT_MARK = re.compile(r"\b(evidence|demonstrates|therefore|because)\b|证据|因此", re.IGNORECASE)
-_WEAK_MARK = re.compile(r"\b(perhaps|maybe|arguably|I feel)\b|也许|可能吧", re.IGNORECASE)
+CLAIMS_ZH = (
+    "这一辩题改变了普通人面对的激励结构",
+    "代价往往落在最无力承担的人身上",
+    "长期收益大于短期的阵痛",
+    "制度调整的速度赶不上问题扩大的速度",
+    "对方的举证责任尚未完成",
+    "这里涉及的原则远远超出本案本身",
+    "类似做法的实际记录值得借鉴",
+    "信任一旦失去，重建的成本极高",
+    "个人的选择不能脱离它的社会后果来讨论",
+    "判断标准应当看最广泛人群的真实处境",
+    "眼前看得见的好处不等于长期的净收益",
+    "技术本身是中立的，关键在于制度如何引导",
+)
+# What simulated judges write in Chinese. {side} and {other} are the two sides' names in either order.
+SIDE_NAMES_ZH = ("正方", "反方")
+NOTES_ZH = (
+    "{side}在{topic}上的核心论点是：{claim}。",
+    "{side}对这一点的回应还不够充分，{other}提出的“{claim}”基本没有被正面回应。",
+    "本篇发言值得记下的一点是，{claim}。",
+    "{side}的论证链条基本完整，但还要看{other}接下来如何回应。",
+    "就这一维度而言，双方的交锋集中在一点：{claim}。",
+    "{side}引用的材料与其论点之间的关联还需要进一步说明。",
+    "{other}提出{claim}，这一点在后续发言中仍需追踪。",
+    "目前双方在{topic}上各有得失，尚未分出明显高下。",
+)
+RATIONALES_ZH = (
+    "综合全场来看，{winner}在关键交锋上更占优势：{claim}。",
+    "{winner}的论证更扎实，对{loser}主要论点的回应也更到位，尤其是“{claim}”这一点。",
+    "{loser}的不少表述停留在含糊的判断上，而{winner}给出了材料和机制：{claim}。",
+    "{winner}把比较做到了最后，说明了{claim}，{loser}对此没有给出有力的回应。",
+)
+TIED_ZH = (
+    "双方势均力敌：{claim}，但谁都没有把这一点推进到足以决胜的程度。",
+    "两方在这一点上各有所长，{claim}这一交锋没有分出胜负。",
+)
+# Agent4Debate's and the devil's-advocate judge's text fields, by field name; other fields get "{claim}。".
+# A debater's fields call the other side 对方; a judge's name the sides ({side}, {other}).
+SEARCH_ZH = ("实证研究", "统计数据", "国际经验", "政策评估", "典型案例", "专家观点", "历史案例", "社会调查")
+ASPECTS_ZH = ("长期影响", "代价分配", "国际比较", "一线数据", "对方可能引用的反例", "实施成本")
+_QUERIES_ZH = ("{subject} {keyword}", "{subject} {aspect}", "{subject} {keyword} {aspect}")
+FIELDS_ZH = {
+    "queries": _QUERIES_ZH,
+    "query": _QUERIES_ZH,
+    "need": ("需要一份{keyword}，用来说明{claim}。", "需要能回应对方在{aspect}上质疑的材料。"),
+    "point": ("我方此前已经论证：{claim}。", "我方立论中提出，{claim}。"),
+    "topic": ("{topic}的实际效果如何？", "代价主要由谁承担？", "长期影响是什么？", "这样做是否公平？",
+              "有没有更好的替代方案？", "判断的标准应该是什么？"),
+    "finding": ("资料显示，{claim}。", "有研究指出，{claim}。", "多个案例表明，{claim}。"),
+    "gaps": ("还缺少关于{aspect}的直接材料。", "需要补充{keyword}，以支撑“{claim}”这一点。"),
+    "note": ("这一项基本达标。", "结构清楚，但段落之间的衔接还可以更自然。", "个别论点缺少来源支撑。",
+             "对对方论点的复述还不够准确。", "有重复的表述，可以再压缩。"),
+    "reasons": ("{claim}。", "对方没有回应“{claim}”这一点。"),
+    "feedback": ("第二个论点需要补充例证。", "结尾应当回到判准做比较。", "删去重复的表述，压缩篇幅。",
+                 "回应对方时先准确复述其论点，再给出反驳。", "把“{claim}”这一点讲得更具体一些。"),
+    "assessment": ("这份判决对关键交锋的权衡还不够充分。", "判决理由与双方的实际发言基本一致。",
+                   "判决对来源维度的评价略显宽松。", "判决没有解释为何被忽略的论点无关紧要。"),
+    "issues": ("判决没有说明{side}的反驳为何足以推翻{other}的核心论点。", "对来源质量的评价缺少具体的例子。",
+               "判决忽略了{side}在总结陈词中所做的权衡比较。", "语言维度的评分与{side}发言的实际表现不符。"),
+}
+_COGENT_MARK = re.compile(r"\b(evidence|demonstrates|therefore|because)\b|证据|因此|因为|数据表明|由此可见", re.IGNORECASE)
+_WEAK_MARK = re.compile(r"\b(perhaps|maybe|arguably|I feel)\b|也许|可能吧|或许|我觉得|说不定|很难说", re.IGNORECASE)
 _SENTENCES = {"constructive": 18, "rebuttal": 14, "summary": 10}
 _SIDES = ("pro", "con", "tie")
 
@@ -62,6 +134,7 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     """(text, prompt_tokens, completion_tokens) for one simulated call.
 
     judging: the caller is a judge (it speaks for no side), whose notes carry the running tally.
+    A prompt about a Chinese motion (see _chinese) is answered in Chinese throughout.
     """
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
@@ -69,6 +142,8 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     length = _SENTENCES.get(stage or "", 8)
     if schema is not None:
         text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
+    elif judging and _chinese(prompt):
+        text = _notes_zh(prompt, rng, length)
     else:
         text = prose(prompt, strength, rng, length)
         if judging and (note := assessment(prompt)) is not None:
@@ -81,8 +156,8 @@ def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> s
 
     Cogent sentences cite, as [n], sources that the prompt lists as '[n] title (url)'.
     """
-    topic = _motion(prompt)
-    chinese = _is_chinese(topic)
+    chinese = _chinese(prompt)
+    topic = _topic_zh(prompt) if chinese else _motion(prompt)
     sources = re.findall(r"^\[(\d+)\] .*\(https?://", prompt, re.MULTILINE)
     cogent = round(sentences / (1 + math.exp(-strength)))
     kinds = [True] * cogent + [False] * (sentences - cogent)
@@ -90,11 +165,13 @@ def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> s
     out = []
     for good in kinds:
         if chinese:
-            sentence = rng.choice(COGENT_ZH if good else WEAK_ZH).format(topic=topic)
+            sentence = rng.choice(COGENT_ZH if good else WEAK_ZH).format(topic=topic, claim=rng.choice(CLAIMS_ZH))
+            if good and sources and rng.random() < 0.5:
+                sentence = f"{sentence[:-1]}[{rng.choice(sources)}]{sentence[-1]}"
         else:
             sentence = rng.choice(COGENT if good else WEAK).format(topic=topic, claim=rng.choice(CLAIMS))
-        if good and sources and rng.random() < 0.5:
-            sentence = f"{sentence[:-1]} [{rng.choice(sources)}]{sentence[-1]}"
+            if good and sources and rng.random() < 0.5:
+                sentence = f"{sentence[:-1]} [{rng.choice(sources)}]{sentence[-1]}"
         out.append(sentence)
     joiner = "" if chinese else " "
     paragraphs = [joiner.join(out[i:i + 5]) for i in range(0, len(out), 5)]
@@ -109,7 +186,7 @@ def estimated_strength(text: str) -> float | None:
 def _counts(text: str) -> tuple[int, int]:
     """(cogent, hedged) sentences in text."""
     cogent = weak = 0
-    for sentence in re.split(r"(?<=[.!?。])\s*", text):
+    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
         if _WEAK_MARK.search(sentence):
             weak += 1
         elif _COGENT_MARK.search(sentence):
@@ -124,7 +201,9 @@ def _logit(cogent: int, weak: int) -> float | None:
     return math.log(share / (1 - share))
 
 
-_ASSESSMENT = re.compile(r"\[simulated assessment\]([^\n]*)")
+# A simulated judge's assessment line: a tag, then "side/stage cogent/hedged" for each speech read. Only
+# those items are parsed; the tag and the words around them are in the debate's language.
+_ASSESSMENT = re.compile(r"\[(?:simulated assessment|模拟评估)\]([^\n]*)")
 _ASSESSED = re.compile(r"(pro|con)/(\w+) (\d+)/(\d+)")
 
 
@@ -154,13 +233,33 @@ def tally(prompt: str) -> dict[str, tuple[int, int]] | None:
                    sum(w for (s, _), (_c, w) in per_speech.items() if s == side)) for side in ("pro", "con")}
 
 
-def assessment(prompt: str) -> str | None:
+def assessment(prompt: str, *, chinese: bool = False) -> str | None:
     """The line a simulated judge's note carries: each speech read, with its cogent/hedged counts."""
     per_speech = _read(prompt)
     if not per_speech:
         return None
-    return "[simulated assessment] " + "; ".join(f"{side}/{stage} {c}/{w}"
-                                                for (side, stage), (c, w) in per_speech.items())
+    items = [f"{side}/{stage} {c}/{w}" for (side, stage), (c, w) in per_speech.items()]
+    if chinese:
+        return "[模拟评估] 各篇发言的有据/含糊句数：" + "；".join(items)
+    return "[simulated assessment] " + "; ".join(items)
+
+
+def _notes_zh(prompt: str, rng: random.Random, sentences: int) -> str:
+    """A simulated judge's note, summary or discussion turn in Chinese: remarks on the debate, the running
+    tally in words, and the assessment line that a later reader of the note parses."""
+    topic = _topic_zh(prompt)
+    remarks = []
+    for template in rng.sample(NOTES_ZH, min(len(NOTES_ZH), max(3, sentences // 2))):
+        side, other = rng.sample(SIDE_NAMES_ZH, 2)
+        remarks.append(template.format(topic=topic, claim=rng.choice(CLAIMS_ZH), side=side, other=other))
+    text = "".join(remarks)
+    if (counts := tally(prompt)) is not None:
+        (pc, pw), (cc, cw) = counts["pro"], counts["con"]
+        text += (f"\n\n按已读到的发言统计，正方有据论点 {pc} 句、含糊表述 {pw} 句；"
+                 f"反方有据论点 {cc} 句、含糊表述 {cw} 句。")
+    if (note := assessment(prompt, chinese=True)) is not None:
+        text += "\n\n" + note
+    return text
 
 
 class _Verdicts:
@@ -200,6 +299,7 @@ class _Filler:
         self.prompt, self.strength, self.sentences, self.rng = prompt, strength, sentences, rng
         self.judging = judging
         self.verdicts = _Verdicts(prompt, rng)
+        self.chinese = _chinese(prompt)
 
     def fill(self, schema: dict, name: str = "") -> Any:
         rng = self.rng
@@ -237,19 +337,86 @@ class _Filler:
             return rng.random() < 0.5
         if name in self.PROSE:
             return prose(self.prompt, self.strength, rng, self.sentences)
-        text = rng.choice(CLAIMS).capitalize() + "."
-        if self.judging and name == "rationale" and (note := assessment(self.prompt)) is not None:
-            text += " " + note
+        if self.chinese:
+            text = self._text_zh(name)
+            if self.judging and name == "rationale" and (note := assessment(self.prompt, chinese=True)) is not None:
+                text += note
+        else:
+            text = rng.choice(CLAIMS).capitalize() + "."
+            if self.judging and name == "rationale" and (note := assessment(self.prompt)) is not None:
+                text += " " + note
         low, high = schema.get("minLength", 0), schema.get("maxLength")
-        text = text.ljust(low, ".")
+        text = text.ljust(low, "。" if self.chinese else ".")
         return text[:high] if high else text
+
+    def _text_zh(self, name: str) -> str:
+        """A Chinese string for the field called name: a judge's rationale naming the side it chose, else a
+        sentence in the field's manner (a search query, a finding, a reviewer's note, a critic's issue...)."""
+        rng = self.rng
+        claim = rng.choice(CLAIMS_ZH)
+        if name == "rationale" and self.judging:
+            winner = self.verdicts.primary
+            if winner in ("pro", "con"):
+                names = dict(zip(("pro", "con"), SIDE_NAMES_ZH))
+                loser = names["con" if winner == "pro" else "pro"]
+                return rng.choice(RATIONALES_ZH).format(winner=names[winner], loser=loser, claim=claim)
+            return rng.choice(TIED_ZH).format(claim=claim)
+        side, other = rng.sample(SIDE_NAMES_ZH, 2)
+        return rng.choice(FIELDS_ZH.get(name, ("{claim}。",))).format(
+            claim=claim, topic=_topic_zh(self.prompt), subject=_subject_zh(self.prompt, query=True), side=side, other=other,
+            keyword=rng.choice(SEARCH_ZH), aspect=rng.choice(ASPECTS_ZH))
+
+
+# Where a prompt states its motion: the English templates write "Motion: {{ motion.text }}"; the Chinese
+# templates (prompts/**/zh) write "辩题：{{ motion.text }}" on a line of its own. That line is the convention
+# the simulator reads; the first such line of the prompt counts.
+_MOTION_LINE = re.compile(r"^\s*(?:Motion:|(?P<zh>辩题[：:]))\s*(.+)$", re.MULTILINE)
+# A debater's own proposition on a two-sided motion, as the debater templates state it.
+_OWN_SIDE = re.compile(r"^\s*(?:Your side \((?:PRO|CON)\) argues:|我方(?:立场|持方)[：:])\s*(.+)$", re.MULTILINE)
+# The language an English template asks for: "Write in Simplified Chinese", "Write the rationale in English".
+_ASKED = re.compile(r"\bWrite (?:the rationale )?in ((?:Simplified |Traditional )?[A-Z][a-z]+)\b")
+
+
+def _found_motion(prompt: str) -> str | None:
+    found = _MOTION_LINE.search(prompt)
+    return found.group(2).strip().rstrip(".").rstrip("。") if found else None
 
 
 def _motion(prompt: str) -> str:
-    found = re.search(r"^\s*Motion:\s*(.+)$", prompt, re.MULTILINE)
-    motion = found.group(1).strip().rstrip(".") if found else "the motion holds"
+    found = _found_motion(prompt)
+    motion = found if found is not None else "the motion holds"
     # Mid-sentence, a motion reads better without its capital (unless it starts with an acronym).
     return motion if motion[1:2].isupper() else motion[:1].lower() + motion[1:]
+
+
+def _chinese(prompt: str) -> bool:
+    """Is the answer to prompt to be Chinese? The simulator sees only the prompt: a Chinese template (its
+    motion line is "辩题：...") is answered in Chinese; an English template in the language it asks for
+    ("Write in Simplified Chinese"), else in its motion's language; a prompt with neither, in its own."""
+    line = _MOTION_LINE.search(prompt)
+    if line is not None and line.group("zh"):
+        return True
+    if (asked := _ASKED.search(prompt)) is not None:
+        return asked.group(1).endswith("Chinese")
+    if line is not None:
+        return _is_chinese(line.group(2))
+    return _is_chinese(prompt)
+
+
+def _subject_zh(prompt: str, *, query: bool = False) -> str:
+    """What a Chinese debater argues about: its own side's proposition where the prompt states one, else the
+    motion; for a search query, the first side's wording of a motion named as a pair "正方立场 / 反方立场"."""
+    own = _OWN_SIDE.search(prompt)
+    found = own.group(1).strip().rstrip("。") if own else _found_motion(prompt)
+    if not found:
+        return ""
+    return found.split(" / ")[0].strip() if query else found
+
+
+def _topic_zh(prompt: str) -> str:
+    """The subject in 「」 quotes, ready for a Chinese sentence; "本辩题" if the prompt names none."""
+    subject = _subject_zh(prompt)
+    return f"「{subject}」" if subject else "本辩题"
 
 
 def _is_chinese(text: str) -> bool:
@@ -281,7 +448,7 @@ def simulated_ballot(match, person: str, rng: random.Random):
 
     overall = draw()
     (pc, pw), (cc, cw) = counts["pro"], counts["con"]
-    if match.motion.language == "zh":
+    if match.motion.language == "zh" or _is_chinese(match.motion.text):
         rationale = f"（模拟选票，{person}）正方有据论点 {pc} 句、含糊 {pw} 句；反方有据论点 {cc} 句、含糊 {cw} 句。"
     else:
         rationale = (f"(simulated ballot, {person}) PRO made {pc} cogent points and {pw} hedged ones; "
