@@ -316,8 +316,10 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     """
     specs = _judge_specs(ws, judges)
     if not specs:
-        raise UserError(f"{ws.config.path.name}: no [[judges]] the arena runs (judges of people cast ballots), "
-                        "so there is no one to judge")
+        raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there is no one to judge"
+                        if not ws.config.judges else
+                        f"{ws.config.path.name}: no [[judges]] the arena runs, only judges of people, who cast "
+                        "ballots ('arena ballots issue'), so there is no one to judge")
     since = now() if rejudge else None
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
     arena = runner.Arena.of(ws)

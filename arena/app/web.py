@@ -40,6 +40,7 @@ from arena.ballots import RATIONALE_MAX, BallotError, check_ballot, queue, token
 from arena.errors import UserError
 from arena.records import DIMENSIONS, HUMAN_JUDGE, STAGES, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
+from judges.debatrix import DIMENSIONS as DEFINITIONS
 from leaderboard.site import safe_url
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -54,14 +55,10 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
 }
-HINTS = {  # each dimension as the LLM judges' prompts define it
-    "argument": "The strength of reasoning, the quality of rebuttal, and who won the key clashes.",
-    "source": "How well claims were supported by evidence, examples and references, and whether sources were "
-              "used honestly.",
-    "language": "Clarity, structure and persuasiveness of expression.",
-}
-QUESTIONS = (("overall", "Who won the debate?", "Your overall verdict."),  # (field, legend, hint)
-             *((d, d.capitalize(), HINTS.get(d, "")) for d in DIMENSIONS))
+# (field, legend, hint): each dimension as the Debatrix judge's prompts define it, so people and models are
+# asked the same questions.
+QUESTIONS = (("overall", "Who won the debate?", "Your overall verdict."),
+             *((d, d.capitalize(), DEFINITIONS[d]["definition"].capitalize() + ".") for d in DIMENSIONS))
 LABELS = {"pro": "PRO", "con": "CON", "tie": "Tie"}  # the outcomes, in arena.ballots.OUTCOMES order
 REFUSALS = {  # status → (title, what the page says); a 404 says nothing about why
     400: ("Bad request", "The request could not be read as a ballot."),
