@@ -262,14 +262,18 @@ def _notes_zh(prompt: str, rng: random.Random, sentences: int) -> str:
     return text
 
 
+def _p_pro(counts: dict[str, tuple[int, int]] | None) -> float:
+    """P(PRO wins) by Bradley–Terry on the strengths the (cogent, hedged) counts per side reveal; 0.5 unknown."""
+    pro, con = (None, None) if counts is None else (_logit(*counts["pro"]), _logit(*counts["con"]))
+    return 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+
+
 class _Verdicts:
     """Draws for pro/con/tie fields: the overall winner by Bradley–Terry on the strengths the
     prompt reveals; other side fields as independent draws of the same model."""
 
     def __init__(self, prompt: str, rng: random.Random):
-        counts = tally(prompt)
-        pro, con = (None, None) if counts is None else (_logit(*counts["pro"]), _logit(*counts["con"]))
-        self.p_pro = 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+        self.p_pro = _p_pro(tally(prompt))
         self.rng = rng
         self.primary: str | None = None
 
@@ -440,8 +444,7 @@ def simulated_ballot(match, person: str, rng: random.Random):
         c, w = _counts(speech.text)
         counts[speech.side][0] += c
         counts[speech.side][1] += w
-    pro, con = _logit(*counts["pro"]), _logit(*counts["con"])
-    p_pro = 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+    p_pro = _p_pro(counts)
 
     def draw() -> str:
         return "tie" if rng.random() < 0.1 else "pro" if rng.random() < p_pro else "con"
