@@ -86,16 +86,21 @@ def side_bias(pro_wins: int, con_wins: int) -> tuple[float | None, float | None]
     return pro_wins / decided, float(binomtest(pro_wins, decided, 0.5, alternative="two-sided").pvalue)
 
 
-def judge_outcomes(verdicts: Iterable[dict]) -> dict[str, dict[str, str]]:
-    """judge → match → the judge's outcome there, the majority of its runs (match_outcome of summed points).
-
-    verdicts: rows {judge, match_id, overall, error}. A match with a failed run has no outcome: the judge
-    does not rate it. A judge of people's runs are its ballots, so its outcome is the majority of the
-    ballots cast, on every match with at least one.
-    """
+def runs_by_judge(verdicts: Iterable[dict]) -> dict[str, dict[str, list[dict]]]:
+    """judge → match → its verdict rows there (its runs)."""
     runs: dict[str, dict[str, list[dict]]] = {}
     for v in verdicts:
         runs.setdefault(v["judge"], {}).setdefault(v["match_id"], []).append(v)
+    return runs
+
+
+def judge_outcomes(runs: Mapping[str, Mapping[str, list[dict]]]) -> dict[str, dict[str, str]]:
+    """judge → match → the judge's outcome there, the majority of its runs (match_outcome of summed points).
+
+    runs: rows {judge, match_id, overall, error} as runs_by_judge groups them. A match with a failed run
+    has no outcome: the judge does not rate it. A judge of people's runs are its ballots, so its outcome
+    is the majority of the ballots cast, on every match with at least one.
+    """
     return {name: {match_id: match_outcome(*score([Verdict(name, i, r["overall"]) for i, r in enumerate(rs)]))
                    for match_id, rs in matches.items() if not any(r["error"] for r in rs)}
             for name, matches in runs.items()}
@@ -160,15 +165,13 @@ def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequenc
     """
     verdicts = list(verdicts)
     people = people or {}
-    runs: dict[str, dict[str, list[dict]]] = {}
-    for v in verdicts:
-        runs.setdefault(v["judge"], {}).setdefault(v["match_id"], []).append(v)
+    runs = runs_by_judge(verdicts)
     names = list(dict.fromkeys([*judges, *sorted(runs)]))
     ledger: dict[str, dict[str, dict]] = {}
     for c in calls:
         ledger.setdefault(c["judge"], {})[c["match_id"]] = c
 
-    outcomes = judge_outcomes(verdicts)
+    outcomes = judge_outcomes(runs)
     rows = []
     for name in names:
         matches = runs.get(name, {})

@@ -12,6 +12,7 @@ from arena.app.commands import open_workspace
 from arena.ballots import queue, token_hash
 from tests.helpers import assert_user_error
 from tests.test_cli import TWO_OFFLINE, invoke, snapshot
+from tests.test_stats_judges import PEOPLE
 
 EXPERTS = '''
 [[judges]]
@@ -19,13 +20,7 @@ name = "quick"
 kind = "single"
 model = "offline/judge"
 runs = 1
-
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = ["ann", "bo", "cy"]
-'''
+''' + PEOPLE  # the judge of people "experts": ann, bo, cy
 
 
 @pytest.fixture

@@ -197,8 +197,9 @@ class _Ballots:
 
     def ballot_page(self, request: Request) -> HTMLResponse:
         """A done match, blind, with the ballot form; the person's ballot on it, if cast, fills the form."""
-        person, match = self._lookup(request.path_params["token"], request.path_params["match_id"])
-        with self._store() as store:
+        with self._store() as store:  # one connection for the page
+            person = self._person(store, request.path_params["token"])
+            match = self._done_match(store, request.path_params["match_id"])
             previous = store.ballot(match.id, person.judge.name, person.run)
         chosen = {} if previous is None else {"overall": previous.overall, **previous.dimensions,
                                               "rationale": previous.rationale}
