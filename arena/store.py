@@ -478,6 +478,16 @@ class Store:
             "WHERE c.kind='llm' AND c.judge IS NOT NULL AND m.status='done' GROUP BY c.judge, c.match_id"
         ).fetchall()
 
+    def failed_matches(self) -> list[tuple[str, str]]:
+        """(id, error) of every failed match, in schedule order."""
+        return [tuple(r) for r in self.conn.execute("SELECT id, error FROM matches WHERE status='failed' ORDER BY seq")]
+
+    def call_sides(self) -> list[sqlite3.Row]:
+        """Every call of a match with whom it was for: kind, side, judge, the match's pro and con, tokens."""
+        return self.conn.execute(
+            "SELECT c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
+            "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()
+
     # --- ledger and cache ----------------------------------------------------------------
     def record_call(self, *, kind: str, model: str, latency_s: float, cache_hit: bool, simulated: bool,
                     match_id: str | None = None, role: str | None = None, stage: str | None = None,

@@ -36,7 +36,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app import runner  # noqa: E402
+from arena.app import runs  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 from tests.helpers import requested_schema, schema_instance  # noqa: E402
@@ -95,7 +95,7 @@ def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: in
     ws = workspace(path, api_base, matches, litellm_path)
     try:
         wall = time.perf_counter()
-        result = runner.run(ws, concurrency=concurrency, workers=workers, progress=lambda line: None)
+        result = runs.run(ws, concurrency=concurrency, workers=workers, progress=lambda line: None)
         wall = time.perf_counter() - wall
         assert result["done"] == matches, result
         calls, errors = ws.store.conn.execute("SELECT COUNT(*), COUNT(error) FROM calls WHERE kind = 'llm'").fetchone()

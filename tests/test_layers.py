@@ -1,4 +1,5 @@
-"""The layers point one way: arena.app → debaters, judges, motions, leaderboard → the arena kernel.
+"""The layers point one way: arena.app → debaters, judges, motions, leaderboard → the arena kernel; inside
+the app, cli → commands → the rest in the order of APP_ORDER; no module imports itself round a circle.
 
 Every import counts, at module level or inside a function, since a lazy import is still a dependency.
 """
@@ -11,6 +12,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 KINDS_AND_LIBRARIES = ("debaters", "judges", "motions", "leaderboard")
+# The app's modules, bottom row first: a module imports only app modules of rows below its own. wiring (opening
+# a workspace) is below everything that opens one; the match engine below the workers, and both below a run;
+# the facade (commands) above all but the CLI, which goes through it alone.
+APP_ORDER = (
+    {"progress", "shapes", "presets", "demo", "check", "standings", "wiring"},
+    {"engine", "people", "site_data", "web"},
+    {"workers"},
+    {"runs"},
+    {"dryrun"},
+    {"commands"},
+    {"cli"},
+)
 # The one module the kernel may take from leaderboard: the Elo scale both the fit and the draw use. It
 # imports nothing but the standard library, so it pulls neither numpy nor anything upward into the kernel.
 SANCTIONED = {"leaderboard.elo"}
@@ -56,6 +69,63 @@ def violations(module: str, source: str) -> list[str]:
     return bad
 
 
+def app_violations(module: str, source: str) -> list[str]:
+    """The imports of an arena.app module that break APP_ORDER: a module unplaced, or one not below it."""
+    rows = {name: k for k, row in enumerate(APP_ORDER) for name in row}
+    short = module.removeprefix("arena.app.")
+    if short not in rows:
+        return [f"{module} has no row in APP_ORDER"]
+    bad = []
+    for name in sorted(imports(source, module)):
+        other = name.removeprefix("arena.app.").split(".")[0]
+        if not within(name, "arena.app") or name == "arena.app" or other not in rows:
+            continue  # outside the app, the package itself, or a name imported from a module (checked as that module)
+        if rows[other] >= rows[short]:
+            bad.append(f"{module} imports {name}, which is not below it in APP_ORDER")
+        elif short == "cli" and other != "commands":
+            bad.append(f"{module} imports {name}: the CLI goes through the facade (arena.app.commands) alone")
+    return bad
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles of a module graph: each strongly connected group of two or more modules, sorted
+    (Tarjan's algorithm; a module that imports itself counts too)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in sorted(graph.get(node, ())):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            group = []
+            while True:
+                top = stack.pop()
+                group.append(top)
+                if top == node:
+                    break
+            if len(group) > 1 or node in graph.get(node, ()):
+                found.append(sorted(group))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return sorted(found)
+
+
+def import_graph() -> dict[str, set[str]]:
+    """Each module of the repository → the modules of the repository it imports (lazily or not)."""
+    sources = {module: path.read_text(encoding="utf-8") for module, path in modules()}
+    return {module: {name for name in imports(source, module) if name in sources} for module, source in sources.items()}
+
+
 def modules() -> list[tuple[str, Path]]:
     out = []
     for package in ("arena", *KINDS_AND_LIBRARIES):
@@ -67,6 +137,50 @@ def modules() -> list[tuple[str, Path]]:
 
 def test_every_module_respects_the_layers():
     found = [v for module, path in modules() for v in violations(module, path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_the_app_modules_import_in_the_app_order():
+    found = [v for module, path in modules() if within(module, "arena.app") and module != "arena.app"
+             for v in app_violations(module, path.read_text(encoding="utf-8"))]
+    assert found == []
+
+
+def test_no_module_imports_itself_round_a_circle():
+    assert circles(import_graph()) == []
+
+
+def test_the_circle_check_finds_a_circle_and_only_circles():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set(), "c": {"a", "b"}}) == []
+
+
+@pytest.mark.parametrize("module, source, problem", [
+    ("arena.app.engine", "from arena.app.runs import run", "arena.app.engine imports arena.app.runs, which is not below"),
+    ("arena.app.workers", "def f():\n    from arena.app.commands import open_workspace\n",
+     "arena.app.workers imports arena.app.commands, which is not below"),
+    ("arena.app.engine", "from arena.app import workers", "arena.app.engine imports arena.app.workers, which is not"),
+    ("arena.app.cli", "from arena.app.people import issue", "arena.app.cli imports arena.app.people: the CLI goes"),
+    ("arena.app.newcomer", "import json", "arena.app.newcomer has no row in APP_ORDER"),
+])
+def test_the_app_order_check_catches_each_kind_of_violation(module, source, problem):
+    assert any(v.startswith(problem) for v in app_violations(module, source))
+
+
+def test_the_app_order_check_allows_what_the_order_allows():
+    assert app_violations("arena.app.cli", "from arena.app import commands as app\nfrom arena.errors import UserError") == []
+    assert app_violations("arena.app.runs", "from arena.app.workers import fan_out\nfrom arena.app.engine import play_claimed") == []
+
+
+def test_sql_is_written_in_the_store_alone():
+    """No module but arena.store calls execute on a database connection or reaches for a store's connection."""
+    found = []
+    for module, path in modules():
+        if module == "arena.store":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "executescript", "conn"):
+                found.append(f"{module}:{node.lineno} .{node.attr}")
     assert found == []
 
 

@@ -121,9 +121,9 @@ def init(directory: Path, preset: str | None):
               help="Language of the motions, prompts and simulated speeches.")
 def demo(workspace: Path, language: str):
     """Run a simulated tournament end to end (offline), publish the site, print its path."""
-    from arena.app.demo import demo as run_demo
+    from arena.app import commands as app
 
-    click.echo(run_demo(workspace, language=language))
+    click.echo(app.demo(workspace, language=language))
 
 
 @main.command()
@@ -307,15 +307,13 @@ def match_show(match_id: str, workspace: Path, fmt: str):
 def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path):
     """Play one match now, showing progress; store it, then print its transcript and score."""
     from arena.app import commands as app
-    from arena.app.shapes import match_json
 
-    played = app.play_one(_open(workspace), motion_id, pro, con, judges,
-                          progress=lambda line: click.echo(line, err=True))
-    _match_text(match_json(played))
+    _match_text(app.match_play(_open(workspace), motion_id, pro, con, judges,
+                               progress=lambda line: click.echo(line, err=True)))
 
 
 def _match_text(data: dict) -> None:
-    """A match (as arena.app.shapes.match_json) for reading: motion, speeches by stage, verdicts, score."""
+    """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts, score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
     click.echo(f"Pro: {data['pro']}   Con: {data['con']}")
@@ -379,14 +377,13 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
     from arena.app import commands as app
-    from arena.app.runner import summary
 
     ws = _open(workspace)
     if dry_run:
         _projection(app.dry_run(ws, retry_failed=retry_failed))
         return
     result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget)
-    click.echo(summary(result, budget))
+    click.echo(app.run_summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
     if result["failed"]:
@@ -416,7 +413,7 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
 
 
 def _projection(p: dict) -> None:
-    """arena run --dry-run's report (as arena.app.dryrun.dry_run returns it)."""
+    """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
     click.echo(f"dry run: {p['matches']} pending matches played on the offline simulator; nothing was written\n")
     _table([{**r, "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
@@ -566,9 +563,9 @@ def ballots():
 @format_option
 def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
     """A new private link per person (their earlier links stop working); send each person theirs."""
-    from arena.app import people
+    from arena.app import commands as app
 
-    rows = people.issue(_open(workspace), judge, base_url or people.DEFAULT_BASE_URL)
+    rows = app.ballots_issue(_open(workspace), judge, base_url)
     if fmt == "json":
         _json(rows)
         return
@@ -583,9 +580,9 @@ def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
 @format_option
 def ballots_status(judge: str | None, workspace: Path, fmt: str):
     """Ballots cast per person, of the done matches assigned to them."""
-    from arena.app import people
+    from arena.app import commands as app
 
-    rows = people.status(_open(workspace), judge)
+    rows = app.ballots_status(_open(workspace), judge)
     if fmt == "json":
         _json(rows)
         return
@@ -599,9 +596,9 @@ def ballots_status(judge: str | None, workspace: Path, fmt: str):
 def ballots_import(file: Path, judge: str, workspace: Path):
     """Store ballots collected on paper or in forms: a CSV with columns
     match_id,person,overall[,argument][,source][,language][,rationale]."""
-    from arena.app import people
+    from arena.app import commands as app
 
-    result = people.import_csv(_open(workspace), file, judge)
+    result = app.ballots_import(_open(workspace), file, judge)
     click.echo(f"stored {result['ballots']} ballot(s) of {result['people']} person(s) for judge {result['judge']!r}")
 
 
@@ -699,16 +696,16 @@ def publish(out: Path | None, workspace: Path):
 def serve(host: str, port: int, workspace: Path):
     """Serve the private ballot links of the judges of people ('arena ballots issue' hands them out): each
     person's queue, blind transcripts (PRO/CON only) and the ballot form. Ctrl-C stops it."""
-    from arena.app import web
+    from arena.app import commands as app
 
-    def ready(url: str, judges: list) -> None:
+    def ready(url: str, judges: list, private: bool) -> None:
         people = sum(len(j.people) for j in judges)
         click.echo(f"serving ballots at {url} for {len(judges)} human judge{'s' if len(judges) != 1 else ''} "
                    f"({people} {'person' if people == 1 else 'people'}: "
                    f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)}); Ctrl-C stops")
-        if not web.is_loopback(host):
+        if not private:
             click.echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "
                        "link can cast its ballots", err=True)
 
-    web.serve(workspace, host, port, ready=ready)
+    app.serve(workspace, host, port, ready=ready)
     click.echo("stopped")

@@ -1,69 +1,46 @@
 """The command facade: one function per command, each returning data to print. The CLI is a thin shell
-over these, and they are the Python API: open a workspace, then call what a command would.
+over these and calls nothing else of the app, and they are the Python API: open a workspace
+(open_workspace, from arena.app.wiring), then call what a command would.
 
-Only this layer wires the parts together: it hands the kernel (arena.*) the kinds (debaters, judges),
-the motion library and the rating code.
+The top of the app layer but for the CLI: it hands the kernel (arena.*) the kinds (debaters, judges), the
+motion library and the rating code, through the modules below it (tests/test_layers.py keeps their order).
 """
 from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from arena import registration, scheduler
-from arena.app import runner, shapes
+from arena.app import demo as demo_workspace
+from arena.app import people, shapes
+from arena.app.check import check as probe
+from arena.app.dryrun import dry_run as project
+from arena.app.engine import MatchRunner, run_bounded
+from arena.app.presets import PRESETS
+from arena.app.runs import run as run_pending
+from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
+from arena.app.site_data import site_data
 from arena.app.standings import current_standings
-from arena.config import Config, load_config
+from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
 from arena.errors import ArenaError, UserError
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import results_rows
 from arena.store import now
 from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
-from arena.workspace import TEMPLATE, Workspace, build_kinds, init_workspace, open_store
+from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from judges import bench
 from judges.registry import JUDGES
-from motions.library import load_motion_file, load_set_map
-
-
-def open_workspace(path: Path) -> Workspace:
-    """Open a workspace: arena.toml checked whole (kinds built, motion sets loaded) before the database is touched."""
-    path = Path(path)
-    config = load_config(path)
-    debaters, judges = kinds_of(config)
-    motions = _motion_sets(config, path)
-    store = open_store(path, config, (motion for motion, _ in motions.values()))
-    return Workspace(path, config, store, motions, debaters, judges)
-
-
-def _motion_sets(config: Config, path: Path) -> dict:
-    """Each motion of config's [motions] sets by id, with its set; a set that does not load names the key."""
-    try:
-        return load_set_map(list(config.motions.sets), path)
-    except UserError as exc:
-        raise UserError(f"{config.where('motions.sets')}: {exc}") from None
-
-
-def init(path: Path, config_text: str = TEMPLATE) -> Path:
-    """`arena init`: create path/arena.toml and path/arena.db, the database stored as the first open would
-    store it (entries, the motions of the configured sets), so a command refused right after init leaves
-    arena.db byte-identical. Returns the path of arena.toml.
-
-    Motion sets that do not load refuse init before anything is written. Kinds are not built here: they
-    come from the installation (plug-ins), not the workspace, and opening checks them every time.
-    """
-    path = Path(path)
-    return init_workspace(path, config_text,
-                          lambda config: [motion for motion, _ in _motion_sets(config, path).values()])
+from motions.library import load_motion_file
 
 
 def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
     """`arena init --preset NAME`: the preset's arena.toml, then its schedule drawn into the new workspace."""
-    from arena.app.presets import PRESETS
-
     if name not in PRESETS:
         raise UserError(f"--preset: unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})")
     preset = PRESETS[name]
@@ -73,11 +50,6 @@ def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
         return config_path, schedule(ws, **preset.schedule)
     finally:
         ws.close()
-
-
-def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds)."""
-    return build_kinds(config, DEBATERS, JUDGES)
 
 
 def kinds() -> list[dict]:
@@ -106,7 +78,7 @@ def entry_list(ws: Workspace) -> list[dict]:
 def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
               params: Mapping[str, Any] | None = None, strength: float | None = None) -> Entry:
     """Register an entry: check it, then append it to arena.toml (every existing byte kept)."""
-    _reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
+    reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
                                        model=model, api_base=api_base, params=params, strength=strength))
     return ws.config.entry(name)
 
@@ -118,14 +90,7 @@ def entry_show(ws: Workspace, name: str) -> dict:
 
 def entry_retire(ws: Workspace, name: str) -> None:
     """Mark an entry retired in arena.toml: it keeps its matches and rating, and is no longer scheduled."""
-    _reload(ws, registration.retire_entry(ws.config, name))
-
-
-def _reload(ws: Workspace, config: Config) -> None:
-    """Carry an edit of arena.toml into the open workspace and the database at once, as opening would."""
-    ws.config = config
-    ws.debaters, ws.judges = kinds_of(config)
-    ws.store.sync_entries(config.entries)
+    reload(ws, registration.retire_entry(ws.config, name))
 
 
 def match_list(ws: Workspace) -> list[dict]:
@@ -143,6 +108,12 @@ def match_get(ws: Workspace, match_id: str) -> Match:
 def match_show(ws: Workspace, match_id: str) -> dict:
     """One match as JSON (shapes.match_json)."""
     return shapes.match_json(match_get(ws, match_id))
+
+
+def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
+               progress: Callable[[str], None] | None = None) -> dict:
+    """`arena match play`: play_one, the match as match_show gives it."""
+    return shapes.match_json(play_one(ws, motion_id, pro, con, judges, progress))
 
 
 def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:
@@ -216,7 +187,7 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     stored = ws.store.match_rows()
-    judge = rating_judge(ws)
+    judge = first_judge(ws)
     standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
                         else ({}, []))
     byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
@@ -284,7 +255,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
 
     try:
-        return asyncio.run(runner.Arena.of(ws).play_match(Match(match_id, motion, pro, con), specs, listener=heard))
+        return asyncio.run(MatchRunner.of(ws).play_match(Match(match_id, motion, pro, con), specs, listener=heard))
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
@@ -322,14 +293,14 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
                         "ballots ('arena ballots issue'), so there is no one to judge")
     since = now() if rejudge else None
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
-    arena = runner.Arena.of(ws)
+    runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
     totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0}
               for s in specs}
 
     async def one(item: tuple[JudgeSpec, str]) -> list | None:
         spec, match_id = item
-        return await arena.judge_stored(match_id, spec, rejudged_before=since)
+        return await runner.judge_stored(match_id, spec, rejudged_before=since)
 
     def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list | None) -> None:
         spec, match_id = item
@@ -346,20 +317,20 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
         say(f"[{finished}/{len(work)}] {match_id} {spec.name}: "
             + (f"{failed} of {len(verdicts)} runs failed" if failed else f"pro {pro:g} – con {con:g}"))
 
-    runner.run_bounded(work, one, concurrency=concurrency, done=done)
+    run_bounded(work, one, concurrency=concurrency, done=done)
     return list(totals.values())
 
 
-def rating_judge(ws: Workspace) -> str | None:
-    """The judge whose verdicts rate by default (the first configured); None when no judge is configured."""
+def first_judge(ws: Workspace) -> str | None:
+    """The judge whose verdicts rate by default: the first configured; None when no judge is configured."""
     return ws.config.judges[0].name if ws.config.judges else None
 
 
-def default_judge(ws: Workspace, judge: str | None) -> str:
-    """The named judge, else the rating judge; a UserError when there is none to rate with."""
+def judge_or_first(ws: Workspace, judge: str | None) -> str:
+    """The named judge, else the first configured; a UserError when there is none to rate with."""
     if judge is not None:
         return ws.config.judge(judge).name
-    first = rating_judge(ws)
+    first = first_judge(ws)
     if first is None:
         raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there are no verdicts to rate")
     return first
@@ -367,7 +338,7 @@ def default_judge(ws: Workspace, judge: str | None) -> str:
 
 def rate(ws: Workspace, *, judge: str | None = None, **options) -> dict:
     """Ratings from one judge's verdicts (default: the first configured judge); options as rate_frame."""
-    judge = default_judge(ws, judge)
+    judge = judge_or_first(ws, judge)
     result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", **options)
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = ws.store.judge_simulated(judge)
@@ -379,7 +350,7 @@ def results_frame(ws: Workspace, judge: str | None = None):
     import pandas as pd
     from leaderboard.results import COLUMNS
 
-    return pd.DataFrame(results_rows(ws.store, default_judge(ws, judge)), columns=list(COLUMNS))
+    return pd.DataFrame(results_rows(ws.store, judge_or_first(ws, judge)), columns=list(COLUMNS))
 
 
 def read_results(path: Path):
@@ -449,7 +420,7 @@ def stats_sides(ws: Workspace) -> dict:
     overall, from the default judge's results (none without a judge)."""
     done = [r for r in ws.store.match_rows() if r["status"] == "done"]
     motion_of = {r["id"]: r["motion_id"] for r in done}
-    judge = rating_judge(ws)
+    judge = first_judge(ws)
     results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
                for r in (results_rows(ws.store, judge) if judge else []) if r["dimension"] == "overall"]
     data = side_stats([{"pro": r["pro"], "con": r["con"]} for r in done], results,
@@ -469,12 +440,12 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     """
     spec = _judge_specs(ws, [judge])[0]
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
-    arena = runner.Arena.of(ws)
+    runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
 
     async def one(item: bench.BenchItem) -> tuple[dict, dict[str, str] | None]:
         """The item's result row, and the judge's outcome per dimension it gave verdicts on (None: failed)."""
-        verdicts = await arena.judge(f"bench:{item.id}", item.view, spec)
+        verdicts = await runner.judge(f"bench:{item.id}", item.view, spec)
         failed = sum(v.failed for v in verdicts)
         pro, con = score(verdicts)
         dimensions = None if failed else {d: match_outcome(*score(verdicts, d))
@@ -487,7 +458,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
         say(f"[{finished}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
             + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["failed_runs"] else row["outcome"]))
 
-    finished = runner.run_bounded(items, one, concurrency=concurrency, done=done)
+    finished = run_bounded(items, one, concurrency=concurrency, done=done)
     results = [row for row, _ in finished]
     report = {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
               **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results])}
@@ -499,31 +470,67 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
 
 def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
         budget: float | None = None, progress: Callable[[str], None] | None = None) -> dict:
-    """Play and judge every pending match (arena.app.runner.run), in `workers` processes: {done, failed, total,
-    not_started, elsewhere, stopped, ...}."""
-    return runner.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
-                      progress=progress)
+    """Play and judge every pending match (arena.app.runs.run), in `workers` processes: {done, failed, total,
+    not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line."""
+    return run_pending(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                       progress=progress)
 
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
     context_window, latency_s, error, priced}] (arena.app.check)."""
-    from arena.app.check import check as probe
-
     return probe(ws, names)
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
     """What `run` would cost, played on the simulator with nothing written (arena.app.dryrun)."""
-    from arena.app.dryrun import dry_run as project
-
     return project(ws, retry_failed=retry_failed)
 
 
 def publish(ws: Workspace, out: Path | None = None) -> Path:
     """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index."""
-    from arena.app.site_data import site_data
-    from leaderboard.site import publish as render
+    from leaderboard.site import publish as render  # lazy: jinja2 and the templates, for this command only
 
-    judge = rating_judge(ws)
-    return render(Path(out) if out else ws.path / "site", site_data(ws, judge))
+    return render(Path(out) if out else ws.path / "site", site_data(ws, first_judge(ws), stats_judges(ws)))
+
+
+def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Path:
+    """`arena demo`: a simulated tournament end to end in language: init, schedule, play, judge, ballots, rate,
+    publish; the path of the site's index. Resumes if rerun (in the language it was started in)."""
+    demo_workspace.prepare(Path(path), language)
+    ws = open_workspace(path)
+    try:
+        if not ws.store.match_rows():
+            schedule(ws, "round-robin", rounds=rounds)
+        run(ws, concurrency=4, progress=progress)
+        people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
+        site = ws.path / "site"
+        if site.exists():
+            shutil.rmtree(site)
+        return publish(ws, site)
+    finally:
+        ws.close()
+
+
+def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> list[dict]:
+    """`arena ballots issue`: a new private link per person of a judge of people (arena.app.people.issue)."""
+    return people.issue(ws, judge, base_url or people.DEFAULT_BASE_URL)
+
+
+def ballots_status(ws: Workspace, judge: str | None = None) -> list[dict]:
+    """`arena ballots status`: ballots cast per person (arena.app.people.status)."""
+    return people.status(ws, judge)
+
+
+def ballots_import(ws: Workspace, path: Path, judge: str) -> dict:
+    """`arena ballots import`: the ballots of a CSV, stored at once (arena.app.people.import_csv)."""
+    return people.import_csv(ws, path, judge)
+
+
+def serve(path: Path, host: str = "127.0.0.1", port: int = 8000,
+          ready: Callable[[str, list[JudgeSpec], bool], None] = lambda url, judges, private: None) -> None:
+    """`arena serve`: the ballot app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.web);
+    ready(url, judges of people, private: whether host is reachable from this computer only) once listening."""
+    from arena.app import web  # lazy: Starlette, for this command only
+
+    web.serve(path, host, port, ready=lambda url, judges: ready(url, judges, web.is_loopback(host)))

@@ -1,10 +1,9 @@
-"""`arena demo`: a simulated tournament end to end, in a workspace of its own."""
+"""`arena demo`'s workspace: six simulated entries, two simulated LLM judges and three simulated people
+(arena.app.commands.demo plays it end to end)."""
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
-from arena.app import commands, people
 from arena.config import CONFIG_NAME, load_config
 from arena.errors import UserError
 from arena.workspace import init_workspace
@@ -47,31 +46,16 @@ ENTRIES = {"sim-ace": ("agent4debate", 1.5), "sim-bold": ("search-baseline", 0.9
 PEOPLE = "sim-experts"
 
 
-LANGUAGES = ("en", "zh")  # those with a built-in motion set
-
-
-def demo(path: Path, *, language: str = "en", rounds: int = 2, progress=None) -> Path:
-    """A simulated tournament end to end in language: init, schedule, play, judge, ballots, rate, publish.
-    Resumes if rerun (in the language it was started in)."""
+def prepare(path: Path, language: str) -> None:
+    """Create the demo workspace at path in language, or check that the one there is in that language (a demo
+    resumes in the language it was started in)."""
     path = Path(path)
     if not (path / CONFIG_NAME).exists():
         entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
                           f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
         init_workspace(path, CONFIG.format(entries=entries, language=language))
-    else:
-        there = load_config(path).arena.language
-        if there != language:
-            raise UserError(f"{path}: a demo in language {there!r} is there already; give '--language {there}' "
-                            f"to resume it, or another -w for one in {language!r}")
-    ws = commands.open_workspace(path)
-    try:
-        if not ws.store.match_rows():
-            commands.schedule(ws, "round-robin", rounds=rounds)
-        commands.run(ws, concurrency=4, progress=progress)
-        people.simulate(ws, PEOPLE, seed=ws.config.arena.seed)
-        site = ws.path / "site"
-        if site.exists():
-            shutil.rmtree(site)
-        return commands.publish(ws, site)
-    finally:
-        ws.close()
+        return
+    there = load_config(path).arena.language
+    if there != language:
+        raise UserError(f"{path}: a demo in language {there!r} is there already; give '--language {there}' "
+                        f"to resume it, or another -w for one in {language!r}")

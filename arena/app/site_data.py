@@ -11,10 +11,11 @@ from arena.workspace import Workspace
 from leaderboard.site import SiteData
 
 
-def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: int = 0) -> SiteData:
+def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap: int = 1000,
+              seed: int = 0) -> SiteData:
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
-    every other judge with rated matches (its own page), the consistency of judges, and the records behind them."""
-    from arena.app.commands import stats_judges  # lazy: commands imports this module lazily too
+    every other judge with rated matches (its own page), and the records behind them; consistency is the
+    consistency of judges as `arena stats judges` gives it."""
     from leaderboard.ratings import win_matrices
 
     rows = results_rows(ws.store, judge) if judge else []
@@ -38,7 +39,7 @@ def site_data(ws: Workspace, judge: str | None, *, bootstrap: int = 1000, seed: 
                  "people": list(j.people), "simulated": ws.store.judge_simulated(j.name)}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
-        judge_boards=judge_boards, consistency=stats_judges(ws))
+        judge_boards=judge_boards, consistency=consistency)
 
 
 def _boards(rows: list[dict], *, bootstrap: int, seed: int):

@@ -35,7 +35,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.app.commands import open_workspace
+from arena.app.wiring import open_workspace
 from arena.ballots import RATIONALE_MAX, BallotError, check_ballot, queue, token_hash
 from arena.errors import UserError
 from arena.records import DIMENSIONS, HUMAN_JUDGE, STAGES, JudgeSpec, Match, Motion

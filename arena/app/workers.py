@@ -14,8 +14,10 @@ import signal
 import time
 from pathlib import Path
 
+from arena.app.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.progress import Progress
-from arena.app.runner import describe
+from arena.app.wiring import open_workspace
+from arena.wire import forget_clients
 
 POLL_S = 0.1
 
@@ -44,10 +46,6 @@ def work(path: str, channel, options: dict) -> None:
     """One worker process: open the workspace, claim and play until nothing is left; report how it stopped."""
     os.setpgrp()  # out of the terminal's foreground group: a Ctrl-C there reaches the parent alone
     signal.signal(signal.SIGINT, signal.default_int_handler)  # started ignored (fan_out); the parent's SIGINT stops us
-    from arena.app.commands import open_workspace
-    from arena.app.runner import Arena, play_claimed
-    from arena.wire import forget_clients
-
     forget_clients()  # forked: the parent's HTTP clients are not ours to use
 
     stopped: str | None = "interrupted"
@@ -55,15 +53,15 @@ def work(path: str, channel, options: dict) -> None:
     try:
         ws = open_workspace(Path(path))
         try:
-            arena = Arena.of(ws, lease_s=options.pop("lease_s"))
+            runner = MatchRunner.of(ws, lease_s=options.pop("lease_s"))
             cpu = time.process_time()  # what playing costs, without the start-up (imports, opening)
-            stopped = play_claimed(arena, Relay(channel), **options)
+            stopped = play_claimed(runner, Relay(channel), **options)
         finally:
             ws.close()
     except KeyboardInterrupt:
         stopped = "interrupted"
     except Exception as exc:  # the parent says why; the matches this worker held lapse with it
-        channel.put(("error", describe(exc)))
+        channel.put(("error", failure_reason(exc)))
         stopped = "failed"
     channel.put(("stopped", stopped, time.process_time() - cpu))
 

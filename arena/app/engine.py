@@ -1,16 +1,14 @@
-"""Playing and judging: a match from the plan through its six speeches and its judges to one commit."""
+"""The match engine: a match from the plan through its speeches and its judges to one commit, claimed first so
+that it is played once however many processes share the workspace; and, in one process, claiming and playing
+until no match is left (play_claimed). Runs and workers (arena.app.runs, arena.app.workers) build on it."""
 from __future__ import annotations
 
 import asyncio
-import sys
-import time
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
 
-from arena.app.check import preflight
-from arena.app.progress import Progress
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
@@ -18,8 +16,6 @@ from arena.llm import LLMGateway, ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
-from arena.store import now
-from arena.wire import preload
 from arena.workspace import Workspace
 
 T = TypeVar("T")
@@ -51,8 +47,9 @@ def run_bounded(items: Sequence[T], work: Callable[[T], Awaitable[R]], *, concur
 
 
 @dataclass
-class Arena:
-    """The gateways of one open workspace, and the holder in whose name it claims matches to play and judge."""
+class MatchRunner:
+    """Plays and judges the matches of one open workspace: its gateways, and the holder in whose name it claims
+    matches to play and judge."""
 
     ws: Workspace
     llm: LLMGateway
@@ -62,7 +59,7 @@ class Arena:
     _beat: asyncio.Task | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S) -> "Arena":
+    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S) -> "MatchRunner":
         cfg = ws.config
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
@@ -70,7 +67,7 @@ class Arena:
 
     # --- claims --------------------------------------------------------------------------
     def claim(self, *, failed_before: str | None = None, only: str | None = None) -> str | None:
-        """Claim the next match to play (or only that one) for this arena's holder: its id, or None."""
+        """Claim the next match to play (or only that one) for this runner's holder: its id, or None."""
         match_id = self.ws.store.claim_match(self.holder, failed_before=failed_before, only=only,
                                              lease_s=self.lease_s)
         if match_id is not None:
@@ -150,7 +147,7 @@ class Arena:
         except ClaimLost:  # another process plays it now: leave it be
             raise
         except Exception as exc:  # a plug-in's bug fails its match with the reason, not the whole run
-            self.ws.store.mark_failed(match_id, describe(exc), self.holder)
+            self.ws.store.mark_failed(match_id, failure_reason(exc), self.holder)
             raise
 
     async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
@@ -195,7 +192,7 @@ class Events(Protocol):
     def call(self, tag, completion) -> None: ...
 
 
-def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_before: str | None = None,
+def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, failed_before: str | None = None,
                  budget: float | None = None) -> str | None:
     """Claim and play matches until none is left to claim, `concurrency` playing at once. Returns how it
     stopped: None (none left), "budget", or "interrupted" (Ctrl-C or cancelled; the matches in flight are
@@ -205,7 +202,7 @@ def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_befor
     slot and waits for one of `concurrency` judging slots. budget (USD): no match is claimed once the
     ledger's cost, every process's calls included, reaches it.
     """
-    store, judges = arena.ws.store, list(arena.ws.config.automatic_judges)
+    store, judges = runner.ws.store, list(runner.ws.config.automatic_judges)
     stopped: str | None = None
 
     async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore) -> None:
@@ -213,17 +210,17 @@ def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_befor
         events.started(match_id)
         try:
             try:
-                played = await arena.play(store.match(match_id), log)
+                played = await runner.play(store.match(match_id), log)
             finally:
                 playing.release()
-            await arena.judge_and_commit(played, judges, log, slot=judging)
+            await runner.judge_and_commit(played, judges, log, slot=judging)
         except asyncio.CancelledError:  # rescheduled, neither done nor failed
             events.dropped(match_id)
             raise
         except ClaimLost:  # another process took the match over and commits it
             events.dropped(match_id)
         except Exception as exc:  # already stored as failed with this reason, or lost to another process
-            events.finished(match_id, describe(exc))
+            events.finished(match_id, failure_reason(exc))
         else:
             events.finished(match_id)
 
@@ -237,7 +234,7 @@ def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_befor
                 if budget is not None and store.total_cost() >= budget:
                     stopped = "budget"
                     break
-                match_id = arena.claim(failed_before=failed_before)
+                match_id = runner.claim(failed_before=failed_before)
                 if match_id is None:
                     break
                 tasks.add(asyncio.create_task(one(match_id, playing, judging)))
@@ -257,76 +254,6 @@ def play_claimed(arena: Arena, events: Events, *, concurrency: int, failed_befor
     return stopped
 
 
-def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
-        budget: float | None = None, progress: Callable[[str], None] | None = None,
-        lease_s: float = LEASE_S) -> dict:
-    """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
-    on one workspace, and the `workers` processes of this one, split the matches, each played once.
-
-    The run plays `concurrency` matches at once, split over its processes (each at least one; play_claimed).
-    A match is committed, speeches
-    and verdicts together, when its judging ends; a failed match is stored with its reason. budget
-    (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
-    0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
-    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
-
-    progress(line) hears a line per finished match and a summary; without it a live status line is
-    drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
-    not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
-    "interrupted", cost (this run's), ledger_cost, unpriced, cpu_s (CPU seconds its processes spent
-    playing and judging, start-up not included)}.
-    """
-    failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
-    pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
-    arena = Arena.of(ws, lease_s=lease_s)
-    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
-        waiting = set(pending)
-        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
-        preflight(ws, arena.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.automatic_judges])
-    workers = max(1, min(workers, len(pending)))
-    # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
-    # start would claim a small plan whole and leave the others idle.
-    each = max(1, -(-concurrency // workers))
-    display = Progress(len(pending), each * workers, say=progress,
-                       live=progress is None and sys.stderr.isatty())
-    options = {"concurrency": each, "failed_before": failed_before, "budget": budget}
-    if workers == 1:
-        cpu = time.process_time()
-        stopped = play_claimed(arena, display, **options)
-        cpu = time.process_time() - cpu
-    else:
-        from arena.app.workers import fan_out
-
-        if any(not spec.simulated for spec in (*ws.config.entries, *ws.config.judges)):
-            preload()  # once, in the parent: forked workers share it
-        stopped, cpu = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
-    still = set(ws.store.pending_matches(lease_s=lease_s))
-    not_started = sum(1 for m in pending if m in still)
-    result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
-              "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
-              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
-              "cpu_s": cpu}
-    display.close()
-    return result
-
-
-def summary(result: dict, budget: float | None = None) -> str:
-    """How a run ended, in one line for people."""
-    line = f"{result['done']} done, {result['failed']} failed, of {result['total']}"
-    if result.get("elsewhere"):
-        line += f" ({result['elsewhere']} played or being played by other runs on this workspace)"
-    left = result["not_started"]
-    matches = f"{left} match{'es' if left != 1 else ''}"
-    if result["stopped"] == "interrupted":
-        line += f"; interrupted: {matches} not done are scheduled again, and 'arena run' resumes them"
-    elif result["stopped"] == "budget":
-        line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
-                 f"${budget:.4f}, so {matches} stay scheduled")
-    if budget is not None and result["unpriced"]:
-        line += (f" (note: {result['unpriced']} calls had no known price and counted as $0 against the budget)")
-    return line
-
-
-def describe(exc: BaseException) -> str:
+def failure_reason(exc: BaseException) -> str:
     """Why a match failed: our errors say it in words; anything else also names its type."""
     return str(exc) if isinstance(exc, (ArenaError, UserError)) else f"{type(exc).__name__}: {exc}"

@@ -1,0 +1,84 @@
+"""`arena run`: every pending match played and judged, in this process or in worker processes, with a progress
+display, a budget and a summary line."""
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable
+
+from arena.app.check import preflight
+from arena.app.engine import MatchRunner, play_claimed
+from arena.app.progress import Progress
+from arena.app.workers import fan_out
+from arena.claims import LEASE_S
+from arena.store import now
+from arena.wire import preload
+from arena.workspace import Workspace
+
+
+def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
+        budget: float | None = None, progress: Callable[[str], None] | None = None,
+        lease_s: float = LEASE_S) -> dict:
+    """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
+    on one workspace, and the `workers` processes of this one, split the matches, each played once.
+
+    The run plays `concurrency` matches at once, split over its processes (each at least one; play_claimed).
+    A match is committed, speeches
+    and verdicts together, when its judging ends; a failed match is stored with its reason. budget
+    (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
+    0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
+    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
+
+    progress(line) hears a line per finished match and a summary; without it a live status line is
+    drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
+    not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
+    "interrupted", cost (this run's), ledger_cost, unpriced, cpu_s (CPU seconds its processes spent
+    playing and judging, start-up not included)}.
+    """
+    failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
+    pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
+    runner = MatchRunner.of(ws, lease_s=lease_s)
+    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
+        waiting = set(pending)
+        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
+        preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.automatic_judges])
+    workers = max(1, min(workers, len(pending)))
+    # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
+    # start would claim a small plan whole and leave the others idle.
+    each = max(1, -(-concurrency // workers))
+    display = Progress(len(pending), each * workers, say=progress,
+                       live=progress is None and sys.stderr.isatty())
+    options = {"concurrency": each, "failed_before": failed_before, "budget": budget}
+    if workers == 1:
+        cpu = time.process_time()
+        stopped = play_claimed(runner, display, **options)
+        cpu = time.process_time() - cpu
+    else:
+        if any(not spec.simulated for spec in (*ws.config.entries, *ws.config.judges)):
+            preload()  # once, in the parent: forked workers share it
+        stopped, cpu = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
+    still = set(ws.store.pending_matches(lease_s=lease_s))
+    not_started = sum(1 for m in pending if m in still)
+    result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
+              "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
+              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
+              "cpu_s": cpu}
+    display.close()
+    return result
+
+
+def summary(result: dict, budget: float | None = None) -> str:
+    """How a run ended, in one line for people."""
+    line = f"{result['done']} done, {result['failed']} failed, of {result['total']}"
+    if result.get("elsewhere"):
+        line += f" ({result['elsewhere']} played or being played by other runs on this workspace)"
+    left = result["not_started"]
+    matches = f"{left} match{'es' if left != 1 else ''}"
+    if result["stopped"] == "interrupted":
+        line += f"; interrupted: {matches} not done are scheduled again, and 'arena run' resumes them"
+    elif result["stopped"] == "budget":
+        line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
+                 f"${budget:.4f}, so {matches} stay scheduled")
+    if budget is not None and result["unpriced"]:
+        line += (f" (note: {result['unpriced']} calls had no known price and counted as $0 against the budget)")
+    return line
