@@ -24,7 +24,6 @@ from arena.app.engine import MatchRunner, run_bounded
 from arena.app.presets import PRESETS
 from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
-from arena.app.site_data import site_data
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
 from arena.errors import ArenaError, UserError
@@ -489,7 +488,9 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
 
 def publish(ws: Workspace, out: Path | None = None) -> Path:
     """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index."""
-    from leaderboard.site import publish as render  # lazy: jinja2 and the templates, for this command only
+    # Lazy: the renderer and the rating code (pandas) cost every other command half a second to import.
+    from arena.app.site_data import site_data
+    from leaderboard.site import publish as render
 
     return render(Path(out) if out else ws.path / "site", site_data(ws, first_judge(ws), stats_judges(ws)))
 
