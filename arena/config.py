@@ -10,7 +10,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from arena.errors import UserError
-from arena.records import HUMAN_JUDGE, STRUCTURED_MODES, Entry, JudgeSpec
+from arena.records import HUMAN_JUDGE, Entry, JudgeSpec
+from arena.structured import STRUCTURED_MODES
 
 CONFIG_NAME = "arena.toml"
 

@@ -134,7 +134,7 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     """(text, prompt_tokens, completion_tokens) for one simulated call.
 
     judging: the caller is a judge (it speaks for no side), whose notes carry the running tally.
-    A prompt about a Chinese motion (see _chinese) is answered in Chinese throughout.
+    A prompt about a Chinese motion (see _answers_in_chinese) is answered in Chinese throughout.
     """
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
@@ -142,7 +142,7 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     length = _SENTENCES.get(stage or "", 8)
     if schema is not None:
         text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
-    elif judging and _chinese(prompt):
+    elif judging and _answers_in_chinese(prompt):
         text = _notes_zh(prompt, rng, length)
     else:
         text = prose(prompt, strength, rng, length)
@@ -156,7 +156,7 @@ def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> s
 
     Cogent sentences cite, as [n], sources that the prompt lists as '[n] title (url)'.
     """
-    chinese = _chinese(prompt)
+    chinese = _answers_in_chinese(prompt)
     topic = _topic_zh(prompt) if chinese else _motion(prompt)
     sources = re.findall(r"^\[(\d+)\] .*\(https?://", prompt, re.MULTILINE)
     cogent = round(sentences / (1 + math.exp(-strength)))
@@ -303,7 +303,7 @@ class _Filler:
         self.prompt, self.strength, self.sentences, self.rng = prompt, strength, sentences, rng
         self.judging = judging
         self.verdicts = _Verdicts(prompt, rng)
-        self.chinese = _chinese(prompt)
+        self.chinese = _answers_in_chinese(prompt)
 
     def fill(self, schema: dict, name: str = "") -> Any:
         rng = self.rng
@@ -393,7 +393,7 @@ def _motion(prompt: str) -> str:
     return motion if motion[1:2].isupper() else motion[:1].lower() + motion[1:]
 
 
-def _chinese(prompt: str) -> bool:
+def _answers_in_chinese(prompt: str) -> bool:
     """Is the answer to prompt to be Chinese? The simulator sees only the prompt: a Chinese template (its
     motion line is "辩题：...") is answered in Chinese; an English template in the language it asks for
     ("Write in Simplified Chinese"), else in its motion's language; a prompt with neither, in its own."""
@@ -403,8 +403,8 @@ def _chinese(prompt: str) -> bool:
     if (asked := _ASKED.search(prompt)) is not None:
         return asked.group(1).endswith("Chinese")
     if line is not None:
-        return _is_chinese(line.group(2))
-    return _is_chinese(prompt)
+        return _mostly_chinese(line.group(2))
+    return _mostly_chinese(prompt)
 
 
 def _subject_zh(prompt: str, *, query: bool = False) -> str:
@@ -423,7 +423,8 @@ def _topic_zh(prompt: str) -> str:
     return f"「{subject}」" if subject else "本辩题"
 
 
-def _is_chinese(text: str) -> bool:
+def _mostly_chinese(text: str) -> bool:
+    """Whether any text is Chinese: more than a quarter of its characters are Han."""
     return sum("\u4e00" <= ch <= "\u9fff" for ch in text) > len(text) / 4
 
 
@@ -451,7 +452,7 @@ def simulated_ballot(match, person: str, rng: random.Random):
 
     overall = draw()
     (pc, pw), (cc, cw) = counts["pro"], counts["con"]
-    if match.motion.language == "zh" or _is_chinese(match.motion.text):
+    if match.motion.language == "zh" or _mostly_chinese(match.motion.text):
         rationale = f"（模拟选票，{person}）正方有据论点 {pc} 句、含糊 {pw} 句；反方有据论点 {cc} 句、含糊 {cw} 句。"
     else:
         rationale = (f"(simulated ballot, {person}) PRO made {pc} cogent points and {pw} hedged ones; "

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from arena.fitting import Cut, Material, PromptTooLong, fit
-from arena.llm import CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway, ModelRef
+from arena.llm import CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway
+from arena.models import ModelRef
 from arena.records import AgentUsage, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import now
@@ -95,8 +96,8 @@ class LLMHandle:
             return ([{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt), False
         if self.ref.simulated:  # the simulator has no window
             return [{"role": "user", "content": prompt.render(Cut())}], False
-        budget = self.gateway.budget(self.ref, self.gateway.answer_cap(self.ref, params, schema, max_tokens),
-                                     tight=tight)
+        answer = self.gateway.answer_cap(self.ref, params, schema, max_tokens)
+        budget = self.gateway.prompt_budget(self.ref, answer, tight=tight)
         try:
             text, cut = fit(prompt, lambda t: self.gateway.fits(self.ref, [{"role": "user", "content": t}], budget))
         except PromptTooLong as exc:

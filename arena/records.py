@@ -19,7 +19,6 @@ INFO_SLIDES = {"zh": "双方负有同等的举证责任。"}  # the same, in the
 def default_info_slide(language: str) -> str:
     return INFO_SLIDES.get(language, DEFAULT_INFO_SLIDE)
 OFFLINE_PREFIX = "offline/"
-STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
 HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
 
 
@@ -66,7 +65,7 @@ class Entry:
     params: Mapping[str, Any] = field(default_factory=dict)
     retired: bool = False  # kept in the registry and the ratings, no longer scheduled
     context_window: int | None = None  # tokens the model accepts; None: litellm's model info, else probed
-    structured_output: str = "auto"  # "auto" or one of STRUCTURED_MODES
+    structured_output: str = "auto"  # "auto" or one of arena.structured.STRUCTURED_MODES
 
     @property
     def simulated(self) -> bool:

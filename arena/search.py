@@ -5,11 +5,11 @@ import asyncio
 import hashlib
 import json
 import os
-import random
 import re
 import time
 from dataclasses import dataclass
 
+from arena import retry
 from arena.config import SearchSettings
 from arena.errors import ArenaError, UserError
 from arena.redact import redact
@@ -73,13 +73,13 @@ class SearchGateway:
                 started = time.perf_counter()
                 try:
                     answer = await client.search(query, max_results=limit, search_depth=depth, timeout=self.timeout_s)
-                except Exception as exc:  # tavily-python raises its own and httpx's errors; classified below
-                    retryable = _retryable(exc)
-                    self._ledger("tavily", tag, time.perf_counter() - started, error=redact(_describe(exc)))
+                except Exception as exc:  # tavily-python raises its own and httpx's errors; classified by retry
+                    retryable, described = retry.retryable(exc), retry.describe(exc)
+                    self._ledger("tavily", tag, time.perf_counter() - started, error=described)
                     if not retryable or attempt == self.retries:
-                        tries = f" (after {attempt + 1} tries)" if retryable else ""
-                        raise ArenaError(redact(f"search failed for {query!r}: {_describe(exc)}{tries}")) from None
-                    await asyncio.sleep(self.backoff_s * 2 ** attempt * random.uniform(0.5, 1.5))
+                        failure = retry.given_up(described, attempt, retryable)
+                        raise ArenaError(redact(f"search failed for {query!r}: {failure}")) from None
+                    await asyncio.sleep(retry.delay(self.backoff_s, attempt))
                 else:
                     self._ledger("tavily", tag, time.perf_counter() - started)
                     return [{"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", ""),
@@ -93,24 +93,6 @@ class SearchGateway:
         self.store.record_call(kind="search", model=provider, latency_s=latency_s, cache_hit=cache_hit,
                                simulated=offline, match_id=tag.match_id, role=tag.role, stage=tag.stage,
                                side=tag.side, cost=0.0 if offline else None, error=error)
-
-
-def _retryable(exc: Exception) -> bool:
-    """Rate limits (429), server errors (5xx), timeouts and lost connections may pass on a later try; a bad key
-    (401), a bad request (400) or a plan limit (403/432/433) will not."""
-    import httpx
-    from tavily.errors import TimeoutError as TavilyTimeout, UsageLimitExceededError
-
-    if isinstance(exc, httpx.HTTPStatusError):  # how tavily-python reports the statuses it has no class for
-        return exc.response.status_code >= 500
-    return isinstance(exc, (UsageLimitExceededError, TavilyTimeout, TimeoutError, httpx.TimeoutException,
-                            httpx.NetworkError, httpx.RemoteProtocolError))
-
-
-def _describe(exc: Exception) -> str:
-    """'TypeName: first line of the message' (httpx adds a line of advice after the first)."""
-    message = str(exc).splitlines()[0] if str(exc) else ""
-    return type(exc).__name__ + (f": {message}" if message else "")
 
 
 def _score(value) -> float:

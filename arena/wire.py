@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import functools
 import json
-import logging
 import os
 from typing import Any
 
-# Importing litellm must never fetch its price map over the network.
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+from arena.lazy import litellm
+from arena.models import price
 
 PATHS = ("direct", "acompletion")  # [llm] litellm_path
 
@@ -29,17 +28,6 @@ _DEFAULT_BASE = {"openai": "https://api.openai.com/v1"}
 # top_k) is passed on by acompletion in ways the transforms alone do not reproduce, so it goes that way.
 _MAPPED = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "presence_penalty",
            "frequency_penalty", "logit_bias", "user", "response_format"}
-
-
-@functools.lru_cache(maxsize=None)
-def litellm():
-    """litellm, imported on first use (seconds that commands without models must not pay) and quiet: its
-    help texts and its logger's warnings (e.g. about a new event loop) are not for our users."""
-    import litellm as module
-
-    module.suppress_debug_info = True
-    logging.getLogger("LiteLLM").setLevel(logging.ERROR)
-    return module
 
 
 def preload() -> None:
@@ -131,13 +119,9 @@ async def _direct(route: tuple, model: str, messages: list[dict], params: dict, 
             # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
             exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None
-    usage = response.usage
-    try:
-        prompt_cost, completion_cost = litellm().cost_per_token(model=model, prompt_tokens=usage.prompt_tokens,
-                                                                completion_tokens=usage.completion_tokens)
-        response._hidden_params["response_cost"] = prompt_cost + completion_cost
-    except Exception:  # litellm raises for models missing from its price map
-        response._hidden_params["response_cost"] = None
+    # As acompletion does: the response carries its price (None when litellm's map has no price for the model).
+    response._hidden_params["response_cost"] = price(model, response.usage.prompt_tokens,
+                                                     response.usage.completion_tokens)
     return response
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app import runner  # noqa: E402
+from arena.app.engine import MatchRunner  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
@@ -124,7 +124,7 @@ api_base = "{llm.api_base}"
     searches_before = len(tavily.requests)
     started = time.perf_counter()
     for match_id in ids:
-        asyncio.run(runner.Arena.of(ws).play_match(ws.store.match(match_id), []))
+        asyncio.run(MatchRunner.of(ws).play_match(ws.store.match(match_id), []))
     elapsed = time.perf_counter() - started
     db = sqlite3.connect(ws_dir / "arena.db")
     speeches: dict[str, int] = defaultdict(int)

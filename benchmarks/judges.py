@@ -22,7 +22,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena import offline  # noqa: E402
 from arena.config import LLMSettings  # noqa: E402
-from arena.llm import LLMGateway, ModelRef  # noqa: E402
+from arena.llm import LLMGateway  # noqa: E402
+from arena.models import ModelRef  # noqa: E402
 from arena.protocol import AgentLog, LLMHandle  # noqa: E402
 from arena.records import JudgeSpec, Motion, Speech  # noqa: E402
 from arena.judging import JudgeView, run_judge  # noqa: E402

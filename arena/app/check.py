@@ -11,7 +11,9 @@ import asyncio
 from typing import Iterable
 
 from arena.errors import ArenaError, UserError
-from arena.llm import LLMGateway, ModelRef, Probe
+from arena.llm import LLMGateway
+from arena.models import ModelRef
+from arena.probe import Probe, probe
 from arena.workspace import Workspace
 
 
@@ -42,7 +44,7 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
 async def probe_all(gateway: LLMGateway, refs: Iterable[ModelRef]) -> dict[tuple[str, str], Probe]:
     """Each distinct model probed once, all at once."""
     unique = {ref.key: ref for ref in refs}
-    probes = await asyncio.gather(*(gateway.probe(ref) for ref in unique.values()))
+    probes = await asyncio.gather(*(probe(gateway, ref) for ref in unique.values()))
     return dict(zip(unique, probes))
 
 

@@ -18,7 +18,7 @@ from typing import Any, Callable, Iterable, Mapping
 from arena import registration, scheduler
 from arena.app import demo as demo_workspace
 from arena.app import people, shapes
-from arena.app.check import check as probe
+from arena.app.check import check as check_models
 from arena.app.dryrun import dry_run as project
 from arena.app.engine import MatchRunner, run_bounded
 from arena.app.presets import PRESETS
@@ -478,7 +478,7 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
     context_window, latency_s, error, priced}] (arena.app.check)."""
-    return probe(ws, names)
+    return check_models(ws, names)
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:

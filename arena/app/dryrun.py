@@ -14,9 +14,9 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
-from arena.app import runner
-from arena.app.commands import kinds_of
-from arena.llm import price
+from arena.app.runs import run
+from arena.app.wiring import kinds_of
+from arena.models import price
 from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec
 from arena.store import DB_NAME, Store, now
 from arena.workspace import Workspace
@@ -45,15 +45,12 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
             ids = store.add_tournament("dry-run", config.arena.seed, {},
                                        [(m.motion.id, m.pro, m.con) for m in pending])
             scratch_ws = Workspace(Path(scratch), simulated, store, ws.motions, *kinds_of(simulated))
-            outcome = runner.run(scratch_ws, concurrency=8, progress=lambda line: None)
+            outcome = run(scratch_ws, concurrency=8, progress=lambda line: None)
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
-            calls = store.conn.execute(
-                "SELECT c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
-                "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()
+            calls = store.call_sides()
             real = {scratch_id: m.id for scratch_id, m in zip(ids, pending)}
-            failed = [{"id": real[r["id"]], "error": r["error"]}
-                      for r in store.conn.execute("SELECT id, error FROM matches WHERE status='failed' ORDER BY seq")]
+            failed = [{"id": real[match_id], "error": error} for match_id, error in store.failed_matches()]
         finally:
             store.close()
     return {**_project(ws, calls, len(pending)), "failed": failed}

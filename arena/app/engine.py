@@ -12,7 +12,8 @@ from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
-from arena.llm import LLMGateway, ModelRef
+from arena.llm import LLMGateway
+from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
