@@ -62,6 +62,20 @@ def test_server_errors_twice_then_success_succeeds(fake_tavily, store):
     assert third is None
 
 
+@pytest.mark.parametrize("status", [408, 409])
+def test_a_request_timeout_or_conflict_is_retried_as_for_llm_calls(fake_tavily, store, status):
+    """One rule for both gateways (arena.retry): 408 and 409 are worth another try, which tavily-python reports
+    as httpx's HTTPStatusError."""
+    fake_tavily.faults.enqueue(Reply(status=status))
+
+    assert len(search(gateway(store, fake_tavily.base_url))) == 3
+
+    assert len(fake_tavily.requests) == 2
+    first, second = errors(store)
+    assert first.startswith(f"HTTPStatusError: Client error '{status} ")
+    assert second is None
+
+
 @pytest.mark.parametrize("status, name", [(401, "InvalidAPIKeyError"), (400, "BadRequestError"),
                                           (403, "ForbiddenError"), (432, "ForbiddenError"),
                                           (404, "HTTPStatusError")])
