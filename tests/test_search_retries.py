@@ -1,5 +1,6 @@
-"""Search calls retry like LLM calls: 429, 5xx, timeouts and lost connections are tried again with backoff;
-a bad key, a bad request or a plan limit fails at once. Every try is a ledger row.
+"""Search calls retry like LLM calls (one rule, arena.retry): 408, 409, 429, 5xx, timeouts and lost
+connections are tried again with backoff; a bad key, a bad request or a plan limit fails at once. Every try is
+a ledger row.
 
 Real loopback HTTP: gateway -> real tavily-python -> httpx -> FakeTavily; nothing is patched.
 """
