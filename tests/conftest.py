@@ -1,4 +1,5 @@
-"""Shared pytest fixtures: loopback fakes for the LLM provider and Tavily.
+"""Shared pytest fixtures: loopback fakes for the LLM provider and Tavily, the local LLM, a store, and the
+headless Chromium of the browser tests.
 
 No real network, no real keys: tests that need a key pass a dummy one ("sk-test",
 "tvly-test") explicitly.
@@ -28,6 +29,7 @@ from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
 from tests.fakes.tavily_server import FakeTavily  # noqa: E402
 from arena.store import Store  # noqa: E402
 from tests.local_llm import LocalLLM  # noqa: E402
+from tests import browser as chromium  # noqa: E402
 
 
 @pytest.fixture
@@ -59,3 +61,16 @@ def store(tmp_path):
     s = Store(tmp_path / "arena.db")
     yield s
     s.close()
+
+
+@pytest.fixture(scope="session")
+def chromium_installed() -> None:
+    """Debian's chromium and its driver, installed with apt-get when missing (tests/browser.py)."""
+    chromium.install_chromium()
+
+
+@pytest.fixture(scope="module")
+def browser(chromium_installed):
+    """A headless Chromium (Selenium's driver) shared by one test module's tests (tests/browser.py)."""
+    with chromium.chromium() as driver:
+        yield driver

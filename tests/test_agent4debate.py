@@ -7,144 +7,10 @@ import re
 
 import pytest
 
-from arena.app import runner
-from arena.app.commands import open_workspace
-from arena.workspace import init_workspace
+from arena.app.engine import MatchRunner
 from tests.fakes.tavily_server import default_results
-
-STAGES = ("constructive", "rebuttal", "summary")
-ROLE_OF = {"research lead": "searcher", "strategist": "analyzer", "speaker of a competitive debate team": "writer",
-           "coach of a competitive debate team": "reviewer"}
-
-
-def role_stage_side(body: dict) -> tuple[str, str, str]:
-    """Read an agent request's role, stage and side off the prompt the debater rendered."""
-    text = body["messages"][0]["content"]
-    profile = text.split("# Knowledge")[0]
-    role = next((r for phrase, r in ROLE_OF.items() if phrase in profile), "other")
-    stage = re.search(r"^Current stage: (\w+)", text, re.MULTILINE)
-    side = re.search(r"^Your team: (PRO|CON)", text, re.MULTILINE)
-    if stage is None:  # the direct baseline's prompt
-        stage = re.search(r"This is your (\w+) speech", text)
-        side = re.search(r"speaking for the (PRO|CON) side", text)
-        role = "direct" if stage else ("judge" if body.get("response_format") else "other")
-    return role, stage.group(1) if stage else "", side.group(1).lower() if side else ""
-
-
-def properties(body: dict) -> dict:
-    return body["response_format"]["json_schema"]["schema"]["properties"]
-
-
-class Script:
-    """A scripted team: what each agent answers, and a log of who was asked what.
-
-    requests: (stage, side, "draft" or "revise") -> material requests the Writer makes while allowed.
-    cite: the citations of every draft, or per stage.
-    """
-
-    def __init__(self, *, approve_after: int = 0, requests: dict | None = None, cite=(1, 2, 99)):
-        self.approve_after = approve_after  # reviews that reject before one approves
-        self.requests = requests or {}
-        self.cite = cite if isinstance(cite, dict) else {stage: cite for stage in STAGES}
-        self.calls: list[tuple[str, str, str]] = []
-        self.reviews: dict[tuple[str, str], int] = {}
-        self.asked: dict[tuple[str, str, str], int] = {}
-        self.searches: dict[tuple[str, str], int] = {}
-        self.drafts: dict[tuple[str, str], int] = {}
-
-    def __call__(self, body: dict) -> str:
-        role, stage, side = key = role_stage_side(body)
-        self.calls.append(key)
-        if role == "searcher" and "findings" in properties(body):
-            numbers = properties(body)["findings"]["items"]["properties"]["sources"]["items"]["enum"]
-            return json.dumps({"findings": [{"topic": f"Topic {side}", "finding": f"FINDING<{side}|{stage}> #{n}",
-                                             "bearing": "for us", "sources": [n]} for n in numbers],
-                               "gaps": [f"GAP<{side}|{stage}>"]})
-        if role == "searcher":
-            n = self.searches[(stage, side)] = self.searches.get((stage, side), 0) + 1
-            suffix = f" #{n}" if n > 1 else ""  # distinct queries, so a second request is not a cache hit
-            limit = properties(body)["queries"]["maxItems"]
-            return json.dumps({"queries": [f"{side} {stage} evidence one{suffix}",
-                                           f"{side} {stage} evidence two{suffix}"][:limit]})
-        if role == "analyzer":
-            return f"PLAN<{side}|{stage}> Definitions, criterion, arguments."
-        if role == "writer":
-            can_request = "material_request" in properties(body)
-            phase = "revise" if "Your previous draft:" in body["messages"][0]["content"] else "draft"
-            wanted = (stage, side, phase)
-            if can_request and self.asked.get(wanted, 0) < self.requests.get(wanted, 0):
-                self.asked[wanted] = self.asked.get(wanted, 0) + 1
-                request = {"need": "a cost figure", "query": f"{side} cost figure"}
-                if stage == "summary":
-                    request = {"point": "OUR-EARLIER-POINT", **request}
-                return json.dumps({"material_request": request, "speech": ""})
-            citations = " ".join(f"[{n}]" for n in self.cite[stage])
-            n = self.drafts[(stage, side)] = self.drafts.get((stage, side), 0) + 1
-            speech = f"SPEECH<{side}|{stage}> Draft {n}: our case stands {citations}."
-            return json.dumps({"material_request": None, "speech": speech} if can_request else {"speech": speech})
-        if role == "reviewer":
-            done = self.reviews.get((stage, side), 0)
-            self.reviews[(stage, side)] = done + 1
-            approve = done >= self.approve_after
-            review = {"checks": [{"item": "structure", "ok": approve, "note": "checked"}], "approve": approve,
-                      "feedback": [] if approve else ["Cite [2] for the cost."]}
-            if "debate_state" in properties(body):
-                review["debate_state"] = {"leading": "them", "reasons": ["STATE-REASON: their harm is unanswered"]}
-            return json.dumps(review)
-        if role == "judge":
-            return json.dumps({"rationale": "close", "argument": "pro", "source": "pro", "language": "tie",
-                               "overall": "pro"})
-        citations = " ".join(f"[{n}]" for n in self.cite["constructive"])
-        return f"DIRECT<{side}|{stage}> A plain speech {citations}."
-
-
-def make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, *, params: str = "", language: str = "en"):
-    monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-    base = fake_llm.api_base
-    init_workspace(tmp_path / "ws", f'''
-[arena]
-language = "{language}"
-judge_runs = 1
-[llm]
-backoff_s = 0.01
-[search]
-provider = "tavily"
-api_base_url = "{fake_tavily.base_url}"
-max_results = 3
-[motions]
-sets = ["builtin:{language}"]
-[[entries]]
-name = "a4d"
-debater = "agent4debate"
-model = "openai/a4d"
-api_base = "{base}"
-[entries.params]
-{params}
-[[entries]]
-name = "base"
-debater = "direct"
-model = "openai/base"
-api_base = "{base}"
-[[entries]]
-name = "sb"
-debater = "search-baseline"
-model = "openai/sb"
-api_base = "{base}"
-[[judges]]
-name = "j"
-kind = "single"
-model = "openai/judge"
-api_base = "{base}"
-''')
-    return open_workspace(tmp_path / "ws")
-
-
-def play(ws, motion_id: str = "en-policy-001", pro: str = "a4d", con: str = "base"):
-    (match_id,) = ws.store.add_tournament("single", 0, {}, [(motion_id, pro, con)])
-    arena = runner.Arena.of(ws)
-    asyncio.run(arena.play_match(ws.store.match(match_id), list(ws.config.judges)))
-    return ws.store.match(match_id)
-
+from tests.helpers import invoke
+from tests.teams import STAGES, ChineseScript, Script, make_workspace, play, properties, role_stage_side
 
 def calls_of(script: Script, side: str = "pro") -> dict[str, list[str]]:
     """Per stage, the roles called for one side, in order."""
@@ -384,7 +250,7 @@ def test_a_side_never_sees_the_other_sides_research(tmp_path, fake_llm, fake_tav
     fake_llm.responder = script
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch)
     (match_id,) = ws.store.add_tournament("single", 0, {}, [("en-policy-001", "a4d", "a4d")])
-    asyncio.run(runner.Arena.of(ws).play_match(ws.store.match(match_id), []))
+    asyncio.run(MatchRunner.of(ws).play_match(ws.store.match(match_id), []))
     for r in fake_llm.requests:
         role, stage, side = role_stage_side(r.body)
         other = "con" if side == "pro" else "pro"
@@ -400,8 +266,6 @@ def test_a_side_never_sees_the_other_sides_research(tmp_path, fake_llm, fake_tav
 
 def test_a_chinese_motion_is_debated_from_the_chinese_prompts(tmp_path, fake_llm, fake_tavily, monkeypatch):
     """In depth: tests/test_prompts_zh.py. Here: a built-in Chinese motion's prompts are the Chinese templates."""
-    from tests.test_prompts_zh import ChineseScript
-
     fake_llm.responder = ChineseScript()  # Script reads the English prompts only
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, language="zh")
     motion = ws.store.motion("zh-policy-001")
@@ -430,19 +294,13 @@ def test_bad_params_are_rejected_before_anything_runs(tmp_path, fake_llm, fake_t
 @pytest.mark.parametrize("baseline", ["base", "sb"])
 def test_match_play_runs_agent4debate_against_a_baseline_end_to_end(tmp_path, fake_llm, fake_tavily, monkeypatch,
                                                                     baseline):
-    from click.testing import CliRunner
-
-    from arena.app.cli import main
-
     fake_llm.responder = Script(cite=(1, 5))
     ws = make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch)
     ws.close()
-    args = ["match", "play", "--motion", "en-policy-001", "--pro", "a4d", "--con", baseline, "-w", str(ws.path)]
-    result = CliRunner().invoke(main, args)
+    result = invoke("match", "play", "--motion", "en-policy-001", "--pro", "a4d", "--con", baseline, "-w", ws.path)
     assert result.exit_code == 0, result.output
     assert "constructive · pro · searcher" in result.output and "summary · pro · reviewer" in result.output
-    shown = json.loads(CliRunner().invoke(main, ["match", "show", "m00001", "-w", str(ws.path),
-                                                 "--format", "json"]).output)
+    shown = json.loads(invoke("match", "show", "m00001", "-w", ws.path, "--format", "json").output)
     assert shown["status"] == "done" and shown["simulated"] is False and shown["score"] == {"pro": 1.0, "con": 0.0}
     pro = [s for s in shown["speeches"] if s["side"] == "pro"]
     assert set(pro[0]["agents"]) == {"searcher", "analyzer", "writer", "reviewer"}

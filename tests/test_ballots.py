@@ -10,25 +10,16 @@ import pytest
 
 from arena.app.commands import open_workspace
 from arena.ballots import queue, token_hash
-from tests.helpers import assert_user_error
-from tests.test_cli import TWO_OFFLINE, invoke, snapshot
-from tests.test_stats_judges import PEOPLE
+from tests.helpers import PEOPLE, TWO_OFFLINE, assert_user_error, invoke, judge, new_workspace, snapshot
 
-EXPERTS = '''
-[[judges]]
-name = "quick"
-kind = "single"
-model = "offline/judge"
-runs = 1
-''' + PEOPLE  # the judge of people "experts": ann, bo, cy
+QUICK = judge("quick", model="offline/judge", runs=1)
 
 
 @pytest.fixture
 def played(tmp_path) -> Path:
-    """A workspace whose two offline entries played a round-robin (2 matches), judged by `quick` only."""
-    ws = tmp_path / "ws"
-    assert invoke("init", ws).exit_code == 0
-    (ws / "arena.toml").write_text(TWO_OFFLINE + EXPERTS, encoding="utf-8")
+    """A workspace whose two offline entries played a round-robin (2 matches), judged by `quick` only; the judge of
+    people "experts" (ann, bo, cy) beside it."""
+    ws = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[QUICK, PEOPLE], init="cli")
     assert invoke("schedule", "--format", "round-robin", "-w", ws).exit_code == 0
     result = invoke("run", "-w", ws)
     assert result.exit_code == 0, result.output

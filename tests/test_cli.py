@@ -7,41 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from arena.app import commands as app
-from arena.app.cli import main
 from arena.errors import UserError
 from arena.app.commands import open_workspace
-from tests.helpers import assert_user_error
+from tests.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, new_workspace, snapshot, workspace_toml
 
 ARENA = Path(sys.executable).with_name("arena")
-
-TWO_OFFLINE = '''\
-[search]
-provider = "offline"
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-strength = 0.5
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-strength = -0.5
-'''
-
-
-def invoke(*args: str):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    """Every file under directory, with its bytes."""
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 # --- arena init -------------------------------------------------------------------------------
@@ -62,7 +34,7 @@ def test_init_creates_workspace(tmp_path):
 def test_second_init_exits_2_naming_the_file(tmp_path):
     ws = tmp_path / "ws"
     assert invoke("init", ws).exit_code == 0
-    (ws / "arena.toml").write_text(TWO_OFFLINE, encoding="utf-8")  # a user's edits must survive
+    (ws / "arena.toml").write_text(workspace_toml(entries=TWO_OFFLINE), encoding="utf-8")  # edits must survive
     before = snapshot(ws)
     result = invoke("init", ws)
     assert_user_error(result, str(ws / "arena.toml"), "already exists")
@@ -199,10 +171,7 @@ def test_default_workspace_is_current_folder(tmp_path, monkeypatch):
 
 @pytest.fixture
 def good_ws(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    assert invoke("init", ws).exit_code == 0
-    (ws / "arena.toml").write_text(TWO_OFFLINE, encoding="utf-8")
-    return ws
+    return new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, init="cli")
 
 
 def test_match_show_unknown_id_exits_2(good_ws):
@@ -284,8 +253,7 @@ def test_entry_list_json_for_offline_entries(good_ws):
 
 
 def test_entry_list_json_has_no_strength_for_real_models(tmp_path):
-    (tmp_path / "arena.toml").write_text(
-        '[[entries]]\nname = "real"\ndebater = "direct"\nmodel = "openai/gpt-4o"\n', encoding="utf-8")
+    new_workspace(tmp_path, entries=[entry("real", model="openai/gpt-4o")], search=None, init=None)
     result = invoke("entry", "list", "-w", tmp_path, "--format", "json")
     assert result.exit_code == 0, result.output
     (row,) = json.loads(result.output)

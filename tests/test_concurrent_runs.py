@@ -6,7 +6,6 @@ once, and no more paid calls than one runner alone would make (within 10% after 
 """
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -17,9 +16,9 @@ import pytest
 
 from arena.app import commands as app
 from arena.app.commands import open_workspace
-from tests.test_runner import (ROOT, assert_each_match_done_once, key, priced_workspace, query, scheduled, slow,
-                               start_run, statuses)
-from tests.helpers import mark_checked
+from tests.helpers import mark_checked, query
+from tests.running import (ROOT, assert_each_match_done_once, key, priced_workspace, scheduled, slow, start_run,
+                           statuses)
 
 pytestmark = pytest.mark.slow
 ENTRIES = ("alpha", "beta", "gamma", "delta")  # a round-robin of 12 matches
@@ -155,7 +154,7 @@ def test_workers_share_the_plan_with_one_progress_display(tmp_path, fake_llm):
     lines = err.strip().splitlines()
     counters = [line.split("]")[0] + "]" for line in lines if line.startswith("[")]
     assert counters == [f"[{k}/{MATCHES}]" for k in range(1, MATCHES + 1)]  # one display, counting every worker
-    assert lines[-1].startswith(f"after ") and f"{MATCHES}/{MATCHES} done" in lines[-1]
+    assert lines[-1].startswith("after ") and f"{MATCHES}/{MATCHES} done" in lines[-1]
     assert f"{CALLS} calls" in lines[-1]  # the calls of both workers, relayed to the parent
     assert not any(Path(f"/proc/{pid}").exists() for pid in seen)  # no worker outlives the run
 

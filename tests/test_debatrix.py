@@ -9,7 +9,8 @@ import pytest
 
 from arena.config import LLMSettings
 from arena.errors import UserError
-from arena.llm import LLMGateway, ModelRef
+from arena.llm import LLMGateway
+from arena.models import ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
 from arena.store import Store
@@ -255,15 +256,11 @@ def test_bad_dimension_names_are_user_errors():
 
 def test_a_tie_verdict_is_stored_and_scored_half_to_each_side(tmp_path, fake_llm):
     """`arena run` with the judge on recorded requests: ties everywhere are stored, shown and scored 0.5/0.5."""
-    from arena.workspace import init_workspace
-    from tests.helpers import mark_checked
-    from tests.test_cli import TWO_OFFLINE, invoke
+    from tests.helpers import TWO_OFFLINE, invoke, judge, mark_checked, new_workspace
 
     fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "tie"}, overall="tie")
-    path = tmp_path / "ws"
-    init_workspace(path, TWO_OFFLINE + f'[[judges]]\nname = "dx"\nkind = "debatrix"\nmodel = "openai/dx"\n'
-                                       f'api_base = "{fake_llm.api_base}"\nruns = 3\n')
-    mark_checked(path)
+    path = mark_checked(new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[
+        judge("dx", "debatrix", "openai/dx", api_base=fake_llm.api_base, runs=3)]))
     assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
     ran = invoke("run", "-w", path)
     assert ran.exit_code == 0, ran.output

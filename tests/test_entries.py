@@ -8,14 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from arena.app import commands as app, runner
-
-from arena.app.commands import open_workspace
 from arena.config import load_config, parse_config
 from arena.records import Entry
 from arena.registration import parse_params
 from debaters.registry import DEBATERS
-from tests.test_cli import assert_user_error, invoke, snapshot
+from tests.helpers import assert_user_error, invoke, new_workspace, play_round_robin, snapshot
 
 CONFIG = '''\
 # My arena: every comment and blank line here must survive an edit.
@@ -51,26 +48,11 @@ runs = 1
 
 @pytest.fixture
 def ws(tmp_path) -> Path:
-    path = tmp_path / "ws"
-    assert invoke("init", path).exit_code == 0
-    (path / "arena.toml").write_text(CONFIG, encoding="utf-8")
-    assert invoke("entry", "list", "-w", path).exit_code == 0  # first-open housekeeping done
-    return path
+    return new_workspace(tmp_path / "ws", text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
 
 
 def toml_bytes(ws: Path) -> bytes:
     return (ws / "arena.toml").read_bytes()
-
-
-def play_round_robin(path: Path) -> None:
-    """Schedule and play a round-robin of the active entries (offline, a few seconds)."""
-    ws = open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=1)
-        counts = runner.run(ws, concurrency=2, progress=lambda line: None)
-        assert counts["failed"] == 0 and counts["done"] > 0
-    finally:
-        ws.close()
 
 
 def entries_json(ws: Path) -> list[dict]:

@@ -22,7 +22,8 @@ import pytest
 
 from arena.config import LLMSettings, SearchSettings
 from arena.errors import UserError
-from arena.llm import CallTag, Completion, LLMCallError, LLMGateway, ModelRef
+from arena.llm import CallTag, Completion, LLMCallError, LLMGateway
+from arena.models import ModelRef
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import Store
 from tests.fakes.openai_server import Reply, last_user

@@ -1,7 +1,6 @@
 """The `human` debater: speeches from files or an editor, briefed with exactly what the protocol shows."""
 from __future__ import annotations
 
-import json
 import re
 import shlex
 import sqlite3
@@ -9,33 +8,19 @@ import sys
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from arena.app import commands as app
-from arena.app.cli import main
 from arena.errors import ArenaError
 from arena.app.commands import open_workspace
 from debaters.human import MARKER, editor_command
+from tests.helpers import entry, invoke, judge, new_workspace
 
 MOTION = "en-fact-001"
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
 
-BASE = '''\
-[search]
-provider = "offline"
-
-[[entries]]
-name = "bot"
-debater = "direct"
-model = "offline/bot"
-
-[[judges]]
-name = "j"
-kind = "single"
-model = "offline/j"
-runs = 1
-'''
+BOT = entry("bot")
+JUDGE = judge("j", runs=1)
 
 # A stand-in for a person at an editor: keeps a copy of the briefing it was given, then types a speech.
 EDITOR_SCRIPT = '''\
@@ -50,18 +35,13 @@ with path.open("a", encoding="utf-8") as out:
 '''
 
 
-def human(name: str, **params) -> str:
-    lines = ["", "[[entries]]", f'name = "{name}"', 'debater = "human"', f'model = "human/{name}"',
-             "[entries.params]"]
-    lines += [f"{key} = {json.dumps(value)}" for key, value in params.items()]  # JSON scalars are TOML too
-    return "\n".join(lines) + "\n"
+def human(name: str, **params) -> dict:
+    return entry(name, "human", f"human/{name}", params=params)
 
 
-def workspace(tmp_path: Path, *humans: str) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    (ws / "arena.toml").write_text(BASE + "".join(humans), encoding="utf-8")
-    return ws
+def workspace(tmp_path: Path, *humans: dict) -> Path:
+    """The offline entry bot, judge j (one run), and the human entries; no arena.db yet."""
+    return new_workspace(tmp_path / "ws", entries=[BOT, *humans], judges=[JUDGE], init=None)
 
 
 def editor(tmp_path: Path) -> tuple[str, Path]:
@@ -181,8 +161,7 @@ def test_nothing_written_in_the_editor_fails_the_match_with_exit_1(tmp_path):
     quiet = f"{shlex.quote(sys.executable)} -c pass"  # opens and closes without typing anything
     ws_path = workspace(tmp_path, human("me", editor=quiet))
 
-    result = CliRunner().invoke(main, ["match", "play", "--motion", MOTION, "--pro", "me", "--con", "bot",
-                                       "-w", str(ws_path)])
+    result = invoke("match", "play", "--motion", MOTION, "--pro", "me", "--con", "bot", "-w", ws_path)
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output
     assert "match m00001 failed: human entry 'me' wrote no constructive speech for PRO" in result.output
@@ -225,7 +204,7 @@ def test_editor_comes_from_param_then_visual_then_editor_then_vi(monkeypatch):
 ], ids=["unbalanced-quotes", "blank-editor", "not-a-string", "unknown"])
 def test_bad_human_params_exit_2(tmp_path, params, fragments):
     ws_path = workspace(tmp_path, human("me", **params))
-    result = CliRunner().invoke(main, ["entry", "list", "-w", str(ws_path)])
+    result = invoke("entry", "list", "-w", ws_path)
     assert result.exit_code == 2, result.output
     for fragment in fragments:
         assert fragment in result.output

@@ -9,19 +9,12 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from arena.app import commands as app
-from arena.app.cli import main
 from arena.config import CONFIG_NAME
 from arena.errors import UserError
 from arena.store import DB_NAME
-from tests.helpers import assert_user_error
-from tests.test_cli import TWO_OFFLINE
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+from tests.helpers import TWO_OFFLINE, assert_user_error, invoke, workspace_toml
 
 
 def db_digest(ws: Path) -> str:
@@ -198,7 +191,7 @@ def test_broken_config_edit_after_init_leaves_the_database_byte_identical(ws, ol
 
 # --- the Python API: a workspace made with entries is synced too ----------------------------------
 
-WITH_ENTRIES = '[motions]\nsets = ["builtin:en"]\n\n' + TWO_OFFLINE
+WITH_ENTRIES = workspace_toml(motions=["builtin:en"], entries=TWO_OFFLINE)
 
 
 def test_app_init_stores_entries_and_motions_so_a_rejected_command_writes_nothing(tmp_path):

@@ -13,7 +13,7 @@ import yaml
 from arena import offline, transcript
 from judges.bench import BenchItem, dimension_scores, load_dataset, metrics, round_stages, stage_at
 from tests.fakes.openai_server import Reply
-from tests.test_cli import assert_user_error, invoke, snapshot
+from tests.helpers import assert_user_error, invoke, judge, new_workspace, snapshot
 
 # Human label and the judge's scripted answer per debate: d6's answers never parse, so it fails.
 CASES = {"d1": ("pro", "pro"), "d2": ("pro", "con"), "d3": ("con", "con"), "d4": ("con", "con"),
@@ -30,12 +30,9 @@ STAGES_6 = ["constructive"] * 2 + ["rebuttal"] * 2 + ["summary"] * 2
 
 
 def workspace(path: Path, api_base: str, runs: int = 3, model: str = "openai/judge") -> Path:
-    path.mkdir()
-    (path / "arena.toml").write_text(
-        '[llm]\nbackoff_s = 0.01\nretries = 0\nschema_retries = 0\n[search]\nprovider = "offline"\n'
-        f'[[judges]]\nname = "j"\nkind = "single"\nmodel = "{model}"\napi_base = "{api_base}"\nruns = {runs}\n'
-        '[judges.options]\noverall_ties = true\n', encoding="utf-8")
-    return path
+    """Judge j (single, ties allowed) on the fake server, no retries; no entries, no arena.db yet."""
+    return new_workspace(path, llm={"backoff_s": 0.01, "retries": 0, "schema_retries": 0}, init=None,
+                         judges=[judge("j", model=model, api_base=api_base, runs=runs, options={"overall_ties": True})])
 
 
 def responder(body: dict):

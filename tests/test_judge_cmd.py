@@ -1,44 +1,17 @@
 """`arena judge`: a judge added later rates old transcripts; failed runs are retried; --rejudge replaces."""
 from __future__ import annotations
 
-import asyncio
 import json
 import sqlite3
 from pathlib import Path
 
 import pytest
 
-from arena.app import commands as app, runner
-
+from arena.app import commands as app
 from arena.app.commands import open_workspace
 from arena.errors import UserError
-from tests.helpers import VERDICT, assert_user_error
-from tests.test_cli import TWO_OFFLINE as ENTRIES, invoke, snapshot
-
-JUDGE = '''
-[[judges]]
-name = "{name}"
-kind = "single"
-model = "{model}"
-runs = {runs}
-{extra}'''
-
-
-def judge_toml(name: str, runs: int, model: str | None = None, extra: str = "") -> str:
-    return JUDGE.format(name=name, runs=runs, model=model or f"offline/{name}", extra=extra)
-
-
-def play_with(path: Path, judge: str, rounds: int = 1) -> list[str]:
-    """Schedule a round-robin and play it judged by one judge only, as if the others came later."""
-    ws = open_workspace(path)
-    try:
-        ids = app.schedule(ws, "round-robin", rounds=rounds).match_ids
-        arena = runner.Arena.of(ws)
-        for match_id in ids:
-            asyncio.run(arena.play_match(ws.store.match(match_id), [ws.config.judge(judge)]))
-        return ids
-    finally:
-        ws.close()
+from tests.helpers import (TWO_OFFLINE, VERDICT, assert_user_error, invoke, judge, new_workspace, play_with, snapshot,
+                           workspace_toml)
 
 
 def verdicts(path: Path) -> list[tuple]:
@@ -57,9 +30,8 @@ def of(judge: str, rows: list[tuple]) -> list[tuple]:
 @pytest.fixture
 def ws(tmp_path) -> Path:
     """Two offline entries, judges j1 (one run) and j2 (two runs); two matches judged by j1 only."""
-    path = tmp_path / "ws"
-    path.mkdir()
-    (path / "arena.toml").write_text(ENTRIES + judge_toml("j1", 1) + judge_toml("j2", 2), encoding="utf-8")
+    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=1), judge("j2", runs=2)],
+                         init=None)
     assert len(play_with(path, "j1")) == 2
     return path
 
@@ -99,7 +71,8 @@ def test_rejudge_replaces_all_runs_of_the_named_judge_only(ws):
     assert invoke("judge", "--judge", "j2", "-w", ws).exit_code == 0
     before = verdicts(ws)
     # j2 now runs once: a rejudge must leave no stale second run behind.
-    (ws / "arena.toml").write_text(ENTRIES + judge_toml("j1", 1) + judge_toml("j2", 1), encoding="utf-8")
+    text = workspace_toml(entries=TWO_OFFLINE, judges=[judge("j1", runs=1), judge("j2", runs=1)])
+    (ws / "arena.toml").write_text(text, encoding="utf-8")
 
     plain = invoke("judge", "--judge", "j2", "-w", ws)
     assert plain.stdout.startswith("judged 0 matches with j2")  # replacing must be asked for
@@ -116,12 +89,9 @@ def test_rejudge_replaces_all_runs_of_the_named_judge_only(ws):
 
 
 def test_failed_runs_are_retried_without_rejudge(tmp_path, fake_llm):
-    path = tmp_path / "ws"
-    path.mkdir()
-    extra = '[judges.options]\noverall_ties = false\n'
-    (path / "arena.toml").write_text(
-        ENTRIES + '[llm]\nbackoff_s = 0.01\nretries = 0\nschema_retries = 0\n' + judge_toml("j1", 1)
-        + judge_toml("j2", 2, "openai/judge-model", f'api_base = "{fake_llm.api_base}"\n' + extra), encoding="utf-8")
+    j2 = judge("j2", model="openai/judge-model", runs=2, api_base=fake_llm.api_base, options={"overall_ties": False})
+    path = new_workspace(tmp_path / "ws", llm={"backoff_s": 0.01, "retries": 0, "schema_retries": 0}, init=None,
+                         entries=TWO_OFFLINE, judges=[judge("j1", runs=1), j2])
     play_with(path, "j1")
     fake_llm.script("not a verdict")  # every j2 run fails: no valid structured answer
 
@@ -164,7 +134,7 @@ def test_bad_concurrency_exits_2(ws):
 
 
 def test_no_configured_judge_is_a_user_error(tmp_path):
-    (tmp_path / "arena.toml").write_text(ENTRIES, encoding="utf-8")
+    new_workspace(tmp_path, entries=TWO_OFFLINE, init=None)
     assert_user_error(invoke("judge", "-w", tmp_path), "arena.toml", "no [[judges]]")
 
 

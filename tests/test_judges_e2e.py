@@ -3,28 +3,15 @@ from __future__ import annotations
 
 import json
 
-from click.testing import CliRunner
-
-from arena.app.cli import main
+from tests.helpers import entry, invoke, judge, new_workspace
 
 KINDS = {"j-single": "single", "j-debatrix": "debatrix", "j-panel": "panel", "j-devil": "devils_advocate"}
 
 
 def workspace(tmp_path):
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    toml = ['[search]', 'provider = "offline"']
-    for name, strength in (("strong", 1.5), ("weak", -1.5)):
-        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', f'model = "offline/{name}"',
-                 f'strength = {strength}']
-    for name, kind in KINDS.items():
-        toml += ['[[judges]]', f'name = "{name}"', f'kind = "{kind}"', f'model = "offline/{name}"', 'runs = 2']
-    (ws / "arena.toml").write_text("\n".join(toml) + "\n", encoding="utf-8")
-    return ws
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+    """Offline entries strong and weak, and a judge of each kind (R = 2); no arena.db yet."""
+    return new_workspace(tmp_path / "ws", entries=[entry("strong", strength=1.5), entry("weak", strength=-1.5)],
+                         judges=[judge(name, kind, runs=2) for name, kind in KINDS.items()], init=None)
 
 
 def test_match_play_with_each_judge_kind_then_stats_and_bench(tmp_path):

@@ -14,15 +14,15 @@ from arena import offline, transcript
 from arena.config import LLMSettings
 from arena.fitting import Cut
 from arena.judging import JudgeView, run_judge
-from arena.llm import LLMGateway, ModelRef
+from arena.llm import LLMGateway
+from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, LLMHandle
 from arena.records import Entry, JudgeSpec, Motion, Reference, Speech
 from debaters.human import briefing
 from debaters.params import Length
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
-from tests.helpers import requested_schema, schema_instance
-from tests.test_transcript import hostile
+from tests.helpers import hostile, requested_schema, schema_instance
 
 PROMPTS = Path(__file__).resolve().parent.parent / "judges" / "prompts"
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),

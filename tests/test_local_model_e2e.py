@@ -12,68 +12,34 @@ import json
 import sqlite3
 
 import pytest
-from click.testing import CliRunner
 
 from arena.app import commands as app
-from arena.app.cli import main
-from arena.workspace import init_workspace
+from tests.helpers import entry, invoke, judge, new_workspace, workspace_toml
 
 pytestmark = pytest.mark.slow
 
-WORDS = "\n".join(f"words_{stage} = 50" for stage in ("constructive", "rebuttal", "summary"))
+WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
 SIDES = {"pro", "con"}
 
 
 def workspace(path, llm, tavily_url: str) -> str:
     """Direct entries, an agent4debate entry with small caps and a `single` judge, all on the local model."""
-    model = f'model = "{llm.model}"\napi_base = "{llm.api_base}"'
-    init_workspace(path, f'''
-[arena]
-judge_runs = 1
-[llm]
-retries = 1
-backoff_s = 0.1
-timeout_s = 300
-[search]
-provider = "tavily"
-api_base_url = "{tavily_url}"
-max_results = 2
-[[entries]]
-name = "plain-a"
-debater = "direct"
-{model}
-[entries.params]
-{WORDS}
-[[entries]]
-name = "plain-b"
-debater = "direct"
-{model}
-[entries.params]
-temperature = 0.7
-{WORDS}
-[[entries]]
-name = "a4d"
-debater = "agent4debate"
-{model}
-[entries.params]
-max_queries = 2
-max_reviews = 1
-max_requests = 0
-{WORDS}
-[[judges]]
-name = "single"
-kind = "single"
-runs = 3
-{model}
-''')
+    model = {"model": llm.model, "api_base": llm.api_base}
+    new_workspace(path, arena={"judge_runs": 1}, llm={"retries": 1, "backoff_s": 0.1, "timeout_s": 300},
+                  search={"provider": "tavily", "api_base_url": tavily_url, "max_results": 2},
+                  entries=[entry("plain-a", **model, params=WORDS),
+                           entry("plain-b", **model, params={"temperature": 0.7, **WORDS}),
+                           entry("a4d", "agent4debate", **model,
+                                 params={"max_queries": 2, "max_reviews": 1, "max_requests": 0, **WORDS})],
+                  judges=[judge("single", runs=3, **model)])
     return str(path)
 
 
 # The other judge kinds, added once a match is done, with options that keep them to a few calls.
 OTHER_JUDGES = {
-    "debatrix": 'kind = "debatrix"\n[judges.options.dimensions.argument]\nweight = 3',
-    "panel": 'kind = "panel"\n[judges.options]\nreferees = 2\nturns = 1',
-    "devil": 'kind = "devils_advocate"\n[judges.options]\niterations = 1',
+    "debatrix": ("debatrix", {"dimensions": {"argument": {"weight": 3}}}),
+    "panel": ("panel", {"referees": 2, "turns": 1}),
+    "devil": ("devils_advocate", {"iterations": 1}),
 }
 
 
@@ -85,13 +51,12 @@ def real(tmp_path_factory, local_llm):
     with FakeTavily() as tavily, pytest.MonkeyPatch.context() as mp:
         mp.setenv("TAVILY_API_KEY", "tvly-test-local")
         ws = workspace(tmp_path_factory.mktemp("real") / "ws", local_llm, tavily.base_url)
-        cli = CliRunner()
-        checked = cli.invoke(main, ["check", "-w", ws, "--format", "json"])
+        checked = invoke("check", "-w", ws, "--format", "json")
         opened = app.open_workspace(ws)
         opened.store.add_tournament("single", 0, {}, [("en-policy-001", "plain-a", "plain-b")])
         opened.close()
-        ran = cli.invoke(main, ["run", "-w", ws])
-        yield {"ws": ws, "cli": cli, "checked": checked, "ran": ran, "tavily": tavily, "llm": local_llm}
+        ran = invoke("run", "-w", ws)
+        yield {"ws": ws, "checked": checked, "ran": ran, "tavily": tavily, "llm": local_llm}
 
 
 def db(ws: str) -> sqlite3.Connection:
@@ -145,13 +110,14 @@ def test_the_ledger_holds_real_token_counts_and_every_call_stopped_or_was_cut(re
 
 
 @pytest.mark.timeout(900)
-@pytest.mark.parametrize("judge", list(OTHER_JUDGES))
-def test_each_other_judge_kind_judges_the_real_transcript(real, judge):
-    model = f'model = "{real["llm"].model}"\napi_base = "{real["llm"].api_base}"'
+@pytest.mark.parametrize("name", list(OTHER_JUDGES))
+def test_each_other_judge_kind_judges_the_real_transcript(real, name):
+    kind, options = OTHER_JUDGES[name]
+    added = judge(name, kind, real["llm"].model, api_base=real["llm"].api_base, runs=1, options=options)
     with open(f"{real['ws']}/arena.toml", "a", encoding="utf-8") as toml:
-        toml.write(f'\n[[judges]]\nname = "{judge}"\nruns = 1\n{model}\n{OTHER_JUDGES[judge]}\n')
-    result = real["cli"].invoke(main, ["judge", "-w", real["ws"], "--judge", judge])
-    verdicts = db(real["ws"]).execute("SELECT * FROM verdicts WHERE judge=?", (judge,)).fetchall()
+        toml.write("\n" + workspace_toml(judges=[added], search=None))
+    result = invoke("judge", "-w", real["ws"], "--judge", name)
+    verdicts = db(real["ws"]).execute("SELECT * FROM verdicts WHERE judge=?", (name,)).fetchall()
     assert len(verdicts) == 1, result.output
     (v,) = verdicts
     if v["error"] is None:
@@ -192,7 +158,8 @@ def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_
     from arena import transcript
     from arena.config import LLMSettings
     from arena.fitting import Material
-    from arena.llm import LLMGateway, ModelRef
+    from arena.llm import LLMGateway
+    from arena.models import ModelRef
     from arena.protocol import AgentLog, LLMHandle
     from arena.records import Speech
     from arena.store import Store

@@ -7,48 +7,23 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from arena.app import commands as app, shapes
-from arena.app.cli import main
 from arena.errors import UserError
 from arena.records import Entry
 from arena.app.commands import open_workspace
-from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, stage_and_side, write_workspace
+from tests.helpers import entry, failing_at, invoke, judge, new_workspace, snapshot, write_workspace
 
 MOTION = "en-fact-001"
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
 
-OFFLINE = '''\
-[search]
-provider = "offline"
-'''
-JUDGE = '''
-[[judges]]
-name = "{name}"
-kind = "single"
-model = "offline/{name}"
-runs = {runs}
-'''
-
-
-def entry(name: str) -> str:
-    return f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
-
 
 @pytest.fixture
 def ws_path(tmp_path) -> Path:
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    toml = OFFLINE + entry("a") + entry("b") + JUDGE.format(name="j1", runs=1) + JUDGE.format(name="j2", runs=2)
-    (ws / "arena.toml").write_text(toml, encoding="utf-8")
-    return ws
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
+    """Offline entries a and b, judges j1 (one run) and j2 (two runs); no arena.db yet."""
+    return new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")],
+                         judges=[judge("j1", runs=1), judge("j2", runs=2)], init=None)
 
 
 def play(ws_path, *args):
@@ -94,10 +69,6 @@ def test_match_play_uses_only_the_named_judges(ws_path):
     assert [(v.judge, v.run) for v in match.verdicts] == [("j2", 0), ("j2", 1)]
 
 
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
-
-
 @pytest.mark.parametrize("args, fragments", [
     (("--motion", "en-fact-999", "--pro", "a", "--con", "b"),
      ("--motion en-fact-999: no such motion", "available, such as en-", "arena motion list")),
@@ -138,14 +109,7 @@ def test_a_retired_entry_cannot_play(ws_path):
 
 def test_a_provider_error_fails_the_match_with_exit_1(tmp_path, fake_llm):
     ws_path = write_workspace(tmp_path / "ws", fake_llm.api_base)
-    responder = debate_responder()
-
-    def failing(body):
-        if stage_and_side(body) == ("rebuttal", "con"):
-            return Reply(status=400, content="context length exceeded")
-        return responder(body)
-
-    fake_llm.responder = failing
+    fake_llm.responder = failing_at("rebuttal", "con")
     result = play(ws_path, "--motion", MOTION, "--pro", "alpha", "--con", "beta")
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output

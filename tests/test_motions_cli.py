@@ -9,7 +9,7 @@ import pytest
 
 from arena.config import parse_config
 from motions.library import load_builtin
-from tests.test_cli import assert_user_error, invoke, snapshot
+from tests.helpers import assert_user_error, invoke, new_workspace, snapshot
 
 CONFIG = '''\
 # My arena: comments survive an import.
@@ -37,11 +37,7 @@ MINE_JSONL = ('{"id": "my-value-001", "text": "Quiet is a public good", "categor
 
 @pytest.fixture
 def ws(tmp_path) -> Path:
-    path = tmp_path / "ws"
-    assert invoke("init", path).exit_code == 0
-    (path / "arena.toml").write_text(CONFIG, encoding="utf-8")
-    assert invoke("motion", "list", "-w", path).exit_code == 0  # first-open housekeeping done
-    return path
+    return new_workspace(tmp_path / "ws", text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
 
 
 def listed(ws: Path, *args: str) -> list[dict]:

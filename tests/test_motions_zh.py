@@ -10,7 +10,7 @@ import pytest
 
 from arena.records import CATEGORIES, DEFAULT_INFO_SLIDE
 from motions.library import load_builtin
-from tests.test_cli import invoke
+from tests.helpers import invoke, new_workspace
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 # The motions the set had before it grew: their ids and wording are stable.
@@ -70,11 +70,8 @@ def test_texts_are_distinct(motions):
 
 @pytest.fixture(scope="module")
 def ws(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("zh") / "ws"
-    assert invoke("init", path).exit_code == 0
-    (path / "arena.toml").write_text('[arena]\nlanguage = "zh"\nseed = 0\n\n[motions]\nsets = ["builtin:zh"]\n',
-                                     encoding="utf-8")
-    return path
+    return new_workspace(tmp_path_factory.mktemp("zh") / "ws", arena={"language": "zh", "seed": 0},
+                         motions=["builtin:zh"], search=None, init="cli")
 
 
 def run_json(*args):

@@ -15,11 +15,10 @@ from arena import offline, transcript
 from arena.app import commands
 from arena.judging import verdict_schema
 from arena.records import Speech
-from arena.workspace import init_workspace
 from debaters import agent4debate
 from judges.debatrix import _summary_schema, _verdict_schema
 from judges.devils_advocate import CRITIQUE_SCHEMA, scored_verdict_schema
-from tests.test_cli import invoke
+from tests.helpers import entry, invoke, judge, new_workspace
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 EN_TEMPLATE = "# Knowledge\nMotion: {motion}\nCategory: policy motion\n\n# Rules\n- Write in Simplified Chinese.\n"
@@ -90,7 +89,7 @@ def test_the_chinese_templates_carry_the_markers_the_estimator_counts():
     pytest.param("Decide the debate below.", False, id="no-motion-line-english"),
 ])
 def test_the_language_is_read_from_the_prompt(prompt, chinese):
-    assert offline._chinese(prompt) is chinese
+    assert offline._answers_in_chinese(prompt) is chinese
 
 
 def test_the_motion_is_found_on_either_templates_line():
@@ -216,32 +215,6 @@ def _match(Match, motion, speeches):
 
 # --- a simulated tournament on Chinese motions ---------------------------------------------------------------
 
-CONFIG = '''\
-[arena]
-language = "zh"
-seed = 0
-judge_runs = 1
-
-[search]
-provider = "offline"
-
-[motions]
-sets = ["builtin:zh"]
-{entries}
-[[judges]]
-name = "sim-single"
-kind = "single"
-model = "offline/single"
-runs = 1
-
-[[judges]]
-name = "sim-debatrix"
-kind = "debatrix"
-model = "offline/debatrix"
-runs = 1
-[judges.options]
-dimensions = {{ argument = {{}} }}
-'''
 ENTRIES = {"zh-ace": ("agent4debate", 1.5), "zh-bold": ("search-baseline", 0.9), "zh-calm": ("direct", 0.3),
            "zh-deft": ("direct", -0.3), "zh-eager": ("search-baseline", -0.9), "zh-faint": ("direct", -1.5)}
 
@@ -249,9 +222,11 @@ ENTRIES = {"zh-ace": ("agent4debate", 1.5), "zh-bold": ("search-baseline", 0.9),
 @pytest.fixture(scope="module")
 def tournament(tmp_path_factory):
     path = tmp_path_factory.mktemp("zh-tournament") / "ws"
-    entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
-                      f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
-    init_workspace(path, CONFIG.format(entries=entries))
+    new_workspace(path, arena={"language": "zh", "seed": 0, "judge_runs": 1}, motions=["builtin:zh"],
+                  entries=[entry(name, kind, strength=strength) for name, (kind, strength) in ENTRIES.items()],
+                  judges=[judge("sim-single", model="offline/single", runs=1),
+                          judge("sim-debatrix", "debatrix", "offline/debatrix", runs=1,
+                                options={"dimensions": {"argument": {}}})])
     ws = commands.open_workspace(path)
     try:
         commands.schedule(ws, "round-robin", rounds=2)
@@ -283,10 +258,10 @@ def test_a_chinese_tournament_speaks_and_judges_in_chinese(tournament):
 
 def test_a_chinese_tournament_recovers_the_planted_order(tournament):
     names = sorted(ENTRIES)
-    for judge in ("sim-single", "sim-debatrix"):
-        result = invoke("rate", "-w", tournament, "--judge", judge, "--format", "json", "--bootstrap", "20")
+    for name in ("sim-single", "sim-debatrix"):
+        result = invoke("rate", "-w", tournament, "--judge", name, "--format", "json", "--bootstrap", "20")
         assert result.exit_code == 0, result.output
         rated = json.loads(result.output)
         ratings = {r["entry"]: r["rating"] for r in rated["ratings"]}
         rho = spearmanr([ENTRIES[n][1] for n in names], [ratings[n] for n in names]).statistic
-        assert rho >= 0.8, (judge, ratings)
+        assert rho >= 0.8, (name, ratings)

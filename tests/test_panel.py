@@ -11,7 +11,8 @@ import pytest
 from arena import offline, transcript
 from arena.config import LLMSettings
 from arena.errors import UserError
-from arena.llm import LLMGateway, ModelRef
+from arena.llm import LLMGateway
+from arena.models import ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
 from arena.judging import JudgeView, run_judge

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from arena.app.commands import open_workspace
-from tests.helpers import assert_user_error
-from tests.test_cli import invoke, snapshot
+from tests.helpers import assert_user_error, invoke, new_workspace, snapshot
+from tests.sites import demo_workspace
 
 ARENA = [sys.executable, "-m", "arena"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
@@ -78,10 +78,7 @@ def test_an_unknown_preset_exits_2_and_writes_nothing(tmp_path):
 
 
 def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(tmp_path):
-    path = tmp_path / "zh-demo"
-    done = subprocess.run([*ARENA, "demo", "-w", str(path), "--language", "zh"], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
+    path = demo_workspace(tmp_path / "zh-demo", "--language", "zh")
     db = sqlite3.connect(path / "arena.db")
     try:
         assert db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0] == 60
@@ -97,8 +94,6 @@ def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(tmp_path):
 
 
 def test_demo_in_another_language_than_its_workspace_exits_2(tmp_path):
-    path = tmp_path / "demo"
-    path.mkdir()
-    (path / "arena.toml").write_text('[arena]\nlanguage = "zh"\n', encoding="utf-8")
+    path = new_workspace(tmp_path / "demo", arena={"language": "zh"}, search=None, init=None)
     assert_user_error(invoke("demo", "-w", path), "a demo in language 'zh'", "--language zh")
     assert [p.name for p in path.iterdir()] == ["arena.toml"]  # refused before opening: no arena.db

@@ -3,7 +3,6 @@ Chinese for a Chinese motion, asks for what the English one asks (the same JSON 
 length, now in characters), and gives each side its own proposition; other languages keep the English prompts."""
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from arena.records import DEFAULT_INFO_SLIDE, STAGES, Motion
 from debaters import agent4debate as a4d
 from debaters import direct
 from tests.helpers import requested_schema
-from tests.test_agent4debate import Script, make_workspace, play, role_stage_side
+from tests.teams import ChineseScript, Script, make_workspace, play, role_stage_side, stage_and_side_zh
 
 PROMPTS = Path(direct.__file__).parent / "prompts"
 ZH_HEADINGS = ("# 角色设定", "# 背景知识", "# 工作流程", "# 规则", "# 输出格式")
@@ -24,15 +23,12 @@ EN_HEADINGS = ("# Profile", "# Knowledge", "# Workflow", "# Rules", "# Output fo
 # What only the English templates say: none of it may leak into a Chinese prompt.
 ENGLISH_ONLY = (*EN_HEADINGS, "Write in ", "Motion:", "You are", "JSON object", "stage 1 of 3", "stage 2 of 3",
                 "stage 3 of 3", "Your side", "The other side argues")
-STAGE_ZH = {"立论": "constructive", "驳论": "rebuttal", "总结陈词": "summary", "总结": "summary"}
-SIDE_ZH = {"正方": "pro", "反方": "con"}
 CHARS = {"constructive": 1200, "rebuttal": 1000, "summary": 800}  # the chars_<stage> defaults
 WORDS = {"constructive": 450, "rebuttal": 400, "summary": 300}
 PRO_TEXT, CON_TEXT = "正义只是利益", "正义不只是利益"
 MOTION = Motion("zh-value-x01", "正义是否只是利益", "value", language="zh", pro_text=PRO_TEXT, con_text=CON_TEXT)
 ONE_SIDED = Motion("zh-policy-x01", "安乐死应当合法化", "policy", language="zh")
 FRENCH = Motion("fr-policy-x01", "Les villes devraient interdire les voitures", "policy", language="fr")
-VERDICT = {"rationale": "close", "argument": "pro", "source": "pro", "language": "tie", "overall": "pro"}
 
 
 def other(side: str) -> str:
@@ -183,15 +179,6 @@ def test_other_languages_fall_back_to_the_english_prompts_asking_for_the_languag
 # --------------------------------------------------------------------------- whole matches on the fake servers
 
 
-def stage_and_side_zh(text: str) -> tuple[str, str]:
-    """Read a Chinese debater prompt's stage and side: agent4debate's frame, or the direct baselines' profile."""
-    stage = re.search(r"^当前阶段：(立论|驳论|总结陈词)", text, re.MULTILINE) or re.search(
-        r"这是你的(立论|驳论|总结)陈词", text)
-    side = re.search(r"^我方：(正方|反方)（", text, re.MULTILINE) or re.search(r"代表(正方|反方)（", text)
-    assert stage and side, text[:500]
-    return STAGE_ZH[stage.group(1)], SIDE_ZH[side.group(1)]
-
-
 def role_of(body: dict) -> str:
     """agent4debate's role, told by the schema it asks for (the analyzer asks for none), or the baseline's kind."""
     if body["model"] != "a4d":
@@ -210,50 +197,6 @@ def variant_of(body: dict) -> str:
     if "speech" in properties:
         return "revise" if "你上一版的稿件" in text else "draft"
     return ""
-
-
-class ChineseScript:
-    """A scripted Chinese match: each a4d Writer asks for material once per speech, each Reviewer rejects the
-    first draft (so the revision prompt renders too), the baselines write plain text."""
-
-    def __init__(self):
-        self.asked: set[tuple[str, str]] = set()
-        self.reviews: dict[tuple[str, str], int] = {}
-        self.queries = 0
-
-    def __call__(self, body: dict) -> str:
-        if body["model"] == "judge":
-            return json.dumps(VERDICT)
-        text = body["messages"][0]["content"]
-        stage, side = stage_and_side_zh(text)
-        properties = (requested_schema(body) or {}).get("properties", {})
-        if "queries" in properties:
-            self.queries += 1  # every query new, so each round finds new sources to compile
-            return json.dumps({"queries": [f"{side} {stage} 检索 {self.queries}"]}, ensure_ascii=False)
-        if "findings" in properties:
-            numbers = properties["findings"]["items"]["properties"]["sources"]["items"]["enum"]
-            return json.dumps({"findings": [{"topic": "成本", "finding": f"发现 {n}", "bearing": "for us",
-                                             "sources": [n]} for n in numbers], "gaps": ["缺口"]},
-                              ensure_ascii=False)
-        if "speech" in properties:
-            if "material_request" in properties and (stage, side) not in self.asked:
-                self.asked.add((stage, side))
-                request = {"need": "一个成本数字", "query": f"{side} {stage} 成本"}
-                if "point" in properties["material_request"]["properties"]:
-                    request = {"point": "我方此前的论点", **request}
-                return json.dumps({"material_request": request, "speech": ""}, ensure_ascii=False)
-            speech = f"SPEECH<{side}|{stage}> 我方观点成立 [1]。"
-            return json.dumps({"material_request": None, "speech": speech} if "material_request" in properties
-                              else {"speech": speech}, ensure_ascii=False)
-        if "checks" in properties:
-            done = self.reviews[(stage, side)] = self.reviews.get((stage, side), 0) + 1
-            approve = done > 1
-            review = {"checks": [{"item": "structure", "ok": approve, "note": "已检查"}], "approve": approve,
-                      "feedback": [] if approve else ["第二段请引用 [1]"]}
-            if "debate_state" in properties:
-                review["debate_state"] = {"leading": "them", "reasons": ["对方的论点尚未得到回应"]}
-            return json.dumps(review, ensure_ascii=False)
-        return f"TEXT<{body['model']}|{side}|{stage}> 我方观点成立，因为有证据 [1]。"
 
 
 def schema_words(schema: dict, key: str = ""):

@@ -5,12 +5,11 @@ import re
 import sqlite3
 
 from arena import transcript
-from arena.app import commands as app, runner, shapes
+from arena.app import commands as app, runs, shapes
 
 
 from arena.app.commands import open_workspace
-from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, stage_and_side, write_workspace
+from tests.helpers import debate_responder, failing_at, stage_and_side, write_workspace
 
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
@@ -20,7 +19,7 @@ def play_one(tmp_path, fake_llm, **kwargs):
     fake_llm.responder = debate_responder()
     ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, **kwargs))
     ids = app.schedule(ws, "round-robin", rounds=1).match_ids
-    runner.run(ws, concurrency=1, progress=lambda line: None)
+    runs.run(ws, concurrency=1, progress=lambda line: None)
     return ws, ids[0]
 
 
@@ -85,7 +84,7 @@ def test_judge_runs_are_distinct_samples_and_score_the_match(tmp_path, fake_llm)
 
 
 def test_swap_sides_option_relabels_odd_runs_and_maps_back(tmp_path, fake_llm):
-    ws, match_id = play_one(tmp_path, fake_llm, extra="[judges.options]\nswap_sides = true")
+    ws, match_id = play_one(tmp_path, fake_llm, options={"swap_sides": True})
     prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests if r.body.get("response_format")][:3]
     pro_text = next(s.text for s in ws.store.match(match_id).speeches if (s.stage, s.side) == ("constructive", "pro"))
     # Run 1 (odd) shows Pro's constructive under the CON label.
@@ -102,16 +101,9 @@ def test_swap_sides_option_relabels_odd_runs_and_maps_back(tmp_path, fake_llm):
 
 def test_a_failed_match_stores_no_partial_speeches(tmp_path, fake_llm):
     ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base))
-    responder = debate_responder()
-
-    def failing(body):
-        if stage_and_side(body) == ("summary", "con"):
-            return Reply(status=400, content="context length exceeded")
-        return responder(body)
-
-    fake_llm.responder = failing
+    fake_llm.responder = failing_at("summary", "con")
     app.schedule(ws, "round-robin", rounds=1)
-    counts = runner.run(ws, concurrency=1, progress=lambda line: None)
+    counts = runs.run(ws, concurrency=1, progress=lambda line: None)
     assert (counts["done"], counts["failed"], counts["total"]) == (0, 2, 2)
     db = sqlite3.connect(ws.path / "arena.db")
     assert db.execute("SELECT COUNT(*) FROM speeches").fetchone()[0] == 0
@@ -122,9 +114,9 @@ def test_a_failed_match_stores_no_partial_speeches(tmp_path, fake_llm):
     # The calls that were paid for are in the ledger, and a rerun gets them from the cache.
     paid = db.execute("SELECT COUNT(*) FROM calls WHERE error IS NULL AND cache_hit = 0").fetchone()[0]
     assert paid == 8  # per match: 4 speeches before Con's summary (the first summary) failed
-    fake_llm.responder = responder
+    fake_llm.responder = debate_responder()  # healthy again
     before = len(fake_llm.requests)
-    counts = runner.run(ws, concurrency=1, retry_failed=True, progress=lambda line: None)
+    counts = runs.run(ws, concurrency=1, retry_failed=True, progress=lambda line: None)
     assert counts["done"] == 2
     new = [r.body for r in fake_llm.requests[before:]]
     # Only the summaries are asked for again; the 8 earlier speeches come from the cache.

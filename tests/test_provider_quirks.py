@@ -1,5 +1,6 @@
-"""Real models: structured-output fallbacks, answer caps, cut and empty answers, prompt fitting,
-redaction end to end, `arena check` and the run's preflight probe, and cut speeches.
+"""What real model servers do, and what the gateway and a run make of it: refused structured-output modes
+(fallbacks), answer caps, cut and empty answers, prompts fitted to the context window, keys redacted end to end,
+`arena check` and the run's preflight probe, and cut speeches.
 
 Every LLM call goes gateway -> real litellm -> openai SDK -> HTTP -> FakeOpenAI over loopback.
 Nothing is patched: behaviour is asserted from the request bodies the fake server saw and from
@@ -17,24 +18,23 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 from arena import transcript
 from arena.app import commands as app
-from arena.app.cli import main
 from arena.app.commands import open_workspace
 from arena.config import LLMSettings
 from arena.fitting import Cut, Material, PromptTooLong, fit
-from arena.llm import TEXT_TOKENS, CallTag, LLMCallError, LLMGateway, ModelRef, answer_tokens
+from arena.llm import CallTag, LLMCallError, LLMGateway
+from arena.models import ModelRef
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import Speech
 from arena.search import SearchResult
 from arena.store import DB_NAME, Store
-from arena.workspace import init_workspace
+from arena.structured import TEXT_TOKENS, answer_tokens
 from debaters.knowledge import KnowledgeBase
 from debaters.params import Length, speech_tokens
 from tests.fakes.openai_server import FakeOpenAI, Recorded, Reply, last_user
-from tests.helpers import VERDICT, debate_responder, stage_and_side, write_workspace
+from tests.helpers import VERDICT, debate_responder, invoke, query, stage_and_side, write_workspace
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -88,10 +88,6 @@ def refusing(*refused: str, answer: str = VALID):
     return respond
 
 
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
 VOCAB = "the city should ban private cars because streets belong to people who walk and ride".split()
 
 
@@ -110,25 +106,10 @@ def db_texts(path: Path) -> list[str]:
         db.close()
 
 
-def query(path: Path, sql: str, *args):
-    db = sqlite3.connect(path / DB_NAME)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
-
-
-def unchecked_workspace(path: Path, api_base: str, *, entries=("alpha", "beta")) -> Path:
-    """As tests.helpers.write_workspace, but no model is known to work: `arena run` probes them first."""
-    toml = ['[arena]', 'judge_runs = 1', '[llm]', 'backoff_s = 0.01', 'retries = 1',
-            '[search]', 'provider = "offline"', '[motions]', 'sets = ["builtin:en"]']
-    for name in entries:
-        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', f'model = "openai/{name}-model"',
-                 f'api_base = "{api_base}"']
-    toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/judge-model"',
-             f'api_base = "{api_base}"']
-    init_workspace(path, "\n".join(toml) + "\n")
-    return path
+def unchecked_workspace(path: Path, api_base: str) -> Path:
+    """As tests.helpers.write_workspace (R = 1, one retry), but no model is known to work: `arena run` probes
+    them first."""
+    return write_workspace(path, api_base, judge_runs=1, retries=1, checked=False)
 
 
 def schedule(path: Path) -> None:
@@ -568,10 +549,11 @@ def test_check_does_not_retry_a_refused_mode_as_if_the_server_were_down(tmp_path
     assert json.loads(result.output)[0]["structured"] == "json_object"
     refused = [b for b in fake_llm.bodies if (b.get("response_format") or {}).get("type") == "json_schema"]
     assert len(refused) == 1, (
-        f"BUG arena/llm.py LLMGateway._call line 277: the probe (_structured_mode, line 336-338) asks json_schema "
-        f"with a forced ModelRef, so a refusal (a 500 whose message names response_format) skips the fallback at "
-        f"line 264 and is retried as a server error: json_schema was sent {len(refused)} times, with backoff in "
-        f"between; a recognised refusal (_refuses_format) of a structured mode should not be retryable")
+        f"BUG arena/llm.py LLMGateway.call: the probe (arena/probe.py, _structured_mode) asks json_schema "
+        f"with a forced ModelRef, so a refusal (a 500 whose message names response_format) skips the fallback "
+        f"and is retried as a server error: json_schema was sent {len(refused)} times, with backoff in "
+        f"between; a recognised refusal (arena.structured.refuses_format) of a structured mode should not be "
+        f"retryable")
 
 
 def test_check_of_a_model_that_answers_401_says_so_and_exits_1(tmp_path, fake_llm):
@@ -668,7 +650,7 @@ def test_a_speech_cut_at_its_cap_is_stored_shown_and_published_as_cut(tmp_path, 
 
 def test_raw_newlines_inside_json_strings_are_accepted():
     """Seen on the real local model: grammar-constrained JSON with a literal newline inside a string."""
-    from arena.llm import parse_structured
+    from arena.structured import parse_structured
 
     schema = {"type": "object", "properties": {"speech": {"type": "string"}}, "required": ["speech"]}
     data, problem = parse_structured('{"speech": "First line.\nSecond line."}', schema)
@@ -682,7 +664,8 @@ def test_litellm_says_nothing_on_stderr_when_a_process_runs_several_event_loops(
         "import asyncio\n"
         "from tests.fakes.openai_server import FakeOpenAI\n"
         "from arena.config import LLMSettings\n"
-        "from arena.llm import CallTag, LLMGateway, ModelRef\n"
+        "from arena.llm import CallTag, LLMGateway\n"
+        "from arena.models import ModelRef\n"
         "with FakeOpenAI() as fake:\n"
         "    gateway, ref = LLMGateway(LLMSettings(cache=False)), ModelRef('openai/x', fake.api_base)\n"
         "    for i in range(3):\n"

@@ -12,15 +12,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from click.testing import CliRunner
 
-from arena.app import commands as app, runner
+from arena.app import commands as app, runs
 
 from arena.app.commands import open_workspace
-from arena.app.cli import main
-from arena.workspace import init_workspace
 from leaderboard import bt, elo
-from tests.helpers import assert_user_error
+from tests.helpers import PEOPLE, assert_user_error, entry, invoke, judge, new_workspace, snapshot
 from leaderboard.results import ResultsError, read_results
 
 HEADER = "match_id,entry_a,entry_b,score_a,score_b,category,dimension\n"
@@ -35,14 +32,6 @@ SMALL = HEADER + "".join(f"m{k},{a},{b},{sa},{3 - sa},{cat},{dim}\n" for k, (a, 
     ("d", "a", 2, "value", "overall"), ("b", "d", 3, "fact", "overall"), ("d", "c", 2, "value", "overall"),
 ])) + "".join(f"m{k},{a},{b},{sa},{3 - sa},fact,argument\n" for k, (a, b, sa) in enumerate([
     ("a", "b", 2), ("b", "c", 1), ("c", "a", 2), ("b", "a", 2), ("c", "b", 1), ("a", "c", 3)]))
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def snapshot(directory: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(directory)): p.read_bytes() for p in sorted(directory.rglob("*")) if p.is_file()}
 
 
 def rate_json(*args) -> dict:
@@ -341,8 +330,8 @@ def test_anchor_pins_the_entry_and_shifts_the_rest(here):
     assert pinned["c"]["rating"] == 1500.0
     shift = 1500.0 - free["c"]["rating"]
     assert abs(shift) > 100
-    for entry in "abd":
-        assert pinned[entry]["rating"] == pytest.approx(free[entry]["rating"] + shift, abs=0.02)
+    for name in "abd":
+        assert pinned[name]["rating"] == pytest.approx(free[name]["rating"] + shift, abs=0.02)
 
 
 def test_anchor_applies_to_every_group(here):
@@ -354,21 +343,21 @@ def test_anchor_applies_to_every_group(here):
 
 # --- a workspace: --format csv export, and its round trip through --results -----------------------
 
-SIMULATED = '[search]\nprovider = "offline"\n' + "".join(
-    f'[[entries]]\nname = "sim-{name}"\ndebater = "direct"\nmodel = "offline/{name}"\nstrength = {strength}\n'
-    for name, strength in (("ace", 1.5), ("bold", 0.5), ("calm", -0.5), ("deft", -1.5))
-) + '[[judges]]\nname = "sim-judge"\nkind = "single"\nmodel = "offline/judge"\nruns = 3\n'
+STRENGTH = {"sim-ace": 1.5, "sim-bold": 0.5, "sim-calm": -0.5, "sim-deft": -1.5}
+SIMULATED = [entry(name, model=f"offline/{name.removeprefix('sim-')}", strength=strength)
+             for name, strength in STRENGTH.items()]
+SIM_JUDGE = judge("sim-judge", model="offline/judge", runs=3)
 
 
 @pytest.fixture(scope="module")
 def demo_ws(tmp_path_factory) -> Path:
     """A simulated tournament: 4 entries, 24 matches, a judge with 3 runs that judges every dimension."""
     path = tmp_path_factory.mktemp("rate") / "ws"
-    init_workspace(path, SIMULATED)
+    new_workspace(path, entries=SIMULATED, judges=[SIM_JUDGE])
     ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=2)
-        assert runner.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
+        assert runs.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
     finally:
         ws.close()
     return path
@@ -413,10 +402,6 @@ def test_workspace_anchor_unknown_entry_exits_2(demo_ws):
 
 # --- a judge of people: the Human-Elo from their ballots ------------------------------------------
 
-PEOPLE = SIMULATED + '[[judges]]\nname = "experts"\nkind = "human"\n[judges.options]\npeople = ["ann", "bo", "cy"]\n'
-STRENGTH = {"sim-ace": 1.5, "sim-bold": 0.5, "sim-calm": -0.5, "sim-deft": -1.5}
-
-
 def people_ballots(matches: list[tuple[str, str, str]]):
     """Ballots on (match_id, pro, con): all three people on the first 16 matches, ann and bo on two more, ann
     alone on two more, nobody on the last four. ann picks the stronger side and decides argument too; bo
@@ -439,11 +424,11 @@ def people_ws(tmp_path_factory) -> tuple[Path, list, list]:
     """The simulated tournament above, 24 matches, with the people of judge experts' ballots on 20 of them:
     (path, [(match_id, pro, con)], the ballots)."""
     path = tmp_path_factory.mktemp("people") / "ws"
-    init_workspace(path, PEOPLE)
+    new_workspace(path, entries=SIMULATED, judges=[SIM_JUDGE, PEOPLE])
     ws = open_workspace(path)
     try:
         app.schedule(ws, "round-robin", rounds=2)
-        assert runner.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
+        assert runs.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
         matches = [(r["id"], r["pro"], r["con"]) for r in ws.store.match_rows()]
         ballots = people_ballots(matches)
         ws.store.cast_ballots("experts", ("ann", "bo", "cy"), ballots, simulated=False)

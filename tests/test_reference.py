@@ -33,6 +33,7 @@ from arena import config as arena_config
 from arena.app.cli import main
 from arena.records import Entry, JudgeSpec
 from arena.workspace import TEMPLATE
+from tests import helpers
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 
@@ -438,52 +439,17 @@ def json_keys(value, out: set[str] | None = None) -> set[str]:
     return out
 
 
-WORKSPACE = '''\
-[arena]
-seed = 0
-judge_runs = 1
-
-[search]
-provider = "offline"
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-strength = 0.5
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-
-[[judges]]
-name = "j1"
-kind = "single"
-model = "offline/j1"
-
-[[judges]]
-name = "j2"
-kind = "single"
-model = "offline/j2"
-
-[[judges]]
-name = "people"
-kind = "human"
-model = "offline/people"
-[judges.options]
-people = ["ann", "bo"]
-'''
+WORKSPACE = dict(arena={"seed": 0, "judge_runs": 1}, entries=[helpers.entry("a", strength=0.5), helpers.entry("b")],
+                 judges=[helpers.judge("j1"), helpers.judge("j2"),
+                         helpers.people("people", "ann", "bo", model="offline/people")])
 
 
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
     """What each command that prints JSON returns, on a small offline workspace, by command path."""
     from arena.app import commands as app, people
-    from arena.workspace import init_workspace
 
-    root = tmp_path_factory.mktemp("reference") / "ws"
-    init_workspace(root, WORKSPACE)
+    root = helpers.new_workspace(tmp_path_factory.mktemp("reference") / "ws", **WORKSPACE)
     bench = root / "bench.jsonl"
     bench.write_text(json.dumps({"id": "d1", "motion": "Cats are better than dogs", "label": "pro",
                                  "speeches": [{"side": "pro", "text": "Calm."}, {"side": "con", "text": "Loyal."}]})

@@ -12,6 +12,7 @@ import pytest
 from arena.errors import UserError
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
+from tests.helpers import entry, judge, workspace_toml
 
 PLUGIN = '''
 from arena.protocol import Draft
@@ -48,33 +49,17 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
     (site / "echo_plugin-1.0.dist-info" / "entry_points.txt").write_text(
         "[arena.debaters]\necho = echo_plugin:EchoDebater\n")
     ws = tmp_path / "ws"
+    toml = workspace_toml(entries=[entry("e1", "echo", params={"line": "hello"}), entry("e2")],
+                          judges=[judge("j", runs=1)])
     script = textwrap.dedent(f'''
         import json
-        from arena.app import commands as app, runner, shapes
+        from arena.app import commands as app, runs, shapes
         from arena.app.commands import open_workspace
         from arena.workspace import init_workspace
-        init_workspace({str(ws)!r}, """
-        [search]
-        provider = "offline"
-        [[entries]]
-        name = "e1"
-        debater = "echo"
-        model = "offline/e1"
-        [entries.params]
-        line = "hello"
-        [[entries]]
-        name = "e2"
-        debater = "direct"
-        model = "offline/e2"
-        [[judges]]
-        name = "j"
-        kind = "single"
-        model = "offline/j"
-        runs = 1
-        """)
+        init_workspace({str(ws)!r}, {toml!r})
         w = open_workspace({str(ws)!r})
         app.schedule(w, "round-robin")
-        runner.run(w, progress=lambda line: None)
+        runs.run(w, progress=lambda line: None)
         print(json.dumps(shapes.match_json(w.store.match("m00001"))["speeches"]))
     ''')
     env = {**os.environ, "PYTHONPATH": str(site)}

@@ -4,67 +4,22 @@ from __future__ import annotations
 import json
 import os
 import signal
-import sqlite3
 import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from arena.app import commands as app, runner
+from arena.app import commands as app, runs
 
 from arena.app.commands import open_workspace
-from arena.app.cli import main
 from arena.app.dryrun import dry_run
 from arena.app.progress import Progress
-from arena.workspace import init_workspace
 from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, mark_checked, stage_and_side, write_workspace
-
-ROOT = Path(__file__).resolve().parents[1]
-ENTRIES = ("alpha", "beta", "gamma")  # a round-robin of 6 matches, each pair on its own motion
-
-
-def invoke(*args):
-    return CliRunner().invoke(main, [str(a) for a in args])
-
-
-def slow(delay: float):
-    """debate_responder, each answer after `delay` seconds, so a run is long enough to interrupt."""
-    answer = debate_responder()
-    return lambda body: Reply(content=answer(body), delay=delay)
-
-
-def scheduled(tmp_path, api_base, *, entries=ENTRIES, judge_runs: int = 1, extra: str = "") -> Path:
-    path = write_workspace(tmp_path / "ws", api_base, entries=entries, judge_runs=judge_runs, extra=extra)
-    ws = open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=1)
-    finally:
-        ws.close()
-    return path
-
-
-def query(path: Path, sql: str, *args):
-    """Read arena.db without taking part in a running writer's transactions."""
-    db = sqlite3.connect(f"file:{path / 'arena.db'}?mode=ro", uri=True, timeout=5)
-    try:
-        return db.execute(sql, args).fetchall()
-    finally:
-        db.close()
-
-
-def statuses(path: Path) -> dict[str, int]:
-    return dict(query(path, "SELECT status, COUNT(*) FROM matches GROUP BY status"))
-
-
-def start_run(path: Path, *args: str) -> subprocess.Popen:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "arena", "run", "-w", str(path), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+from tests.helpers import debate_responder, entry, invoke, judge, new_workspace, query, stage_and_side
+from tests.running import (assert_each_match_done_once, key, priced_workspace, scheduled, slow, start_run,
+                           statuses)
 
 
 def wait_until_mid_run(path: Path, process: subprocess.Popen, timeout: float = 120) -> None:
@@ -79,20 +34,6 @@ def wait_until_mid_run(path: Path, process: subprocess.Popen, timeout: float = 1
             return
         time.sleep(0.02)
     raise AssertionError("the run never reached the middle")
-
-
-def assert_each_match_done_once(path: Path, matches: int, judge_runs: int = 1) -> None:
-    assert statuses(path) == {"done": matches}
-    assert query(path, "SELECT COUNT(*) FROM speeches")[0][0] == 6 * matches
-    assert query(path, "SELECT COUNT(*) FROM verdicts WHERE error IS NULL")[0][0] == judge_runs * matches
-    # One agent message per call: a duplicated match would leave twice as many.
-    assert query(path, "SELECT COUNT(*) FROM agent_messages")[0][0] == (6 + judge_runs) * matches
-    per_match = query(path, "SELECT match_id, COUNT(*) FROM speeches GROUP BY match_id")
-    assert {n for _, n in per_match} == {6}
-
-
-def key(body: dict) -> str:
-    return json.dumps(body, sort_keys=True)
 
 
 # --- kill -9 and Ctrl-C ---------------------------------------------------------------------------
@@ -151,24 +92,6 @@ def test_ctrl_c_stops_cleanly_and_the_rerun_completes(tmp_path, fake_llm):
 
 
 # --- budget -------------------------------------------------------------------------------------
-
-def priced_workspace(tmp_path, api_base) -> Path:
-    """Entries and judge on gpt-4o-mini, a model litellm prices, served by the fake server."""
-    toml = ['[arena]', 'judge_runs = 1', '[search]', 'provider = "offline"']
-    for name, temperature in (("alpha", 0.2), ("beta", 0.4)):  # two entries on one model, asking differently
-        toml += ['[[entries]]', f'name = "{name}"', 'debater = "direct"', 'model = "openai/gpt-4o-mini"',
-                 f'api_base = "{api_base}"', '[entries.params]', f'temperature = {temperature}']
-    toml += ['[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', f'api_base = "{api_base}"']
-    path = tmp_path / "ws"
-    init_workspace(path, "\n".join(toml) + "\n")
-    mark_checked(path)
-    ws = open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=2)  # 4 matches
-    finally:
-        ws.close()
-    return path
-
 
 def test_budget_stops_new_matches_once_the_ledger_reaches_it(tmp_path, fake_llm):
     fake_llm.responder = debate_responder()
@@ -252,7 +175,7 @@ def test_transient_faults_and_malformed_answers_end_with_every_match_done(tmp_pa
     path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
     toml = path / "arena.toml"  # enough retries for all four faults to land on one call
     toml.write_text(toml.read_text().replace("retries = 2", "retries = 4"))
-    result = runner.run(open_workspace(path), concurrency=3, progress=lambda line: None)
+    result = runs.run(open_workspace(path), concurrency=3, progress=lambda line: None)
     assert (result["done"], result["failed"]) == (6, 0)
     assert_each_match_done_once(path, 6)
     errors = [e for (e,) in query(path, "SELECT error FROM calls WHERE error IS NOT NULL")]
@@ -273,7 +196,7 @@ def test_persistent_faults_fail_their_matches_with_the_reason_and_leave_none_run
 
     fake_llm.responder = responder
     path = scheduled(tmp_path, fake_llm.api_base, judge_runs=1)
-    result = runner.run(open_workspace(path), concurrency=6, progress=lambda line: None)
+    result = runs.run(open_workspace(path), concurrency=6, progress=lambda line: None)
     assert (result["done"], result["failed"]) == (2, 4)  # gamma plays in 4 of the 6 matches
     assert "running" not in statuses(path) and "scheduled" not in statuses(path)
     reasons = query(path, "SELECT error FROM matches WHERE status = 'failed'")
@@ -305,7 +228,7 @@ def test_judging_does_not_hold_a_play_slot(tmp_path, fake_llm):
 
     fake_llm.responder = responder
     path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"), judge_runs=1)
-    result = runner.run(open_workspace(path), concurrency=1, progress=lambda line: None)
+    result = runs.run(open_workspace(path), concurrency=1, progress=lambda line: None)
     assert result["done"] == 2
     assert waited == [True, True]
 
@@ -313,14 +236,10 @@ def test_judging_does_not_hold_a_play_slot(tmp_path, fake_llm):
 # --- dry run ------------------------------------------------------------------------------------
 
 def test_dry_run_projects_calls_and_cost_per_model_and_writes_nothing(tmp_path, fake_llm):
-    toml = ['[arena]', 'judge_runs = 1', '[search]', 'provider = "offline"',
-            '[[entries]]', 'name = "known"', 'debater = "direct"', 'model = "openai/gpt-4o-mini"',
-            f'api_base = "{fake_llm.api_base}"',
-            '[[entries]]', 'name = "mystery"', 'debater = "direct"', 'model = "openai/mystery-model"',
-            '[[entries]]', 'name = "sim"', 'debater = "direct"', 'model = "offline/sim"',
-            '[[judges]]', 'name = "j1"', 'kind = "single"', 'model = "openai/gpt-4o-mini"', 'runs = 2']
-    path = tmp_path / "ws"
-    init_workspace(path, "\n".join(toml) + "\n")
+    path = new_workspace(tmp_path / "ws", arena={"judge_runs": 1},
+                         entries=[entry("known", model="openai/gpt-4o-mini", api_base=fake_llm.api_base),
+                                  entry("mystery", model="openai/mystery-model"), entry("sim")],
+                         judges=[judge("j1", model="openai/gpt-4o-mini", runs=2)])
     ws = open_workspace(path)
     app.schedule(ws, "round-robin", rounds=1)  # 6 matches; each entry plays 4
     ws.close()

@@ -16,7 +16,7 @@ from arena.app.commands import open_workspace
 from arena.errors import UserError
 from arena.records import CATEGORIES, Motion, Verdict
 from arena.scheduler import DrawRequest, Pairing, Standing, draw
-from tests.test_cli import assert_user_error, invoke, snapshot
+from tests.helpers import assert_user_error, entry, invoke, judge, new_workspace, snapshot
 
 MOTIONS = [Motion(f"{c}-{k:02d}", f"A {c} motion, number {k}", c) for c in CATEGORIES for k in range(10)]
 NAMES = [f"e{k}" for k in range(7)]
@@ -356,26 +356,10 @@ def test_onboard_entry_must_be_active():
 
 # --- arena schedule ---------------------------------------------------------------------------------
 
-FIVE = '''\
-[search]
-provider = "offline"
-
-[[judges]]
-name = "j"
-kind = "single"
-model = "offline/judge"
-runs = 1
-''' + "".join(f'\n[[entries]]\nname = "{e}"\ndebater = "direct"\nmodel = "offline/{e}"\n'
-              for e in ("a", "b", "c", "d", "e"))
-
-
 @pytest.fixture
 def five(tmp_path) -> Path:
-    path = tmp_path / "ws"
-    assert invoke("init", path).exit_code == 0
-    (path / "arena.toml").write_text(FIVE, encoding="utf-8")
-    assert invoke("entry", "list", "-w", path).exit_code == 0  # first-open housekeeping done
-    return path
+    return new_workspace(tmp_path / "ws", entries=[entry(e) for e in "abcde"],
+                         judges=[judge("j", model="offline/judge", runs=1)], init="cli", opened=True)
 
 
 def judged(path: Path, winners: dict[tuple[str, str], str]) -> None:

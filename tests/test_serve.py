@@ -6,133 +6,26 @@ store.issue_links with the hash of arena.ballots.new_token().
 """
 from __future__ import annotations
 
-import json
 import re
-import select
 import shutil
 import signal
 import socket
-import subprocess
-import sys
 import threading
 import urllib.error
 import urllib.request
-from contextlib import contextmanager
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Iterator
 
 import pytest
-from click.testing import CliRunner
 from markupsafe import escape
 
-from arena.app import commands as app
-from arena.app.cli import main
-from arena.app.commands import open_workspace
 from arena.ballots import RATIONALE_MAX, new_token, queue, token_hash
-from arena.records import Ballot, Reference, Speech, Verdict
+from arena.records import Verdict
 from arena.store import DB_NAME, Store
-from arena.workspace import init_workspace
-from tests.helpers import assert_user_error
+from tests.helpers import TWO_OFFLINE, assert_user_error, invoke, new_workspace
+from tests.serving import (BO_RATIONALE, DIMS, ENTRIES, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH,
+                           HOSTILE_TITLE, IMG, LLM_RATIONALE, MODELS, ORDER, PEOPLE, SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO,
+                           Built, build_workspace, served)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
-
-ENTRIES = ("alpha-entry", "beta-entry")
-MODELS = ("offline/alpha-model", "offline/beta-model")
-PEOPLE = ("ann", "bo", "cy")
-DIMS = ("argument", "source", "language")
-SCRIPT = "<script>alert(1)</script>"
-IMG = '<img src=x onerror="alert(2)">'
-HOSTILE_MOTION = f"This house would ban {SCRIPT} tags"
-HOSTILE_SLIDE = f"Read this first {IMG}"
-HOSTILE_SPEECH = f"We argue {SCRIPT} and {IMG} and \"><svg onload=alert(3)>, as the record shows [1]."
-HOSTILE_TITLE = f"Source {SCRIPT}"
-HOSTILE_URL = "javascript:alert(4)"
-FINE_URL = "https://example.org/fine?a=1&b=2"
-ZH_PRO, ZH_CON = "人性本善", "人性本恶"  # a two-sided Chinese motion: each side's own proposition
-ZH_MOTION = f"{ZH_PRO} / {ZH_CON}"
-LLM_RATIONALE = "LLM-VERDICT-RATIONALE: PRO carried it"
-BO_RATIONALE = "BO-PRIVATE-RATIONALE: CON was clearer"
-ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
-         ("summary", "con"), ("summary", "pro")]
-ARENA = [sys.executable, "-m", "arena"]
-
-CONFIG = f'''\
-[search]
-provider = "offline"
-
-[motions]
-sets = ["builtin:en", "file:motions.yaml"]
-
-[[entries]]
-name = "{ENTRIES[0]}"
-debater = "direct"
-model = "{MODELS[0]}"
-strength = 0.5
-
-[[entries]]
-name = "{ENTRIES[1]}"
-debater = "direct"
-model = "{MODELS[1]}"
-strength = -0.5
-
-[[judges]]
-name = "bot"
-kind = "single"
-model = "offline/judge"
-runs = 1
-
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = {json.dumps(list(PEOPLE))}
-'''
-
-
-@dataclass(frozen=True)
-class Built:
-    """A played workspace: its folder, each person's link token, and its matches by role."""
-
-    path: Path
-    tokens: dict[str, str]
-    en: str  # done, English, played offline (an offline judge's verdict on it)
-    zh: str  # done, Chinese
-    hostile: str  # done, every text carrying markup, one LLM verdict
-    scheduled: str  # not played
-
-    @property
-    def done(self) -> list[str]:
-        return [self.en, self.zh, self.hostile]
-
-
-def build_workspace(path: Path) -> Built:
-    """A workspace with three done matches (English, Chinese, hostile), one scheduled, a link per person,
-    and a ballot of bo's on the English match."""
-    path.mkdir(parents=True)
-    (path / "motions.yaml").write_text(
-        f"- id: hx-value-001\n  text: {json.dumps(HOSTILE_MOTION)}\n  category: value\n"
-        f"  info_slide: {json.dumps(HOSTILE_SLIDE)}\n"
-        f"- id: zh-two-001\n  text: {ZH_MOTION}\n  category: fact\n  language: zh\n"
-        f"  pro_text: {ZH_PRO}\n  con_text: {ZH_CON}\n", encoding="utf-8")
-    init_workspace(path, CONFIG)
-    ws = open_workspace(path)
-    try:
-        en = app.play_one(ws, "en-fact-001", *ENTRIES, progress=lambda line: None).id
-        zh = app.play_one(ws, "zh-two-001", *ENTRIES, progress=lambda line: None).id
-        hostile, scheduled = ws.store.add_tournament("single", 0, {}, [("hx-value-001", *ENTRIES),
-                                                                     ("en-fact-002", *ENTRIES)])
-        refs = (Reference(HOSTILE_TITLE, HOSTILE_URL, "text", 1), Reference("A fine source", FINE_URL, "", 2))
-        ws.store.commit_match(hostile, [Speech(stage, side, f"{stage} {side}: {HOSTILE_SPEECH}", refs)
-                                        for stage, side in ORDER],
-                              [Verdict("bot", 0, "pro", {"argument": "pro"}, LLM_RATIONALE)], [], simulated=True)
-        tokens = {person: new_token() for person in PEOPLE}
-        ws.store.issue_links("experts", {person: token_hash(token) for person, token in tokens.items()})
-        ws.store.cast_ballots("experts", PEOPLE, [Ballot(en, "bo", "con", {d: "con" for d in DIMS}, BO_RATIONALE)],
-                              simulated=False)
-    finally:
-        ws.close()
-    return Built(path, tokens, en, zh, hostile, scheduled)
 
 
 @pytest.fixture(scope="module")
@@ -533,11 +426,8 @@ def test_concurrent_ballots_are_all_stored(built, client):
 # --- the command -----------------------------------------------------------------------------------------------
 
 def test_serve_without_a_judge_of_people_exits_2_saying_how_to_add_one(tmp_path):
-    from tests.test_cli import TWO_OFFLINE
-
-    ws = tmp_path / "ws"
-    init_workspace(ws, TWO_OFFLINE)
-    result = CliRunner().invoke(main, ["serve", "-w", str(ws), "--port", "0"])
+    ws = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE)
+    result = invoke("serve", "-w", ws, "--port", "0")
     assert_user_error(result, "no judge of people", 'kind = "human"', "people = [")
 
 
@@ -546,37 +436,14 @@ def test_serve_where_it_cannot_listen_exits_2(built):
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
-        result = CliRunner().invoke(main, ["serve", "-w", str(built.path), "--port", str(port)])
+        result = invoke("serve", "-w", built.path, "--port", port)
     assert_user_error(result, f"--port {port}", "cannot listen")
     for host in ("no-such-host.invalid", "é" * 100):
-        result = CliRunner().invoke(main, ["serve", "-w", str(built.path), "--host", host, "--port", "0"])
+        result = invoke("serve", "-w", built.path, "--host", host, "--port", "0")
         assert_user_error(result, f"--host {host}", "cannot listen")
 
 
 # --- a real server ----------------------------------------------------------------------------------------------
-
-@contextmanager
-def served(path: Path, *args: str) -> Iterator[tuple[subprocess.Popen, str]]:
-    """`arena serve` on a free port as a subprocess: (the process, its base URL) once it listens; stopped after."""
-    proc = subprocess.Popen([*ARENA, "serve", "-w", str(path), "--port", "0", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
-        line = proc.stdout.readline() if ready else ""
-        found = re.search(r"serving ballots at (http://[\d.]+:\d+) ", line)
-        assert found, f"no address from arena serve: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
-        yield proc, found.group(1)
-    finally:
-        if proc.poll() is None:
-            proc.send_signal(signal.SIGTERM)
-            try:
-                proc.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
-
 
 def get(url: str) -> tuple[int, str]:
     try:

@@ -1,6 +1,6 @@
 """`arena serve` in a real headless Chromium: a person opens their link, judges a debate with the mouse and the
-keyboard, revises the ballot, and hostile text stays text. The browser is Debian's chromium, driven as in
-test_site_browser (never a downloaded one); the server is a real `arena serve` process. Screenshots go to
+keyboard, revises the ballot, and hostile text stays text. The browser is Debian's chromium (tests/browser.py,
+never a downloaded one); the server is a real `arena serve` process (tests/serving.py). Screenshots go to
 test-artifacts/.
 """
 from __future__ import annotations
@@ -11,10 +11,9 @@ import pytest
 
 from arena.ballots import new_token, queue
 from arena.store import DB_NAME, Store
-from tests.test_serve import (ENTRIES, HOSTILE_MOTION, HOSTILE_SPEECH, IMG, MODELS, PEOPLE, SCRIPT, ZH_CON,
-                              ZH_MOTION, ZH_PRO, Built, build_workspace, served)
-from tests.test_site_browser import (browser, chromium_installed, console_errors, dialogs,  # noqa: F401
-                                     screenshot, wait_for)
+from tests.browser import console_errors, dialogs, screenshot, wait_for
+from tests.serving import (ENTRIES, HOSTILE_MOTION, HOSTILE_SPEECH, IMG, MODELS, PEOPLE, SCRIPT, ZH_CON, ZH_MOTION,
+                           ZH_PRO, Built, build_workspace, served)
 
 pytestmark = pytest.mark.slow
 

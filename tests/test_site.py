@@ -1,30 +1,9 @@
 """The published site: every supplied text escaped, file names safe, simulation labelled."""
 from __future__ import annotations
 
-from arena.records import Match, Motion, Reference, Speech, Verdict
 from leaderboard.site import SiteData, page_name, publish
-
-EVIL = '<script>alert("x")</script>'
-
-
-def hostile_data(simulated: bool = True) -> SiteData:
-    motion = Motion(f"../m{EVIL}", f"Motion {EVIL}", "value", info_slide=f"slide {EVIL}")
-    speeches = tuple(Speech(stage, side, f"{side} says {EVIL} & <img src=x onerror=alert(1)>",
-                            (Reference(f"title {EVIL}", "javascript:alert(1)"),
-                             Reference("fine", "https://example.org/a?b=1&c=2")))
-                     for stage in ("constructive", "rebuttal", "summary") for side in ("pro", "con"))
-    verdicts = (Verdict("judge<i>", 0, "pro", {"argument": "pro"}, f"because {EVIL}"),)
-    match = Match("../../etc/x", motion, f"pro-{EVIL}", "con", "done", None, simulated, speeches, verdicts)
-    row = {"entry": f"pro-{EVIL}", "rating": 1010.0, "ci_low": 990.0, "ci_high": 1030.0, "matches": 1, "wins": 1,
-           "ties": 0, "losses": 0, "rank_ub": 1, "provisional": True}
-    entries = [{"name": f"pro-{EVIL}", "debater": "direct", "model": f"offline/{EVIL}", "simulated": simulated,
-                "retired": False, "params": {f"k{EVIL}": EVIL}, "matches": 1, "cost": 0.0, "cost_per_match": 0.0,
-                "cost_unknown": False, "roles": {}}]
-    return SiteData(title=f"T {EVIL}", generated_at="2026-01-01T00:00:00", judge="judge<i>", simulated=simulated,
-                    boards={"overall": {"ratings": [row], "meta": {}}}, matrices={}, entries=entries,
-                    matches=[match], results=[], judges=[{"name": f"j{EVIL}", "kind": "single", "model": "m",
-                                                          "runs": 1, "options": {"x": EVIL}}],
-                    scores={match.id: {"judge<i>": (1.0, 0.0)}})
+from tests.helpers import invoke, judge, new_workspace
+from tests.sites import THREE_OFFLINE, hostile_data
 
 
 def test_hostile_text_renders_as_text(tmp_path):
@@ -58,33 +37,15 @@ def test_no_banner_when_nothing_is_simulated(tmp_path):
     assert "No judged matches yet" in index.read_text()
 
 
-CUSTOM = '''[search]
-provider = "offline"
-''' + "".join(f'[[entries]]\nname = "{n}"\ndebater = "direct"\nmodel = "offline/{n}"\nstrength = {s}\n'
-              for n, s in (("ace", 1.0), ("bold", 0.0), ("calm", -1.0))) + '''
-[[judges]]
-name = "dx"
-kind = "debatrix"
-model = "offline/dx"
-runs = 2
-[judges.options.dimensions.argument]
-[judges.options.dimensions.source]
-[judges.options.dimensions.language]
-[judges.options.dimensions.clash]
-definition = "how directly each side meets the other's strongest points"
-'''
-
-
 def test_a_custom_dimension_flows_to_rate_the_csv_export_and_the_site(tmp_path):
     """A debatrix judge with a fourth dimension, offline models, end to end through the command line."""
     import csv
     import json
 
-    from arena.workspace import init_workspace
-    from tests.test_cli import invoke
-
-    path = tmp_path / "ws"
-    init_workspace(path, CUSTOM)
+    clash = {"definition": "how directly each side meets the other's strongest points"}
+    dimensions = {"argument": {}, "source": {}, "language": {}, "clash": clash}
+    path = new_workspace(tmp_path / "ws", entries=THREE_OFFLINE,
+                         judges=[judge("dx", "debatrix", runs=2, options={"dimensions": dimensions})])
     assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
     ran = invoke("run", "-w", path)
     assert ran.exit_code == 0, ran.output

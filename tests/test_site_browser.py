@@ -1,21 +1,13 @@
 """The published site in a real headless Chromium, loaded from file://: no console errors, sorting by mouse
 and keyboard, tabs, a match page of six speeches, phone width, print, and hostile text that stays text.
 
-The browser is Debian's chromium and chromium-driver (/usr/bin/chromium, /usr/bin/chromedriver), driven by
-Selenium; Selenium Manager is never consulted and nothing is downloaded. When the packages are missing the
-session installs them with apt-get (as CI does in .ci/run); if that fails, these tests fail — they are never
-skipped. Screenshots go to test-artifacts/ at the repository root.
+The browser is Debian's chromium, driven by Selenium (tests/browser.py: never a downloaded one; installed with
+apt-get when missing, never skipped). Screenshots go to test-artifacts/ at the repository root.
 """
 from __future__ import annotations
 
 import json
 import re
-import os
-import shutil
-import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -23,102 +15,11 @@ import pytest
 from arena.app import commands as app
 
 from arena.app.commands import open_workspace
-from arena.workspace import init_workspace
-
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-ROOT = Path(__file__).resolve().parents[1]
-ARTIFACTS = ROOT / "test-artifacts"
-ARENA = [sys.executable, "-m", "arena"]
-FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         "--disable-dev-shm-usage")
-# Installed before any page script runs: a call to alert/confirm/prompt is recorded instead of shown.
-WATCH_DIALOGS = ("window.__dialogs = [];"
-                 "['alert', 'confirm', 'prompt'].forEach(function (name) {"
-                 "  window[name] = function (message) { window.__dialogs.push(name + ':' + message); }; });")
+from tests.browser import console_errors, dialogs, load, screenshot, wait_for
+from tests.helpers import entry, judge, new_workspace
+from tests.sites import demo_workspace, people_workspace
 
 pytestmark = pytest.mark.slow
-
-
-# --- the browser ------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="session")
-def chromium_installed() -> None:
-    """Debian's chromium and its driver, installed with apt-get when missing (we run as root, as CI does)."""
-    if os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER):
-        return
-    if os.geteuid() != 0 or not shutil.which("apt-get"):
-        pytest.fail(f"{CHROMIUM} or {CHROMEDRIVER} is missing and cannot be installed here: "
-                    "install Debian's chromium and chromium-driver packages")
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for command in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", "chromium", "chromium-driver"]):
-        done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=900)
-        if done.returncode != 0:
-            pytest.fail(f"{' '.join(command)} failed ({done.returncode}):\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
-    if not (os.path.exists(CHROMIUM) and os.path.exists(CHROMEDRIVER)):
-        pytest.fail(f"apt-get installed chromium, but {CHROMIUM} or {CHROMEDRIVER} is still missing")
-
-
-@pytest.fixture(scope="module")
-def browser(chromium_installed):
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.selenium_manager import SeleniumManager
-
-    def no_download(*args, **kwargs):
-        raise AssertionError("Selenium Manager was consulted: it may download a browser or a driver")
-
-    profile = tempfile.mkdtemp(prefix="arena-chromium-")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in (*FLAGS, f"--user-data-dir={profile}"):
-        options.add_argument(flag)
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("SE_OFFLINE", "true")
-        patch.setattr(SeleniumManager, "binary_paths", no_download)
-        driver = webdriver.Chrome(service=Service(executable_path=CHROMEDRIVER), options=options)
-    try:
-        driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": WATCH_DIALOGS})
-        yield driver
-    finally:
-        driver.quit()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-def load(driver, page: Path, width: int = 1280, height: int = 900) -> None:
-    """Open page from file:// at the given window size, with the console log emptied first."""
-    driver.set_window_size(width, height)
-    driver.get_log("browser")
-    driver.get(page.resolve().as_uri())
-    assert driver.execute_script("return document.readyState") == "complete"
-
-
-def console_errors(driver) -> list[dict]:
-    return [e for e in driver.get_log("browser") if e["level"] == "SEVERE"]
-
-
-def dialogs(driver) -> list[str]:
-    return driver.execute_script("return window.__dialogs || []")
-
-
-def wait_for(condition, timeout: float = 10.0):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value or time.monotonic() > deadline:
-            return value
-        time.sleep(0.05)
-
-
-def screenshot(driver, name: str) -> Path:
-    ARTIFACTS.mkdir(exist_ok=True)
-    path = ARTIFACTS / name
-    assert driver.save_screenshot(str(path)), f"could not save {path}"
-    assert path.stat().st_size > 1000
-    return path
 
 
 # --- the demo site ------------------------------------------------------------------------------------------
@@ -126,10 +27,7 @@ def screenshot(driver, name: str) -> Path:
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("browser") / "ws"
-    done = subprocess.run([*ARENA, "demo", "-w", str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return path / "site"
+    return demo_workspace(tmp_path_factory.mktemp("browser") / "ws") / "site"
 
 
 def entry_order(driver, view: str = "overall") -> list[str]:
@@ -333,34 +231,12 @@ def hostile_site(tmp_path, fake_llm, fake_tavily, monkeypatch) -> Path:
         "  category: value\n"
         f"  info_slide: {json.dumps(SLIDE)}\n", encoding="utf-8")
     base = fake_llm.api_base
-    init_workspace(ws_path, f'''[arena]
-language = "en"
-judge_runs = 2
-[llm]
-backoff_s = 0.01
-[search]
-provider = "tavily"
-api_base_url = "{fake_tavily.base_url}"
-max_results = 2
-[motions]
-sets = ["file:hostile.yaml"]
-[[entries]]
-name = "searcher"
-debater = "search-baseline"
-model = "openai/searcher"
-api_base = "{base}"
-[[entries]]
-name = "plain"
-debater = "direct"
-model = "openai/plain"
-api_base = "{base}"
-[[judges]]
-name = "judge"
-kind = "single"
-model = "openai/judge"
-api_base = "{base}"
-runs = 2
-''')
+    new_workspace(ws_path, arena={"language": "en", "judge_runs": 2}, llm={"backoff_s": 0.01},
+                  search={"provider": "tavily", "api_base_url": fake_tavily.base_url, "max_results": 2},
+                  motions=["file:hostile.yaml"],
+                  entries=[entry("searcher", "search-baseline", "openai/searcher", api_base=base),
+                           entry("plain", model="openai/plain", api_base=base)],
+                  judges=[judge("judge", model="openai/judge", api_base=base, runs=2)])
     ws = open_workspace(ws_path)
     try:
         app.play_one(ws, "hx-value-001", "searcher", "plain", progress=lambda line: None)
@@ -424,9 +300,7 @@ def test_hostile_text_renders_as_text_in_the_browser(browser, hostile_site):
 
 @pytest.fixture(scope="module")
 def judges_site(tmp_path_factory) -> Path:
-    """Two LLM judges and the people of a human judge, with ballots (tests.test_site_judges), published."""
-    from tests.test_site_judges import people_workspace
-
+    """Two LLM judges and the people of a human judge, with ballots (tests.sites), published."""
     return people_workspace(tmp_path_factory.mktemp("judges") / "ws") / "site"
 
 
@@ -468,11 +342,7 @@ def test_the_judge_switcher_and_the_consistency_page_load_without_console_errors
 
 @pytest.fixture(scope="module")
 def chinese_site(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("browser-zh") / "ws"
-    done = subprocess.run([*ARENA, "demo", "-w", str(path), "--language", "zh"], capture_output=True, text=True,
-                          timeout=300)
-    assert done.returncode == 0, done.stderr
-    return path / "site"
+    return demo_workspace(tmp_path_factory.mktemp("browser-zh") / "ws", "--language", "zh") / "site"
 
 
 def test_a_chinese_match_page_shows_its_chinese_text_marked_with_its_language(browser, chinese_site):

@@ -10,66 +10,9 @@ from pathlib import Path
 import pytest
 
 from arena.app import commands as app
-from arena.records import Ballot
-from arena.workspace import init_workspace
 from leaderboard.site import SiteData, page_name, publish
-from tests.test_site_links import check_site
-
-PEOPLE = ("ann", "bo", "cy")
-EVIL = "<script>alert(1)</script>"
-TOML = '[search]\nprovider = "offline"\n' + "".join(
-    f'[[entries]]\nname = "{n}"\ndebater = "direct"\nmodel = "offline/{n}"\nstrength = {s}\n'
-    for n, s in (("ace", 1.0), ("bold", 0.0), ("calm", -1.0))) + '''
-[[judges]]
-name = "j1"
-kind = "single"
-model = "offline/j1"
-runs = 3
-
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = ["ann", "bo", "cy"]
-
-[[judges]]
-name = "j2"
-kind = "single"
-model = "offline/j2"
-runs = 1
-
-[[judges]]
-name = "latecomers"
-kind = "human"
-[judges.options]
-people = ["dee"]
-'''
-
-
-def ballots_for(match_ids: list[str]) -> list[Ballot]:
-    """ann and bo on every match, cy on the first three only (partial ballots); rationales carry markup."""
-    out = []
-    for k, m in enumerate(match_ids):
-        out.append(Ballot(m, "ann", "pro" if k % 2 else "con", {"argument": "pro"}, f"ann on {m}: {EVIL}"))
-        out.append(Ballot(m, "bo", "pro" if k % 3 else "tie", {}, "bo"))
-        if k < 3:
-            out.append(Ballot(m, "cy", "tie" if k == 0 else "con", {"argument": "con"}))
-    return out
-
-
-def people_workspace(path: Path) -> Path:
-    """Three offline entries, 12 matches judged by j1 (R = 3) and j2 (R = 1); the people of judge experts
-    cast (real, not simulated) ballots; judge latecomers has none. Published to path/site."""
-    init_workspace(path, TOML)
-    ws = app.open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=2)
-        assert app.run(ws, progress=lambda line: None)["failed"] == 0
-        ws.store.cast_ballots("experts", PEOPLE, ballots_for(ws.store.done_match_ids()), simulated=False)
-        app.publish(ws)
-    finally:
-        ws.close()
-    return path
+from tests.helpers import invoke
+from tests.sites import MARKUP, check_site, people_workspace
 
 
 @pytest.fixture(scope="module")
@@ -171,8 +114,6 @@ def test_the_judge_switcher_links_every_judge_page_from_the_index_and_each_judge
 
 
 def test_the_consistency_page_shows_the_figures_of_arena_stats_judges(workspace):
-    from tests.test_cli import invoke
-
     stats = json.loads(invoke("stats", "judges", "--format", "json", "-w", workspace).output)
     html = (workspace / "site" / "consistency.html").read_text()
     pairs, people, versus, late = Tables(html.split("<main>", 1)[1]).tables
@@ -200,7 +141,7 @@ def test_the_consistency_page_shows_the_figures_of_arena_stats_judges(workspace)
 
 def test_ballot_rationales_render_escaped_on_match_pages_with_each_persons_name(workspace):
     html = (workspace / "site" / page_name("matches", "m00001")).read_text()
-    assert EVIL not in html and "ann on m00001: &lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert MARKUP not in html and "ann on m00001: &lt;script&gt;alert(1)&lt;/script&gt;" in html
     experts = html.split("<h3>experts", 1)[1].split("</table>", 1)[0]
     assert '<th scope="col">Person</th>' in experts
     assert [row[0][1] for row in Tables(experts + "</table>").tables[0]] == ["ann", "bo", "cy"]

@@ -2,9 +2,6 @@
 every page is a proper document (lang, title) and every table has header cells."""
 from __future__ import annotations
 
-import subprocess
-import sys
-from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -13,115 +10,12 @@ import pytest
 
 from arena.app.commands import open_workspace
 from leaderboard.site import publish
-from tests.test_site import hostile_data
-
-ARENA = [sys.executable, "-m", "arena"]
-
-
-class Page(HTMLParser):
-    """What the checks need from one page: links, loaded resources, ids, lang, title, tables and their headers."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.links: list[str] = []  # href of <a> and <area>
-        self.loads: list[tuple[str, str, str]] = []  # (tag, attribute, value) the browser would fetch
-        self.ids: set[str] = set()
-        self.lang: str | None = None
-        self.title = ""
-        self.tables: list[int] = []  # header cells per table, in document order
-        self._open_tables: list[int] = []
-        self._in_title = False
-        self.styles = ""
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k: v or "" for k, v in attrs}
-        if "id" in a:
-            self.ids.add(a["id"])
-        if tag == "html":
-            self.lang = a.get("lang")
-        elif tag == "title":
-            self._in_title = True
-        elif tag in ("a", "area") and "href" in a:
-            self.links.append(a["href"])
-        elif tag == "link" and "href" in a:
-            self.loads.append((tag, "href", a["href"]))
-        elif tag == "table":
-            self._open_tables.append(len(self.tables))
-            self.tables.append(0)
-        elif tag == "th" and self._open_tables:
-            self.tables[self._open_tables[-1]] += 1
-        for attr in ("src", "srcset", "poster", "data", "action", "formaction"):
-            if attr in a:
-                self.loads.append((tag, attr, a[attr]))
-        if tag == "svg" or tag == "image" or tag == "use":
-            for attr in ("href", "xlink:href"):
-                if attr in a:
-                    self.loads.append((tag, attr, a[attr]))
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "title":
-            self._in_title = False
-        elif tag == "table" and self._open_tables:
-            self._open_tables.pop()
-
-    def handle_data(self, data: str) -> None:
-        if self._in_title:
-            self.title += data
-        if self.lasttag == "style":
-            self.styles += data
-
-
-def parse(path: Path) -> Page:
-    page = Page()
-    page.feed(path.read_text(encoding="utf-8"))
-    page.close()
-    return page
-
-
-def check_site(site: Path) -> list[str]:
-    """Every problem found in the site under `site`; the empty list when it is sound."""
-    problems: list[str] = []
-    pages = {p: parse(p) for p in sorted(site.rglob("*.html"))}
-    for path, page in pages.items():
-        where = path.relative_to(site).as_posix()
-        if not page.lang:
-            problems.append(f"{where}: <html> has no lang")
-        if not page.title.strip():
-            problems.append(f"{where}: no <title>")
-        problems += [f"{where}: table {i + 1} has no <th> header cells" for i, n in enumerate(page.tables) if not n]
-        for tag, attr, value in page.loads:
-            problems.append(f"{where}: <{tag} {attr}={value!r}> loads a resource; the site must inline everything")
-        if "url(" in page.styles or "@import" in page.styles:
-            problems.append(f"{where}: the stylesheet fetches something (url() or @import)")
-        for href in page.links:
-            parts = urlsplit(href)
-            if parts.scheme in ("http", "https", "mailto"):
-                continue
-            if parts.scheme:
-                problems.append(f"{where}: link with scheme {parts.scheme!r}: {href!r}")
-                continue
-            if href == "#":
-                continue  # an inert link: a reference whose URL was not http(s)
-            if not parts.path:  # a fragment on this page
-                if unquote(parts.fragment) not in page.ids:
-                    problems.append(f"{where}: {href!r} names no id on the page")
-                continue
-            target = (path.parent / unquote(parts.path)).resolve()
-            if site.resolve() not in target.parents:
-                problems.append(f"{where}: {href!r} points outside the site")
-            elif not target.is_file():
-                problems.append(f"{where}: {href!r} does not exist")
-            elif parts.fragment and target in pages and unquote(parts.fragment) not in pages[target].ids:
-                problems.append(f"{where}: {href!r} names no id on its page")
-    return problems
+from tests.sites import check_site, demo_workspace as demo, hostile_data, parse
 
 
 @pytest.fixture(scope="module")
 def demo_workspace(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("links") / "ws"
-    done = subprocess.run([*ARENA, "demo", "-w", str(path)], capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    return path
+    return demo(tmp_path_factory.mktemp("links") / "ws")
 
 
 def test_every_internal_link_of_the_demo_site_resolves(demo_workspace):

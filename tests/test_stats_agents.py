@@ -7,8 +7,7 @@ import pytest
 
 from arena.records import STAGES
 from arena.stats import agent_stats
-from tests.test_cli import assert_user_error, invoke
-from tests.test_entries import CONFIG, play_round_robin
+from tests.helpers import assert_user_error, entry, invoke, judge, new_workspace, play_round_robin
 
 KEYS = ["debater", "stage", "role", "speeches", "calls_per_speech", "completion_tokens_per_call",
         "prompt_tokens_per_call", "cost_per_speech"]
@@ -49,9 +48,9 @@ def test_groups_by_debater_then_stage_in_debate_order():
 
 @pytest.fixture
 def played(tmp_path):
-    ws = tmp_path / "ws"
-    assert invoke("init", ws).exit_code == 0
-    (ws / "arena.toml").write_text(CONFIG, encoding="utf-8")
+    ws = new_workspace(tmp_path / "ws", arena={"seed": 0, "judge_runs": 1}, init="cli",
+                       entries=[entry("a", strength=0.5, params={"temperature": 0.3}), entry("b", strength=-0.5)],
+                       judges=[judge("j", model="offline/judge", runs=1)])
     play_round_robin(ws)
     return ws
 

@@ -8,8 +8,7 @@ import pytest
 
 from arena.stats import agreement, cohen_kappa, judge_stats, match_outcome, side_bias
 from arena.store import SCHEMA_VERSION, Store
-from tests.test_cli import invoke
-from tests.test_judge_cmd import ENTRIES, judge_toml, play_with
+from tests.helpers import PEOPLE, TWO_OFFLINE, invoke, judge, new_workspace, play_with
 
 JUDGE_KEYS = ["judge", "matches", "runs", "failed_runs", "pro_wins", "con_wins", "ties", "pro_win_rate",
               "side_bias_p", "calls_per_match", "cost_per_match"]
@@ -136,9 +135,8 @@ def test_people_with_no_ballots_pair_over_no_matches():
 
 @pytest.fixture
 def ws(tmp_path):
-    path = tmp_path / "ws"
-    path.mkdir()
-    (path / "arena.toml").write_text(ENTRIES + judge_toml("j1", 3) + judge_toml("j2", 2), encoding="utf-8")
+    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=3), judge("j2", runs=2)],
+                         init=None)
     play_with(path, "j1", rounds=2)
     assert invoke("judge", "--judge", "j2", "-w", path).exit_code == 0
     return path
@@ -196,15 +194,6 @@ def test_bench_calls_do_not_count_as_match_calls(ws):
     assert data["judges"][1]["calls_per_match"] == 2.0
 
 
-PEOPLE = '''
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = ["ann", "bo", "cy"]
-'''
-
-
 @pytest.fixture
 def with_people(tmp_path):
     """Judge j1 (R = 3) on four matches, and the people of judge experts: ann follows j1, bo always says pro,
@@ -212,9 +201,7 @@ def with_people(tmp_path):
     from arena.app.commands import open_workspace
     from arena.records import Ballot
 
-    path = tmp_path / "ws"
-    path.mkdir()
-    (path / "arena.toml").write_text(ENTRIES + judge_toml("j1", 3) + PEOPLE, encoding="utf-8")
+    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=3), PEOPLE], init=None)
     play_with(path, "j1", rounds=2)
     ws = open_workspace(path)
     try:

@@ -3,7 +3,6 @@ and overall."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
@@ -12,7 +11,7 @@ from arena.app import commands as app
 from arena.app.commands import open_workspace
 from arena.records import Verdict
 from arena.stats import side_stats
-from tests.test_cli import invoke
+from tests.helpers import entry, invoke, judge, new_workspace
 
 
 def result(motion: str, pro: float, con: float) -> dict:
@@ -48,37 +47,12 @@ def test_no_results_give_empty_motions_and_null_overall():
         "matches": 0, "pro_share": None, "pro_wins": 0, "con_wins": 0, "ties": 0, "p_value": None}}
 
 
-CONFIG = '''\
-[search]
-provider = "offline"
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-
-[[entries]]
-name = "c"
-debater = "direct"
-model = "offline/c"
-'''
-JUDGE = '\n[[judges]]\nname = "j"\nkind = "single"\nmodel = "offline/judge"\nruns = 2\n'
-
-
-def workspace(tmp_path: Path, config: str) -> Path:
-    path = tmp_path / "ws"
-    assert invoke("init", path).exit_code == 0
-    (path / "arena.toml").write_text(config, encoding="utf-8")
-    return path
+ABC = [entry(name) for name in "abc"]
+JUDGE = judge("j", model="offline/judge", runs=2)
 
 
 def test_stats_sides_json_from_the_default_judge(tmp_path):
-    path = workspace(tmp_path, CONFIG + JUDGE)
+    path = new_workspace(tmp_path / "ws", entries=ABC, judges=[JUDGE], init="cli")
     ws = open_workspace(path)
     try:
         ids = app.schedule(ws, "round-robin").match_ids  # 6 matches: 3 pairs, each motion both ways
@@ -109,7 +83,7 @@ def test_stats_sides_json_from_the_default_judge(tmp_path):
 
 
 def test_stats_sides_without_a_judge_counts_sides_only(tmp_path):
-    path = workspace(tmp_path, CONFIG)
+    path = new_workspace(tmp_path / "ws", entries=ABC, init="cli")
     out = invoke("stats", "sides", "-w", path, "--format", "json")
     assert out.exit_code == 0, out.output
     data = json.loads(out.output)
@@ -117,34 +91,10 @@ def test_stats_sides_without_a_judge_counts_sides_only(tmp_path):
     assert data["entries"] == [{"entry": n, "pro": 0, "con": 0} for n in "abc"]
 
 
-REAL = '''\
-[search]
-provider = "offline"
-
-[[entries]]
-name = "a"
-debater = "direct"
-model = "openai/model-a"
-api_base = "http://127.0.0.1:9/v1"
-
-[[entries]]
-name = "b"
-debater = "direct"
-model = "openai/model-b"
-api_base = "http://127.0.0.1:9/v1"
-
-[[entries]]
-name = "sim"
-debater = "direct"
-model = "offline/sim"
-
-[[judges]]
-name = "j"
-kind = "single"
-model = "openai/judge"
-api_base = "http://127.0.0.1:9/v1"
-runs = 2
-'''
+FAKE_API = "http://127.0.0.1:9/v1"
+REAL = dict(entries=[entry("a", model="openai/model-a", api_base=FAKE_API),
+                     entry("b", model="openai/model-b", api_base=FAKE_API), entry("sim")],
+            judges=[judge("j", model="openai/judge", api_base=FAKE_API, runs=2)])
 
 
 def test_results_are_labelled_simulated_by_the_stored_flag_not_by_configured_entries(tmp_path):
@@ -152,17 +102,17 @@ def test_results_are_labelled_simulated_by_the_stored_flag_not_by_configured_ent
     from arena.app.site_data import site_data
     from arena.records import simulated
 
-    ws = open_workspace(workspace(tmp_path, REAL))
+    ws = open_workspace(new_workspace(tmp_path / "ws", **REAL, init="cli"))
     try:
         a, b, sim, j = (*ws.config.entries, ws.config.judge("j"))
         real, fake = ws.store.add_tournament("t", 0, {}, [("en-value-001", "a", "b"), ("en-value-002", "a", "sim")])
         ws.store.commit_match(real, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "tie")], [], simulated(a, b, j))
         assert not simulated(a, b, j) and simulated(a, sim, j)
         assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is False
-        assert site_data(ws, "j", bootstrap=0).simulated is False
+        assert site_data(ws, "j", {}, bootstrap=0).simulated is False
         ws.store.commit_match(fake, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "pro")], [], simulated(a, sim, j))
         assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is True
-        assert site_data(ws, "j", bootstrap=0).simulated is True
+        assert site_data(ws, "j", {}, bootstrap=0).simulated is True
         assert [ws.store.match(m).simulated for m in (real, fake)] == [False, True]
     finally:
         ws.close()

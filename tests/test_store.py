@@ -36,10 +36,9 @@ def test_references_keep_their_number_and_source_text_and_older_rows_still_load(
     from arena.app.shapes import match_json
     from arena.claims import Holder
     from arena.records import Reference, Speech
-    from arena.workspace import init_workspace
+    from tests.helpers import entry, new_workspace
 
-    init_workspace(tmp_path / "ws", '[[entries]]\nname = "a"\ndebater = "direct"\nmodel = "offline/a"\n'
-                                    '[[entries]]\nname = "b"\ndebater = "direct"\nmodel = "offline/b"\n')
+    new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], search=None)
     ws = app.open_workspace(tmp_path / "ws")
     [match_id] = ws.store.add_tournament("t", 0, {}, [(ws.store.motion_ids()[0], "a", "b")])
     holder = Holder.here()

@@ -6,8 +6,8 @@ import json
 
 from arena.app import commands as app
 from arena.app.commands import open_workspace
-from tests.helpers import VERDICT, assert_user_error, debate_responder, stage_and_side, write_workspace
-from tests.test_cli import invoke, snapshot
+from tests.helpers import (VERDICT, assert_user_error, debate_responder, invoke, snapshot, stage_and_side,
+                           write_workspace)
 
 MOTIONS = """\
 motions:

@@ -11,7 +11,9 @@ import asyncio
 import pytest
 
 from arena.config import LLMSettings
-from arena.llm import CallTag, ContextLengthError, LLMCallError, LLMGateway, ModelRef, _describe, _retryable
+from arena.llm import CallTag, ContextLengthError, LLMCallError, LLMGateway
+from arena.models import ModelRef
+from arena.retry import describe, retryable
 from arena.wire import send
 from tests.fakes.openai_server import Reply
 
@@ -116,7 +118,7 @@ def test_a_failure_becomes_the_same_litellm_error_on_both_paths(fake_llm, fault,
     direct, sdk = caught["direct"], caught["acompletion"]
     assert type(direct) is type(sdk)
     assert direct.status_code == sdk.status_code == FAULTS[fault].status
-    assert _retryable(direct) == _retryable(sdk)
+    assert retryable(direct) == retryable(sdk)
     assert FAULTS[fault].content in str(direct)
 
 
@@ -130,7 +132,7 @@ def test_an_answer_that_is_not_json_is_a_retryable_server_error_on_both_paths(fa
                              path=path))
         caught.append(info.value)
     assert [type(e).__name__ for e in caught] == ["InternalServerError"] * 2
-    assert [e.status_code for e in caught] == [500, 500] and all(_retryable(e) for e in caught)
+    assert [e.status_code for e in caught] == [500, 500] and all(retryable(e) for e in caught)
 
 
 def test_a_timeout_is_litellms_timeout_on_both_paths(fake_llm, monkeypatch):
@@ -143,7 +145,7 @@ def test_a_timeout_is_litellms_timeout_on_both_paths(fake_llm, monkeypatch):
             asyncio.run(send("openai/m", MESSAGES, {"max_tokens": 8}, api_base=fake_llm.api_base, timeout_s=0.3,
                              path=path))
         kinds.append(type(info.value).__name__)
-        assert _retryable(info.value)
+        assert retryable(info.value)
     assert kinds == ["Timeout", "Timeout"]
 
 
@@ -178,5 +180,5 @@ def test_a_refused_connection_is_retryable_on_both_paths(monkeypatch):
         with pytest.raises(Exception) as info:
             asyncio.run(send("openai/m", MESSAGES, {"max_tokens": 8}, api_base="http://127.0.0.1:9/v1",
                              timeout_s=5, path=path))
-        assert _retryable(info.value), _describe(info.value)
+        assert retryable(info.value), describe(info.value)
 
