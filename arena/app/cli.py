@@ -313,7 +313,8 @@ def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], work
 
 
 def _match_text(data: dict) -> None:
-    """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts, score."""
+    """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts,
+    score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
     click.echo(f"Pro: {data['pro']}   Con: {data['con']}")

@@ -41,7 +41,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     if pending:  # a model that cannot answer would fail every match it is in: find out first, once
         waiting = set(pending)
         entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
-        preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + [j.name for j in ws.config.automatic_judges])
+        judges = [j.name for j in ws.config.automatic_judges]
+        preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
     workers = max(1, min(workers, len(pending)))
     # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
     # start would claim a small plan whole and leave the others idle.
