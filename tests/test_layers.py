@@ -202,7 +202,7 @@ def test_the_app_layer_is_where_kinds_are_wired():
     ("arena.stats", "from arena import app", "arena.stats (kernel) imports arena.app"),
     ("arena.stats", "from .app import cli", "arena.stats (kernel) imports arena.app"),
     ("leaderboard.site", "from arena.records import score", "leaderboard.site (rating code) imports arena"),
-    ("judges.single", "from arena.app.runner import run", "judges.single (a kind) imports arena.app"),
+    ("judges.single", "from arena.app.runs import run", "judges.single (a kind) imports arena.app"),
 ])
 def test_the_check_catches_each_kind_of_violation(module, source, problem):
     assert any(v.startswith(problem) for v in violations(module, source))
