@@ -25,10 +25,14 @@ def slow(delay: float):
 
 def scheduled(tmp_path, api_base, *, entries=ENTRIES, judge_runs: int = 1) -> Path:
     """tmp_path/ws as write_workspace makes it, with a round-robin of its entries scheduled."""
-    path = write_workspace(tmp_path / "ws", api_base, entries=entries, judge_runs=judge_runs)
+    return round_robin(write_workspace(tmp_path / "ws", api_base, entries=entries, judge_runs=judge_runs), rounds=1)
+
+
+def round_robin(path: Path, *, rounds: int) -> Path:
+    """The workspace at path with a round-robin of `rounds` scheduled; its path."""
     ws = open_workspace(path)
     try:
-        app.schedule(ws, "round-robin", rounds=1)
+        app.schedule(ws, "round-robin", rounds=rounds)
     finally:
         ws.close()
     return path
@@ -68,10 +72,4 @@ def priced_workspace(tmp_path, api_base) -> Path:
                          entries=[entry(name, model="openai/gpt-4o-mini", api_base=api_base, params={"temperature": t})
                                   for name, t in temperatures.items()],
                          judges=[judge("j1", model="openai/gpt-4o-mini", api_base=api_base)])
-    mark_checked(path)
-    ws = open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=2)  # 4 matches
-    finally:
-        ws.close()
-    return path
+    return round_robin(mark_checked(path), rounds=2)  # 4 matches

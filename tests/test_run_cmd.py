@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from arena.app import commands as app, runs
-
 from arena.app.commands import open_workspace
 from arena.app.dryrun import dry_run
 from arena.app.progress import Progress
@@ -36,14 +35,20 @@ def wait_until_mid_run(path: Path, process: subprocess.Popen, timeout: float = 1
     raise AssertionError("the run never reached the middle")
 
 
-# --- kill -9 and Ctrl-C ---------------------------------------------------------------------------
-
-@pytest.mark.slow
-def test_resume_after_sigkill_pays_only_for_the_calls_in_flight(tmp_path, fake_llm):
+def caught_mid_run(tmp_path, fake_llm) -> tuple[Path, subprocess.Popen]:
+    """A slow run of six matches at --concurrency 2, caught mid-way (wait_until_mid_run): its path and process."""
     fake_llm.responder = slow(0.1)
     path = scheduled(tmp_path, fake_llm.api_base)
     process = start_run(path, "--concurrency", "2")
     wait_until_mid_run(path, process)
+    return path, process
+
+
+# --- kill -9 and Ctrl-C ---------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_resume_after_sigkill_pays_only_for_the_calls_in_flight(tmp_path, fake_llm):
+    path, process = caught_mid_run(tmp_path, fake_llm)
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
     time.sleep(0.3)  # let the server finish answering (into the void) what the dead run had asked
@@ -71,10 +76,7 @@ def test_resume_after_sigkill_pays_only_for_the_calls_in_flight(tmp_path, fake_l
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_the_rerun_completes(tmp_path, fake_llm):
-    fake_llm.responder = slow(0.1)
-    path = scheduled(tmp_path, fake_llm.api_base)
-    process = start_run(path, "--concurrency", "2")
-    wait_until_mid_run(path, process)
+    path, process = caught_mid_run(tmp_path, fake_llm)
     process.send_signal(signal.SIGINT)
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err
