@@ -21,6 +21,7 @@ class ArenaSettings:
     language: str = "en"
     seed: int = 0
     judge_runs: int = 3
+    forfeits: bool = True  # a side that cannot debate forfeits the match; false: the match fails instead
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,11 @@ class MotionSettings:
 
 
 @dataclass(frozen=True)
+class RatingSettings:
+    side: str = "fit"  # "fit": a Pro-advantage parameter fitted with the ratings; "ignore": the side-blind model
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     arena: ArenaSettings
@@ -56,6 +62,7 @@ class Config:
     entries: tuple[Entry, ...]
     judges: tuple[JudgeSpec, ...]
     key_lines: dict  # "entries[0].model" -> line number, for messages about values
+    rating: RatingSettings = RatingSettings()
 
     def where(self, key: str) -> str:
         """'arena.toml:12 key entries[0].debater' — where a key stands, for error messages."""
@@ -110,6 +117,7 @@ _SECTIONS: dict[str, _Spec] = {
         "language": (str, (lambda v: re.fullmatch(r"[a-z]{2,3}(-[A-Za-z]+)?", v), "a language code such as 'en' or 'zh'")),
         "seed": (int, _ANY),
         "judge_runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+        "forfeits": (bool, _ANY),
     },
     "llm": {
         "max_concurrency": (int, (lambda v: v >= 1, "a whole number of at least 1")),
@@ -128,6 +136,9 @@ _SECTIONS: dict[str, _Spec] = {
     "motions": {
         "sets": (list, (lambda v: all(isinstance(s, str) and re.match(r"^(builtin|file):.+", s) for s in v),
                         "a list of 'builtin:NAME' or 'file:PATH' strings")),
+    },
+    "rating": {
+        "side": (str, (lambda v: v in ("fit", "ignore"), "'fit' or 'ignore'")),
     },
 }
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
@@ -226,7 +237,7 @@ def parse_config(text: str, path: Path) -> Config:
         JudgeSpec(**{"runs": arena.judge_runs, **item, **_human(item, i, fail)})
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
-    return Config(path, arena, llm, search, motions, entries, judges, lines)
+    return Config(path, arena, llm, search, motions, entries, judges, lines, RatingSettings(**values["rating"]))
 
 
 def check_entry_value(key: str, value: Any, label: str) -> None:

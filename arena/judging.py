@@ -23,9 +23,15 @@ SWAP = {"pro": "con", "con": "pro", "tie": "tie", None: None}
 COMMON_OPTIONS: dict[str, Param] = {
     "temperature": Param(0.7, (int, float), "sampling temperature; above 0 so that R runs are R samples",
                          between(0, 2), "from 0 to 2"),
-    "swap_sides": Param(False, (bool,), "odd runs read the transcript with PRO and CON relabelled"),
+    "swap_sides": Param(False, (bool,), "odd runs read the debate with PRO and CON exchanged: the speeches' labels "
+                                        "and a two-sided motion's propositions"),
     "language": Param("", (str,), "language of rationales (default: the motion's)"),
 }
+
+
+def paper_temperature(source: str) -> Param:
+    """The common temperature option at 0, as the work a kind follows sets it (source names where it says so)."""
+    return replace(COMMON_OPTIONS["temperature"], default=0.0, help=f"sampling temperature; 0 as in {source}")
 
 
 @dataclass(frozen=True)
@@ -50,8 +56,10 @@ class JudgeView:
 
     def swapped(self) -> "JudgeView":
         """The same debate with the PRO and CON labels exchanged everywhere it is read: the speeches' labels,
-        and so the speaking order the transcript states."""
-        return replace(self, speeches=tuple(replace(s, side=SWAP[s.side]) for s in self.speeches))
+        so the speaking order the transcript states, and a two-sided motion's propositions, so that each label
+        still names the proposition its speeches argue."""
+        motion = replace(self.motion, pro_text=self.motion.con_text, con_text=self.motion.pro_text)
+        return replace(self, motion=motion, speeches=tuple(replace(s, side=SWAP[s.side]) for s in self.speeches))
 
 
 @dataclass(frozen=True)

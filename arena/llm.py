@@ -58,6 +58,13 @@ class LLMCallError(ArenaError):
     """A call that failed for good: retries spent, a non-retryable error, or no valid structured answer."""
 
 
+class AnswerError(LLMCallError):
+    """The model answered, but not usably: empty, refused, or no valid structured answer after the re-asks.
+
+    Unlike a provider's failure, asking later will not help: a debater that gets this cannot speak (a
+    forfeit), and an agent's optional step falls back to its neutral value."""
+
+
 class ContextLengthError(LLMCallError):
     """The provider said the prompt and the answer's room exceed the model's context window."""
 
@@ -162,6 +169,8 @@ class LLMGateway:
             answer = await self.call(ref, conversation, params, schema=schema, sample=sample, tag=tag, fitted=fitted)
             total = total + answer.usage
             cut = answer.finish_reason == "length"
+            if answer.finish_reason == "content_filter":
+                raise AnswerError(f"{ref.model}: the answer was withheld by the provider's content filter")
             if not answer.text.strip():
                 problem = "the answer was empty"  # ask the same again: empty answers are usually a fluke
                 continue
@@ -172,7 +181,7 @@ class LLMGateway:
                 if problem.startswith("the answer was cut off"):
                     # Cut again with twice the room: a model that fills any room (small models pad JSON
                     # with whitespace) would only take longer each time.
-                    raise LLMCallError(f"{ref.model}: no valid structured answer: the answer was cut off twice, "
+                    raise AnswerError(f"{ref.model}: no valid structured answer: the answer was cut off twice, "
                                        f"the second time at {params['max_tokens']} tokens")
                 problem = f"the answer was cut off at {params['max_tokens']} tokens"
                 room = self._more_room(ref, conversation, params["max_tokens"])
@@ -190,7 +199,7 @@ class LLMGateway:
             ]
         else:
             wanted = "valid structured answer" if schema is not None else "usable answer"
-            raise LLMCallError(f"{ref.model}: no {wanted} after {tries} tries: {problem}")
+            raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}")
         if use_cache:
             self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
                                               "prompt_tokens": total.prompt_tokens,
@@ -240,6 +249,8 @@ class LLMGateway:
                     continue
                 self._ledger(ref, tag, AgentUsage(), latency, cache_hit=False, structured=mode, fitted=fitted,
                              error=described)
+                if retry.refused_content(exc):  # the request was fine; the model will not answer it
+                    raise AnswerError(f"{ref.model}: {described}") from None
                 if models.context_exceeded(exc):
                     if told := models.window_named(str(exc)):  # the server knows its window best: believe it
                         self.remember(ref, refused_beyond=told)
@@ -263,6 +274,14 @@ class LLMGateway:
             if mode is not None and ref.structured == "auto":
                 self.remember(ref, structured=mode)  # writes only the first time
             return Answer(text, usage, finish)
+
+    def degraded(self, ref: ModelRef, tag: CallTag, reason: str) -> None:
+        """Ledger an optional step that went on with its neutral value because ref's answers were unusable
+        (a row of kind 'degraded': no tokens, no cost, the reason as its error)."""
+        if self.store is not None:
+            self.store.record_call(kind="degraded", model=ref.model, latency_s=0.0, cache_hit=False,
+                                   simulated=ref.simulated, match_id=tag.match_id, role=tag.role, stage=tag.stage,
+                                   side=tag.side, judge=tag.judge, error=reason)
 
     def _ledger(self, ref, tag, usage, latency, cache_hit, error=None, structured=None, fitted=False,
                 finish_reason=None) -> None:

@@ -26,8 +26,9 @@ class Probe:
     priced: bool = False  # whether litellm knows the model's price
 
 
-async def probe(gateway: LLMGateway, ref: ModelRef) -> Probe:
-    """A one-line chat, a structured answer, the window; what it finds is remembered in the workspace."""
+async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True) -> Probe:
+    """A one-line chat, a structured answer (unless `structured` is False: no caller of the model asks for
+    JSON), the window; what it finds is remembered in the workspace."""
     if ref.simulated:
         return Probe(True, "json_schema", None, 0.0, None, True)
     tag = CallTag(role="probe")
@@ -40,10 +41,11 @@ async def probe(gateway: LLMGateway, ref: ModelRef) -> Probe:
     except LLMCallError as exc:
         return _remembered(gateway, ref, Probe(False, None, None, None, str(exc), priced(ref.model)))
     latency = round(time.perf_counter() - started, 3)
-    structured, problem = await _structured_mode(gateway, ref, tag)
+    mode, problem = await _structured_mode(gateway, ref, tag) if structured else (None, "")
     window = stated_window(ref) or await served_window(ref, gateway.settings.timeout_s)
-    return _remembered(gateway, ref, Probe(structured is not None, structured, window, latency,
-                                           None if structured else problem, priced(ref.model)))
+    usable = mode is not None or not structured
+    return _remembered(gateway, ref, Probe(usable, mode, window, latency, None if usable else problem,
+                                           priced(ref.model)))
 
 
 async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> tuple[str | None, str]:

@@ -3,6 +3,9 @@
 Stage 1 (constructive): Pro and Con write independently, in parallel; neither sees the other.
 Stage 2 (rebuttal): Pro, then Con. Stage 3 (summary): Con, then Pro. From stage 2 on, a
 speaker sees every speech made before it. The protocol, not the debater, decides this.
+
+A side whose debater cannot give a speech because of its model's answers (arena.llm.AnswerError)
+ends the match there: Forfeited, with the speeches made so far. Any other failure fails the match.
 """
 from __future__ import annotations
 
@@ -11,9 +14,10 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
 from arena.fitting import Cut, Material, PromptTooLong, fit
-from arena.llm import CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway
+from arena.errors import ArenaError
+from arena.llm import AnswerError, CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway
 from arena.models import ModelRef
-from arena.records import AgentUsage, Motion, Reference, Side, Speech, Stage
+from arena.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import now
 
@@ -90,6 +94,12 @@ class LLMHandle:
             self.log.add(tag, messages, completion)
             return completion
 
+    def degraded(self, role: str, exc: AnswerError, instead: str) -> None:
+        """An optional step's answer was unusable and the step goes on with its neutral value (`instead`):
+        say so in the ledger, so that a degraded speech is never mistaken for a full one."""
+        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
+        self.gateway.degraded(self.ref, tag, f"{exc}; went on with {instead}")
+
     def _messages(self, prompt, params, schema, max_tokens, tight) -> tuple[list[dict], bool]:
         """The messages to send, and whether material was left out to fit them."""
         if not isinstance(prompt, Material):
@@ -134,25 +144,54 @@ class Debater(Protocol):
     async def speak(self, ctx: DebateContext) -> Draft: ...
 
 
+class Forfeited(ArenaError):
+    """One side could not give its speech (its model's answers were unusable): the forfeit, and the speeches
+    made before it. Its message is the reason, so a workspace without forfeits fails the match with it."""
+
+    def __init__(self, forfeit: Forfeit, speeches: list[Speech]):
+        super().__init__(forfeit.reason)
+        self.forfeit, self.speeches = forfeit, speeches
+
+
 async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[Speech]:
-    """Run the six speeches. contexts(side, stage, visible, memory) builds each DebateContext."""
+    """Run the six speeches. contexts(side, stage, visible, memory) builds each DebateContext.
+
+    Raises Forfeited when one side's answers fail it; when both sides' do (in the parallel stage), the
+    match fails with both reasons, since neither side won anything.
+    """
     speeches: list[Speech] = []
     memory: dict[Side, dict] = {"pro": {}, "con": {}}
 
     async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech:
         ctx = contexts(side, stage, visible, memory[side])
         started = now()
-        draft = await debaters[side].speak(ctx)
+        try:
+            draft = await debaters[side].speak(ctx)
+        except AnswerError as exc:
+            return Forfeit(side, f"{side.upper()} could not give its {stage} speech: {exc}")
         return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
                       ctx.llm.log.roles(stage, side), draft.cut)
 
     for stage, order, parallel in SPEAKING_ORDER:
         if parallel:
             visible = tuple(speeches)
-            speeches += await asyncio.gather(*(speak(side, stage, visible) for side in order))
+            # Both speeches are waited for, so that a failure of one never leaves the other running unowned.
+            given = await asyncio.gather(*(speak(side, stage, visible) for side in order), return_exceptions=True)
         else:
+            given = []
             for side in order:
-                speeches.append(await speak(side, stage, tuple(speeches)))
+                given.append(await speak(side, stage, tuple(speeches + given)))
+                if isinstance(given[-1], Forfeit):
+                    break
+        for failure in given:
+            if isinstance(failure, BaseException):  # a provider's failure or a bug: no one forfeits
+                raise failure
+        forfeits = [f for f in given if isinstance(f, Forfeit)]
+        if len(forfeits) == 2:
+            raise ArenaError("both sides could not debate: " + "; ".join(f.reason for f in forfeits))
+        speeches += [s for s in given if isinstance(s, Speech)]
+        if forfeits:
+            raise Forfeited(forfeits[0], speeches)
     return speeches
 
 

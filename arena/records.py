@@ -168,6 +168,19 @@ class Ballot:
 
 
 @dataclass(frozen=True)
+class Forfeit:
+    """A side whose debater could not give a speech because of its answers (not its provider): the match is
+    done, and the other side takes every run of every judge."""
+
+    side: Side
+    reason: str
+
+    @property
+    def winner(self) -> Side:
+        return "con" if self.side == "pro" else "pro"
+
+
+@dataclass(frozen=True)
 class Match:
     id: str
     motion: Motion
@@ -178,6 +191,7 @@ class Match:
     simulated: bool = False
     speeches: tuple[Speech, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
+    forfeit: Forfeit | None = None  # done, but one side could not debate: no judge read it
 
 
 def points(outcome: Outcome | None, side: Side) -> float:

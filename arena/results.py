@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from arena.records import DIMENSIONS, Verdict, score
 from arena.store import Store
 
-COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
+COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension", "forfeit"]
 
 
 def ordered_dimensions(names: Iterable[str]) -> list[str]:
@@ -17,12 +17,14 @@ def ordered_dimensions(names: Iterable[str]) -> list[str]:
     return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
 
 
-def results_rows(store: Store, judge: str) -> list[dict]:
-    """One row per (match, dimension) for matches the judge judged without a failed run.
+def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
+    """One row per (match, dimension) for matches the judge judged without a failed run, and for forfeits.
 
     entry_a is Pro and entry_b is Con; scores are judge points out of the judge's runs R. The
     dimensions are every one found in the judge's verdicts (a debatrix judge may define its own),
-    overall first, then in ordered_dimensions' order.
+    overall first, then in ordered_dimensions' order. A forfeit gives the other side all R runs of
+    every one of those dimensions (R–0): the match is rated, so an entry that cannot debate is not
+    rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None.
     """
     by_match: dict[str, list] = defaultdict(list)
     for row in store.verdict_rows(judge):
@@ -40,5 +42,11 @@ def results_rows(store: Store, judge: str) -> list[dict]:
             pro, con = score(verdicts, dimension)
             if pro + con > 0:
                 out.append({"match_id": match_id, "entry_a": first["pro"], "entry_b": first["con"],
-                            "score_a": pro, "score_b": con, "category": first["category"], "dimension": dimension})
+                            "score_a": pro, "score_b": con, "category": first["category"], "dimension": dimension,
+                            "forfeit": None})
+    for match in store.forfeits():
+        pro = float(runs) if match["forfeit"] == "con" else 0.0
+        out += [{"match_id": match["id"], "entry_a": match["pro"], "entry_b": match["con"], "score_a": pro,
+                 "score_b": runs - pro, "category": match["category"], "dimension": dimension,
+                 "forfeit": match["forfeit"]} for dimension in ("overall", *dimensions)]
     return out

@@ -31,6 +31,12 @@ def retryable(exc: Exception) -> bool:
                             httpx.NetworkError, httpx.RemoteProtocolError))
 
 
+def refused_content(exc: Exception) -> bool:
+    """Whether the provider refused to answer on content grounds (litellm's ContentPolicyViolationError): the
+    model's refusal, not a failure of the provider, and the same again on any later try."""
+    return type(exc).__name__ == "ContentPolicyViolationError"
+
+
 def _status(exc: Exception) -> int | None:
     """The HTTP status exc reports: litellm's status_code, or the response of httpx's HTTPStatusError (how
     tavily-python reports the statuses it has no class for)."""

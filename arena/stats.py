@@ -4,7 +4,7 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
-from arena.records import STAGES, Verdict, score
+from arena.records import CATEGORIES, STAGES, Verdict, score
 
 OUTCOMES = ("pro", "con", "tie")
 
@@ -233,3 +233,141 @@ def _side_share(results: list[dict]) -> dict:
     return {"matches": len(results), "pro_share": sum(r["score_pro"] for r in results) / points if points else None,
             "pro_wins": counts["pro"], "con_wins": counts["con"], "ties": counts["tie"],
             "p_value": side_bias(counts["pro"], counts["con"])[1]}
+
+
+# --- the Agent4Debate paper's tables ------------------------------------------------------------------------
+
+PAPER_COLUMNS = ("source", "language", "argument", "overall")  # the paper's S, L, A and O
+SCOPES = ("excluding_human_debaters", "all")  # Table 6's two columns: matches without a human debater, and all
+
+
+def points_of_three(rows: Iterable[dict]) -> dict[str, dict]:
+    """One judge's points on each match as the Agent4Debate paper counts them (Tables 1, 2 and 5).
+
+    rows: the judge's verdict rows {match_id, pro, con, category, judge, run, overall, dimensions, error}. Each
+    run gives the winner of a dimension (source, language, argument) or of the match (overall) 1 point and a
+    tie 0.5 to each side; a side's points out of 3 are 3 × its share of the points given, which are its points
+    when R = 3 as in the paper. A match with a failed run is left out, as the ratings leave it out; a column no
+    run decided has no points. Returns match → {"pro", "con", "category", "points": {column: (pro, con)}}.
+    """
+    by_match: dict[str, list[dict]] = {}
+    for r in rows:
+        by_match.setdefault(r["match_id"], []).append(r)
+    out = {}
+    for match_id, runs in by_match.items():
+        if any(r["error"] for r in runs):
+            continue
+        verdicts = [Verdict(r["judge"], r["run"], r["overall"], r["dimensions"]) for r in runs]
+        points = {}
+        for column in PAPER_COLUMNS:
+            pro, con = score(verdicts, column)
+            if pro + con > 0:
+                points[column] = (3 * pro / (pro + con), 3 * con / (pro + con))
+        first = runs[0]
+        out[match_id] = {"pro": first["pro"], "con": first["con"], "category": first["category"], "points": points}
+    return out
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+def _mean_points(judged: Mapping[str, dict], people: Mapping[str, dict], groups) -> dict:
+    """group → {"matches", S, L, A, O, "people_matches", "people_overall"}: the mean points out of 3 of the sides
+    groups(match, side) puts in each group, under the judge (judged) and, overall, under the people (people),
+    both as points_of_three gives them; a column is the mean over the matches that have it."""
+    tally: dict = {}
+
+    def cell(group) -> dict:
+        return tally.setdefault(group, {"matches": 0, "people_matches": 0, "people_overall": [],
+                                        **{c: [] for c in PAPER_COLUMNS}})
+
+    for m in judged.values():
+        for i, side in enumerate(("pro", "con")):
+            for group in groups(m, side):
+                row = cell(group)
+                row["matches"] += 1
+                for column, pair in m["points"].items():
+                    row[column].append(pair[i])
+    for m in people.values():
+        if "overall" in m["points"]:
+            for i, side in enumerate(("pro", "con")):
+                for group in groups(m, side):
+                    row = cell(group)
+                    row["people_matches"] += 1
+                    row["people_overall"].append(m["points"]["overall"][i])
+    return {group: {"matches": r["matches"], **{c: _mean(r[c]) for c in PAPER_COLUMNS},
+                    "people_matches": r["people_matches"], "people_overall": _mean(r["people_overall"])}
+            for group, r in tally.items()}
+
+
+def paper_points(judged: Mapping[str, dict], people: Mapping[str, dict], debaters: Mapping[str, str],
+                 entries: Sequence[str] = ()) -> dict:
+    """Mean S/L/A/O points out of 3 (points_of_three of the judge: judged; of a judge of people: people, overall
+    only), as the Agent4Debate paper's Tables 1, 2 and 5 give them, over the matches each judged.
+
+    "entries": per entry, over all its matches (category "all") and per motion category; "pairs": per entry
+    against each opponent it met (head to head, Tables 1 and 2); "kinds": per debater kind against each other
+    kind, over the matches between them (Table 5: human against agent4debate). debaters: entry → debater kind.
+    entries: names to list first, in order; the rest follow by name.
+    """
+    def opponent(m: dict, side: str) -> str:
+        return m["con"] if side == "pro" else m["pro"]
+
+    def kinds(m: dict, side: str) -> list[tuple[str, str]]:
+        ours, theirs = debaters.get(m[side], ""), debaters.get(opponent(m, side), "")
+        return [(ours, theirs)] if ours != theirs else []
+
+    per_entry = _mean_points(judged, people, lambda m, side: [(m[side], "all"), (m[side], m["category"])])
+    listed = list(dict.fromkeys([*entries, *sorted({name for name, _ in per_entry})]))
+    categories = ["all", *CATEGORIES, *sorted({c for _, c in per_entry} - {"all", *CATEGORIES})]
+    pairs = _mean_points(judged, people, lambda m, side: [(m[side], opponent(m, side))])
+    by_kind = _mean_points(judged, people, kinds)
+    return {"entries": [{"entry": name, "debater": debaters.get(name, ""), "category": c, **per_entry[name, c]}
+                        for name in listed for c in categories if (name, c) in per_entry],
+            "pairs": [{"entry": a, "opponent": b, **pairs[a, b]} for a, b in sorted(pairs)],
+            "kinds": [{"debater": a, "opponent": b, **by_kind[a, b]} for a, b in sorted(by_kind)]}
+
+
+def _consistent(a: Mapping[str, str], b: Mapping[str, str], matches: Sequence[str]) -> dict:
+    return {"matches": len(matches), "consistency": agreement([a[m] for m in matches], [b[m] for m in matches])}
+
+
+def consistency_split(verdicts: Iterable[dict], people: Mapping[str, Mapping[int, str]], judges: Sequence[str],
+                      human_matches: set[str]) -> dict:
+    """The Agent4Debate paper's Table 6: consistency (agreement) over the matches without a human debater
+    (human_matches: those with one) and over all matches.
+
+    verdicts: rows {judge, match_id, overall, error, run}; people: judge of people → run → person; judges: the
+    other judges to compare, in order. "judges": each judge against each judge of people, their outcomes
+    (judge_outcomes: majorities of runs, and of ballots) over the matches both have one on. "among_people": per
+    judge of people, pooled over every pair of its people and every match both cast a ballot on, with the
+    number of matches that have two ballots or more and of such comparisons.
+    """
+    verdicts = list(verdicts)
+    outcomes = judge_outcomes(runs_by_judge(verdicts))
+    ballots = ballot_outcomes(verdicts, people)
+
+    def scoped(matches: Iterable[str]) -> dict[str, list[str]]:
+        matches = list(matches)
+        return {"excluding_human_debaters": [m for m in matches if m not in human_matches], "all": matches}
+
+    rows = []
+    for judge in judges:
+        for crowd in people:
+            ours, theirs = outcomes.get(judge, {}), outcomes.get(crowd, {})
+            rows.append({"judge": judge, "people": crowd,
+                         **{scope: _consistent(ours, theirs, ms)
+                            for scope, ms in scoped(m for m in ours if m in theirs).items()}})
+    among = []
+    for crowd, names in people.items():
+        cast = ballots.get(crowd, {})
+        pairs = list(combinations([cast.get(names[run], {}) for run in sorted(names)], 2))
+        row = {"people": crowd}
+        for scope, matches in scoped(dict.fromkeys(m for c in cast.values() for m in c)).items():
+            compared = [(a[m], b[m]) for m in matches for a, b in pairs if m in a and m in b]
+            row[scope] = {"matches": sum(sum(m in c for c in cast.values()) >= 2 for m in matches),
+                          "comparisons": len(compared),
+                          "consistency": agreement([x for x, _ in compared], [y for _, y in compared])}
+        among.append(row)
+    return {"judges": rows, "among_people": among}

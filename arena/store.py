@@ -12,11 +12,11 @@ from typing import Iterable, Iterator
 
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
-from arena.records import AgentUsage, Ballot, Entry, Match, Motion, Reference, Speech, Verdict
+from arena.records import AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -50,7 +50,7 @@ CREATE TABLE matches (
     id TEXT PRIMARY KEY, tournament_id INTEGER REFERENCES tournaments(id), seq INTEGER NOT NULL,
     motion_id TEXT NOT NULL REFERENCES motions(id), pro TEXT NOT NULL, con TEXT NOT NULL,
     status TEXT NOT NULL, error TEXT, simulated INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT);
+    created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, forfeit TEXT, forfeit_reason TEXT);
 CREATE TABLE speeches (
     match_id TEXT NOT NULL REFERENCES matches(id), seq INTEGER NOT NULL, stage TEXT NOT NULL,
     side TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, agents TEXT NOT NULL,
@@ -92,6 +92,8 @@ _MIGRATIONS = {
     # Two-sided motions: each side's own proposition.
     5: "ALTER TABLE motions ADD COLUMN pro_text TEXT NOT NULL DEFAULT '';"
        "ALTER TABLE motions ADD COLUMN con_text TEXT NOT NULL DEFAULT '';",
+    # Forfeits: the side whose debater could not give a speech, and why.
+    6: "ALTER TABLE matches ADD COLUMN forfeit TEXT; ALTER TABLE matches ADD COLUMN forfeit_reason TEXT;",
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -311,8 +313,9 @@ class Store:
                                   (redact(error), now(), match_id))
 
     def commit_match(self, match_id: str, speeches: list[Speech], verdicts: list[Verdict],
-                     messages: list[dict], simulated: bool, holder: Holder | None = None) -> None:
-        """Write a finished match — speeches, agent messages, verdicts, status — all or nothing.
+                     messages: list[dict], simulated: bool, holder: Holder | None = None,
+                     forfeit: Forfeit | None = None) -> None:
+        """Write a finished match — speeches, agent messages, verdicts, status, any forfeit — all or nothing.
 
         simulated (arena.records.simulated) is stored with the match and its verdicts. With a holder,
         the match is written only if holder still holds its claim (ClaimLost otherwise), which it gives up.
@@ -337,8 +340,9 @@ class Store:
             )
             self._write_verdicts(match_id, verdicts, simulated)
             self.conn.execute(
-                "UPDATE matches SET status='done', error=NULL, simulated=?, finished_at=? WHERE id=?",
-                (int(simulated), now(), match_id)
+                "UPDATE matches SET status='done', error=NULL, simulated=?, finished_at=?, forfeit=?, forfeit_reason=?"
+                " WHERE id=?",
+                (int(simulated), now(), forfeit and forfeit.side, forfeit and redact(forfeit.reason), match_id)
             )
 
     def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool,
@@ -390,7 +394,37 @@ class Store:
         return out
 
     def done_match_ids(self) -> list[str]:
-        return [r[0] for r in self.conn.execute("SELECT id FROM matches WHERE status='done' ORDER BY seq")]
+        """Completed matches that were debated to the end (not forfeited): those people can judge."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM matches WHERE status='done' AND forfeit IS NULL ORDER BY seq")]
+
+    def finish_order(self) -> list[str]:
+        """Done matches in the order they finished (schedule order among equal times; unknown times first)."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT id FROM matches WHERE status='done' ORDER BY finished_at, seq")]
+
+    def set_preset(self, name: str) -> None:
+        """Remember which preset (`arena init --preset`) made this workspace."""
+        with _transaction(self.conn):
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('preset', ?)", (name,))
+
+    def preset(self) -> str | None:
+        """The preset that made this workspace, if one did."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='preset'").fetchone()
+        return row[0] if row else None
+
+    def forfeits(self) -> list[sqlite3.Row]:
+        """Every forfeited match in schedule order: id, pro, con, category, forfeit (the side), forfeit_reason."""
+        return self.conn.execute(
+            "SELECT m.id, m.pro, m.con, mo.category, m.forfeit, m.forfeit_reason FROM matches m "
+            "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done' AND m.forfeit IS NOT NULL "
+            "ORDER BY m.seq").fetchall()
+
+    def forfeit_counts(self) -> dict[str, int]:
+        """Forfeits per entry: completed matches its debater could not finish."""
+        return {r[0]: r[1] for r in self.conn.execute(
+            "SELECT CASE forfeit WHEN 'pro' THEN pro ELSE con END AS entry, COUNT(*) FROM matches "
+            "WHERE status='done' AND forfeit IS NOT NULL GROUP BY entry")}
 
     def cast_ballots(self, judge: str, people: tuple[str, ...], ballots: Iterable[Ballot], simulated: bool) -> None:
         """Store ballots as the judge's verdicts, run = the person's index in people, all or nothing; each
@@ -398,10 +432,11 @@ class Store:
         that is not done."""
         with _transaction(self.conn):
             for b in ballots:
-                row = self.conn.execute("SELECT status FROM matches WHERE id=?", (b.match_id,)).fetchone()
-                if row is None or row["status"] != "done":
-                    raise ArenaError(f"match {b.match_id!r} is {'unknown' if row is None else row['status']}; "
-                                     "ballots are cast on done matches only")
+                row = self.conn.execute("SELECT status, forfeit FROM matches WHERE id=?", (b.match_id,)).fetchone()
+                if row is None or row["status"] != "done" or row["forfeit"]:
+                    state = "unknown" if row is None else "forfeited" if row["forfeit"] else row["status"]
+                    raise ArenaError(f"match {b.match_id!r} is {state}; ballots are cast on matches debated to "
+                                     "the end only")
                 run = people.index(b.person)
                 self.conn.execute("INSERT OR IGNORE INTO ballot_people VALUES (?,?,?)", (judge, run, b.person))
                 self._write_verdicts(b.match_id, [Verdict(judge, run, b.overall, dict(b.dimensions), b.rationale)],
@@ -436,7 +471,7 @@ class Store:
         verdicts = tuple(_verdict(r) for r in self.conn.execute(
             "SELECT * FROM verdicts WHERE match_id=? ORDER BY judge, run", (match_id,)))
         return Match(row["id"], self.motion(row["motion_id"]), row["pro"], row["con"], row["status"], row["error"],
-                     bool(row["simulated"]), speeches, verdicts)
+                     bool(row["simulated"]), speeches, verdicts, _forfeit(row))
 
     def matches(self) -> list[Match]:
         """Every match in schedule order with its speeches and verdicts: what match() gives, in four queries."""
@@ -448,7 +483,8 @@ class Store:
         for r in self.conn.execute("SELECT * FROM verdicts ORDER BY match_id, judge, run"):
             verdicts.setdefault(r["match_id"], []).append(_verdict(r))
         return [Match(r["id"], motions[r["motion_id"]], r["pro"], r["con"], r["status"], r["error"],
-                      bool(r["simulated"]), tuple(speeches.get(r["id"], ())), tuple(verdicts.get(r["id"], ())))
+                      bool(r["simulated"]), tuple(speeches.get(r["id"], ())), tuple(verdicts.get(r["id"], ())),
+                      _forfeit(r))
                 for r in self.conn.execute("SELECT * FROM matches ORDER BY seq")]
 
     def speech_usage(self) -> list[dict]:
@@ -540,9 +576,9 @@ class Store:
         return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}
 
 
-# A completed match the judge still has to judge: (rejudging) no verdict of it since a time, or (otherwise)
+# A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or (otherwise)
 # no verdict of it at all or a failed run.
-_TO_JUDGE = ("m.status='done' AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM verdicts v WHERE "
+_TO_JUDGE = ("m.status='done' AND m.forfeit IS NULL AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM verdicts v WHERE "
              "v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT 1 FROM verdicts v "
              "WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS (SELECT 1 FROM verdicts v WHERE "
              "v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
@@ -573,6 +609,10 @@ def _speech(r: sqlite3.Row) -> Speech:
                  for x in json.loads(r["refs"]))
     return Speech(r["stage"], r["side"], r["text"], refs, r["started_at"], r["finished_at"],
                   {role: AgentUsage(**u) for role, u in json.loads(r["agents"]).items()}, bool(r["cut"]))
+
+
+def _forfeit(r: sqlite3.Row) -> Forfeit | None:
+    return Forfeit(r["forfeit"], r["forfeit_reason"] or "") if r["forfeit"] else None
 
 
 def _verdict(r: sqlite3.Row) -> Verdict:

@@ -19,6 +19,7 @@ TEMPLATE = '''\
 language = "en"            # language of speeches and prompts ("en", "zh", ...)
 seed = 0                   # seeds scheduling and the offline simulator
 judge_runs = 3             # default R: runs per judge per match
+forfeits = true            # a debater whose model cannot answer usably forfeits (false: the match fails)
 
 [llm]
 max_concurrency = 16       # concurrent LLM calls per model
@@ -33,6 +34,9 @@ max_results = 5
 
 [motions]
 sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
+
+[rating]
+side = "fit"               # "fit": a Pro advantage fitted with the ratings; "ignore": the side-blind fit
 
 # One [[entries]] table per registered debater entry, for example:
 # [[entries]]

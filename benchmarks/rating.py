@@ -4,15 +4,17 @@ Generates 1,000,000 matches among 100 entries of planted strengths (each judged 
 of the BT model, 10% of runs tied, so scores are points out of 3) into a results CSV,
 then measures in the same run:
   1. ours, end to end as a user runs it: `arena rate --results FILE --bootstrap 1000
-     --format json` in a subprocess (CSV reading included), its wall time and peak RSS;
+     --format json` in a subprocess (CSV reading included), its wall time and peak RSS,
+     with the Pro advantage fitted (the default) and with `--side ignore`, the model the
+     pipeline fits (sides are drawn at random here, so the fitted advantage is about 0);
   2. the reference: a FastChat-style pipeline on the same CSV — deduplicated outcome
      cells, then one scipy L-BFGS-B fit of the weighted BT likelihood per bootstrap
      replicate, each replicate drawing multinomial counts of the cells;
   3. `arena rate` on a workspace holding 10,000 judged matches.
-Prints the times, the ratio, the memory, how far our intervals are from the pipeline's
-(beside how far two of our runs with different seeds are from each other: the Monte Carlo
-noise of 1000-replicate percentiles), and PASS/FAIL against the targets (<= 5 s, >= 10x,
-<= 1.5 GB, widths within 10%; < 2 s).
+Prints the times, the ratio, the memory, how far our `--side ignore` ratings and intervals
+are from the pipeline's (beside how far two of our runs with different seeds are from each
+other: the Monte Carlo noise of 1000-replicate percentiles), and PASS/FAIL against the
+targets (<= 5 s, >= 10x, <= 1.5 GB, widths within 10%; < 2 s).
 
 Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R]
 """
@@ -73,11 +75,14 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
         return wall, usage.ru_maxrss / 2**20, out.read().decode()  # ru_maxrss is in KiB on Linux
 
 
-def ours(csv: Path, replicates: int, seed: int = 0) -> tuple[float, float, dict]:
-    """`arena rate --results` end to end: wall seconds, peak GB, and entry -> (rating, ci_low, ci_high)."""
+def ours(csv: Path, replicates: int, seed: int = 0, side: str = "fit") -> tuple[float, float, dict, dict | None]:
+    """`arena rate --results` end to end: wall seconds, peak GB, entry -> (rating, ci_low, ci_high), and the
+    Pro advantage (None with side "ignore")."""
     wall, peak_gb, stdout = run_measured([sys.executable, "-m", "arena", "rate", "--results", str(csv), "--bootstrap",
-                                          str(replicates), "--seed", str(seed), "--format", "json"])
-    return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in json.loads(stdout)["ratings"]}
+                                          str(replicates), "--seed", str(seed), "--side", side, "--format", "json"])
+    result = json.loads(stdout)
+    return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in result["ratings"]}, \
+        result["side"]
 
 
 def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
@@ -119,8 +124,8 @@ def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
 
 def workspace(path: Path, matches: int, seed: int = 0) -> None:
     """A workspace of 20 offline entries and `matches` done matches, each judged by 3 runs."""
-    from arena.app import DEMO_CONFIG
     from arena.app.commands import open_workspace
+    from arena.app.demo import CONFIG
     from arena.workspace import init_workspace
 
     names = [f"sim-{i:02d}" for i in range(20)]
@@ -128,7 +133,7 @@ def workspace(path: Path, matches: int, seed: int = 0) -> None:
     strengths = rng.normal(0.0, 1.0, len(names))
     entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "direct"\nmodel = "offline/{name}"\n'
                       f"strength = {s:.3f}\n" for name, s in zip(names, strengths))
-    init_workspace(path, DEMO_CONFIG.format(entries=entries))
+    init_workspace(path, CONFIG.format(entries=entries, language="en"))
     ws = open_workspace(path)
     try:
         motions = ws.store.motion_ids()
@@ -140,7 +145,7 @@ def workspace(path: Path, matches: int, seed: int = 0) -> None:
         outcome = np.where(rng.random((matches, RUNS)) < TIE_RATE, "tie",
                            np.where(rng.random((matches, RUNS)) < p[:, None], "pro", "con"))
         stamp = "2025-01-01T00:00:00.000000+00:00"
-        rows = [(match_id, "sim-judge", run, outcome[k, run],
+        rows = [(match_id, "sim-debatrix", run, outcome[k, run],  # the first judge: the one `arena rate` rates
                  json.dumps({d: outcome[k, run] for d in ("argument", "source", "language")}), "", None, 1, stamp)
                 for k, match_id in enumerate(ids) for run in range(RUNS)]
         conn = ws.store.conn
@@ -176,10 +181,15 @@ def main() -> None:
         print(f"generated {args.matches:,} matches among {ENTRIES} entries in {time.perf_counter() - started:.1f} s"
               f" ({csv.stat().st_size / 2**20:.0f} MB CSV)")
 
-        ours_s, ours_gb, our_table = ours(csv, args.replicates)
-        print(f"ours       {ours_s:7.2f} s   peak RSS {ours_gb:.2f} GB")
-        again_s, _, other_seed = ours(csv, args.replicates, seed=1)
-        print(f"ours again {again_s:7.2f} s   (seed 1, for the Monte Carlo noise below)")
+        ours_s, ours_gb, fitted, side = ours(csv, args.replicates)
+        print(f"ours       {ours_s:7.2f} s   peak RSS {ours_gb:.2f} GB   (side fitted: Pro advantage "
+              f"{side['pro_advantage']:+.2f} Elo, 95% CI {side['ci_low']:+.2f} to {side['ci_high']:+.2f})")
+        blind_s, blind_gb, our_table, _ = ours(csv, args.replicates, side="ignore")
+        print(f"ours blind {blind_s:7.2f} s   peak RSS {blind_gb:.2f} GB   (--side ignore, the pipeline's model)")
+        again_s, _, other_seed, _ = ours(csv, args.replicates, seed=1, side="ignore")
+        print(f"ours again {again_s:7.2f} s   (--side ignore, seed 1, for the Monte Carlo noise below)")
+        moved = max(abs(fitted[k][0] - our_table[k][0]) for k in fitted)
+        print(f"side       max |fitted - ignored| rating {moved:.2f} Elo")
         started = time.perf_counter()
         reference, cells = pipeline(csv, args.replicates)
         pipeline_s = time.perf_counter() - started

@@ -10,6 +10,11 @@ for material (a round each) while it has requests left (max_requests per speech,
 revising together); the Reviewer checks a checklist that grows stage by stage and approves or asks
 for a revision, and every revision is reviewed again, up to max_reviews reviews. Ablations leave
 agents out through the `agents` param; the writer is always there.
+
+Only the speech is essential. A step whose model gives no usable answer after the gateway's re-asks
+(arena.llm.AnswerError) goes on with its neutral value, ledgered as degraded: no new queries, the raw
+results without findings, no material request, the draft accepted, no analysis. The Writer falls back
+from JSON to plain text; only a Writer that cannot produce text at all fails the speech.
 """
 from __future__ import annotations
 
@@ -19,6 +24,7 @@ from typing import Any
 
 from arena import transcript
 from arena.fitting import Cut, Material
+from arena.llm import AnswerError
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import STAGES, Entry
@@ -191,7 +197,11 @@ class Agent4Debate:
         """One round: plan queries (on the motion, or for the Writer's request), search, compile what is new."""
         limit = self.params["request_queries" if request else "max_queries"]
         prompt = self._prompt(ctx, "searcher", kb, step="plan", max_queries=limit, request=request)
-        planned = await ctx.llm.complete("searcher", prompt, schema=_queries_schema(limit), params=self.sampling)
+        try:
+            planned = await ctx.llm.complete("searcher", prompt, schema=_queries_schema(limit), params=self.sampling)
+        except AnswerError as exc:
+            ctx.llm.degraded("searcher", exc, "no new queries")
+            return
         queries = list(dict.fromkeys(q.strip() for q in planned.data["queries"] if q.strip()))
         found = await asyncio.gather(*(ctx.search.search(q, max_results=self.params["max_results"],
                                                          search_depth=self.params["search_depth"])
@@ -201,14 +211,22 @@ class Agent4Debate:
             return  # nothing found that the base does not hold already
         prompt = self._prompt(ctx, "searcher", kb, step="compile", request=request, queries=queries, new=new,
                               max_findings=_max_findings(len(new)), max_gaps=MAX_GAPS)
-        compiled = await ctx.llm.complete("searcher", prompt, schema=_findings_schema(new), params=self.sampling,
-                                          max_tokens=_compile_tokens(len(new)))
+        try:
+            compiled = await ctx.llm.complete("searcher", prompt, schema=_findings_schema(new), params=self.sampling,
+                                              max_tokens=_compile_tokens(len(new)))
+        except AnswerError as exc:  # the sources are in the base already; only the findings are missing
+            ctx.llm.degraded("searcher", exc, "the raw results")
+            return
         kb.record((Finding(f["topic"], f["finding"], f["bearing"], tuple(f["sources"]))
                    for f in compiled.data["findings"]), compiled.data["gaps"])
 
     async def _analyse(self, ctx: DebateContext, kb: KnowledgeBase) -> str:
-        answer = await ctx.llm.complete("analyzer", self._prompt(ctx, "analyzer", kb), params=self.sampling,
-                                        max_tokens=self._speech_tokens(ctx))
+        try:
+            answer = await ctx.llm.complete("analyzer", self._prompt(ctx, "analyzer", kb), params=self.sampling,
+                                            max_tokens=self._speech_tokens(ctx))
+        except AnswerError as exc:
+            ctx.llm.degraded("analyzer", exc, "no analysis")
+            return ""
         return answer.text.strip()
 
     async def _write(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str, requests: int, *,
@@ -217,15 +235,30 @@ class Agent4Debate:
         """The speech, drafted or (with feedback) revised, and the material requests still left for this speech.
 
         While requests are left the Writer may ask for material first; each request is a research round.
+        An unusable answer costs the Writer its requests; one without any is asked for plain text instead.
         """
         while True:
             can_request = requests > 0
             budget = length(self.params, ctx.stage, ctx.language)
-            prompt = self._prompt(ctx, "writer", kb, analysis=analysis, length=budget.amount, unit=budget.unit,
-                                  can_request=can_request, requests_left=requests, draft=draft,
-                                  feedback=feedback or [], state=state)
-            answer = await ctx.llm.complete("writer", prompt, schema=_writer_schema(ctx.stage, can_request),
-                                            params=self.sampling, max_tokens=self._speech_tokens(ctx))
+
+            def prompt(plain: bool = False) -> Material:
+                return self._prompt(ctx, "writer", kb, analysis=analysis, length=budget.amount, unit=budget.unit,
+                                    can_request=can_request, requests_left=requests, draft=draft,
+                                    feedback=feedback or [], state=state, plain=plain)
+
+            try:
+                answer = await ctx.llm.complete("writer", prompt(), schema=_writer_schema(ctx.stage, can_request),
+                                                params=self.sampling, max_tokens=self._speech_tokens(ctx))
+            except AnswerError as exc:
+                if can_request:
+                    ctx.llm.degraded("writer", exc, "no material request")
+                    requests = 0
+                    continue
+                ctx.llm.degraded("writer", exc, "a plain-text speech")
+                # The speech is essential: an AnswerError here fails it, and the side forfeits.
+                text = await ctx.llm.complete("writer", prompt(plain=True), params=self.sampling,
+                                              max_tokens=self._speech_tokens(ctx))
+                return text.text.strip(), requests
             request = answer.data.get("material_request")
             speech = answer.data["speech"].strip()
             if request is not None:
@@ -242,10 +275,14 @@ class Agent4Debate:
         rejection but the last, so the draft that stands is always one the Reviewer saw."""
         reviews = self.params["max_reviews"]
         for n in range(1, reviews + 1):
-            review = await ctx.llm.complete(
-                "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[ctx.stage],
-                                         max_feedback=MAX_FEEDBACK, max_reasons=MAX_REASONS),
-                schema=_review_schema(ctx.stage), params=self.sampling)
+            try:
+                review = await ctx.llm.complete(
+                    "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[ctx.stage],
+                                             max_feedback=MAX_FEEDBACK, max_reasons=MAX_REASONS),
+                    schema=_review_schema(ctx.stage), params=self.sampling)
+            except AnswerError as exc:
+                ctx.llm.degraded("reviewer", exc, "the draft accepted")
+                break
             if review.data["approve"] or n == reviews:
                 break
             feedback = review.data["feedback"] or [f"{c['item']}: {c['note']}" for c in review.data["checks"]

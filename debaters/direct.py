@@ -17,6 +17,7 @@ class DirectDebater:
     """Writes each speech in one call from the motion and the speeches it may see."""
 
     PARAMS = {**SAMPLING, **LENGTHS}
+    uses_json = False  # the run's probe asks its model for no structured answer
 
     def __init__(self, entry: Entry):
         self.params = resolve(entry, self.PARAMS)

@@ -12,6 +12,7 @@ from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling,
 
 
 class SearchBaseline:
+    uses_json = False  # the run's probe asks its model for no structured answer
     PARAMS = {
         **SAMPLING,
         **LENGTHS,

@@ -2,10 +2,16 @@
 
 Speech by speech, each dimension (argument, source, language by default) updates its own
 notes from its previous notes and the new speech only — never from the raw earlier speeches —
-with the dimensions working in parallel. Each dimension then gives a verdict (pro, con or tie,
-ties configurable per dimension) with 1–10 scores, and a weighted summary gives the overall
-result (pro, con or tie unless `overall_ties` is off): by an LLM chair (default) or by the
-weighted vote itself (`summary = "rule"`, see weighted_vote).
+with the dimensions working in parallel. Each dimension then gives a verdict with 1–10 scores
+by its own rule, and a weighted summary gives the overall result: by an LLM chair (default) or
+by the weighted vote itself (`summary = "rule"`, see weighted_vote).
+
+The built-in dimensions and their rules carry the substance of the reference implementation's
+configuration (ljcleo/debatrix, preset/example/config), in our own words: source and language
+may be ties (source: unless one side has a clear lead in the quality of its outside sources;
+language: unless exactly one side earned a penalty), argument always has a winner, and the
+summary names one winner unless `overall_ties` is on. That code calls its model at temperature 0,
+and so does this judge by default.
 """
 from __future__ import annotations
 
@@ -17,35 +23,79 @@ from typing import Any
 
 from arena import transcript
 from arena.errors import UserError
-from arena.params import Param
+from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import CATEGORIES, points
-from arena.judging import BaseJudge, Decision, JudgeView
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
+# What each built-in dimension judges (one clause, no capitals: the ballot page shows it as a hint too) and
+# the rule that decides it, which says when it is a tie.
 DIMENSIONS: dict[str, dict[str, Any]] = {
     "argument": {
-        "definition": "the quality of reasoning and clash — whether claims follow from sound reasoning, whether each "
-                      "side engages and defeats the other's arguments, and who wins the points the debate turns on",
-        "weight": 3},
+        "definition": "the arguments each side makes and how they fare against the other side's: whether each "
+                      "argument bears on the motion and is sound, whether its premises and reasoning are clear and "
+                      "plausible, whether credible evidence backs it and whether it is put in fitting language; "
+                      "whether each rebuttal actually defeats what it answers, and which of the opponent's "
+                      "arguments go unanswered; and, clash by clash, which side's line of argument comes out "
+                      "stronger",
+        "rule": "Set the two cases against each other: weigh every clash, and what the arguments each side has "
+                "left standing do to the other side's. The side that, within this debate, did more to establish "
+                "its own side of the motion wins.",
+        "weight": 3, "ties": False},
     "source": {
-        "definition": "the use of evidence — whether factual claims rest on credible, relevant sources and examples, "
-                      "represented accurately, and whether cited references support what they are cited for",
-        "weight": 2},
+        "definition": "the outside evidence each side brings and how it is used: which external sources are cited, "
+                      "whether they are credible, and how well they support the arguments they are attached to; "
+                      "common knowledge and the subject of the debate itself are not outside sources; missing "
+                      "evidence, unreliable sources and sources piled up without analysis are weaknesses, but an "
+                      "argument that rests soundly on common knowledge needs no source and is not weakened by "
+                      "having none; a source quoted again from an earlier speech, by either side, is a reference "
+                      "back to it, not a new source",
+        "rule": "A side wins only with a clear lead in the quality of its outside sources, backing its case with "
+                "them better than the other side does. It is a tie when both sides did their research with due "
+                "diligence, or when the numbers of outside sources they brought differ little (one source "
+                "against none still differs little). Unreliable sources bad enough to weaken a side's own case "
+                "count against that side.",
+        "weight": 2, "ties": True},
     "language": {
-        "definition": "the quality of expression — clarity, structure, signposting, concision and persuasive "
-                      "delivery suited to competitive debate",
-        "weight": 2},
+        "definition": "how each side's language bears on clarity and conduct: informal wording and a combative "
+                      "tone are fair ways to reach an audience and are no fault; only passages too garbled to "
+                      "follow, and grossly unsporting or toxic conduct such as repeated personal insults, deserve a "
+                      "penalty; words a speaker quotes from the other side, to criticise them for instance, are not "
+                      "the speaker's own language",
+        "rule": "A side wins only when the other side deserves a penalty and it does not; when neither side "
+                "deserves one, or both do, language is a tie.",
+        "weight": 2, "ties": True},
 }
-# The built-in definitions in the languages with prompts of their own; a definition set in arena.toml is
+# The built-in definitions and rules in the languages with prompts of their own; those set in arena.toml are
 # shown as written.
-DEFINITIONS = {"zh": {
-    "argument": "推理与交锋的质量——主张是否由严密的推理得出，双方是否正面回应并驳倒对方的论点，以及决定胜负的关键争点由谁拿下",
-    "source": "论据的运用——事实性主张是否建立在可信、相关的来源和事例之上，引述是否准确，所列参考资料是否真能支撑其被引用来证明的内容",
-    "language": "表达的质量——是否清晰、层次分明、路标清楚、简洁有力，是否具备适合竞技辩论的说服力",
+TRANSLATIONS = {"zh": {
+    "argument": {
+        "definition": "双方各自提出的论点，以及这些论点在与对方的交锋中表现如何：每个论点是否切题、是否站得住，前提和推理是否"
+                      "清楚合理，是否有可信的证据支撑，措辞是否得当；每一次反驳是否真正驳倒了所回应的内容，对方有哪些论点始终"
+                      "无人回应；以及逐个交锋来看，哪一方的论证更有力",
+        "rule": "把双方的论证放在一起比较：权衡每一处交锋，以及各方仍然站得住的论点对另一方造成了什么影响。在本场辩论的范围内，"
+                "为确立己方立场做得更多的一方获胜。"},
+    "source": {
+        "definition": "双方引入的外部证据及其用法：引用了哪些外部来源，这些来源是否可信，对所支撑的论点起了多大作用；常识以及"
+                      "辩题本身不算外部来源；缺乏证据、来源不可靠、堆砌来源而不加分析都是缺陷，但稳妥地建立在常识之上的论点"
+                      "无需来源，不因没有来源而被削弱；发言中再次引述此前发言（无论哪一方）用过的来源，是对原有来源的援引，"
+                      "不算新的来源",
+        "rule": "只有在外部来源的质量上明显领先、用来源比对方更好地支撑了己方论证的一方才能获胜。如果双方都尽到了查证的本分，"
+                "或者双方引入的外部来源数量相差不大（即使一方用了一个来源而另一方一个也没有，也算相差不大），判平局。"
+                "来源不可靠到足以削弱己方论证的，这一点算作该方的失分。"},
+    "language": {
+        "definition": "双方的语言在清晰程度和赛场风度上的表现：口语化的措辞和咄咄逼人的语气都是打动听众的正当手段，不算缺点；"
+                      "只有混乱到无法看懂的段落，以及严重违背体育精神乃至恶意攻击的行为（例如反复进行人身攻击）才应扣分；"
+                      "发言者引述的对方原话（例如为了批评对方）不算发言者自己的语言",
+        "rule": "只有当对方应被扣分而己方不应被扣分时，己方才获胜；双方都不应扣分或都应扣分时，语言表达判平局。"},
 }}
-DEFAULTS = {"weight": 1, "ties": True}
+# A dimension of one's own has no rule unless given one: its verdict prompt then states the plain one.
+DEFAULTS = {"weight": 1, "ties": True, "rule": ""}
+# Room for a note on a speech: well above what one takes when the prompt sets no length (the reference sets
+# none), and twice a set length (a word or a Chinese character is under two tokens).
+NOTE_TOKENS = 1024
 # A dimension's name becomes a results-CSV dimension and a site tab: "overall" and the category names
 # already name rating views, and the name must be one word to serve as a page anchor.
 RESERVED = ("overall", *CATEGORIES)
@@ -53,14 +103,16 @@ NAME = re.compile(r"[\w-]+")
 
 
 def _dimensions_ok(value: Any) -> bool:
-    """A table of dimension name → {definition, weight, ties}, each key optional for the built-in names."""
+    """A table of dimension name → {definition, weight, ties, rule}, each key optional for the built-in names."""
     if not isinstance(value, dict) or not value:
         return False
     for name, spec in value.items():
         if not NAME.fullmatch(name) or name in RESERVED:
             return False
         known = {**DEFAULTS, **DIMENSIONS.get(name, {})}
-        if not isinstance(spec, dict) or set(spec) - {"definition", "weight", "ties"}:
+        if not isinstance(spec, dict) or set(spec) - {"definition", "weight", "ties", "rule"}:
+            return False
+        if not isinstance(spec.get("rule", ""), str):
             return False
         definition = spec.get("definition", known.get("definition"))
         weight = spec.get("weight", known["weight"])
@@ -91,15 +143,30 @@ def _summary_schema(ties: bool) -> dict:
             "required": ["rationale", "overall"], "additionalProperties": False}
 
 
+def _spec(name: str, custom: dict) -> dict:
+    """A dimension as judged: the built-in one, if any, with what arena.toml sets over it."""
+    built_in = DIMENSIONS.get(name, {})
+    spec = {**DEFAULTS, **built_in, **custom}
+    if built_in and "rule" not in custom and (spec["definition"], spec["ties"]) != (built_in["definition"],
+                                                                                     built_in["ties"]):
+        spec["rule"] = ""  # the built-in rule is written for the built-in definition and tie setting
+    return spec
+
+
 class DebatrixJudge(BaseJudge):
     OPTIONS = {
-        "dimensions": Param(None, (dict,), "dimension name → {definition, weight, ties}; default argument (weight 3), "
-                                           "source (2) and language (2); ties are allowed unless ties = false",
+        "temperature": paper_temperature("the reference implementation, ljcleo/debatrix"),
+        "dimensions": Param(None, (dict,), "dimension name → {definition, weight, ties, rule}; default argument "
+                                           "(weight 3, no ties), source (2) and language (2), each with its rule; "
+                                           "a dimension of one's own allows ties unless ties = false",
                             _dimensions_ok,
                             "a table of dimensions named by one word (letters, digits, _ or -; not overall, fact, "
                             "value or policy), each with a non-empty definition (built-in names have one), a weight "
-                            "of at least 0 and ties true or false"),
-        "overall_ties": Param(True, (bool,), "may the overall verdict be a tie"),
+                            "of at least 0, ties true or false, and a rule given as a string"),
+        "overall_ties": Param(False, (bool,), "may the overall verdict be a tie"),
+        "note_length": Param(0, (int,), "most words of a dimension's note on a speech (characters in the Chinese "
+                                        "prompts); 0: no limit, as in the reference", between(0, 5000),
+                             "an integer from 0 to 5000"),
         "summary": Param("llm", (str,), "who combines the dimension verdicts: an LLM chair or the weighted vote",
                          lambda v: v in ("llm", "rule"), "'llm' or 'rule'"),
         "prompts": Param("", (str,), "a folder whose analyze.j2, verdict.j2 or summary.j2 replace the built-in ones",
@@ -109,8 +176,7 @@ class DebatrixJudge(BaseJudge):
     def __init__(self, spec):
         super().__init__(spec)
         chosen = self.options["dimensions"] or {name: {} for name in DIMENSIONS}
-        self.dimensions = {name: {**DEFAULTS, **DIMENSIONS.get(name, {}), **custom}
-                           for name, custom in chosen.items()}
+        self.dimensions = {name: _spec(name, custom) for name, custom in chosen.items()}
         if not any(d["weight"] > 0 for d in self.dimensions.values()):
             raise UserError(f"judge {spec.name!r} (debatrix judge): option dimensions: at least one weight must be "
                             "above 0")
@@ -121,20 +187,22 @@ class DebatrixJudge(BaseJudge):
         notes: dict[str, list[str]] = {name: [] for name in self.dimensions}
         # Swapped with the view's labels, and in the transcript's language, as the blocks it describes.
         order = transcript.order(view.speeches, [s.side for s in view.speeches], language=view.motion.language)
-        definitions = {name: self._definition(name, spec, language) for name, spec in self.dimensions.items()}
+        texts = {name: {key: self._text(name, spec, key, language) for key in ("definition", "rule")}
+                 for name, spec in self.dimensions.items()}
+        length = self.options["note_length"]
         for number in range(1, len(view.speeches) + 1):
             block = view.transcript(only=number - 1)
             updates = await asyncio.gather(*(
                 llm.complete(f"{name}-analyst", self._prompt(
-                    "analyze.j2", motion=view.motion, dimension=name, definition=definitions[name], notes=notes[name],
-                    speech=block, number=number, total=len(view.speeches), order=order, language=language),
-                    params=params)
+                    "analyze.j2", motion=view.motion, dimension=name, **texts[name], notes=notes[name],
+                    speech=block, number=number, total=len(view.speeches), order=order, note_length=length,
+                    ties=spec["ties"], language=language), params=params, max_tokens=max(NOTE_TOKENS, 2 * length))
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())
         verdicts = await asyncio.gather(*(
             llm.complete(f"{name}-judge", self._prompt(
-                "verdict.j2", motion=view.motion, dimension=name, definition=definitions[name], notes=notes[name],
+                "verdict.j2", motion=view.motion, dimension=name, **texts[name], notes=notes[name],
                 ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params)
             for name, spec in self.dimensions.items()))
         decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
@@ -145,10 +213,12 @@ class DebatrixJudge(BaseJudge):
         return Decision(overall, {d["dimension"]: d["winner"] for d in decisions}, rationale)
 
     @staticmethod
-    def _definition(name: str, spec: dict, language: str) -> str:
-        """The dimension's definition in the prompt's language: the built-in one translated, else as configured."""
-        built_in = spec["definition"] == DIMENSIONS.get(name, {}).get("definition")
-        return DEFINITIONS.get(language, {}).get(name, spec["definition"]) if built_in else spec["definition"]
+    def _text(name: str, spec: dict, key: str, language: str) -> str:
+        """The dimension's definition or rule in the prompt's language: the built-in one translated, else as
+        configured."""
+        if spec[key] and spec[key] == DIMENSIONS.get(name, {}).get(key):
+            return TRANSLATIONS.get(language, {}).get(name, {}).get(key, spec[key])
+        return spec[key]
 
     async def _summarise(self, view, llm, decisions, language, params) -> tuple[str, str]:
         ties = self.options["overall_ties"]

@@ -19,7 +19,7 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS
-from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "devils_advocate"
 INTENSITIES = ("strict", "moderate", "weak", "plain")
@@ -50,6 +50,7 @@ def scored_verdict_schema(overall_ties: bool) -> dict:
 
 class DevilsAdvocateJudge(BaseJudge):
     OPTIONS = {
+        "temperature": paper_temperature("DEBATE (its paper, appendix C.1)"),
         "overall_ties": Param(False, (bool,), "may the overall verdict be a tie"),
         # DEBATE's critic criticises as much as it can; the milder ones are the paper's persona ablation.
         "intensity": Param("strict", (str,), "how hard the critic argues against the verdict",

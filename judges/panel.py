@@ -22,7 +22,7 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS, JudgeSpec, Outcome
-from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "panel"
 STRATEGIES = ("one_by_one", "simultaneous_talk", "simultaneous_talk_with_summarizer")
@@ -92,6 +92,7 @@ class Said:
 
 class PanelJudge(BaseJudge):
     OPTIONS = {
+        "temperature": paper_temperature("ChatEval (its paper, §3.1)"),
         "referees": Param(3, (int,), f"number of referees N when personas is not given: the first N of the "
                                      f"{len(PERSONAS)} built-in personas", between(1, 10), "an integer from 1 to 10"),
         "turns": Param(2, (int,), "discussion turns T before the vote", between(1, 10), "an integer from 1 to 10"),

@@ -7,13 +7,17 @@ from arena.params import Param
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS
-from arena.judging import BaseJudge, Decision, JudgeView, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "single"
 
 
 class SingleJudge(BaseJudge):
-    OPTIONS = {"overall_ties": Param(False, (bool,), "may the overall verdict be a tie")}
+    OPTIONS = {
+        "temperature": paper_temperature("the single-agent judges ChatEval (§3.1) and DEBATE (appendix C.1) "
+                                         "compare with"),
+        "overall_ties": Param(False, (bool,), "may the overall verdict be a tie"),
+    }
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         ties = self.options["overall_ties"]

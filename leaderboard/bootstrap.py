@@ -1,9 +1,15 @@
-"""Bootstrap of the weighted Bradley–Terry ratings (leaderboard.bt).
+"""Bootstrap of the weighted Bradley–Terry ratings (leaderboard.bt), the weak prior taken as data.
 
 Model: the matches are resampled with replacement, as whole rows, and each
-replicate refitted by leaderboard.bt's maximum likelihood; percentiles of the
-replicates give intervals. Resampling M matches is drawing Multinomial(M,
-counts / M) over the distinct kinds of match, which is what is drawn here.
+replicate refitted by leaderboard.bt's fit under the weak N(0, 1/PRIOR_PRECISION)
+prior whose centre is itself drawn from that prior, anew for each replicate;
+percentiles of the replicates give intervals. The prior is then one more
+observation per parameter, resampled like the matches: for a Gaussian model
+this draws from the posterior, so a rating few matches pin keeps about the
+prior's spread (a plain bootstrap of one 3-0 match would give a zero-width
+interval), while with many matches it is the plain bootstrap. Resampling M
+matches is drawing Multinomial(M, counts / M) over the distinct kinds of
+match, which is what is drawn here.
 """
 
 from __future__ import annotations
@@ -11,70 +17,98 @@ from __future__ import annotations
 import math
 import os
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from leaderboard.bt import (fit, gradient_hessian, match_weights, mean_zero_inverse, prior_for, sigmoid,
-                            soft_outcomes, to_elo)
+from leaderboard.bt import (fit, fit_side, match_weights, mean_zero_inverse, pair_form, sigmoid, soft_outcomes,
+                            to_elo)
+from leaderboard.elo import ELO_SCALE, PRIOR_PRECISION
 
 # Batch size bound: replicates x max(match kinds, n^2) <= this, so each
 # batch's arrays stay around 32 MB.
 _BATCH_CELLS = 1 << 22
 
 
-def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, weighting="paper", anchor=None):
-    """Elo ratings refitted on `replicates` resamples of the matches (rows) with replacement.
+@dataclass(frozen=True)
+class Replicates:
+    """Bootstrap replicates: Elo ratings (replicates, n) and, with the side fitted, Pro advantages in Elo."""
 
-    Returns the (replicates, n) ratings and whether any replicate needed the prior.
+    ratings: np.ndarray
+    pro_advantage: np.ndarray | None = None
+
+
+def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, weighting="paper", anchor=None,
+                      side=False) -> Replicates:
+    """Elo ratings (with side, and a[m]'s Pro advantage: bt.fit_side) refitted on `replicates` resamples of the
+    matches (rows) with replacement, each under the weak prior centred on a draw from that prior.
+
     Batches of replicates run on a thread pool, each with its own child seed, so
     the result depends on the seed only.
     """
-    low, high, score_low, score_high, kind_counts = _match_kinds(a, b, score_a, score_b, n)
-    y, w = soft_outcomes(score_low, score_high), match_weights(score_low, score_high, weighting)
+    first, second, score_first, score_second, kind_counts = _match_kinds(a, b, score_a, score_b, n, side)
+    y, w = soft_outcomes(score_first, score_second), match_weights(score_first, score_second, weighting)
     # The kinds laid out in rows of one pair each, padded with kinds that never occur,
     # so that summing a replicate's counts per pair is one batched matrix product.
-    slot, pair, width = _grid(low * n + high)
+    slot, pair, width = _grid(first * n + second)
     counts = np.zeros(len(pair) * width, dtype=np.intp)
     counts[slot] = kind_counts
     scores = np.zeros((2, len(pair) * width))
-    scores[:, slot] = w * y, w * (1 - y)
-    cells = (pair, *scores.reshape(2, len(pair), width))
-    W = _pair_cells(counts[:, None], cells, n)[0]
-    ridge = prior_for(W)
-    start = fit(W, W + W.T, prior=ridge)
-    _, hess = gradient_hessian(start, sigmoid(start[:, None] - start[None, :]), W.sum(axis=-1), W + W.T, ridge)
-    inverse = mean_zero_inverse(hess)
+    # Side-blind, a kind adds w*y to W[first, second] and w*(1 - y) to W[second, first];
+    # with the side, w*y to S[Pro, Con] and w to A[Pro, Con].
+    scores[:, slot] = (w * y, w) if side else (w * y, w * (1 - y))
+    up, other = scores.reshape(2, len(pair), width)
+    down = (pair % n) * n + pair // n
+
+    def statistics(draws):
+        if side:
+            return _pair_cells(draws, pair, [(pair, up)], n), _pair_cells(draws, pair, [(pair, other)], n)
+        W = _pair_cells(draws, pair, [(pair, up), (down, other)], n)
+        return W, W + np.swapaxes(W, -1, -2)
+
+    full = [s[0] for s in statistics(counts[:, None])]
+    start = (fit_side if side else fit)(*full, prior=PRIOR_PRECISION)
+    inverse = mean_zero_inverse(_hessian(start, *full, side), free=int(side))
     tables = _poisson_tables(counts)
     # Batches within the size bound, a multiple of 4 of them so that 2 or 4 cores
     # finish together; the split depends on the data alone, hence so do the results.
     rounds = max(1, -(-replicates // (4 * max(1, _BATCH_CELLS // max(len(counts), n * n)))))
     batch = max(1, -(-replicates // (4 * rounds)))
-    theta = np.empty((replicates, n))
+    x = np.empty((replicates, n + side))
 
     def run_batch(first_replicate, seed_sequence):
         # Drawing M matches uniformly with replacement and pooling identical ones
         # is Multinomial(M, counts / M) over the kinds, so draw that directly.
         rng = np.random.default_rng(seed_sequence)
-        draws = _multinomial(rng, counts, tables, min(batch, replicates - first_replicate))
-        W = _pair_cells(draws, cells, n)
-        N = W + np.swapaxes(W, 1, 2)
-        ridge = prior_for(W)
+        size = min(batch, replicates - first_replicate)
+        stats = statistics(_multinomial(rng, counts, tables, size))
+        centre = rng.normal(0.0, 1 / math.sqrt(PRIOR_PRECISION), (size, n + side))
         # Replicates lie close to the full data, so the full-data Hessian serves
-        # them all; the few it does not (or that need the prior) get full Newton.
-        fitted, converged = _chord_fit(W, N, start, inverse, tol=1e-6)
-        redo = ~converged | (ridge > 0)
-        if redo.any():
-            fitted[redo] = fit(W[redo], N[redo], prior=ridge[redo], init=start, tol=1e-6)
-        theta[first_replicate : first_replicate + len(W)] = fitted
-        return bool(np.any(ridge > 0))
+        # them all; the few it does not get full Newton.
+        gradient = _side_gradient(*stats, centre) if side else _gradient(*stats, centre)
+        fitted, converged = _chord_fit(gradient, start, inverse, size, tol=1e-6)
+        if not converged.all():
+            redo = ~converged
+            fitted[redo] = (fit_side if side else fit)(*(s[redo] for s in stats), prior=PRIOR_PRECISION,
+                                                       centre=centre[redo], init=start, tol=1e-6)
+        x[first_replicate : first_replicate + size] = fitted
 
     # Threads suffice: the draws and the array maths release the GIL.
     firsts = range(0, replicates, batch)
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     with ThreadPoolExecutor(max_workers=cores) as pool:
-        priors = list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
-    return to_elo(theta, anchor), any(priors)
+        list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
+    return Replicates(to_elo(x[:, :n], anchor), ELO_SCALE * x[:, n] if side else None)
+
+
+def _hessian(x, first, second, side):
+    """Hessian of the loss under the weak prior at x, from the full data's (W, N) or, with side, (S, A)."""
+    n = first.shape[-1]
+    P = sigmoid(x[:n, None] - x[None, :n] + (x[n] if side else 0.0))
+    # Side-blind, pair_form counts a pair's curvature N P (1 - P) from both of its cells, hence the half.
+    curvature = second * P * (1 - P) * (1.0 if side else 0.5)
+    return pair_form(curvature, side) + PRIOR_PRECISION * np.eye(n + side)
 
 
 def _multinomial(rng, counts, tables, size):
@@ -165,24 +199,24 @@ def _grid(keys):
     return slot, np.repeat(distinct, rows), width
 
 
-def _pair_cells(draws, cells, n):
-    """Stack of W, one per column of `draws`, the counts of the kinds laid out by _grid.
+def _pair_cells(draws, pair, parts, n):
+    """Stack of n x n matrices, one per column of `draws`, the counts of the kinds laid out by _grid.
 
-    cells = (pair low * n + high of each row, w*y and w*(1 - y) of each slot, as rows).
+    pair is each row's pair first * n + second; each part (cell of each row, score of
+    each slot, as rows) adds to that cell the row's count-weighted sum of scores.
     """
-    pair, score_up, score_down = cells
     rows = draws.reshape(len(pair), -1, draws.shape[1])
     head = np.concatenate([[True], pair[1:] != pair[:-1]])  # a pair's first row
-    W = np.zeros((n * n, draws.shape[1]))
-    for cell, score in ((pair, score_up), ((pair % n) * n + pair // n, score_down)):
+    out = np.zeros((n * n, draws.shape[1]))
+    for cell, score in parts:
         sums = np.matmul(score[:, None, :], rows)[:, 0]
-        W[cell[head]] = sums[head]
-        np.add.at(W, cell[~head], sums[~head])
-    return np.ascontiguousarray(W.T).reshape(-1, n, n)
+        out[cell[head]] += sums[head]  # a pair's first rows hit distinct cells
+        np.add.at(out, cell[~head], sums[~head])
+    return np.ascontiguousarray(out.T).reshape(-1, n, n)
 
 
-def _chord_fit(W, N, init, inverse, *, tol, max_iter=50):
-    """Unpenalised fit of a stack of problems by Newton-chord steps t <- t - inverse @ grad(t).
+def _chord_fit(gradient, init, inverse, count, *, tol, max_iter=50):
+    """Fit of `count` problems by Newton-chord steps x <- x - inverse @ gradient(x).
 
     One fixed (mean-zero) inverse Hessian serves every problem and step, so
     convergence is linear: with steps shrinking by a ratio r <= 1/2, the error
@@ -191,20 +225,18 @@ def _chord_fit(W, N, init, inverse, *, tol, max_iter=50):
     problems converged; one whose step fails to halve is given up, as too far
     from where `inverse` holds.
     """
-    theta = np.repeat(np.asarray(init, dtype=float)[None], len(W), axis=0)
-    wins = W.sum(axis=-1)
-    converged = np.zeros(len(W), dtype=bool)
-    active = np.ones(len(W), dtype=bool)
+    x = np.repeat(np.asarray(init, dtype=float)[None], count, axis=0)
+    converged = np.zeros(count, dtype=bool)
+    active = np.ones(count, dtype=bool)
     previous = None
-    buffer = np.empty_like(W)
     for _ in range(max_iter):
         if not active.any():
             break
         # Problems stay in the stack once done (their steps zeroed): problems
         # tend to finish together, and gathering the rest would cost a pass.
-        step = (_expected_wins(theta, N, buffer) - wins) @ inverse
+        step = gradient(x) @ inverse
         size = np.abs(step).max(axis=-1)
-        theta -= np.where(active[:, None], step, 0.0)
+        x -= np.where(active[:, None], step, 0.0)
         if previous is None:
             ratio, shrinking = 0.5, True
         else:
@@ -214,30 +246,61 @@ def _chord_fit(W, N, init, inverse, *, tol, max_iter=50):
         converged |= done
         active &= ~done & shrinking
         previous = size
-    return theta, converged
+    return x, converged
 
 
-def _expected_wins(theta, N, out):
-    """sum_j N_ij sigmoid(t_i - t_j) for each problem of a stack, using `out` as scratch."""
-    np.subtract(theta[:, None, :], theta[:, :, None], out=out)
-    with np.errstate(over="ignore"):  # exp overflows to inf only where P is 0, and N / inf = 0
-        np.exp(out, out=out)
-    out += 1
-    np.divide(N, out, out=out)
-    return out.sum(axis=-1)
+def _gradient(W, N, centre):
+    """x -> gradient of bt.fit's loss under the weak prior centred on `centre`, for a stack of problems."""
+    wins = W.sum(axis=-1)
+    out = np.empty_like(W)  # scratch
+
+    def gradient(theta):
+        # sum_j N_ij sigmoid(t_i - t_j) - wins_i, computed in place.
+        np.subtract(theta[:, None, :], theta[:, :, None], out=out)
+        with np.errstate(over="ignore"):  # exp overflows to inf only where P is 0, and N / inf = 0
+            np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(N, out, out=out)
+        return out.sum(axis=-1) - wins + PRIOR_PRECISION * (theta - centre)
+
+    return gradient
 
 
-def _match_kinds(a, b, score_a, score_b, n):
-    """Distinct matches (low, high, score of low, score of high) and their counts.
+def _side_gradient(S, A, centre):
+    """x -> gradient of bt.fit_side's loss under the weak prior centred on `centre`, for a stack of problems."""
+    n = S.shape[-1]
+    scored = np.concatenate([S.sum(axis=-1) - S.sum(axis=-2), S.sum(axis=(-2, -1))[:, None]], axis=-1)
+    out = np.empty_like(S)  # scratch
+    grad = np.empty((len(S), n + 1))
 
-    Orienting each match from the lower to the higher index makes a match and
-    its a/b-swapped copy the same kind.
+    def gradient(x):
+        # The expected Pro scores E_ij = A_ij sigmoid(t_i - t_j + h), computed in place; the
+        # gradient is E's row minus column sums (its total for h) less the same of S.
+        theta, h = x[:, :n], x[:, n]
+        np.subtract(theta[:, None, :], (theta + h[:, None])[:, :, None], out=out)
+        with np.errstate(over="ignore"):  # as in _gradient
+            np.exp(out, out=out)
+        np.add(out, 1, out=out)
+        np.divide(A, out, out=out)
+        rows = out.sum(axis=-1)
+        grad[:, :n] = rows - out.sum(axis=-2)
+        grad[:, n] = rows.sum(axis=-1)
+        return grad - scored + PRIOR_PRECISION * (x - centre)
+
+    return gradient
+
+
+def _match_kinds(a, b, score_a, score_b, n, keep_sides=False):
+    """Distinct matches (first, second, score of first, score of second) and their counts.
+
+    Unless keep_sides, each match is oriented from the lower to the higher index,
+    making a match and its a/b-swapped copy the same kind; with it, first is a.
     """
     a = np.asarray(a, dtype=np.intp)
     b = np.asarray(b, dtype=np.intp)
     score_a = np.asarray(score_a, dtype=float)
     score_b = np.asarray(score_b, dtype=float)
-    swap = a > b
+    swap = np.zeros(len(a), dtype=bool) if keep_sides else a > b
     low, high = np.where(swap, b, a), np.where(swap, a, b)
     # Code each match as one integer (pair, score pair) so that a 1-D unique
     # finds the kinds; much faster than a row-wise unique. (pandas' hashing

@@ -1,6 +1,6 @@
 """Leaderboard tables from match results: weighted BT ratings, bootstrap or sandwich intervals, records.
 
-Input is a DataFrame with columns match_id, entry_a, entry_b, score_a, score_b;
+Input is a DataFrame with columns match_id, entry_a, entry_b (the Pro side), score_a, score_b;
 output is plain JSON-ready Python (dicts, lists, floats, ints, bools, None).
 """
 
@@ -16,14 +16,19 @@ PROVISIONAL_MATCHES = 15
 
 
 def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weighting="paper",
-         anchor: tuple[str, float] | None = None) -> dict:
-    """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records.
+         anchor: tuple[str, float] | None = None, side="fit") -> dict:
+    """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records; with side="fit" the Pro advantage
+    is fitted with the ratings and reported with its interval ("ignore": the side-blind model, side None).
 
     ci="bootstrap" gives percentile intervals over `bootstrap` resamples of the
     matches (none when 0); ci="sandwich" the robust normal intervals instead.
+    Both take the weak prior as data (leaderboard.bt), so an entry few matches
+    pin gets a wide interval, never a zero-width one.
     """
     if ci not in ("bootstrap", "sandwich"):
         raise ValueError(f"unknown ci {ci!r}: expected 'bootstrap' or 'sandwich'")
+    if side not in ("fit", "ignore"):
+        raise ValueError(f"unknown side {side!r}: expected 'fit' or 'ignore'")
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
     score_b = results["score_b"].to_numpy(dtype=float)
@@ -34,22 +39,26 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
             raise ValueError(f"anchor entry {name!r} has no matches in the results; known entries: {entries}")
         anchor = (entries.index(name), float(rating))
     meta = {"matches": len(results), "ci": ci, "bootstrap": int(bootstrap) if ci == "bootstrap" else 0,
-            "weighting": weighting, "seed": int(seed)}
+            "weighting": weighting, "seed": int(seed), "side": side}
     if n == 0:  # no matches yet: an empty table, not an error
-        return {"ratings": [], "meta": {**meta, "prior": False}}
+        return {"ratings": [], "side": None, "meta": {**meta, "prior": False}}
 
-    full = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
+    fitted = side == "fit"
+    options = {"weighting": weighting, "anchor": anchor, "side": fitted}
+    full = bt.fit_ratings(a, b, score_a, score_b, n, **options)
     if ci == "sandwich":
-        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, weighting=weighting, anchor=anchor)
-        ci_low, ci_high, interval_prior = robust.low, robust.high, robust.prior_used
+        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, **options)
+        ci_low, ci_high, side_low, side_high = robust.low, robust.high, robust.side_low, robust.side_high
     elif bootstrap > 0:
-        replicates, interval_prior = bootstrap_ratings(
-            a, b, score_a, score_b, n, replicates=bootstrap, seed=seed, weighting=weighting, anchor=anchor
-        )
-        ci_low, ci_high = np.percentile(replicates, [2.5, 97.5], axis=0)
+        replicates = bootstrap_ratings(a, b, score_a, score_b, n, replicates=bootstrap, seed=seed, **options)
+        ci_low, ci_high = np.percentile(replicates.ratings, [2.5, 97.5], axis=0)
+        side_low, side_high = np.percentile(replicates.pro_advantage, [2.5, 97.5]) if fitted else (None, None)
     else:
         ci_low = ci_high = full.ratings
-        interval_prior = False
+        side_low = side_high = full.pro_advantage
+    # The rating is the MLE where it exists, the interval from the prior's posterior; in the rare small
+    # sample where the MLE lies beyond the posterior's 95%, the interval is stretched to reach it.
+    ci_low, ci_high = np.minimum(ci_low, full.ratings), np.maximum(ci_high, full.ratings)
     wins, ties, losses = _records(a, b, score_a, score_b, n)
     matches = wins + ties + losses
     rank = bt.rank_ub(ci_low, ci_high)
@@ -70,16 +79,27 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
         }
         for i in order
     ]
-    return {"ratings": rows, "meta": {**meta, "prior": full.prior_used or interval_prior}}
+    return {"ratings": rows, "side": _side(full.pro_advantage, side_low, side_high),
+            "meta": {**meta, "prior": full.prior_used}}
 
 
-def win_matrices(results: pd.DataFrame, *, weighting="paper") -> dict:
-    """Predicted P(row beats column) from the fit, observed mean score share, and match counts."""
+def _side(advantage, low, high) -> dict | None:
+    """The Pro advantage and its interval, in Elo, as JSON (None when the side is not fitted)."""
+    if advantage is None:
+        return None
+    low, high = min(low, advantage), max(high, advantage)  # as for the ratings
+    return {"pro_advantage": round(advantage, 2), "ci_low": round(float(low), 2), "ci_high": round(float(high), 2)}
+
+
+def win_matrices(results: pd.DataFrame, *, weighting="paper", side="fit") -> dict:
+    """Predicted P(row beats column) from the fit's ratings (with side "fit", on neutral sides: the Pro
+    advantage left out), observed mean score share, and match counts."""
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
     score_b = results["score_b"].to_numpy(dtype=float)
     n = len(entries)
-    ratings = bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting).ratings if n else np.zeros(0)
+    ratings = (bt.fit_ratings(a, b, score_a, score_b, n, weighting=weighting, side=side == "fit").ratings if n
+               else np.zeros(0))
     # Unit weights turn the pair statistics into summed shares and match counts.
     shares, counts = bt.pair_statistics(a, b, bt.soft_outcomes(score_a, score_b), np.ones(len(a)), n)
     counts = counts.round().astype(int)

@@ -1,7 +1,9 @@
 """Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
 
 The CSV (docs/reference.md) has a header line and one row per match and dimension:
-match_id,entry_a,entry_b,score_a,score_b[,category][,dimension]; other columns are ignored.
+match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit]; other columns are ignored.
+forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
+side), else empty.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
 rates nothing; a file without even a header is an error. Blank lines are skipped.
 """
@@ -17,16 +19,17 @@ import numpy as np
 import pandas as pd
 
 REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
-COLUMNS = (*REQUIRED, "category", "dimension")
+COLUMNS = (*REQUIRED, "category", "dimension", "forfeit")
 SCORES = ("score_a", "score_b")
 OVERALL = "overall"
 DIMENSIONS = ("argument", "source", "language")  # the default dimensions, listed first wherever dimensions are
-HEADER = f"{','.join(REQUIRED)}[,category][,dimension]"
+HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit]"
+FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
 
 # Names are read as categoricals so that the per-row checks compare integer codes and the
 # text work (stripping, searching) runs once per distinct value, not once per row.
 _TEXT_DTYPES = {"match_id": object, "entry_a": "category", "entry_b": "category", "category": "category",
-                "dimension": "category"}
+                "dimension": "category", "forfeit": "category"}
 # Totals are compared after rounding, so that shares like 1/3 + 2/3 count as the same total 1.
 _TOTAL_DECIMALS = 9
 
@@ -199,9 +202,12 @@ def _row_checks(frame: pd.DataFrame) -> list:
     # Names count as empty when blank too; ids are only checked for "", as stripping every
     # distinct id of a large file would cost more than all the other checks together.
     checks.append((_rows_where(coded["match_id"], lambda v: v == ""), lambda i: "match_id is empty"))
-    for column in [c for c in coded if c != "match_id"]:
+    for column in [c for c in coded if c not in ("match_id", "forfeit")]:
         checks.append((_rows_where(coded[column], lambda v: v.str.strip() == ""),
                        lambda i, column=column: f"{column} is empty"))
+    if "forfeit" in coded:
+        checks.append((_rows_where(coded["forfeit"], lambda v: ~v.isin(FORFEITS)),
+                       lambda i: f"forfeit {frame['forfeit'].iloc[i]!r} is not pro, con or empty"))
     names = coded["entry_a"][1].union(coded["entry_b"][1])
     entry_a = names.get_indexer(coded["entry_a"][1])[coded["entry_a"][0]]
     entry_b = names.get_indexer(coded["entry_b"][1])[coded["entry_b"][0]]

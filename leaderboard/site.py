@@ -19,6 +19,7 @@ from typing import Any, Sequence
 import jinja2
 
 from leaderboard import svg
+from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS, DIMENSIONS, dimension_order
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -46,6 +47,8 @@ class SiteData:
     judge_boards: dict[str, dict[str, dict]] = field(default_factory=dict)
     # `arena stats judges`: "pairs" of judges, and for judges of people "people" pairs and "people_vs_judges"
     consistency: dict = field(default_factory=dict)
+    # The rating judge's overall fit after every N matches in the order they finished (leaderboard.history)
+    history: list[dict] = field(default_factory=list)
 
 
 @functools.lru_cache(maxsize=None)
@@ -72,6 +75,7 @@ def _environment() -> jinja2.Environment:
     env.filters["figure"] = lambda v: "—" if v is None else f"{v:.2f}"
     env.filters["safe_url"] = safe_url
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
+    env.globals["prior_sd"] = PRIOR_SD  # the weak prior's spread, which the methodology states
     return env
 
 
@@ -107,6 +111,8 @@ def publish(out: Path, data: SiteData) -> Path:
     write("matches.html", "matches.html.j2")
     write("methodology.html", "methodology.html.j2")
     write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges))
+    write("history.html", "history.html.j2", history_svg=svg.history_plot(data.history),
+          legend=_legend(data.history))
     for judge in judges:  # the boards of each judge with rated matches; match pages are not rendered per judge
         boards = data.judge_boards[judge["name"]]
         write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
@@ -160,6 +166,17 @@ def _consistency(stats: dict, data: SiteData, judges: list[dict]) -> dict:
         of_people.setdefault(row["judge"], {"pairs": [], "vs": []})["vs"].append(row)
     return {"pairs": stats.get("pairs", []), "people": of_people,
             "labels": {j["name"]: judge_label(j) for j in data.judges}, "pages": {j["name"]: j["page"] for j in judges}}
+
+
+def _legend(history: list[dict]) -> list[dict]:
+    """The history plot's key: per entry of the last snapshot, in its order, its series' colour and dash, its last
+    rating row, and after how many matches it was first rated."""
+    first: dict[str, int] = {}
+    for snapshot in history:
+        for row in snapshot["ratings"]:
+            first.setdefault(row["entry"], snapshot["matches"])
+    return [{**row, "colour": svg.series_style(i)[0], "dash": svg.series_style(i)[1], "since": first[row["entry"]]}
+            for i, row in enumerate(history[-1]["ratings"] if history else [])]
 
 
 def _unlisted(data: SiteData, listed: dict) -> list[str]:
@@ -247,3 +264,4 @@ def _downloads(out: Path, data: SiteData) -> None:
     payload = {"generated_at": data.generated_at, "judge": data.judge, "simulated": data.simulated,
                "views": data.boards}
     (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
+    (out / "history.json").write_text(json.dumps(data.history, indent=1), encoding="utf-8")

@@ -75,7 +75,67 @@ def _colour(p: float) -> str:
     return f"rgb({round(255 - 170 * k)},{round(255 - 110 * k)},255)"
 
 
-def _ticks(lo: float, hi: float) -> list[float]:
-    step = next(s for s in (10, 25, 50, 100, 200, 250, 500, 1000, 2500, 5000) if (hi - lo) / s <= 8)
+def _ticks(lo: float, hi: float, steps: Sequence[float] = (10, 25, 50, 100, 200, 250, 500, 1000, 2500, 5000)
+           ) -> list[float]:
+    step = next((s for s in steps if (hi - lo) / s <= 8), steps[-1])
     first = (lo // step + 1) * step
     return [first + k * step for k in range(int((hi - first) // step) + 1)]
+
+
+# Series colours (Okabe–Ito, readable by most colour-blind readers), then dash patterns once they run out.
+PALETTE = ("#0072b2", "#d55e00", "#009e73", "#cc79a7", "#e69f00", "#56b4e9", "#000000", "#f0e442")
+DASHES = ("", "6 3", "2 3", "8 3 2 3")
+MATCH_STEPS = (1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1000, 2000, 2500, 5000, 10_000, 25_000, 50_000, 100_000)
+
+
+def series_style(i: int) -> tuple[str, str]:
+    """The i-th series' (colour, dash pattern): every colour plain, then every colour with each dash in turn."""
+    return PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]
+
+
+def history_plot(snapshots: Sequence[dict], width: int = 720, height: int = 380) -> str:
+    """Each entry's rating (line) and 95% interval (band) after each snapshot's number of matches, one series per
+    entry in the last snapshot's order. The vertical axis spans every rating and the last intervals; earlier,
+    wider intervals are cut at the chart's edge."""
+    if not snapshots:
+        return ""
+    left, right, top, bottom = 56, 28, 12, 44  # room for the axes' labels
+    final = snapshots[-1]["ratings"]
+    values = [r["rating"] for s in snapshots for r in s["ratings"]] + [v for r in final for v in (r["ci_low"],
+                                                                                               r["ci_high"])]
+    lo, hi = min(values), max(values)
+    pad = max((hi - lo) * 0.05, 10.0)
+    lo, hi = lo - pad, hi + pad
+    most = snapshots[-1]["matches"]
+    x = lambda k: left + k / most * (width - left - right)  # noqa: E731 - local scales
+    y = lambda v: top + (hi - v) / (hi - lo) * (height - top - bottom)  # noqa: E731
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
+             f'width="{width}" height="{height}"><title>Ratings with 95% intervals after each number of matches'
+             f'</title><defs><clipPath id="history-area"><rect x="{left}" y="{top}" width="{width - left - right}" '
+             f'height="{height - top - bottom}"/></clipPath></defs>']
+    for tick in _ticks(lo, hi):
+        parts.append(f'<line x1="{left}" x2="{width - right}" y1="{y(tick):.1f}" y2="{y(tick):.1f}" class="grid"/>'
+                     f'<text x="{left - 6}" y="{y(tick) + 4:.1f}" class="label">{tick:.0f}</text>')
+    for tick in [0, *_ticks(0, most, MATCH_STEPS)]:
+        parts.append(f'<text x="{x(tick):.1f}" y="{height - bottom + 16}" class="tick">{tick:.0f}</text>')
+    parts.append(f'<text x="{left + (width - left - right) / 2:.0f}" y="{height - 6}" class="tick">matches</text>')
+    series: dict[str, list[tuple[int, dict]]] = {}
+    for s in snapshots:
+        for r in s["ratings"]:
+            series.setdefault(r["entry"], []).append((s["matches"], r))
+    for i, row in enumerate(final):
+        colour, dash = series_style(i)
+        points = series[row["entry"]]
+        line = " ".join(f"{x(k):.1f},{y(r['rating']):.1f}" for k, r in points)
+        band = " ".join([f"{x(k):.1f},{y(r['ci_high']):.1f}" for k, r in points]
+                        + [f"{x(k):.1f},{y(r['ci_low']):.1f}" for k, r in reversed(points)])
+        tip = escape(f"{row['entry']}: {row['rating']:.0f} (95% CI {row['ci_low']:.0f}–{row['ci_high']:.0f}) "
+                     f"after {most} matches")
+        dashed = f' stroke-dasharray="{dash}"' if dash else ""
+        last_k, last = points[-1]
+        parts.append(f'<g class="series" data-entry="{escape(str(row["entry"]))}"><title>{tip}</title>'
+                     f'<g clip-path="url(#history-area)"><polygon points="{band}" fill="{colour}" fill-opacity="0.12"/>'
+                     f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="1.6"{dashed}/></g>'
+                     f'<circle cx="{x(last_k):.1f}" cy="{y(last["rating"]):.1f}" r="3" fill="{colour}"/></g>')
+    parts.append("</svg>")
+    return "".join(parts)

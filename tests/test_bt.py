@@ -141,9 +141,28 @@ def test_invariant_to_row_order_and_to_swapping_sides():
     np.testing.assert_allclose(
         bt.fit_ratings(a2, b2, sa2, sb2, n).ratings, bt.fit_ratings(a, b, score_a, score_b, n).ratings, atol=1e-9
     )
-    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=50, seed=7)
-    boot2, _ = bootstrap.bootstrap_ratings(a2, b2, sa2, sb2, n, replicates=50, seed=7)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=50, seed=7).ratings
+    boot2 = bootstrap.bootstrap_ratings(a2, b2, sa2, sb2, n, replicates=50, seed=7).ratings
     np.testing.assert_allclose(boot2, boot, atol=1e-9)
+
+
+def test_with_the_side_fitted_row_order_does_not_matter_and_swapping_every_side_negates_the_advantage():
+    n = 9
+    _, a, b, score_a, score_b = simulate(n=n, matches=300, seed=5)
+    order = np.random.default_rng(6).permutation(len(a))
+    fitted = bt.fit_ratings(a, b, score_a, score_b, n, side=True)
+    shuffled = bt.fit_ratings(a[order], b[order], score_a[order], score_b[order], n, side=True)
+    np.testing.assert_allclose(shuffled.ratings, fitted.ratings, atol=1e-9)
+    assert shuffled.pro_advantage == pytest.approx(fitted.pro_advantage, abs=1e-9)
+    # Every match replayed with Pro and Con swapped: the same strengths, the opposite advantage.
+    swapped = bt.fit_ratings(b, a, score_b, score_a, n, side=True)
+    np.testing.assert_allclose(swapped.ratings, fitted.ratings, atol=1e-9)
+    assert swapped.pro_advantage == pytest.approx(-fitted.pro_advantage, abs=1e-9)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=50, seed=7, side=True)
+    again = bootstrap.bootstrap_ratings(a[order], b[order], score_a[order], score_b[order], n, replicates=50, seed=7,
+                                        side=True)
+    np.testing.assert_allclose(again.ratings, boot.ratings, atol=1e-9)
+    np.testing.assert_allclose(again.pro_advantage, boot.pro_advantage, atol=1e-9)
 
 
 def test_planted_strengths_are_recovered():
@@ -201,8 +220,9 @@ def test_anchor_fixes_that_entry_and_shifts_the_rest():
     assert anchored[2] == pytest.approx(1500.0, abs=1e-9)
     np.testing.assert_allclose(anchored - anchored[2], free - free[2], atol=1e-9)
 
-    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, 7, replicates=20, anchor=(2, 1500.0))
-    np.testing.assert_allclose(boot[:, 2], 1500.0, atol=1e-9)
+    for side in (False, True):
+        boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, 7, replicates=20, anchor=(2, 1500.0), side=side)
+        np.testing.assert_allclose(boot.ratings[:, 2], 1500.0, atol=1e-9)
 
 
 def test_rank_ub_counts_entries_whose_lower_bound_clears_this_upper_bound():
@@ -217,46 +237,85 @@ def test_rank_ub_counts_entries_whose_lower_bound_clears_this_upper_bound():
 def test_bootstrap_is_deterministic_and_its_intervals_contain_the_fit():
     n = 10
     _, a, b, score_a, score_b = simulate(n=n, matches=800, seed=11)
-    boot, prior_used = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
-    again, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12)
-    other, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=13)
-    assert boot.shape == (300, n)
-    np.testing.assert_array_equal(boot, again)
-    assert not np.allclose(boot, other)
-    assert not prior_used
+    for side in (False, True):
+        boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12, side=side)
+        again = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=12, side=side)
+        other = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=300, seed=13, side=side)
+        assert boot.ratings.shape == (300, n)
+        np.testing.assert_array_equal(boot.ratings, again.ratings)
+        assert not np.allclose(boot.ratings, other.ratings)
+        full = bt.fit_ratings(a, b, score_a, score_b, n, side=side)
+        low, high = np.percentile(boot.ratings, [2.5, 97.5], axis=0)
+        assert np.all((low < full.ratings) & (full.ratings < high))
+        assert np.all(high - low > 1.0)
+        if side:
+            assert boot.pro_advantage.shape == (300,)
+            np.testing.assert_array_equal(boot.pro_advantage, again.pro_advantage)
+            low, high = np.percentile(boot.pro_advantage, [2.5, 97.5])
+            assert low < full.pro_advantage < high
+        else:
+            assert boot.pro_advantage is None
 
-    full = bt.fit_ratings(a, b, score_a, score_b, n).ratings
-    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
-    assert np.all((low < full) & (full < high))
-    assert np.all(high - low > 1.0)
+
+def textbook_bootstrap(a, b, score_a, score_b, n, replicates, seed, *, side=False, resample=True):
+    """The bootstrap by definition: draw rows with replacement (or keep them all, resample=False) and a prior
+    centre from the prior, and fit each replicate under the prior at that centre; logit x per replicate."""
+    rng = np.random.default_rng(seed)
+    y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b, "none")
+    rows = rng.integers(0, len(a), (replicates, len(a))) if resample else np.tile(np.arange(len(a)), (replicates, 1))
+    centre = rng.normal(0.0, elo.PRIOR_SD * elo.LOGIT_PER_ELO, (replicates, n + side))
+    if side:
+        S, A = zip(*(bt.side_statistics(a[r], b[r], y[r], w[r], n) for r in rows))
+        return bt.fit_side(np.stack(S), np.stack(A), prior=elo.PRIOR_PRECISION, centre=centre)
+    W = np.stack([bt.pair_statistics(a[r], b[r], y[r], w[r], n)[0] for r in rows])
+    return bt.fit(W, W + np.swapaxes(W, 1, 2), prior=elo.PRIOR_PRECISION, centre=centre)
 
 
 def test_bootstrap_resamples_matches_not_pair_cells():
-    # Two entries, 40 decisive matches, 25 won by entry 0. Resampling matches
-    # makes the replicate's win count k ~ Binomial(40, 25/40), and the 2-entry
-    # MLE is P = k / 40; resampling per-pair cells would never vary at all.
+    # Two entries, 40 decisive matches, 25 won by entry 0. Resampling matches makes the
+    # replicate's win count k ~ Binomial(40, 25/40); resampling per-pair cells would leave
+    # the data as they are, so only the prior's redrawn centre would move the replicates.
     m, k = 40, 25
+    a, b = np.zeros(m, int), np.ones(m, int)
     score_a = (np.arange(m) < k).astype(float)
-    boot, _ = bootstrap.bootstrap_ratings(np.zeros(m, int), np.ones(m, int), score_a, 1 - score_a, 2,
-                                          replicates=2000, seed=14, weighting="none")
-    wins = m / (1 + np.exp(-(boot[:, 0] - boot[:, 1]) / elo.ELO_SCALE))
-    valid = (wins > 0.5) & (wins < m - 0.5)  # k = 0 or 40 would need the prior
-    # Replicates are fitted to 1e-6 logits, i.e. to about 1e-5 in wins here.
-    np.testing.assert_allclose(wins[valid], np.round(wins[valid]), atol=1e-4)
-    assert wins.mean() == pytest.approx(k, abs=0.4)
-    assert wins.var() == pytest.approx(m * (k / m) * (1 - k / m), rel=0.15)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, 1 - score_a, 2, replicates=2000, seed=14, weighting="none")
+    gap = (boot.ratings[:, 0] - boot.ratings[:, 1]) * elo.LOGIT_PER_ELO
+    reference = textbook_bootstrap(a, b, score_a, 1 - score_a, 2, 2000, 15)
+    fixed = textbook_bootstrap(a, b, score_a, 1 - score_a, 2, 2000, 15, resample=False)
+    assert gap.mean() == pytest.approx((reference[:, 0] - reference[:, 1]).mean(), abs=0.03)
+    assert gap.std() == pytest.approx((reference[:, 0] - reference[:, 1]).std(), rel=0.08)
+    assert gap.std() > 2 * (fixed[:, 0] - fixed[:, 1]).std()  # the matches' resampling dominates
 
 
-def test_each_replicate_uses_the_prior_only_if_its_own_data_lack_an_mle():
+def test_a_single_match_leaves_both_ratings_wide_open():
+    """One 3-0 match: a plain bootstrap resamples the same match every time and gives both entries a
+    zero-width interval; with the prior as data, the intervals are as wide as one match leaves them."""
+    a, b, score_a, score_b = np.array([0]), np.array([1]), np.array([3.0]), np.array([0.0])
+    for side in (False, True):
+        boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, 2, replicates=1000, seed=1, side=side)
+        low, high = np.percentile(boot.ratings, [2.5, 97.5], axis=0)
+        robust = bt.sandwich_intervals(a, b, score_a, score_b, 2, side=side)
+        point = bt.fit_ratings(a, b, score_a, score_b, 2, side=side).ratings
+        for lo, hi in ((low, high), (robust.low, robust.high)):
+            # Wider than the 176-Elo gap the fit puts between the two, and about the prior's own width.
+            assert np.all(hi - lo > 300) and np.all(hi - lo < 4 * elo.PRIOR_SD)
+            assert np.all((lo < point) & (point < hi))
+        # Entry 0 won: its interval sits higher, yet the two overlap, so neither ranks above the other.
+        assert low[0] > low[1] and high[0] > high[1] and low[0] < high[1]
+        assert list(bt.rank_ub(low, high)) == [1, 1]
+
+
+def test_every_replicate_is_finite_even_where_its_resample_has_no_mle():
     # Entry 2 scored only once, so about a third of resamples leave it winless.
     a = np.array([0, 1, 0, 1, 2, 2, 0, 1, 2, 2])
     b = np.array([1, 0, 1, 0, 0, 1, 2, 2, 0, 1])
     score_a = np.array([2, 2, 1, 2, 3, 0, 3, 3, 0, 0], dtype=float)
     full = bt.fit_ratings(a, b, score_a, 3 - score_a, 3)
     assert not full.prior_used
-    boot, prior_used = bootstrap.bootstrap_ratings(a, b, score_a, 3 - score_a, 3, replicates=200, seed=15)
-    assert prior_used
-    assert np.all(np.isfinite(boot))
+    for side in (False, True):
+        boot = bootstrap.bootstrap_ratings(a, b, score_a, 3 - score_a, 3, replicates=200, seed=15, side=side)
+        assert np.all(np.isfinite(boot.ratings))
+        assert side == (boot.pro_advantage is not None and bool(np.all(np.isfinite(boot.pro_advantage))))
 
 
 def test_resampling_counts_are_exactly_multinomial():
@@ -275,19 +334,20 @@ def test_resampling_counts_are_exactly_multinomial():
     np.testing.assert_allclose(np.cov(draws), 40 * (np.diag(counts / 40) - np.outer(counts, counts) / 1600), atol=0.1)
 
 
-def test_bootstrap_equals_resampling_rows_and_refitting_each_replicate():
+@pytest.mark.parametrize("side", [False, True])
+def test_bootstrap_equals_resampling_rows_and_refitting_each_replicate(side):
     n, replicates = 8, 2000
     _, a, b, score_a, score_b = simulate(n=n, matches=300, seed=19)
-    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=replicates, seed=20)
-    # The textbook bootstrap: draw rows with replacement, fit each resample.
-    rng = np.random.default_rng(21)
-    y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b)
-    W = np.stack([bt.pair_statistics(a[rows], b[rows], y[rows], w[rows], n)[0]
-                  for rows in rng.integers(0, len(a), (replicates, len(a)))])
-    assert bt.mle_exists(W.sum(axis=0)) and all(bt.mle_exists(x) for x in W)
-    reference = elo.BASE_RATING + elo.ELO_SCALE * bt.fit(W, W + np.swapaxes(W, 1, 2))
-    np.testing.assert_allclose(boot.mean(axis=0), reference.mean(axis=0), atol=2.0)
-    np.testing.assert_allclose(boot.std(axis=0), reference.std(axis=0), rtol=0.06)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=replicates, seed=20, weighting="none",
+                                       side=side)
+    reference = textbook_bootstrap(a, b, score_a, score_b, n, replicates, 21, side=side)
+    ratings = elo.BASE_RATING + elo.ELO_SCALE * reference[:, :n]
+    np.testing.assert_allclose(boot.ratings.mean(axis=0), ratings.mean(axis=0), atol=2.0)
+    np.testing.assert_allclose(boot.ratings.std(axis=0), ratings.std(axis=0), rtol=0.06)
+    if side:
+        advantage = elo.ELO_SCALE * reference[:, n]
+        assert boot.pro_advantage.mean() == pytest.approx(advantage.mean(), abs=2.0)
+        assert boot.pro_advantage.std() == pytest.approx(advantage.std(), rel=0.06)
 
 
 # --- sandwich intervals -----------------------------------------------------
@@ -309,35 +369,69 @@ def test_sandwich_covariance_is_the_per_match_formula():
                                atol=1e-12)
 
 
-def test_sandwich_intervals_agree_with_the_bootstrap_and_follow_the_gauge():
+def test_sandwich_covariance_with_the_side_and_the_prior_is_the_per_match_formula():
+    n, prior = 6, elo.PRIOR_PRECISION
+    _, a, b, score_a, score_b = simulate(n=n, matches=250, seed=22)
+    y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b)
+    x = bt.fit_side(*bt.side_statistics(a, b, y, w, n), prior=prior)
+    # A match's design row is (e_a - e_b, 1); the prior is one more observation per coordinate, with
+    # information `prior` and a score of variance `prior`.
+    D = np.zeros((len(a), n + 1))
+    D[np.arange(len(a)), a], D[np.arange(len(a)), b], D[:, n] = 1.0, -1.0, 1.0
+    P = 1 / (1 + np.exp(-(D @ x)))
+    scores = (w * (y - P))[:, None] * D
+    H = (D * (w * P * (1 - P))[:, None]).T @ D + prior * np.eye(n + 1)
+    # The inverse within the mean-zero strengths: E maps (t_1..t_{n-1}, h) to (t, h) with sum t = 0.
+    E = np.zeros((n + 1, n))
+    E[: n - 1, : n - 1], E[n - 1, : n - 1], E[n, n - 1] = np.eye(n - 1), -1.0, 1.0
+    H_inv = E @ np.linalg.inv(E.T @ H @ E) @ E.T
+    expected = H_inv @ (scores.T @ scores + prior * np.eye(n + 1)) @ H_inv
+    np.testing.assert_allclose(bt.sandwich_covariance(x, a, b, y, w, prior=prior, side=True), expected, atol=1e-12)
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_sandwich_intervals_agree_with_the_bootstrap_and_follow_the_gauge(side):
     n = 10
     _, a, b, score_a, score_b = simulate(n=n, matches=2000, seed=23)
-    robust = bt.sandwich_intervals(a, b, score_a, score_b, n)
-    assert not robust.prior_used
-    np.testing.assert_allclose(robust.ratings, bt.fit_ratings(a, b, score_a, score_b, n).ratings)
-    np.testing.assert_allclose(robust.high - robust.ratings, robust.ratings - robust.low)
-    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24)
-    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    robust = bt.sandwich_intervals(a, b, score_a, score_b, n, side=side)
+    # Centred on the posterior mode, which 2000 matches hold within 10 Elo of the MLE (a 2.5% shrink).
+    y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b)
+    mode = (bt.fit_side(*bt.side_statistics(a, b, y, w, n), prior=elo.PRIOR_PRECISION) if side
+            else bt.fit(*bt.pair_statistics(a, b, y, w, n), prior=elo.PRIOR_PRECISION))
+    np.testing.assert_allclose((robust.low + robust.high) / 2, bt.to_elo(mode[:n], None), atol=1e-9)
+    full = bt.fit_ratings(a, b, score_a, score_b, n, side=side)
+    np.testing.assert_allclose((robust.low + robust.high) / 2, full.ratings, atol=10.0)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24, side=side)
+    low, high = np.percentile(boot.ratings, [2.5, 97.5], axis=0)
     np.testing.assert_allclose(robust.high - robust.low, high - low, rtol=0.1)
+    if side:
+        assert (robust.side_low + robust.side_high) / 2 == pytest.approx(elo.ELO_SCALE * mode[n])
+        assert elo.ELO_SCALE * mode[n] == pytest.approx(full.pro_advantage, abs=1.0)
+        low, high = np.percentile(boot.pro_advantage, [2.5, 97.5])
+        assert robust.side_high - robust.side_low == pytest.approx(high - low, rel=0.1)
+    else:
+        assert robust.side_low is robust.side_high is None
 
-    anchored = bt.sandwich_intervals(a, b, score_a, score_b, n, anchor=(4, 1500.0))
+    anchored = bt.sandwich_intervals(a, b, score_a, score_b, n, anchor=(4, 1500.0), side=side)
     assert anchored.low[4] == anchored.high[4] == pytest.approx(1500.0)
-    boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24, anchor=(4, 1500.0))
-    low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, replicates=2000, seed=24, anchor=(4, 1500.0),
+                                       side=side)
+    low, high = np.percentile(boot.ratings, [2.5, 97.5], axis=0)
     others = np.arange(n) != 4
     np.testing.assert_allclose((anchored.high - anchored.low)[others], (high - low)[others], rtol=0.1)
-    assert np.all(bt.sandwich_intervals(a, b, score_a, score_b, n, level=0.99).high > robust.high)
+    assert np.all(bt.sandwich_intervals(a, b, score_a, score_b, n, level=0.99, side=side).high > robust.high)
 
 
-def test_sandwich_intervals_flag_the_prior():
+def test_sandwich_intervals_stay_finite_without_an_mle():
     n = 5
     _, a, b, score_a, score_b = simulate(n=n, matches=200, seed=25)
     score_a = np.where(a == 4, 0.0, np.where(b == 4, 3.0, score_a))  # entry 4 never scores
     score_b = np.where(b == 4, 0.0, np.where(a == 4, 3.0, score_b))
-    robust = bt.sandwich_intervals(a, b, score_a, score_b, n)
-    assert robust.prior_used
-    assert np.all(np.isfinite(robust.low) & np.isfinite(robust.high) & (robust.low <= robust.high))
-    np.testing.assert_allclose(robust.ratings, bt.fit_ratings(a, b, score_a, score_b, n).ratings)
+    assert bt.fit_ratings(a, b, score_a, score_b, n).prior_used
+    for side in (False, True):
+        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, side=side)
+        assert np.all(np.isfinite(robust.low) & np.isfinite(robust.high) & (robust.low < robust.high))
+        assert np.argmin(robust.high) == 4
 
 
 # --- leaderboard tables -----------------------------------------------------
@@ -356,8 +450,12 @@ def test_rate_returns_the_json_table_sorted_by_rating():
     results = results_frame()
     table = rate(results, bootstrap=200, seed=3)
     assert json.loads(json.dumps(table)) == table
+    assert list(table) == ["ratings", "side", "meta"]
     assert table["meta"] == {"matches": 120, "ci": "bootstrap", "bootstrap": 200, "weighting": "paper", "seed": 3,
-                             "prior": False}
+                             "side": "fit", "prior": False}
+    side = table["side"]
+    assert set(side) == {"pro_advantage", "ci_low", "ci_high"}
+    assert side["ci_low"] < side["pro_advantage"] < side["ci_high"]
     rows = table["ratings"]
     assert [r["rating"] for r in rows] == sorted((r["rating"] for r in rows), reverse=True)
     assert rows[0]["rank_ub"] == 1
@@ -381,6 +479,7 @@ def test_rate_without_bootstrap_and_with_an_anchor():
     table = rate(results, bootstrap=0, anchor=("entry-3", 1200.0))
     for row in table["ratings"]:
         assert row["ci_low"] == row["rating"] == row["ci_high"]
+    assert table["side"]["ci_low"] == table["side"]["pro_advantage"] == table["side"]["ci_high"]
     assert {r["entry"]: r["rating"] for r in table["ratings"]}["entry-3"] == 1200.0
     with pytest.raises(ValueError, match="nobody"):
         rate(results, bootstrap=0, anchor=("nobody", 1000.0))
@@ -388,15 +487,18 @@ def test_rate_without_bootstrap_and_with_an_anchor():
 
 def test_rate_with_sandwich_intervals():
     results = results_frame()
-    table = rate(results, ci="sandwich", bootstrap=500, seed=3)
+    table = rate(results, ci="sandwich", bootstrap=500, seed=3, side="ignore")
     assert table["meta"] == {"matches": 120, "ci": "sandwich", "bootstrap": 0, "weighting": "paper", "seed": 3,
-                             "prior": False}
+                             "side": "ignore", "prior": False}
+    assert table["side"] is None
     rows = table["ratings"]
     assert all(row["ci_low"] < row["rating"] < row["ci_high"] for row in rows)
     ranks = bt.rank_ub(np.array([r["ci_low"] for r in rows]), np.array([r["ci_high"] for r in rows]))
     assert [r["rank_ub"] for r in rows] == ranks.tolist()
     with pytest.raises(ValueError, match="unknown ci"):
         rate(results, ci="normal")
+    with pytest.raises(ValueError, match="unknown side"):
+        rate(results, side="both")
 
 
 def test_rate_marks_few_matches_provisional():
@@ -431,5 +533,5 @@ def test_win_matrices():
 
 def test_no_results_give_empty_tables():
     empty = pd.DataFrame([], columns=["match_id", "entry_a", "entry_b", "score_a", "score_b"])
-    assert rate(empty)["ratings"] == []
+    assert rate(empty)["ratings"] == [] and rate(empty)["side"] is None
     assert win_matrices(empty) == {"entries": [], "predicted": [], "observed_share": [], "counts": []}

@@ -34,6 +34,7 @@ def _assert_defaults(cfg: Config) -> None:
     assert cfg.search.api_base_url == ""
     assert cfg.search.max_results == 5
     assert list(cfg.motions.sets) == ["builtin:en"]
+    assert cfg.rating.side == "fit"
     assert cfg.entries == ()
     assert cfg.judges == ()
 
@@ -122,6 +123,11 @@ def test_good_config_parses_settings():
     assert (cfg.search.provider, cfg.search.api_base_url, cfg.search.max_results) == (
         "offline", "http://127.0.0.1:9000", 20)
     assert cfg.motions.sets == ("builtin:zh", "file:mine.yaml")
+
+
+@pytest.mark.parametrize("side", ["fit", "ignore"])
+def test_rating_side_parses(side):
+    assert parse(f'[rating]\nside = "{side}"\n').rating.side == side
 
 
 def test_good_config_parses_entries():
@@ -230,6 +236,12 @@ BAD = [
     pytest.param('[motions]\nsets = ["en"]\n', "motions.sets", 2, "'builtin:NAME' or 'file:PATH'",
                  id="sets-bad-spec"),
     pytest.param('arena = 5\n', "arena", 1, "must be a table", id="section-not-table"),
+    pytest.param('[arena]\nseed = 1\n\n[rating]\nside = "both"\n', "rating.side", 5,
+                 "expected 'fit' or 'ignore', got 'both'", id="rating-side-unknown"),
+    pytest.param('[rating]\nside = false\n', "rating.side", 2, "expected a string, got False",
+                 id="rating-side-bool"),
+    pytest.param('[rating]\nside = "fit"\nweighting = "none"\n', "rating.weighting", 3,
+                 "unknown key (expected one of side)", id="rating-unknown-key"),
     pytest.param(ENTRY + '[[entries]]\ndebater = "direct"\nmodel = "offline/b"\n', "entries[1]", 5,
                  "missing required key 'name'", id="entry-missing-name"),
     pytest.param(ENTRY + '[[entries]]\nname = "b"\nmodel = "offline/b"\n', "entries[1]", 5,

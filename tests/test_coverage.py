@@ -61,9 +61,9 @@ def test_95_percent_intervals_cover_the_estimand_in_90_to_99_percent_of_cases(we
     for data_set in range(DATA_SETS):
         a, b, score_a, score_b = simulate(rng)
         for gauge, anchor in anchors.items():
-            boot, _ = bootstrap.bootstrap_ratings(a, b, score_a, score_b, ENTRIES, replicates=REPLICATES,
-                                                  seed=data_set, weighting=weighting, anchor=anchor)
-            low, high = np.percentile(boot, [2.5, 97.5], axis=0)
+            boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, ENTRIES, replicates=REPLICATES,
+                                               seed=data_set, weighting=weighting, anchor=anchor)
+            low, high = np.percentile(boot.ratings, [2.5, 97.5], axis=0)
             robust = bt.sandwich_intervals(a, b, score_a, score_b, ENTRIES, weighting=weighting, anchor=anchor)
             for ci, (lo, hi) in {"bootstrap": (low, high), "sandwich": (robust.low, robust.high)}.items():
                 hit = (lo <= targets[gauge]) & (targets[gauge] <= hi)

@@ -15,7 +15,7 @@ from arena.protocol import AgentLog, LLMHandle
 from arena.records import JudgeSpec, Motion, Speech
 from arena.store import Store
 from arena.judging import JudgeView, run_judge
-from judges.debatrix import DebatrixJudge, weighted_vote
+from judges.debatrix import DIMENSIONS, NOTE_TOKENS, DebatrixJudge, weighted_vote
 
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
@@ -91,10 +91,9 @@ def test_dimension_verdicts_read_notes_not_speeches_and_the_summary_weighs_them(
         dimension = dimension_of(text)
         assert "SPEECH-" not in text
         assert re.findall(r"NOTE<(\w+)\|(\d)>", text) == [(dimension, str(j)) for j in range(1, 7)]
-        assert winner_enum(body) == ["pro", "con", "tie"]  # ties allowed on every dimension by default
     chair = structured[3]["messages"][0]["content"]
     assert "SPEECH-" not in chair and "NOTE<" not in chair
-    assert overall_enum(structured[3]) == ["pro", "con", "tie"] and '"pro", "con" or "tie"' in chair
+    assert overall_enum(structured[3]) == ["pro", "con"] and '"overall": "pro" or "con"' in chair  # one winner
     assert "source (weight 2): a TIE" in chair
     assert "argument (weight 3): winner PRO" in chair and "language (weight 2): winner CON" in chair
     assert verdict.overall == "pro" and dict(verdict.dimensions) == {"argument": "pro", "source": "tie",
@@ -129,47 +128,146 @@ def test_weighted_vote_without_ties_goes_by_score_margins_then_to_nobody():
     assert weighted_vote([d("a", 3, "pro", 2, 9)], ties=False) == "pro"  # margins only break a level vote
 
 
-def test_ties_are_allowed_everywhere_unless_configured_off(fake_llm):
-    fake_llm.responder = responder({"argument": "con", "source": "pro", "language": "pro"}, overall="con")
-    options = {"dimensions": {"argument": {"ties": False}, "source": {}, "language": {}}, "overall_ties": False}
-    verdict = judge(fake_llm, options)
-    structured = [r.body for r in fake_llm.requests if r.body.get("response_format")]
-    enums = {dimension_of(b["messages"][0]["content"]): winner_enum(b) for b in structured[:3]}
-    assert enums == {"argument": ["pro", "con"], "source": ["pro", "con", "tie"], "language": ["pro", "con", "tie"]}
-    argument = next(b["messages"][0]["content"] for b in structured[:3]
-                    if dimension_of(b["messages"][0]["content"]) == "argument")
+def verdict_prompts(fake_llm) -> dict[str, dict]:
+    """The dimension verdict requests, by dimension."""
+    return {dimension_of(r.body["messages"][0]["content"]): r.body for r in fake_llm.requests
+            if r.body.get("response_format") and "chair of a panel" not in r.body["messages"][0]["content"]}
+
+
+def test_ties_follow_the_reference_by_default(fake_llm):
+    """Source and language may be ties, argument never, and the chair names one winner."""
+    fake_llm.responder = responder({"argument": "con", "source": "tie", "language": "tie"}, overall="con")
+    verdict = judge(fake_llm)
+    prompts = verdict_prompts(fake_llm)
+    assert {d: winner_enum(b) for d, b in prompts.items()} == {
+        "argument": ["pro", "con"], "source": ["pro", "con", "tie"], "language": ["pro", "con", "tie"]}
+    argument = prompts["argument"]["messages"][0]["content"]
     assert "A tie is not allowed on argument" in argument and '"winner": "pro" or "con"' in argument
-    assert overall_enum(structured[3]) == ["pro", "con"]
-    assert "a tie is not allowed" in structured[3]["messages"][0]["content"]
-    assert verdict.overall == "con"
+    for dimension in ("source", "language"):
+        text = prompts[dimension]["messages"][0]["content"]
+        assert f"Give a tie exactly when the rule above makes {dimension} a tie" in text
+        assert '"winner": "pro", "con" or "tie"' in text
+    chair = next(r.body for r in fake_llm.requests if "chair of a panel" in r.body["messages"][0]["content"])
+    assert overall_enum(chair) == ["pro", "con"] and "a tie is not allowed" in chair["messages"][0]["content"]
+    assert (verdict.overall, dict(verdict.dimensions)) == ("con", {"argument": "con", "source": "tie",
+                                                                   "language": "tie"})
+
+
+def test_ties_are_configuration(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "tie"}, overall="tie")
+    options = {"dimensions": {"argument": {"ties": True}, "source": {"ties": False}, "language": {}},
+               "overall_ties": True}
+    verdict = judge(fake_llm, options)
+    prompts = verdict_prompts(fake_llm)
+    assert {d: winner_enum(b) for d, b in prompts.items()} == {
+        "argument": ["pro", "con", "tie"], "source": ["pro", "con"], "language": ["pro", "con", "tie"]}
+    # A built-in rule is written for the built-in tie setting: with that changed, the plain rule is stated.
+    for dimension in ("argument", "source"):
+        text = prompts[dimension]["messages"][0]["content"]
+        assert DIMENSIONS[dimension]["rule"] not in text and "How %s is decided" % dimension not in text
+    assert "Give a tie when the two sides did equally well on argument" in prompts["argument"]["messages"][0]["content"]
+    assert DIMENSIONS["language"]["rule"] in prompts["language"]["messages"][0]["content"]
+    chair = next(r.body for r in fake_llm.requests if "chair of a panel" in r.body["messages"][0]["content"])
+    assert overall_enum(chair) == ["pro", "con", "tie"]
+    assert (verdict.overall, dict(verdict.dimensions)) == ("tie", {"argument": "tie", "source": "pro",
+                                                                   "language": "tie"})
+
+
+def test_each_prompt_carries_its_dimension_s_definition_and_rule(fake_llm):
+    fake_llm.responder = responder()
+    judge(fake_llm)
+    prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests
+               if "chair of a panel" not in r.body["messages"][0]["content"]]
+    assert len(prompts) == 21  # 18 notes, 3 verdicts
+    for text in prompts:
+        dimension = dimension_of(text)
+        assert f"The dimension you judge, {dimension}: {DIMENSIONS[dimension]['definition']}\n" in text
+        assert DIMENSIONS[dimension]["rule"] in text
+        assert [other for other in DIMENSIONS if DIMENSIONS[other]["rule"] in text] == [dimension]
+    source = next(p for p in prompts if dimension_of(p) == "source")
+    assert "common knowledge and the subject of the debate itself are not outside sources" in source
+    assert "differ little" in source and "clear lead in the quality" in source
+    language = next(p for p in prompts if dimension_of(p) == "language")
+    assert "deserves a penalty and it does not" in language and "informal wording" in language
+
+
+def test_a_user_s_definition_or_rule_replaces_the_built_in_one(fake_llm):
+    fake_llm.responder = responder()
+    options = {"dimensions": {"argument": {}, "source": {"definition": "MY SOURCES"},
+                              "language": {"rule": "MY LANGUAGE RULE"}}}
+    judge(fake_llm, options)
+    texts = {d: b["messages"][0]["content"] for d, b in verdict_prompts(fake_llm).items()}
+    assert "The dimension you judge, source: MY SOURCES\n" in texts["source"]
+    assert DIMENSIONS["source"]["rule"] not in texts["source"]  # written for the built-in definition
+    assert "How language is decided: MY LANGUAGE RULE\n" in texts["language"]
+    assert DIMENSIONS["language"]["definition"] in texts["language"]
+    assert DIMENSIONS["argument"]["rule"] in texts["argument"]
+
+
+def test_notes_have_no_length_unless_configured(fake_llm):
+    fake_llm.responder = responder()
+    judge(fake_llm)
+    notes = [r.body for r in fake_llm.requests if not r.body.get("response_format")]
+    assert len(notes) == 18
+    for body in notes:
+        text = body["messages"][0]["content"]
+        assert "Plain-text notes: what this speech adds" in text and "at most" not in text
+        assert body["max_tokens"] == NOTE_TOKENS
+    fake_llm.clear()
+    judge(fake_llm, {"note_length": 800})
+    notes = [r.body for r in fake_llm.requests if not r.body.get("response_format")]
+    assert all("Plain-text notes of at most 800 words:" in b["messages"][0]["content"] for b in notes)
+    assert {b["max_tokens"] for b in notes} == {1600}
+
+
+def test_a_tie_on_argument_is_refused_where_source_and_language_may_tie(fake_llm):
+    fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "tie"})
+    verdict = judge(fake_llm)
+    assert verdict.failed and "no valid structured answer" in verdict.error
+    argument = [r.body for r in fake_llm.requests if r.body.get("response_format")
+                and dimension_of(r.body["messages"][0]["content"]) == "argument"]
+    assert len(argument) > 1  # asked again after the tie, then given up
+    assert all(len([r for r in fake_llm.requests if r.body.get("response_format")
+                    and dimension_of(r.body["messages"][0]["content"]) == d]) == 1 for d in ("source", "language"))
+
+
+@pytest.mark.parametrize("options, sent", [({}, 0.0), ({"temperature": 0.4}, 0.4)])
+def test_the_temperature_is_the_reference_s_unless_configured(fake_llm, options, sent):
+    fake_llm.responder = responder()
+    judge(fake_llm, options)
+    assert len(fake_llm.requests) == 22 and {r.body["temperature"] for r in fake_llm.requests} == {sent}
 
 
 def test_a_tie_from_the_chair_and_the_dimensions_is_the_verdict(fake_llm):
-    fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "pro"}, overall="tie")
-    verdict = judge(fake_llm)
+    fake_llm.responder = responder({"argument": "pro", "source": "tie", "language": "tie"}, overall="tie")
+    verdict = judge(fake_llm, {"overall_ties": True})
     assert not verdict.failed and verdict.overall == "tie"
-    assert verdict.dimensions == {"argument": "tie", "source": "tie", "language": "pro"}
-    assert "argument: tie (7–5)" in verdict.rationale
+    assert verdict.dimensions == {"argument": "pro", "source": "tie", "language": "tie"}
+    assert "source: tie (7–5)" in verdict.rationale
+
+
+# Argument at weight 2 (never a tie) and PRO's points 2 + 1 level with CON's 1 + 2.
+LEVEL = {"dimensions": {"argument": {"weight": 2}, "source": {}, "language": {}}, "summary": "rule"}
+LEVEL_WINNERS = {"argument": "pro", "source": "tie", "language": "con"}
 
 
 def test_rule_summary_ties_on_level_points(fake_llm):
-    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"})
-    verdict = judge(fake_llm, {"summary": "rule"})
+    fake_llm.responder = responder(LEVEL_WINNERS)
+    verdict = judge(fake_llm, {**LEVEL, "overall_ties": True})
     assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
-    assert verdict.overall == "tie" and "PRO 3.5, CON 3.5" in verdict.rationale
+    assert verdict.overall == "tie" and "PRO 3, CON 3" in verdict.rationale
 
 
 def test_rule_summary_without_ties_breaks_level_points_by_score_margins(fake_llm):
-    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"}, scores=(5, 7))
-    verdict = judge(fake_llm, {"summary": "rule", "overall_ties": False})
+    fake_llm.responder = responder(LEVEL_WINNERS, scores=(5, 7))
+    verdict = judge(fake_llm, LEVEL)  # overall ties are off by default
     assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
-    assert verdict.overall == "con"  # 3.5 points each; CON ahead on every weighted score margin
+    assert verdict.overall == "con"  # 3 points each; CON ahead on every weighted score margin
 
 
 def test_rule_summary_without_ties_asks_the_chair_when_points_and_margins_are_level(fake_llm):
-    fake_llm.responder = responder({"argument": "tie", "source": "pro", "language": "con"}, overall="con",
-                                   scores=(6, 6))
-    verdict = judge(fake_llm, {"summary": "rule", "overall_ties": False})
+    fake_llm.responder = responder(LEVEL_WINNERS, overall="con", scores=(6, 6))
+    verdict = judge(fake_llm, LEVEL)
     chair = [r.body for r in fake_llm.requests if "chair of a panel" in r.body["messages"][0]["content"]]
     assert len(chair) == 1 and overall_enum(chair[0]) == ["pro", "con"]
     assert verdict.overall == "con" and "Level, and ties are off: the chair decided." in verdict.rationale
@@ -209,6 +307,8 @@ def test_a_malformed_dimension_verdict_fails_the_run(fake_llm):
     ({"dimensions": {"argument": {"weight": 0}}}, "at least one weight must be above 0"),
     ({"speed": 1}, "unknown option(s) speed"),
     ({"prompts": "/no/such/folder"}, "an existing folder"),
+    ({"dimensions": {"argument": {"rule": 3}}}, "a rule given as a string"),
+    ({"note_length": -1}, "an integer from 0 to 5000"),
 ])
 def test_bad_options_are_user_errors(options, fragment):
     with pytest.raises(UserError, match=re.escape(fragment)):
@@ -259,8 +359,9 @@ def test_a_tie_verdict_is_stored_and_scored_half_to_each_side(tmp_path, fake_llm
     from tests.helpers import TWO_OFFLINE, invoke, judge, mark_checked, new_workspace
 
     fake_llm.responder = responder({"argument": "tie", "source": "tie", "language": "tie"}, overall="tie")
+    ties = {"dimensions": {"argument": {"ties": True}, "source": {}, "language": {}}, "overall_ties": True}
     path = mark_checked(new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[
-        judge("dx", "debatrix", "openai/dx", api_base=fake_llm.api_base, runs=3)]))
+        judge("dx", "debatrix", "openai/dx", api_base=fake_llm.api_base, runs=3, options=ties)]))
     assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
     ran = invoke("run", "-w", path)
     assert ran.exit_code == 0, ran.output

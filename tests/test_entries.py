@@ -163,7 +163,8 @@ def test_show_json(ws):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {
         "name": "a", "status": "active", "retired": False, "debater": "direct", "model": "offline/a",
-        "simulated": True, "api_base": "", "strength": 0.5, "params": {"temperature": 0.3}, "matches": 0}
+        "simulated": True, "api_base": "", "strength": 0.5, "params": {"temperature": 0.3}, "matches": 0,
+        "forfeits": 0}
 
 
 def test_show_text_and_match_count_after_play(ws):

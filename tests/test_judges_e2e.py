@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import json
 
-from tests.helpers import entry, invoke, judge, new_workspace
+import pytest
+
+from arena.app import commands as app
+from arena.app.commands import open_workspace
+from tests.helpers import (debate_responder, entry, invoke, judge, new_workspace, requested_schema, schema_instance,
+                           stage_and_side, write_workspace)
 
 KINDS = {"j-single": "single", "j-debatrix": "debatrix", "j-panel": "panel", "j-devil": "devils_advocate"}
 
@@ -53,3 +58,33 @@ def test_match_play_with_each_judge_kind_then_stats_and_bench(tmp_path):
     assert bench.exit_code == 0, bench.output
     report = json.loads(bench.stdout)  # progress goes to stderr
     assert report["items"] == 2 and 0 <= report["accuracy"] <= 1 and "confusion" in report
+
+
+def answering(body: dict) -> str:
+    """Speeches for the debaters; for a judge, the first valid answer to its schema, or a note."""
+    if stage_and_side(body):
+        return debate_responder()(body)
+    schema = requested_schema(body)
+    return "A note on the debate." if schema is None else json.dumps(schema_instance(schema))
+
+
+@pytest.mark.parametrize("options, sent", [({}, 0.0), ({"temperature": 0.6}, 0.6)])
+def test_every_kind_samples_at_its_papers_temperature_unless_configured(tmp_path, fake_llm, options, sent):
+    """ChatEval and DEBATE ran their judges at temperature 0, as does the Debatrix code and the single-agent
+    baselines they compare with: each kind sends 0 unless [judges.options] sets a temperature."""
+    fake_llm.responder = answering
+    kinds = {"debatrix": {}, "panel": {"referees": 2, "turns": 1}, "devils_advocate": {"iterations": 1}}
+    path = write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, options=options, judges=[
+        judge(f"j-{kind}", kind, model=f"openai/{kind}-judge", api_base=fake_llm.api_base, options={**own, **options})
+        for kind, own in kinds.items()])
+    ws = open_workspace(path)
+    try:
+        app.play_one(ws, "en-fact-001", "alpha", "beta", progress=lambda line: None)
+    finally:
+        ws.close()
+    judged = {}
+    for body in fake_llm.bodies:
+        if not stage_and_side(body):
+            judged.setdefault(body["model"], set()).add(body["temperature"])
+    assert judged == {model: {sent} for model in ("judge-model", "debatrix-judge", "panel-judge",
+                                                   "devils_advocate-judge")}

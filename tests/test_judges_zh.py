@@ -21,6 +21,7 @@ from arena.records import Entry, JudgeSpec, Motion, Reference, Speech
 from debaters.human import briefing
 from debaters.params import Length
 from debaters.registry import DEBATERS
+from judges.debatrix import DIMENSIONS, TRANSLATIONS
 from judges.registry import JUDGES
 from tests.helpers import hostile, requested_schema, schema_instance
 
@@ -44,6 +45,7 @@ TEMPLATES = {"single": {"verdict"}, "debatrix": {"analyze", "verdict", "summary"
              "panel": {"referee", "summarizer", "verdict"}, "devils_advocate": {"scorer", "critic", "tiebreaker"}}
 STATED = re.compile(r"(\d+)\. (正方|反方)（(PRO|CON)）(立论|驳论|总结陈词)")
 STATED_EN = re.compile(r"(\d+)\. (PRO|CON) (constructive|rebuttal|summary)")
+NAMES = {"argument": "论证（argument）", "source": "引用来源（source）", "language": "语言表达（language）"}
 
 
 def speeches(texts: dict | None = None) -> tuple[Speech, ...]:
@@ -123,7 +125,10 @@ def test_structured_prompts_keep_the_schema_words_the_code_parses(fake_llm):
     verdicts = [p for p in prompts if '"pro_score"' in p]
     assert len(verdicts) == 3 and all('"con_score"' in p and '"winner"' in p for p in verdicts)
     chair = next(p for p in prompts if "评审团的主席" in p)
-    assert '"overall": "pro"、"con" 或 "tie"' in chair and "- 论证（argument），权重 3：正方（PRO）胜" in chair
+    assert '"overall": "pro" 或 "con"' in chair and "不允许判平局" in chair  # the chair names one winner
+    assert "- 论证（argument），权重 3：正方（PRO）胜" in chair
+    assert '"overall": "pro"、"con" 或 "tie"' in next(p for p in judge(fake_llm, "debatrix", overall_ties=True)
+                                                    if "评审团的主席" in p)
 
 
 def test_debatrix_states_dimensions_and_order_in_chinese(fake_llm):
@@ -135,9 +140,21 @@ def test_debatrix_states_dimensions_and_order_in_chinese(fake_llm):
                "5. 反方（CON）总结陈词，6. 正方（PRO）总结陈词。" in prompt
         assert not STATED_EN.search(prompt)
         assert len(transcript.split(prompt)) == 1  # only the new speech
-    argument = next(p for p in analyses if "专门负责一个维度：论证（argument）" in p)
-    assert "推理与交锋的质量" in argument and "the quality of reasoning" not in argument
-    assert "以“目前形势：”开头" in argument
+    for name, built_in in DIMENSIONS.items():
+        analysis = next(p for p in analyses if f"专门负责一个维度：{NAMES[name]}" in p)
+        assert f"即：{TRANSLATIONS['zh'][name]['definition']}\n" in analysis
+        assert f"判定规则：{TRANSLATIONS['zh'][name]['rule']}\n" in analysis
+        assert built_in["definition"] not in analysis and built_in["rule"] not in analysis
+    verdicts = {name: next(p for p in prompts if f"就这一维度作出判决" in p and f"负责一个维度：{NAMES[name]}" in p)
+                for name in DIMENSIONS}
+    assert "论证（argument）不允许判平局" in verdicts["argument"] and '"winner": "pro" 或 "con"' in verdicts["argument"]
+    for name in ("source", "language"):
+        assert "恰好在上述规则判为平局时判平局" in verdicts[name] and '"winner": "pro"、"con" 或 "tie"' in verdicts[name]
+        assert f"判定规则：{TRANSLATIONS['zh'][name]['rule']}\n" in verdicts[name]
+    assert all("不超过" not in p for p in analyses)  # no length unless configured
+    assert all("纯文本笔记：" in p and "以“目前形势：”开头" in p for p in analyses)
+    capped = [p for p in judge(fake_llm, "debatrix", note_length=600) if "这是全场 6 篇发言中的第" in p]
+    assert len(capped) == 18 and all("不超过 600 字的纯文本笔记：" in p for p in capped)
 
 
 def test_debatrix_custom_dimensions_and_prompt_folders_still_work_in_chinese(fake_llm, tmp_path):
@@ -151,7 +168,9 @@ def test_debatrix_custom_dimensions_and_prompt_folders_still_work_in_chinese(fak
     assert len(analyses) == 12
     assert sum("你负责的维度是论证（argument），即：MY OWN ARGUMENT DEFINITION" in p for p in analyses) == 6
     assert sum("你负责的维度是rigour，即：how rigorous" in p for p in analyses) == 6
-    assert not any("推理与交锋的质量" in p for p in prompts)  # a redefined built-in keeps its user's definition
+    # A redefined built-in keeps its user's definition, and drops the rule written for the built-in one.
+    assert not any(TRANSLATIONS["zh"]["argument"]["definition"] in p for p in prompts)
+    assert not any(TRANSLATIONS["zh"]["argument"]["rule"] in p for p in prompts)
     chair = next(p for p in prompts if "评审团的主席" in p)
     assert "- rigour，权重 2：" in chair
 

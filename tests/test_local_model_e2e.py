@@ -30,7 +30,7 @@ def workspace(path, llm, tavily_url: str) -> str:
                   entries=[entry("plain-a", **model, params=WORDS),
                            entry("plain-b", **model, params={"temperature": 0.7, **WORDS}),
                            entry("a4d", "agent4debate", **model,
-                                 params={"max_queries": 2, "max_reviews": 1, "max_requests": 0, **WORDS})],
+                                 params={"max_queries": 2, "max_reviews": 1, "max_requests": 1, **WORDS})],
                   judges=[judge("single", runs=3, **model)])
     return str(path)
 
@@ -137,7 +137,10 @@ def test_an_agent4debate_match_with_real_research_against_direct(real):
             match = app.play_one(ws, "en-value-001", "a4d", "plain-b", judges=["single"])
         finally:
             ws.close()
+    # The match issue 23 saw fail in Pro's constructive (a material request without its 'need'): an optional
+    # step that the tiny model gets wrong now degrades, and the speech is written all the same.
     assert match.status == "done", match.error
+    assert match.forfeit is None, match.forfeit
     assert len(match.speeches) == 6 and all(s.text.strip() for s in match.speeches)
     conn = db(real["ws"])
     roles = {r[0] for r in conn.execute("SELECT DISTINCT role FROM calls WHERE match_id=? AND side='pro' "
@@ -146,7 +149,8 @@ def test_an_agent4debate_match_with_real_research_against_direct(real):
     searches = conn.execute("SELECT COUNT(*) FROM calls WHERE match_id=? AND kind='search' AND error IS NULL",
                             (match.id,)).fetchone()[0]
     queries = [r.body["query"] for r in real["tavily"].requests]
-    assert 1 <= searches <= 2 and len(queries) >= searches and all(q.strip() for q in queries)
+    # max_queries 2 on the motion, and request_queries 2 for each speech's one material request.
+    assert 1 <= searches <= 2 + 2 * 3 and len(queries) >= searches and all(q.strip() for q in queries)
     assert not match.simulated
 
 

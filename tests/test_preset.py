@@ -31,6 +31,7 @@ def test_the_preset_mirrors_the_papers_arena(preset):
     try:
         config = ws.config
         assert config.arena.language == "zh" and config.motions.sets == ("builtin:zh",)
+        assert config.rating.side == "ignore"  # the paper's fit has no Pro-advantage parameter
         kinds = [e.debater for e in config.entries]
         assert kinds.count("agent4debate") == 7 and kinds.count("search-baseline") == 2
         assert kinds.count("direct") == 1 and kinds.count("human") == 1

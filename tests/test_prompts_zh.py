@@ -111,12 +111,14 @@ def variants():
                         yield (f"searcher-{step}-{'request' if req else 'motion'}-{tag}", a4d.PROMPTS,
                                f"searcher/{stage}.j2", kb | extra)
                 state = {"leading": "them", "reasons": ["A-REASON"]} if stage == "summary" else None
-                for can_request in (True, False):
+                # The Writer's three ways to answer: a request or JSON, JSON, and plain text (its fallback).
+                for can_request, plain in ((True, False), (False, False), (False, True)):
                     for feedback in ([], ["Cite [2]."]):
                         extra = dict(analysis="THE-PLAN", length=777, unit="characters", can_request=can_request,
                                      requests_left=1 if can_request else 0, draft="THE-DRAFT" if feedback else "",
-                                     feedback=feedback, state=state if feedback else None)
-                        yield (f"writer-{can_request}-{bool(feedback)}-{tag}", a4d.PROMPTS, f"writer/{stage}.j2",
+                                     feedback=feedback, state=state if feedback else None, plain=plain)
+                        mode = "request" if can_request else "plain" if plain else "json"
+                        yield (f"writer-{mode}-{bool(feedback)}-{tag}", a4d.PROMPTS, f"writer/{stage}.j2",
                                kb | extra)
                 yield (f"reviewer-{tag}", a4d.PROMPTS, f"reviewer/{stage}.j2",
                        kb | dict(draft="THE-DRAFT", checklist=a4d.CHECKLISTS[stage], max_feedback=6, max_reasons=4))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -132,6 +133,8 @@ def test_bad_results_file_through_the_console_script_prints_no_traceback(here):
     pytest.param(("--results", "results.csv", "--by", "team"), ("--by",), id="by-unknown"),
     pytest.param(("--results", "results.csv", "--weighting", "elo"), ("--weighting",), id="weighting-unknown"),
     pytest.param(("--results", "results.csv", "--ci", "wald"), ("--ci",), id="ci-unknown"),
+    pytest.param(("--results", "results.csv", "--side", "both"), ("--side", "'both'", "fit", "ignore"),
+                 id="side-unknown"),
     pytest.param(("--results", "results.csv", "--format", "xml"), ("--format",), id="format-unknown"),
 ])
 def test_bad_options_exit_2_naming_the_option(here, args, fragments):
@@ -169,7 +172,9 @@ def test_valid_variations_are_accepted(tmp_path):
         "j,m3,NA,null,0.5,2.5,clarity,value\n"  # a custom dimension
     ))
     frame = read_results(path)
-    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
+    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension",
+                                   "forfeit"]
+    assert set(frame["forfeit"]) == {""}  # the demo's simulated debaters never forfeit
     assert frame["entry_a"].tolist() == ["NA", "NA", "null", "NA"]
     assert frame["score_a"].tolist() == [2.0, 1.5, 1.0, 0.5]
     assert frame["dimension"].tolist() == ["overall", "argument", "overall", "clarity"]
@@ -232,8 +237,8 @@ def test_results_rate_without_a_workspace(here):
     assert [r["entry"] for r in data["ratings"]] and {r["entry"] for r in data["ratings"]} == {"a", "b", "c", "d"}
     assert isinstance(data["meta"].pop("prior"), bool)  # set when a resample needed the weak prior
     assert data["meta"] == {"matches": 12, "ci": "bootstrap", "bootstrap": 50, "weighting": "paper", "seed": 3,
-                            "results": str(path)}
-    assert "by" not in data
+                            "side": "fit", "results": str(path)}
+    assert list(data) == ["ratings", "side", "meta"]
     # Only the overall rows are fitted: the same ratings as a file of those rows alone.
     overall = write(here, "".join(line + "\n" for line in SMALL.splitlines() if not line.endswith("argument")),
                     "overall.csv")
@@ -271,17 +276,17 @@ def test_by_fits_each_group_as_its_rows_alone(here, by, groups, keep):
     path = write(here, SMALL)
     options = ("--bootstrap", "40", "--seed", "7", "--weighting", "none")
     data = rate_json("--results", path, "--by", by, *options)
-    assert list(data) == ["ratings", "by", "meta"]
+    assert list(data) == ["ratings", "side", "by", "meta"]
     assert list(data["by"]) == list(groups)
     assert data["ratings"] == rate_json("--results", path, *options)["ratings"]
     for group, matches in groups.items():
         fit = data["by"][group]
-        assert set(fit) == {"ratings", "meta"}
+        assert set(fit) == {"ratings", "side", "meta"}
         assert fit["meta"]["matches"] == matches
         assert {k: fit["meta"][k] for k in ("bootstrap", "seed", "weighting", "ci")} == {
             "bootstrap": 40, "seed": 7, "weighting": "none", "ci": "bootstrap"}
         alone = rate_json("--results", group_file(here, keep(group), f"{group}.csv"), *options)
-        assert fit["ratings"] == alone["ratings"]
+        assert fit["ratings"] == alone["ratings"] and fit["side"] == alone["side"]
 
 
 def test_by_dimension_lists_the_default_dimensions_first_then_custom_ones_by_name(here):
@@ -305,8 +310,8 @@ def test_by_prints_one_titled_table_per_group(here):
 
 def test_weighting_none_is_plain_bradley_terry_and_differs_from_paper(here):
     path = write(here, SMALL)
-    paper = rate_json("--results", path, "--bootstrap", "0")
-    plain = rate_json("--results", path, "--bootstrap", "0", "--weighting", "none")
+    paper = rate_json("--results", path, "--bootstrap", "0", "--side", "ignore")
+    plain = rate_json("--results", path, "--bootstrap", "0", "--weighting", "none", "--side", "ignore")
     assert plain["meta"]["weighting"] == "none"
     frame = read_results(path)
     frame = frame[frame["dimension"] == "overall"]
@@ -341,6 +346,92 @@ def test_anchor_applies_to_every_group(here):
         assert {r["entry"]: r["rating"] for r in fit["ratings"]}["a"] == 1200.0
 
 
+# --- --side: the Pro advantage fitted with the ratings, or ignored -----------------------------------
+
+def planted_side(folder: Path, advantage: float = 80.0, seed: int = 0) -> tuple[Path, dict[str, float]]:
+    """A results CSV of 16 entries (true ratings N(1000, 150^2)) and 6,000 matches, the stronger of each pair
+    Pro (entry_a) 80% of the time, each judged by 3 runs with the Pro side `advantage` Elo up; and the true
+    ratings, mean 1000."""
+    rng = np.random.default_rng(seed)
+    n, m = 16, 6000
+    truth = rng.normal(0.0, 150.0, n)
+    a = rng.integers(0, n, m)
+    b = (a + rng.integers(1, n, m)) % n
+    swap = (truth[a] > truth[b]) != (rng.random(m) < 0.8)
+    pro, con = np.where(swap, b, a), np.where(swap, a, b)
+    points = rng.binomial(3, 1 / (1 + 10 ** (-(truth[pro] - truth[con] + advantage) / 400)))
+    rows = "".join(f"m{k},e{pro[k]:02d},e{con[k]:02d},{points[k]},{3 - points[k]}\n" for k in range(m))
+    path = write(folder, "match_id,entry_a,entry_b,score_a,score_b\n" + rows, "planted.csv")
+    return path, {f"e{i:02d}": float(t) for i, t in enumerate(truth - truth.mean() + 1000)}
+
+
+def rmse(ratings: list[dict], truth: dict[str, float]) -> float:
+    return float(np.sqrt(np.mean([(r["rating"] - truth[r["entry"]]) ** 2 for r in ratings])))
+
+
+def test_side_fit_recovers_a_planted_pro_advantage_and_rates_closer_to_the_truth(here):
+    path, truth = planted_side(here)
+    options = ("--results", path, "--weighting", "none", "--bootstrap", "200")
+    fitted = rate_json(*options)
+    side = fitted["side"]
+    assert abs(side["pro_advantage"] - 80) <= 25 and side["ci_low"] <= 80 <= side["ci_high"]
+    assert side["ci_high"] - side["ci_low"] < 30  # 6,000 matches pin it
+    robust = rate_json(*options, "--ci", "sandwich")["side"]
+    assert robust["pro_advantage"] == side["pro_advantage"] and robust["ci_low"] <= 80 <= robust["ci_high"]
+    ignored = rate_json(*options, "--side", "ignore")
+    assert ignored["side"] is None and ignored["meta"]["side"] == "ignore"
+    assert rmse(fitted["ratings"], truth) < rmse(ignored["ratings"], truth) / 2
+    # Ignoring the side credits the strong entries, who drew Pro, with its advantage.
+    top = sorted(truth, key=truth.get)[-4:]
+    blind = {r["entry"]: r["rating"] - truth[r["entry"]] for r in ignored["ratings"]}
+    assert all(blind[name] > 10 for name in top)
+    # The paper's weighting stretches the scale (about 12% at 3 runs), the advantage with it.
+    paper = rate_json("--results", path, "--bootstrap", "200")["side"]
+    assert 80 < paper["pro_advantage"] <= 105
+
+
+def test_side_is_reported_per_group_and_in_the_table(here):
+    path = write(here, SMALL)
+    data = rate_json("--results", path, "--by", "category", "--bootstrap", "0")
+    for fit in [data, *data["by"].values()]:
+        assert set(fit["side"]) == {"pro_advantage", "ci_low", "ci_high"}
+    assert data["by"]["fact"]["side"] != data["by"]["value"]["side"]  # each group's own fit
+    table = invoke("rate", "--results", path, "--by", "category", "--bootstrap", "50")
+    assert table.exit_code == 0, table.output
+    blocks = table.output.split("\n\n")
+    same = rate_json("--results", path, "--by", "category", "--bootstrap", "50")
+    sides = [same["side"], *(fit["side"] for fit in same["by"].values())]
+    assert len(blocks) == len(sides) == 3
+    for block, side in zip(blocks, sides):
+        assert block.rstrip().splitlines()[-1] == (f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI "
+                                                   f"{side['ci_low']:+.0f} to {side['ci_high']:+.0f})")
+    ignored = invoke("rate", "--results", path, "--side", "ignore", "--bootstrap", "0")
+    assert ignored.output.startswith(f"ratings from {path}, 12 matches, 0 bootstrap replicates, side ignored\n")
+    assert "Pro advantage" not in ignored.output
+
+
+def test_the_workspace_setting_decides_the_side_unless_side_is_given(demo_ws, tmp_path):
+    path = tmp_path / "ws"
+    shutil.copytree(demo_ws, path)
+    config = path / "arena.toml"
+    text = config.read_text(encoding="utf-8")
+    assert rate_json("-w", path, "--bootstrap", "0")["meta"]["side"] == "fit"  # the default
+    config.write_text(text + '\n[rating]\nside = "ignore"\n', encoding="utf-8")
+    ignored = rate_json("-w", path, "--bootstrap", "0")
+    assert ignored["side"] is None and ignored["meta"]["side"] == "ignore"
+    exported = write(tmp_path, invoke("rate", "--format", "csv", "-w", path).output, "export.csv")
+    assert ignored["ratings"] == rate_json("--results", exported, "--bootstrap", "0", "--side", "ignore")["ratings"]
+    fitted = rate_json("-w", path, "--bootstrap", "0", "--side", "fit")
+    assert fitted["meta"]["side"] == "fit" and fitted["side"]["pro_advantage"] is not None
+    assert fitted["ratings"] != ignored["ratings"]
+    config.write_text(text + '\n[rating]\nside = "sometimes"\n', encoding="utf-8")
+    before = snapshot(path)
+    line = len(text.splitlines()) + 3
+    assert_user_error(invoke("rate", "-w", path), f"arena.toml:{line}: rating.side", "'fit' or 'ignore'",
+                      "'sometimes'")
+    assert snapshot(path) == before
+
+
 # --- a workspace: --format csv export, and its round trip through --results -----------------------
 
 STRENGTH = {"sim-ace": 1.5, "sim-bold": 0.5, "sim-calm": -0.5, "sim-deft": -1.5}
@@ -367,16 +458,19 @@ def test_csv_export_round_trips_through_results(demo_ws, tmp_path):
     exported = invoke("rate", "--format", "csv", "-w", demo_ws)
     assert exported.exit_code == 0, exported.output
     frame = pd.read_csv(io.StringIO(exported.output), keep_default_na=False)
-    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
+    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension",
+                                   "forfeit"]
+    assert set(frame["forfeit"]) == {""}  # the demo's simulated debaters never forfeit
     assert sorted(frame["dimension"].unique()) == ["argument", "language", "overall", "source"]
     assert (frame["dimension"] == "overall").sum() == 24
     path = write(tmp_path, exported.output, "export.csv")
     for args in [(), ("--by", "category"), ("--by", "dimension"), ("--weighting", "none", "--anchor", "sim-ace=1500"),
-                 ("--ci", "sandwich")]:
+                 ("--ci", "sandwich"), ("--side", "ignore")]:
         options = ("--bootstrap", "50", "--seed", "1", *args)
         from_ws = rate_json("-w", demo_ws, *options)
         from_file = rate_json("--results", path, *options)
         assert from_file["ratings"] == from_ws["ratings"] and from_file.get("by") == from_ws.get("by")
+        assert from_file["side"] == from_ws["side"]
         assert from_ws["meta"]["judge"] == "sim-judge" and from_file["meta"]["results"] == str(path)
         assert {k: v for k, v in from_file["meta"].items() if k != "results"} == {
             k: v for k, v in from_ws["meta"].items() if k not in ("judge", "simulated")}
@@ -439,7 +533,7 @@ def people_ws(tmp_path_factory) -> tuple[Path, list, list]:
 
 def test_human_elo_rates_the_ballots_with_r_3_and_the_papers_weighting(people_ws):
     path, matches, ballots = people_ws
-    data = rate_json("-w", path, "--judge", "experts", "--bootstrap", "0")
+    data = rate_json("-w", path, "--judge", "experts", "--bootstrap", "0", "--side", "ignore")
     assert (data["meta"]["judge"], data["meta"]["matches"], data["meta"]["simulated"]) == ("experts", 20, False)
     # By hand: a ballot gives its side 1 point (a tie ½ each); a match scores its ballots' points, out of 3
     # with every ballot cast; y = a/(a + b), w = 1/(1 + e^−|a − b|).

@@ -328,14 +328,15 @@ CONFIG_TABLES = {
     **{f"[{section}]": (spec, _field_defaults(settings))
        for (section, spec), settings in zip(arena_config._SECTIONS.items(),
                                             (arena_config.ArenaSettings, arena_config.LLMSettings,
-                                             arena_config.SearchSettings, arena_config.MotionSettings))},
+                                             arena_config.SearchSettings, arena_config.MotionSettings,
+                                             arena_config.RatingSettings))},
     "[[entries]]": (arena_config._ENTRY, _field_defaults(Entry)),
     "[[judges]]": (arena_config._JUDGE, _field_defaults(JudgeSpec)),
 }
 
 
 def test_config_tables_pair_sections_with_their_settings():
-    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions"]
+    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions", "rating"]
     for title, (spec, defaults) in CONFIG_TABLES.items():
         if not title.startswith("[["):
             assert set(spec) == set(defaults), title
@@ -474,12 +475,13 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("schedule",): [app.schedule_show(ws)],
             ("run",): [dry, ran],
             ("judge-bench",): [app.judge_bench(ws, bench, "j1", progress=quiet)],
-            ("rate",): [app.rate(ws, bootstrap=0, by="category")],
+            ("rate",): [app.rate(ws, bootstrap=0, by="category"), app.rate_history(ws, ci="sandwich")],
             ("stats", "agents"): [app.stats_agents(ws)],
             ("stats", "judges"): [app.stats_judges(ws)],
             ("ballots", "issue"): [people.issue(ws, "people")],
             ("ballots", "status"): [people.status(ws)],
             ("stats", "sides"): [app.stats_sides(ws)],
+            ("stats", "paper"): [app.stats_paper(ws)],
         }
     finally:
         ws.close()
@@ -494,7 +496,7 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
 @pytest.mark.parametrize("path", [("kinds",), ("check",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
-                                  ("stats", "judges"), ("stats", "sides")], ids=name)
+                                  ("stats", "judges"), ("stats", "sides"), ("stats", "paper")], ids=name)
 def test_each_json_key_is_documented_in_its_commands_section(printed, path):
     section = command_section(path)
     keys = set().union(*(json_keys(value) for value in printed[path]))

@@ -78,3 +78,40 @@ def test_a_custom_dimension_flows_to_rate_the_csv_export_and_the_site(tmp_path):
     assert sum(r["dimension"] == "clash" for r in csv.DictReader((site / "results.csv").read_text().splitlines())) \
         == matches
     assert "clash" in json.loads((site / "leaderboard.json").read_text())["views"]
+
+
+def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_model(tmp_path):
+    """[rating] side = "fit" (the default): each tab of the index shows its fit's Pro advantage and interval, as
+    `arena rate` gives them; with "ignore", the site says the side is not modelled and shows no advantage."""
+    import json
+    import re
+
+    path = new_workspace(tmp_path / "ws", entries=THREE_OFFLINE, judges=[judge("j1", runs=3)])
+    assert invoke("schedule", "--format", "round-robin", "--rounds", "2", "-w", path).exit_code == 0
+    assert invoke("run", "-w", path).exit_code == 0
+    rated = json.loads(invoke("rate", "--by", "dimension", "--format", "json", "-w", path).output)
+    assert invoke("publish", "-w", path).exit_code == 0
+    index = (path / "site" / "index.html").read_text()
+    shown = re.findall(r"Pro advantage, fitted with these ratings: ([+-]\d+) Elo \(95% CI\s+([+-]\d+) to ([+-]\d+)\)",
+                       index)
+    views = [rated["side"], *(fit["side"] for fit in rated["by"].values())]  # overall, then the dimensions
+    expected = [(f"{s['pro_advantage']:+.0f}", f"{s['ci_low']:+.0f}", f"{s['ci_high']:+.0f}") for s in views]
+    assert [v for v in shown if v in expected] == expected  # the category tabs sit between, in VIEWS order
+    methodology = (path / "site" / "methodology.html").read_text()
+    overall = rated["side"]
+    assert 'id="side"' in methodology and "fitted jointly with the ratings" in methodology
+    assert f"Here E = {overall['pro_advantage']:+.0f} Elo (95% CI" in methodology
+    assert "prior" in methodology and "zero-width" in methodology  # the interval method, stated
+    assert json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["side"] == overall
+
+    config = path / "arena.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[rating]\nside = "ignore"\n', encoding="utf-8")
+    assert invoke("publish", "-w", path).exit_code == 0
+    index = (path / "site" / "index.html").read_text()
+    assert "Pro advantage, fitted" not in index and "The Pro side is not modelled here" in index
+    methodology = (path / "site" / "methodology.html").read_text()
+    assert 'rates with <code>[rating] side = "ignore"</code>' in methodology and "Here E =" not in methodology
+    fields = lambda rows: [(r["entry"], r["rating"], r["ci_low"], r["ci_high"]) for r in rows]  # noqa: E731
+    ignored = json.loads(invoke("rate", "--format", "json", "-w", path).output)
+    assert fields(json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["ratings"]) == \
+        fields(ignored["ratings"])

@@ -161,7 +161,7 @@ def entry_list(workspace: Path, fmt: str):
         _json(rows)
         return
     _table([{**r, "status": "retired" if r["retired"] else "active"} for r in rows],
-           ["name", "debater", "model", "matches", "strength", "status"])
+           ["name", "debater", "model", "matches", "forfeits", "strength", "status"])
 
 
 def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
@@ -283,7 +283,7 @@ def match_list(workspace: Path, fmt: str):
     from arena.app import commands as app
 
     rows = app.match_list(_open(workspace))
-    _json(rows) if fmt == "json" else _table(rows, ["id", "status", "motion", "pro", "con", "error"])
+    _json(rows) if fmt == "json" else _table(rows, ["id", "status", "motion", "pro", "con", "forfeit", "error"])
 
 
 @match.command("show")
@@ -325,6 +325,11 @@ def _match_text(data: dict) -> None:
     for v in data["verdicts"]:
         click.echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
                    f"{v.get('error') or v['rationale']}")
+    if data["forfeit"]:
+        winner = "con" if data["forfeit"] == "pro" else "pro"
+        click.echo(f"\nForfeit: {data['forfeit'].upper()} forfeited, so {winner.upper()} takes every run of every "
+                   f"judge.\n  {data['forfeit_reason']}")
+        return
     click.echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")
 
 
@@ -511,21 +516,40 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
               help="paper: a match weighs 1/(1+exp(-|score_a-score_b|)); none: every match weighs 1.")
 @click.option("--anchor", default=None, metavar="ENTRY=RATING", callback=_anchor,
               help="Pin ENTRY at RATING (default: ratings average 1000).")
+@click.option("--side", type=click.Choice(["fit", "ignore"]), default=None,
+              help="fit: a Pro advantage (Elo, like home advantage) fitted with the ratings; ignore: the paper's "
+                   "side-blind fit. Default: [rating] side of arena.toml, else fit.")
+@click.option("--history", is_flag=True,
+              help="Ratings after every N matches in the order they finished (with --results: the file's row "
+                   "order), each snapshot a fit of the matches so far; intervals default to sandwich.")
+@click.option("--every", type=click.IntRange(min=1), default=None, metavar="N",
+              help="With --history: matches between snapshots (default: the smallest N giving at most 25).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table", show_default=True,
               help="csv: the results rows themselves (every dimension), to re-rate later with --results.")
 @workspace_option
 def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, bootstrap: int, seed: int,
-         weighting: str, anchor: tuple[str, float] | None, fmt: str, workspace: Path):
+         weighting: str, anchor: tuple[str, float] | None, side: str | None, history: bool, every: int | None,
+         fmt: str, workspace: Path):
     """Weighted Bradley–Terry ratings (Elo scale) with 95% intervals, from a workspace or a results CSV."""
     from arena.app import commands as app
 
     if results_file is not None and judge is not None:
         raise UserError("--judge picks a workspace judge's verdicts; it does not apply to --results")
+    if every is not None and not history:
+        raise UserError("--every N spaces the snapshots of --history; add --history")
+    if history and fmt == "csv":
+        raise UserError("--format csv exports the results rows, not ratings; with --history use json or table")
+    if history and by is not None:
+        raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
     if fmt == "csv":
         frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
         click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
         return
-    options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor}
+    options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor,
+               "side": side}
+    if history:
+        _rate_history(results_file, judge, workspace, every, fmt, options)
+        return
     # With --results the workspace is never opened: the file is all there is to rate.
     result = (app.rate_results(results_file, **options) if results_file
               else app.rate(_open(workspace), judge=judge, **options))
@@ -536,20 +560,53 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
     source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
     intervals = "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
     settings = "".join([f", weighting {weighting}" if weighting != "paper" else "",
-                        f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else ""])
+                        f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else "",
+                        ", side ignored" if meta["side"] == "ignore" else ""])
     click.echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
                f"{' — SIMULATED' if meta.get('simulated') else ''}")
-    _rating_table(result["ratings"])
+    _rating_table(result["ratings"], result["side"])
     for group, fit in result.get("by", {}).items():
         click.echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
-        _rating_table(fit["ratings"])
+        _rating_table(fit["ratings"], fit["side"])
 
 
-def _rating_table(ratings: list[dict]) -> None:
+def _rate_history(results_file: Path | None, judge: str | None, workspace: Path, every: int | None, fmt: str,
+                  options: dict) -> None:
+    """`arena rate --history`: one fit per snapshot, so intervals are sandwich unless --ci is given."""
+    from click.core import ParameterSource
+
+    from arena.app import commands as app
+
+    if click.get_current_context().get_parameter_source("ci") is ParameterSource.DEFAULT:
+        options = {**options, "ci": "sandwich"}
+    snapshots = (app.history_results(results_file, every=every, **options) if results_file
+                 else app.rate_history(_open(workspace), judge=judge, every=every, **options))
+    if fmt == "json":
+        _json(snapshots)
+        return
+    if not snapshots:
+        click.echo("no rated matches yet: no history")
+        return
+    meta = snapshots[-1]["meta"]
+    source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
+    intervals = "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
+    order = "in the order they finished" if "judge" in meta else "in the file's row order"
+    click.echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {meta['matches']} matches "
+               f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
+    for snapshot in snapshots:
+        click.echo(f"\nafter {snapshot['matches']} matches (the last {snapshot['last_match']}):")
+        _rating_table(snapshot["ratings"], snapshot.get("side"))
+
+
+def _rating_table(ratings: list[dict], side: dict | None = None) -> None:
+    """The ratings, then the Pro advantage (when fitted) on a line of its own."""
     _table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
              "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
             for r in ratings],
            ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
+    if side:
+        click.echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
+                   f"{side['ci_high']:+.0f})")
 
 
 @main.group()
@@ -675,6 +732,60 @@ def stats_sides(workspace: Path, fmt: str):
     share = [{**r, "pro share": _num(r["pro_share"], 3), "p": _num(r["p_value"], 3)}
              for r in [*data["motions"], {"motion": "overall", **data["overall"]}]]
     _table(share, ["motion", "matches", "pro share", "pro_wins", "con_wins", "ties", "p"])
+
+
+@stats.command("paper")
+@click.option("--judge", default=None,
+              help="Whose S/L/A/O points (default: the first judge the arena runs; people's ballots count too).")
+@workspace_option
+@format_option
+def stats_paper(judge: str | None, workspace: Path, fmt: str):
+    """The Agent4Debate paper's tables: mean Source/Language/Argument/Overall points out of 3 per entry and
+    category, head to head and per debater kind (Tables 1, 2, 5); consistency of the judges with the judges of
+    people, without the matches of human debaters and over all (Table 6); the paper's figures beside ours in a
+    workspace made by `arena init --preset agent4debate`."""
+    from arena.app import commands as app
+
+    data = app.stats_paper(_open(workspace), judge)
+    if fmt == "json":
+        _json(data)
+        return
+    people = f"; human: the overall points of the people of {data['people']!r}" if data["people"] else ""
+    click.echo(f"mean points out of 3 under judge {data['judge']!r} (S source, L language, A argument, O overall"
+               f"{people}){' — SIMULATED' if data['simulated'] else ''}")
+
+    def points(r: dict) -> dict:
+        paper = r.get("paper") or {}
+        return {**r, "S": _num(r["source"], 2), "L": _num(r["language"], 2), "A": _num(r["argument"], 2),
+                "O": _num(r["overall"], 2), "human": _num(r["people_overall"], 2),
+                "paper S/L/A/O (human)": "/".join(f"{paper[c]:.2f}" for c in ("source", "language", "argument",
+                                                                              "overall"))
+                + (f" ({paper['people_overall']:.2f})" if "people_overall" in paper else "") if paper else ""}
+
+    columns = ["matches", "S", "L", "A", "O", "people_matches", "human"]
+    paper = ["paper S/L/A/O (human)"] if data["preset"] else []
+    _table([points(r) for r in data["entries"]], ["entry", "debater", "category", *columns])
+    for title, rows, keys in (("head to head (Tables 1, 2)", data["pairs"], ["entry", "opponent"]),
+                              ("by debater kind, against each other kind (Table 5)", data["kinds"],
+                               ["debater", "opponent"])):
+        click.echo(f"\n{title}:")
+        _table([points(r) for r in rows], [*keys, *columns, *paper])
+
+    def split(r: dict) -> dict:
+        out = dict(r)
+        for scope, short in (("excluding_human_debaters", "without humans"), ("all", "all")):
+            out[short] = f"{_num(r[scope]['consistency'], 2)} of {r[scope]['matches']}"
+            if r["paper"]:
+                out[f"paper {short}"] = f"{r['paper'][scope]:.2f}"
+        return out
+
+    scopes = ["without humans", "all"]
+    click.echo("\nconsistency, matches without a human debater and all (Table 6):")
+    _table([split(r) for r in data["consistency"]["judges"]],
+           ["judge", "people", *scopes, *[f"paper {s}" for s in scopes if paper]])
+    click.echo("\namong the people of each judge of people:")
+    _table([split(r) for r in data["consistency"]["among_people"]],
+           ["people", *scopes, *[f"paper {s}" for s in scopes if paper]])
 
 
 @main.command()

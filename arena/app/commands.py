@@ -26,11 +26,13 @@ from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
+from arena.config import RatingSettings
 from arena.errors import ArenaError, UserError
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import results_rows
 from arena.store import now
-from arena.stats import agent_stats, judge_stats, match_outcome, side_stats
+from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, consistency_split, judge_stats, match_outcome,
+                         paper_points, points_of_three, side_stats)
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from judges import bench
@@ -39,13 +41,15 @@ from motions.library import load_motion_file
 
 
 def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
-    """`arena init --preset NAME`: the preset's arena.toml, then its schedule drawn into the new workspace."""
+    """`arena init --preset NAME`: the preset's arena.toml, then its schedule drawn into the new workspace, which
+    remembers the preset (`arena stats paper` shows the published figures beside its own)."""
     if name not in PRESETS:
         raise UserError(f"--preset: unknown preset {name!r} (known: {', '.join(sorted(PRESETS))})")
     preset = PRESETS[name]
     config_path = init(path, preset.config)
     ws = open_workspace(Path(path))
     try:
+        ws.store.set_preset(name)
         return config_path, schedule(ws, **preset.schedule)
     finally:
         ws.close()
@@ -70,8 +74,8 @@ def kinds() -> list[dict]:
 
 def entry_list(ws: Workspace) -> list[dict]:
     """Every configured entry (shapes.entry_row)."""
-    counts = ws.store.match_counts()
-    return [shapes.entry_row(e, counts.get(e.name, 0)) for e in ws.config.entries]
+    counts, forfeits = ws.store.match_counts(), ws.store.forfeit_counts()
+    return [shapes.entry_row(e, counts.get(e.name, 0), forfeits.get(e.name, 0)) for e in ws.config.entries]
 
 
 def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
@@ -84,7 +88,8 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
 
 def entry_show(ws: Workspace, name: str) -> dict:
     """One entry's configuration, status and completed-match count (shapes.entry_detail)."""
-    return shapes.entry_detail(ws.config.entry(name), ws.store.match_counts().get(name, 0))
+    return shapes.entry_detail(ws.config.entry(name), ws.store.match_counts().get(name, 0),
+                               ws.store.forfeit_counts().get(name, 0))
 
 
 def entry_retire(ws: Workspace, name: str) -> None:
@@ -335,10 +340,12 @@ def judge_or_first(ws: Workspace, judge: str | None) -> str:
     return first
 
 
-def rate(ws: Workspace, *, judge: str | None = None, **options) -> dict:
-    """Ratings from one judge's verdicts (default: the first configured judge); options as rate_frame."""
+def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None, **options) -> dict:
+    """Ratings from one judge's verdicts (default: the first configured judge); side and options as
+    rate_frame (default side: the workspace's, rating_side)."""
     judge = judge_or_first(ws, judge)
-    result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", **options)
+    result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", side=rating_side(ws, side),
+                        **options)
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = ws.store.judge_simulated(judge)
     return result
@@ -349,7 +356,8 @@ def results_frame(ws: Workspace, judge: str | None = None):
     import pandas as pd
     from leaderboard.results import COLUMNS
 
-    return pd.DataFrame(results_rows(ws.store, judge_or_first(ws, judge)), columns=list(COLUMNS))
+    judge = judge_or_first(ws, judge)
+    return pd.DataFrame(results_rows(ws.store, judge, ws.config.judge(judge).runs), columns=list(COLUMNS))
 
 
 def read_results(path: Path):
@@ -363,17 +371,25 @@ def read_results(path: Path):
         raise UserError(str(exc)) from None
 
 
-def rate_results(path: Path, **options) -> dict:
-    """Ratings from a results CSV, with no workspace; options as rate_frame."""
-    result = rate_frame(read_results(path), str(path), **options)
+def rating_side(ws: Workspace | None, side: str | None) -> str:
+    """How ratings treat the side: `side` when given, else the workspace's [rating] side (with no workspace,
+    as for a results file, that setting's default)."""
+    return side or (ws.config.rating if ws else RatingSettings()).side
+
+
+def rate_results(path: Path, *, side: str | None = None, **options) -> dict:
+    """Ratings from a results CSV, with no workspace; side and options as rate_frame (default side: fit)."""
+    result = rate_frame(read_results(path), str(path), side=rating_side(None, side), **options)
     result["meta"]["results"] = str(path)
     return result
 
 
 def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstrap", bootstrap: int = 1000,
-               seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None) -> dict:
+               seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None,
+               side: str = "fit") -> dict:
     """The main fit of results rows (see leaderboard.results.main_rows) and, with by, one fit per category
-    or dimension, each with the same options; source names the rows in messages."""
+    or dimension, each with the same options (side: fit the Pro advantage or ignore it); source names the
+    rows in messages."""
     from leaderboard.ratings import rate as fit
     from leaderboard.results import groups, main_rows
 
@@ -387,13 +403,73 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
     def one(rows, where: str) -> dict:
         if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
             raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
-        return fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor)
+        return _with_forfeits(fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor,
+                                  side=side), rows)
 
     result = one(main, f"in {source}")
     if by is not None:
         result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The documented order (docs/reference.md): ratings, by, meta.
-    return {key: result[key] for key in ("ratings", "by", "meta") if key in result}
+    # The documented order (docs/reference.md): ratings, side, by, meta.
+    return {key: result[key] for key in ("ratings", "side", "by", "meta") if key in result}
+
+
+def _with_forfeits(result: dict, rows) -> dict:
+    """The fit with each entry's forfeits beside its matches: rows whose forfeit column names its side."""
+    forfeited: dict[str, int] = {}
+    if "forfeit" in rows.columns:
+        for side, entry in (("pro", "entry_a"), ("con", "entry_b")):
+            for name, count in rows.loc[rows["forfeit"] == side, entry].value_counts().items():
+                forfeited[name] = forfeited.get(name, 0) + int(count)
+    result["ratings"] = [_beside(row, "matches", forfeits=forfeited.get(row["entry"], 0)) for row in result["ratings"]]
+    return result
+
+
+def _beside(row: dict, key: str, **added) -> dict:
+    """row with added's keys right after key, where docs/reference.md shows them."""
+    out = {}
+    for name, value in row.items():
+        out[name] = value
+        if name == key:
+            out |= added
+    return out
+
+
+def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None = None, side: str | None = None,
+                 **options) -> list[dict]:
+    """`arena rate --history`: ratings from one judge's verdicts (default: the first configured judge) after every
+    `every` rated matches in the order they finished (history_frame); options as rate_frame, but for by."""
+    judge = judge_or_first(ws, judge)
+    frame = results_frame(ws, judge)
+    finished = {match_id: k for k, match_id in enumerate(ws.store.finish_order())}
+    snapshots = history_frame(frame.iloc[frame["match_id"].map(finished).argsort(kind="stable")],
+                              f"the verdicts of judge {judge!r}", every=every, side=rating_side(ws, side), **options)
+    simulated = ws.store.judge_simulated(judge)
+    for snapshot in snapshots:
+        snapshot["meta"] |= {"judge": judge, "simulated": simulated}
+    return snapshots
+
+
+def history_results(path: Path, *, every: int | None = None, side: str | None = None, **options) -> list[dict]:
+    """`arena rate --results FILE --history`: the history of a results CSV, its matches in the file's row order."""
+    snapshots = history_frame(read_results(path), str(path), every=every, side=rating_side(None, side), **options)
+    for snapshot in snapshots:
+        snapshot["meta"]["results"] = str(path)
+    return snapshots
+
+
+def history_frame(frame, source: str, *, every: int | None = None, **options) -> list[dict]:
+    """Snapshots {matches: k, last_match, ratings, meta}: rate_frame of the rows of the first k matches of frame
+    (in its order), for k = every, 2·every, ... and all of them (leaderboard.history; default every: at most
+    25 snapshots)."""
+    from leaderboard.history import history
+
+    if every is not None and every < 1:
+        raise UserError(f"--every {every}: expected a positive number of matches between snapshots")
+    if options.get("by") is not None:
+        raise UserError("--by splits one fit into groups; a history is of the main fit only, so leave --by out")
+    return history(frame, every=every,
+                   fit=lambda rows: rate_frame(rows, f"the first {rows['match_id'].nunique()} matches of {source}",
+                                               **options))
 
 
 def stats_agents(ws: Workspace) -> list[dict]:
@@ -421,10 +497,64 @@ def stats_sides(ws: Workspace) -> dict:
     motion_of = {r["id"]: r["motion_id"] for r in done}
     judge = first_judge(ws)
     results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
-               for r in (results_rows(ws.store, judge) if judge else []) if r["dimension"] == "overall"]
+               for r in (results_rows(ws.store, judge, ws.config.judge(judge).runs) if judge else [])
+               if r["dimension"] == "overall" and r["forfeit"] is None]  # a forfeit says nothing of sides
     data = side_stats([{"pro": r["pro"], "con": r["con"]} for r in done], results,
                       [e.name for e in ws.config.entries if not e.retired])
     return {"judge": judge, **data}
+
+
+def stats_paper(ws: Workspace, judge: str | None = None) -> dict:
+    """`arena stats paper`: the Agent4Debate paper's tables from the stored verdicts (arena.stats.paper_points and
+    consistency_split), with the paper's own figures beside ours in a workspace its preset made.
+
+    judge: whose S/L/A/O points (default: the first judge the arena runs, else the first judge); the human
+    judges' column is the first judge of people's. Forfeits have no verdicts, so no judge's points count them.
+    """
+    names = [j.name for j in ws.config.judges]
+    if not names:
+        raise UserError(f"{ws.config.path.name}: no [[judges]] configured, so there are no verdicts to tabulate")
+    try:
+        judge = ws.config.judge(judge).name if judge else (ws.config.automatic_judges or ws.config.judges)[0].name
+    except UserError as exc:
+        raise UserError(f"--judge: {exc}") from None
+    people = ballot_people(ws)
+    crowd = next(iter(people), None)
+    rows = [{**dict(r), "dimensions": json.loads(r["dimensions"])} for r in ws.store.verdict_rows()]
+    debaters = {name: e.debater for name, e in ws.store.played_entries().items()}
+    humans = {r["match_id"] for r in rows if "human" in (debaters.get(r["pro"]), debaters.get(r["con"]))}
+    tables = paper_points(points_of_three(r for r in rows if r["judge"] == judge),
+                          points_of_three(r for r in rows if r["judge"] == crowd) if crowd else {},
+                          debaters, [e.name for e in ws.config.entries])
+    tables["consistency"] = consistency_split(rows, people, [n for n in names if n not in people], humans)
+    preset = ws.store.preset()
+    _beside_paper(tables, PRESETS[preset].figures if preset in PRESETS else {})
+    return {"judge": judge, "people": crowd, "simulated": any(ws.store.judge_simulated(n) for n in (judge, crowd) if n),
+            "preset": preset, **tables}
+
+
+# Per section of `arena stats paper`: where its rows sit, and the columns that key a row.
+_PAPER_KEYS = {"pairs": (("pairs",), ("entry", "opponent")), "kinds": (("kinds",), ("debater", "opponent")),
+               "judges": (("consistency", "judges"), ("judge", "people")),
+               "among_people": (("consistency", "among_people"), ("people",))}
+
+
+def _beside_paper(tables: dict, figures: dict) -> None:
+    """Give every row a "paper" key: the paper's figures for it, or None (figures: none outside the preset's
+    workspace), adding the rows the paper has and this workspace has not (yet), with no matches."""
+    for section, (path, keys) in _PAPER_KEYS.items():
+        holder = tables
+        for step in path[:-1]:
+            holder = holder[step]
+        rows = holder[path[-1]]
+        known = {tuple(r[k] for k in keys) for r in rows}
+        empty = ({"matches": 0, **{c: None for c in PAPER_COLUMNS}, "people_matches": 0, "people_overall": None}
+                 if section in ("pairs", "kinds") else
+                 {scope: {"matches": 0, **({"comparisons": 0} if section == "among_people" else {}),
+                          "consistency": None} for scope in SCOPES})
+        rows += [{**dict(zip(keys, key)), **empty} for key in figures.get(section, {}) if key not in known]
+        for row in rows:
+            row["paper"] = figures.get(section, {}).get(tuple(row[k] for k in keys))
 
 
 def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 4,

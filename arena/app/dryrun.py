@@ -79,6 +79,8 @@ def _project(ws: Workspace, calls, matches: int) -> dict:
         if kind == "search":
             searches += 1
             continue
+        if kind != "llm":  # a degraded step's ledger row: no call
+            continue
         if judge is not None:
             model = judges[judge]
         else:

@@ -14,7 +14,7 @@ from arena.errors import ArenaError, UserError
 from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
-from arena.protocol import AgentLog, DebateContext, LLMHandle, SearchHandle, play
+from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
 from arena.workspace import Workspace
@@ -98,7 +98,9 @@ class MatchRunner:
         return await self.judge_and_commit(await self.play(match, log), judges, log)
 
     async def play(self, match: Match, log: AgentLog) -> Match:
-        """Play a claimed match's six speeches: the match with them (nothing of them is stored yet)."""
+        """Play a claimed match's six speeches: the match with them (nothing of them is stored yet). A side
+        that cannot debate forfeits (the match with the speeches made before, and its forfeit) when the
+        workspace allows forfeits; otherwise the match fails."""
         with self._settled(match.id):
             sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
@@ -114,7 +116,13 @@ class MatchRunner:
                     language=match.motion.language or self.ws.config.arena.language,
                 )
 
-            speeches = await play(match.motion, debaters, context)
+            try:
+                speeches = await play(match.motion, debaters, context)
+            except Forfeited as forfeited:
+                if not self.ws.config.arena.forfeits:
+                    raise
+                return replace(match, status="running", error=None, speeches=tuple(forfeited.speeches),
+                               forfeit=forfeited.forfeit)
         return replace(match, status="running", error=None, speeches=tuple(speeches))
 
     async def judge_and_commit(self, match: Match, judges: list[JudgeSpec], log: AgentLog,
@@ -128,13 +136,15 @@ class MatchRunner:
         config = self.ws.config
         with self._settled(match.id):
             view = JudgeView(match.motion, match.speeches)
-            async with slot or nullcontext():
-                verdicts = [v for spec in judges for v in await self.judge(match.id, view, spec, log)]
+            verdicts = []
+            if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.results)
+                async with slot or nullcontext():
+                    verdicts = [v for spec in judges for v in await self.judge(match.id, view, spec, log)]
             done = replace(match, status="done", error=None,
                            simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges),
                            verdicts=tuple(sorted(verdicts, key=lambda v: (v.judge, v.run))))  # as the store orders them
             self.ws.store.commit_match(done.id, list(done.speeches), list(done.verdicts), log.messages,
-                                       done.simulated, holder=self.holder)
+                                       done.simulated, holder=self.holder, forfeit=done.forfeit)
         return done
 
     @contextmanager

@@ -62,7 +62,7 @@ def simulate(ws: Workspace, judge: str, seed: int = 0) -> int:
         raise UserError(f"judge {spec.name!r}: only a judge of people on an offline/ model has simulated ballots")
     cast = ws.store.ballots_cast(spec.name)
     ballots = [simulated_ballot(match, person, random.Random(f"{seed}/{person}/{match.id}"))
-               for match in ws.store.matches() if match.status == "done"  # every match in four queries
+               for match in ws.store.matches() if match.status == "done" and match.forfeit is None  # four queries
                for run, person in enumerate(spec.people) if match.id not in cast.get(run, ())]
     ws.store.cast_ballots(spec.name, spec.people, ballots, simulated=True)
     return len(ballots)

@@ -6,7 +6,7 @@ Competitive Debate" (Agent4Debate, arXiv 2408.04472).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -14,6 +14,9 @@ class Preset:
     config: str  # arena.toml
     schedule: dict  # arguments of arena.app.commands.schedule, drawn right after init
     about: str  # one line for `arena init --help` and the init message
+    # The published arena's own figures, shown beside ours by `arena stats paper`: per section of its output,
+    # the key of a row → the paper's values of that row's columns.
+    figures: dict = field(default_factory=dict)
 
 
 _A4D_MODELS = (  # (entry name, litellm model string): the paper's Agent4Debate foundation models (Tables 3-4)
@@ -51,6 +54,9 @@ max_results = 5
 [motions]
 sets = ["builtin:zh"]      # our own Chinese motions, fact / value / policy like the paper's 66 (which are not published)
 
+[rating]
+side = "ignore"            # the paper's weighted Bradley-Terry has no Pro-advantage parameter ("Debatrix-Elo")
+
 # --- Agent4Debate on the paper's foundation models ("Agent4Debate", Tables 3-4) -------------------------
 # temperature 0.2 and top_p 0.75 for all models, as in the paper, are every debater's defaults.
 {"".join(_entry(name, "agent4debate", model) + chr(10) for name, model in _A4D_MODELS)}
@@ -62,12 +68,15 @@ sets = ["builtin:zh"]      # our own Chinese motions, fact / value / policy like
 # --- People ("ten experienced human debaters"): speeches typed in an editor or read from files -----------
 {_entry("humans", "human", "human/debaters", "see the README's Human entries: speeches_dir or an editor")}
 # --- Judges ------------------------------------------------------------------------------------------
-# Debatrix on GPT-4o-mini, R = 3, each dimension and the overall result a ternary outcome ("Debatrix-Elo").
+# Debatrix on GPT-4o-mini, R = 3 ("Debatrix-Elo"): win, lose or tie per dimension as Debatrix's rules allow
+# (ties on source and language), and the overall result ternary too, as the paper converts it.
 [[judges]]
 name = "debatrix-mini"
 kind = "debatrix"
 model = "openai/gpt-4o-mini"
 runs = 3
+[judges.options]
+overall_ties = true
 
 # Three experienced judges vote win, lose or tie, told only of an equal burden of proof ("Human-Elo").
 # Hand out their private links with `arena ballots issue --judge experts`, then `arena serve`.
@@ -78,8 +87,29 @@ kind = "human"
 people = ["judge-1", "judge-2", "judge-3"]
 '''
 
+
+def _slao(s: float, l: float, a: float, o: float, **more: float) -> dict:
+    return {"source": s, "language": l, "argument": a, "overall": o, **more}
+
+
+# Agent4Debate's figures, points out of 3 under Debatrix (R = 3) and consistency of outcomes. Table 1: each
+# framework against the search baseline on the same model, head to head (20 matches each); Table 5: the human
+# debaters against Agent4Debate on every foundation model (30 matches), with the human judges' points
+# (people_overall); Table 6: Debatrix against the human judges' majority, and the human judges among themselves,
+# over the matches without a human debater and over all. Table 2's ablations have no entries in the preset.
+_A4D_FIGURES = {
+    "pairs": {("a4d-claude-3.5-sonnet", "base-claude-3.5-sonnet"): _slao(2.83, 1.76, 2.52, 2.62),
+              ("base-claude-3.5-sonnet", "a4d-claude-3.5-sonnet"): _slao(0.17, 1.24, 0.48, 0.38),
+              ("a4d-deepseek-chat", "base-deepseek-chat"): _slao(2.73, 1.88, 2.31, 2.77),
+              ("base-deepseek-chat", "a4d-deepseek-chat"): _slao(0.27, 1.12, 0.69, 0.23)},
+    "kinds": {("human", "agent4debate"): _slao(0.52, 0.30, 0.6, 0.42, people_overall=1.22),
+              ("agent4debate", "human"): _slao(2.48, 2.70, 2.40, 2.58, people_overall=1.78)},
+    "judges": {("debatrix-mini", "experts"): {"excluding_human_debaters": 0.66, "all": 0.56}},
+    "among_people": {("experts",): {"excluding_human_debaters": 0.74, "all": 0.73}},
+}
+
 PRESETS = {
     "agent4debate": Preset(_AGENT4DEBATE, {"fmt": "random", "matches": 200},
                            "Agent4Debate's Competitive Debate Arena: Chinese motions, 11 entries, Debatrix (R = 3) "
-                           "and three human judges, 200 random matches"),
+                           "and three human judges, 200 random matches", _A4D_FIGURES),
 }

@@ -7,20 +7,21 @@ from typing import Mapping
 from arena.records import Entry, Match, Motion, score
 
 
-def entry_row(entry: Entry, matches: int) -> dict:
-    """`arena entry list`: name, debater, model, matches (completed), simulated, retired; strength if simulated."""
+def entry_row(entry: Entry, matches: int, forfeits: int) -> dict:
+    """`arena entry list`: name, debater, model, matches (completed), forfeits (of them), simulated, retired;
+    strength if simulated."""
     row = {"name": entry.name, "debater": entry.debater, "model": entry.model, "matches": matches,
-           "simulated": entry.simulated, "retired": entry.retired}
+           "forfeits": forfeits, "simulated": entry.simulated, "retired": entry.retired}
     return {**row, "strength": entry.strength} if entry.simulated else row
 
 
-def entry_detail(entry: Entry, matches: int) -> dict:
-    """`arena entry show`: the configuration, status and completed-match count."""
+def entry_detail(entry: Entry, matches: int, forfeits: int) -> dict:
+    """`arena entry show`: the configuration, status, completed-match count and forfeits."""
     row = {"name": entry.name, "status": "retired" if entry.retired else "active", "retired": entry.retired,
            "debater": entry.debater, "model": entry.model, "simulated": entry.simulated, "api_base": entry.api_base}
     if entry.simulated:
         row["strength"] = entry.strength
-    return {**row, "params": dict(entry.params), "matches": matches}
+    return {**row, "params": dict(entry.params), "matches": matches, "forfeits": forfeits}
 
 
 def motion_row(motion: Motion, spec: str | None) -> dict:
@@ -35,9 +36,9 @@ def _sides(motion: Motion) -> dict:
 
 
 def match_row(row: Mapping) -> dict:
-    """`arena match list`: a stored match's id, status, motion, sides and error."""
+    """`arena match list`: a stored match's id, status, motion, sides, error and forfeit (the side, or None)."""
     return {"id": row["id"], "status": row["status"], "motion": row["motion_id"], "pro": row["pro"],
-            "con": row["con"], "error": row["error"]}
+            "con": row["con"], "error": row["error"], "forfeit": row["forfeit"]}
 
 
 def match_json(match: Match, judge: str | None = None) -> dict:
@@ -46,6 +47,7 @@ def match_json(match: Match, judge: str | None = None) -> dict:
     pro, con = score([v for v in match.verdicts if v.judge == judge])
     return {
         "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
+        "forfeit": match.forfeit and match.forfeit.side, "forfeit_reason": match.forfeit and match.forfeit.reason,
         "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
                    "language": match.motion.language, **_sides(match.motion)},
         "pro": match.pro, "con": match.con,

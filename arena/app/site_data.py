@@ -18,32 +18,51 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
     consistency of judges as `arena stats judges` gives it."""
     from leaderboard.ratings import win_matrices
 
-    rows = results_rows(ws.store, judge) if judge else []
-    boards, overall = _boards(rows, bootstrap=bootstrap, seed=seed)
+    rows = results_rows(ws.store, judge, ws.config.judge(judge).runs) if judge else []
+    side = ws.config.rating.side
+    boards, overall = _boards(rows, bootstrap=bootstrap, seed=seed, side=side)
     judge_boards = {}  # a page only for a judge with rated matches, in configured order
     for spec in ws.config.judges:
         if spec.name == judge:
             if len(overall):
                 judge_boards[judge] = boards  # the index's fits, not fitted twice
             continue
-        theirs = results_rows(ws.store, spec.name)
+        theirs = results_rows(ws.store, spec.name, spec.runs)
         if any(r["dimension"] == "overall" for r in theirs):
-            judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed)[0]
+            judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed, side=side)[0]
     matches = ws.store.matches()
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         simulated=any(m.simulated for m in matches),
-        boards=boards, matrices=win_matrices(overall) if len(overall) else {},
+        boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=_entries(ws, matches), matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
                  "people": list(j.people), "simulated": ws.store.judge_simulated(j.name)}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
-        judge_boards=judge_boards, consistency=consistency)
+        judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed))
 
 
-def _boards(rows: list[dict], *, bootstrap: int, seed: int):
-    """(view → ratings, the overall rows) of one judge's results rows."""
+def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -> list[dict]:
+    """The overall fit of the judge's results rows after every N matches in the order they finished
+    (leaderboard.history, at most 25 snapshots), with sandwich intervals: a bootstrap per snapshot would
+    multiply the time publishing takes. Each snapshot's meta names the judge and whether it is simulated."""
+    import pandas as pd
+    from leaderboard.history import history
+    from leaderboard.results import COLUMNS, main_rows
+
+    overall = main_rows(pd.DataFrame(rows, columns=list(COLUMNS)))
+    finished = {match_id: k for k, match_id in enumerate(ws.store.finish_order())}
+    snapshots = history(overall.iloc[overall["match_id"].map(finished).argsort(kind="stable")], ci="sandwich",
+                        seed=seed, side=ws.config.rating.side)
+    simulated = bool(judge) and ws.store.judge_simulated(judge)
+    for snapshot in snapshots:
+        snapshot["meta"] |= {"judge": judge, "simulated": simulated}
+    return snapshots
+
+
+def _boards(rows: list[dict], *, bootstrap: int, seed: int, side: str):
+    """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side)."""
     import pandas as pd
     from leaderboard.ratings import rate
     from leaderboard.results import COLUMNS, groups, main_rows
@@ -55,7 +74,7 @@ def _boards(rows: list[dict], *, bootstrap: int, seed: int):
     views = {"overall": overall}
     views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
     views |= {d: part for d, part in groups(frame, "dimension").items() if d not in views}
-    return {view: rate(part, bootstrap=bootstrap, seed=seed) for view, part in views.items()}, overall
+    return {view: rate(part, bootstrap=bootstrap, seed=seed, side=side) for view, part in views.items()}, overall
 
 
 def _scores(verdicts) -> dict[str, tuple[float, float]]:
@@ -69,6 +88,7 @@ def _scores(verdicts) -> dict[str, tuple[float, float]]:
 def _entries(ws: Workspace, matches) -> list[dict]:
     costs = ws.store.entry_costs()
     played: dict[str, int] = defaultdict(int)
+    forfeits: dict[str, int] = defaultdict(int)
     roles: dict[str, dict[str, AgentUsage]] = defaultdict(dict)
     for m in matches:
         if m.status != "done":
@@ -79,11 +99,13 @@ def _entries(ws: Workspace, matches) -> list[dict]:
                 roles[name][role] = roles[name].get(role, AgentUsage()) + usage
         played[m.pro] += 1
         played[m.con] += 1
+        if m.forfeit is not None:
+            forfeits[m.pro if m.forfeit.side == "pro" else m.con] += 1
     out = []
     for e in ws.config.entries:
         cost, unknown = costs.get(e.name, (0.0, False))
         out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.simulated,
-                    "retired": e.retired, "params": dict(e.params), "matches": played[e.name], "cost": cost,
+                    "retired": e.retired, "params": dict(e.params), "matches": played[e.name], "forfeits": forfeits[e.name], "cost": cost,
                     "cost_per_match": cost / played[e.name] if played[e.name] else None, "cost_unknown": unknown,
                     "roles": roles[e.name]})
     return out

@@ -19,7 +19,8 @@ def current_standings(ws: Workspace, judge: str | None, entries: list[str],
 
     if judge is None:
         return {}, ["no judge configured, so no results: every entry stands at rating 1000 with 0 points"]
-    rows = [r for r in results_rows(ws.store, judge) if r["dimension"] == "overall"]
+    rows = [r for r in results_rows(ws.store, judge, ws.config.judge(judge).runs)
+            if r["dimension"] == "overall"]
     if not rows:
         return {}, [f"no results from judge {judge!r} yet: every entry stands at rating 1000 with 0 points"]
     earned: dict[str, float] = {}
@@ -27,7 +28,7 @@ def current_standings(ws: Workspace, judge: str | None, entries: list[str],
         outcome = match_outcome(r["score_a"], r["score_b"])
         for name, side in ((r["entry_a"], "pro"), (r["entry_b"], "con")):
             earned[name] = earned.get(name, 0.0) + points(outcome, side)
-    board = rate(pd.DataFrame(rows), bootstrap=BOOTSTRAP, seed=seed)
+    board = rate(pd.DataFrame(rows), bootstrap=BOOTSTRAP, seed=seed, side=ws.config.rating.side)
     standings = {r["entry"]: scheduler.Standing(rating=r["rating"], sd=(r["ci_high"] - r["ci_low"]) / (2 * 1.96),
                                                 points=earned[r["entry"]], rated=True) for r in board["ratings"]}
     unrated = [e for e in entries if e not in standings]

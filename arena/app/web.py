@@ -164,7 +164,7 @@ class _Ballots:
 
     def _done_match(self, store: Store, match_id: str) -> Match:
         match = store.match(match_id)
-        if match is None or match.status != "done":
+        if match is None or match.status != "done" or match.forfeit is not None:  # a forfeit has no debate to judge
             raise HTTPException(404)
         return match
 

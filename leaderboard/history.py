@@ -1,0 +1,42 @@
+"""Ratings over time: the rating fit of the first k matches, after every N matches in the order given.
+
+Input is a DataFrame of results rows (a match's rows for each dimension may lie anywhere), its matches in the
+order they happened; output is a list of snapshots, plain JSON-ready Python.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+import pandas as pd
+
+from leaderboard.ratings import rate
+
+# The default spacing keeps a history at most this long however many matches there are: each snapshot is a fit,
+# and `arena publish` draws one.
+MAX_SNAPSHOTS = 25
+
+
+def default_every(matches: int, most: int = MAX_SNAPSHOTS) -> int:
+    """The smallest spacing N giving at most `most` snapshots of `matches` matches: ceil(matches / most), ≥ 1."""
+    return max(1, math.ceil(matches / most))
+
+
+def cutoffs(matches: int, every: int) -> list[int]:
+    """Snapshot sizes k = N, 2N, ... up to `matches`, and `matches` itself when N does not divide it."""
+    sizes = list(range(every, matches + 1, every))
+    return sizes if not matches or (sizes and sizes[-1] == matches) else [*sizes, matches]
+
+
+def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., dict] = rate,
+            **options) -> list[dict]:
+    """Snapshots {"matches": k, "last_match", **fit(rows of the first k matches, **options)} for each k of
+    cutoffs, matches counted by match_id in order of first appearance (default N: default_every).
+
+    fit defaults to leaderboard.ratings.rate; the last snapshot fits every row, as fit(results) does.
+    """
+    codes, ids = pd.factorize(results["match_id"], sort=False)
+    every = default_every(len(ids)) if every is None else every
+    return [{"matches": k, "last_match": str(ids[k - 1]), **fit(results[codes < k], **options)}
+            for k in cutoffs(len(ids), every)]
