@@ -172,9 +172,7 @@ def test_valid_variations_are_accepted(tmp_path):
         "j,m3,NA,null,0.5,2.5,clarity,value\n"  # a custom dimension
     ))
     frame = read_results(path)
-    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension",
-                                   "forfeit"]
-    assert set(frame["forfeit"]) == {""}  # the demo's simulated debaters never forfeit
+    assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension"]
     assert frame["entry_a"].tolist() == ["NA", "NA", "null", "NA"]
     assert frame["score_a"].tolist() == [2.0, 1.5, 1.0, 0.5]
     assert frame["dimension"].tolist() == ["overall", "argument", "overall", "clarity"]
