@@ -162,7 +162,7 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[
     speeches: list[Speech] = []
     memory: dict[Side, dict] = {"pro": {}, "con": {}}
 
-    async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech:
+    async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech | Forfeit:
         ctx = contexts(side, stage, visible, memory[side])
         started = now()
         try:

@@ -256,9 +256,9 @@ class Agent4Debate:
                     continue
                 ctx.llm.degraded("writer", exc, "a plain-text speech")
                 # The speech is essential: an AnswerError here fails it, and the side forfeits.
-                text = await ctx.llm.complete("writer", prompt(plain=True), params=self.sampling,
-                                              max_tokens=self._speech_tokens(ctx))
-                return text.text.strip(), requests
+                written = await ctx.llm.complete("writer", prompt(plain=True), params=self.sampling,
+                                                 max_tokens=self._speech_tokens(ctx))
+                return written.text.strip(), requests
             request = answer.data.get("material_request")
             speech = answer.data["speech"].strip()
             if request is not None:
