@@ -578,8 +578,8 @@ class Store:
 
 # A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or (otherwise)
 # no verdict of it at all or a failed run.
-_TO_JUDGE = ("m.status='done' AND m.forfeit IS NULL AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 FROM verdicts v WHERE "
-             "v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT 1 FROM verdicts v "
+_TO_JUDGE = ("m.status='done' AND m.forfeit IS NULL AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 "
+             "FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT 1 FROM verdicts v "
              "WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS (SELECT 1 FROM verdicts v WHERE "
              "v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
 

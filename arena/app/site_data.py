@@ -105,7 +105,8 @@ def _entries(ws: Workspace, matches) -> list[dict]:
     for e in ws.config.entries:
         cost, unknown = costs.get(e.name, (0.0, False))
         out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.simulated,
-                    "retired": e.retired, "params": dict(e.params), "matches": played[e.name], "forfeits": forfeits[e.name], "cost": cost,
+                    "retired": e.retired, "params": dict(e.params), "matches": played[e.name],
+                    "forfeits": forfeits[e.name], "cost": cost,
                     "cost_per_match": cost / played[e.name] if played[e.name] else None, "cost_unknown": unknown,
                     "roles": roles[e.name]})
     return out
