@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from arena.records import DIMENSIONS, Verdict, score
 from arena.store import Store
 
-COLUMNS = ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension", "forfeit"]
-
 
 def ordered_dimensions(names: Iterable[str]) -> list[str]:
     """Dimension names as every listing shows them: the default three in their order, then others by name."""
