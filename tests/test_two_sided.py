@@ -22,9 +22,8 @@ motions:
 """
 
 
-def test_each_debater_sees_its_own_proposition_and_each_judge_both(tmp_path, fake_llm):
-    fake_llm.responder = debate_responder(VERDICT)
-    path = write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1)
+def play_two_sided(path) -> None:
+    """Import MOTIONS into the workspace at path and play two-001, alpha (PRO) against beta, judged by all."""
     (path / "two.yaml").write_text(MOTIONS, encoding="utf-8")
     assert invoke("motion", "import", path / "two.yaml", "-w", path).exit_code == 0
     ws = open_workspace(path)
@@ -32,6 +31,12 @@ def test_each_debater_sees_its_own_proposition_and_each_judge_both(tmp_path, fak
         app.play_one(ws, "two-001", "alpha", "beta", progress=lambda line: None)
     finally:
         ws.close()
+
+
+def test_each_debater_sees_its_own_proposition_and_each_judge_both(tmp_path, fake_llm):
+    fake_llm.responder = debate_responder(VERDICT)
+    path = write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1)
+    play_two_sided(path)
     by_side = {"pro": [], "con": []}
     judge_prompts = []
     for body in fake_llm.bodies:
@@ -68,13 +73,7 @@ def test_with_swap_sides_every_judge_prompt_states_the_propositions_its_speeches
     path = write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=2, options={"swap_sides": True}, judges=[
         judge(f"j-{kind}", kind, model=f"openai/{kind}-judge", api_base=fake_llm.api_base,
               options={"swap_sides": True, **options}) for kind, options in kinds.items()])
-    (path / "two.yaml").write_text(MOTIONS, encoding="utf-8")
-    assert invoke("motion", "import", path / "two.yaml", "-w", path).exit_code == 0
-    ws = open_workspace(path)
-    try:
-        app.play_one(ws, "two-001", "alpha", "beta", progress=lambda line: None)
-    finally:
-        ws.close()
+    play_two_sided(path)
     plain, swapped = Counter(), Counter()
     blocks = 0
     for body in fake_llm.bodies:
