@@ -576,12 +576,12 @@ class Store:
         return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}
 
 
-# A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or (otherwise)
-# no verdict of it at all or a failed run.
+# A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or
+# (otherwise) no verdict of it at all or a failed run.
 _TO_JUDGE = ("m.status='done' AND m.forfeit IS NULL AND CASE WHEN ? IS NOT NULL THEN NOT EXISTS (SELECT 1 "
-             "FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT 1 FROM verdicts v "
-             "WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS (SELECT 1 FROM verdicts v WHERE "
-             "v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
+             "FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.created_at >= ?) ELSE (NOT EXISTS (SELECT "
+             "1 FROM verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NULL) OR EXISTS (SELECT 1 FROM "
+             "verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
 
 
 def _to_judge_args(judge: str, rejudged_before: str | None) -> tuple:
