@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from arena.records import DIMENSIONS, Verdict, score
 from arena.store import Store
@@ -15,6 +15,17 @@ def ordered_dimensions(names: Iterable[str]) -> list[str]:
     return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
 
 
+def judged_runs(rows: Iterable[Mapping]) -> dict[str, tuple[Mapping, list[Verdict]]]:
+    """match → (its first row, its runs as Verdicts) of one judge's verdict rows {match_id, judge, run, overall,
+    dimensions (a mapping), error, ...}, for the matches with no failed run: a judge that failed on a match
+    does not score it."""
+    by_match: dict[str, list[Mapping]] = defaultdict(list)
+    for row in rows:
+        by_match[row["match_id"]].append(row)
+    return {match_id: (runs[0], [Verdict(r["judge"], r["run"], r["overall"], r["dimensions"]) for r in runs])
+            for match_id, runs in by_match.items() if not any(r["error"] for r in runs)}
+
+
 def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
     """One row per (match, dimension) for matches the judge judged without a failed run, and for forfeits.
 
@@ -24,18 +35,10 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
     every one of those dimensions (R–0): the match is rated, so an entry that cannot debate is not
     rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None.
     """
-    by_match: dict[str, list] = defaultdict(list)
-    for row in store.verdict_rows(judge):
-        by_match[row["match_id"]].append(row)
-    judged: dict[str, list[Verdict]] = {}
-    for match_id, rows in by_match.items():
-        if not any(r["error"] for r in rows):  # a match is not rated by a judge that failed on it
-            judged[match_id] = [Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]))
-                                for r in rows]
-    dimensions = ordered_dimensions(d for verdicts in judged.values() for v in verdicts for d in v.dimensions)
+    judged = judged_runs({**dict(r), "dimensions": json.loads(r["dimensions"])} for r in store.verdict_rows(judge))
+    dimensions = ordered_dimensions(d for _, verdicts in judged.values() for v in verdicts for d in v.dimensions)
     out = []
-    for match_id, verdicts in judged.items():
-        first = by_match[match_id][0]
+    for match_id, (first, verdicts) in judged.items():
         for dimension in ("overall", *dimensions):
             pro, con = score(verdicts, dimension)
             if pro + con > 0:

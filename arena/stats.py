@@ -5,6 +5,7 @@ from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
 from arena.records import CATEGORIES, STAGES, Verdict, score
+from arena.results import judged_runs
 
 OUTCOMES = ("pro", "con", "tie")
 
@@ -250,20 +251,13 @@ def points_of_three(rows: Iterable[dict]) -> dict[str, dict]:
     when R = 3 as in the paper. A match with a failed run is left out, as the ratings leave it out; a column no
     run decided has no points. Returns match → {"pro", "con", "category", "points": {column: (pro, con)}}.
     """
-    by_match: dict[str, list[dict]] = {}
-    for r in rows:
-        by_match.setdefault(r["match_id"], []).append(r)
     out = {}
-    for match_id, runs in by_match.items():
-        if any(r["error"] for r in runs):
-            continue
-        verdicts = [Verdict(r["judge"], r["run"], r["overall"], r["dimensions"]) for r in runs]
+    for match_id, (first, verdicts) in judged_runs(rows).items():
         points = {}
         for column in PAPER_COLUMNS:
             pro, con = score(verdicts, column)
             if pro + con > 0:
                 points[column] = (3 * pro / (pro + con), 3 * con / (pro + con))
-        first = runs[0]
         out[match_id] = {"pro": first["pro"], "con": first["con"], "category": first["category"], "points": points}
     return out
 
