@@ -29,6 +29,12 @@ def cutoffs(matches: int, every: int) -> list[int]:
     return sizes if not matches or (sizes and sizes[-1] == matches) else [*sizes, matches]
 
 
+def in_order(results: pd.DataFrame, order: list[str]) -> pd.DataFrame:
+    """The rows of results with their matches in `order` (match ids; rows of one match keep their order)."""
+    position = {match_id: k for k, match_id in enumerate(order)}
+    return results.iloc[results["match_id"].map(position).argsort(kind="stable")]
+
+
 def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., dict] = rate,
             **options) -> list[dict]:
     """Snapshots {"matches": k, "last_match", **fit(rows of the first k matches, **options)} for each k of

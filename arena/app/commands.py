@@ -438,10 +438,10 @@ def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None =
                  **options) -> list[dict]:
     """`arena rate --history`: ratings from one judge's verdicts (default: the first configured judge) after every
     `every` rated matches in the order they finished (history_frame); options as rate_frame, but for by."""
+    from leaderboard.history import in_order
+
     judge = judge_or_first(ws, judge)
-    frame = results_frame(ws, judge)
-    finished = {match_id: k for k, match_id in enumerate(ws.store.finish_order())}
-    snapshots = history_frame(frame.iloc[frame["match_id"].map(finished).argsort(kind="stable")],
+    snapshots = history_frame(in_order(results_frame(ws, judge), ws.store.finish_order()),
                               f"the verdicts of judge {judge!r}", every=every, side=rating_side(ws, side), **options)
     simulated = ws.store.judge_simulated(judge)
     for snapshot in snapshots:

@@ -48,13 +48,12 @@ def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -
     (leaderboard.history, at most 25 snapshots), with sandwich intervals: a bootstrap per snapshot would
     multiply the time publishing takes. Each snapshot's meta names the judge and whether it is simulated."""
     import pandas as pd
-    from leaderboard.history import history
+    from leaderboard.history import history, in_order
     from leaderboard.results import COLUMNS, main_rows
 
     overall = main_rows(pd.DataFrame(rows, columns=list(COLUMNS)))
-    finished = {match_id: k for k, match_id in enumerate(ws.store.finish_order())}
-    snapshots = history(overall.iloc[overall["match_id"].map(finished).argsort(kind="stable")], ci="sandwich",
-                        seed=seed, side=ws.config.rating.side)
+    snapshots = history(in_order(overall, ws.store.finish_order()), ci="sandwich", seed=seed,
+                        side=ws.config.rating.side)
     simulated = bool(judge) and ws.store.judge_simulated(judge)
     for snapshot in snapshots:
         snapshot["meta"] |= {"judge": judge, "simulated": simulated}
