@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from leaderboard.bt import (fit, fit_side, match_weights, mean_zero_inverse, pair_form, sigmoid, soft_outcomes,
-                            to_elo)
+from leaderboard.bt import (fit, fit_side, gradient_hessian, match_weights, mean_zero_inverse, side_gradient_hessian,
+                            sigmoid, soft_outcomes, to_elo)
 from leaderboard.elo import ELO_SCALE, PRIOR_PRECISION
 
 # Batch size bound: replicates x max(match kinds, n^2) <= this, so each
@@ -103,12 +103,13 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
 
 
 def _hessian(x, first, second, side):
-    """Hessian of the loss under the weak prior at x, from the full data's (W, N) or, with side, (S, A)."""
+    """Hessian of the loss under the weak prior at x (leaderboard.bt's), from the full data's (W, N) or, with
+    side, (S, A)."""
     n = first.shape[-1]
     P = sigmoid(x[:n, None] - x[None, :n] + (x[n] if side else 0.0))
-    # Side-blind, pair_form counts a pair's curvature N P (1 - P) from both of its cells, hence the half.
-    curvature = second * P * (1 - P) * (1.0 if side else 0.5)
-    return pair_form(curvature, side) + PRIOR_PRECISION * np.eye(n + side)
+    if side:
+        return side_gradient_hessian(x, P, first, second, np.full(n + 1, PRIOR_PRECISION), 0.0)[1]
+    return gradient_hessian(x, P, first.sum(axis=-1), second, np.asarray(PRIOR_PRECISION))[1]
 
 
 def _multinomial(rng, counts, tables, size):

@@ -148,7 +148,7 @@ def fit_side(S, A, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=10
     centre = 0.0 if centre is None else np.asarray(centre, dtype=float)
 
     def newton_step(x, P):
-        grad, hess = _side_gradient_hessian(x, P, S, A, precision, centre)
+        grad, hess = side_gradient_hessian(x, P, S, A, precision, centre)
         return grad, _mean_zero_newton_step(grad, hess, free=1)
 
     x = _damped_newton(_start(init, (*batch, n + 1), n), lambda x: _side_loss(x, S, A, precision, centre),
@@ -274,7 +274,7 @@ def _side_loss(x, S, A, precision, centre):
     return 0.5 * np.sum(precision * (x - centre) ** 2, axis=-1) - log_likelihood, P
 
 
-def _side_gradient_hessian(x, P, S, A, precision, centre):
+def side_gradient_hessian(x, P, S, A, precision, centre):
     """Gradient and Hessian of _side_loss: the Hessian is pair_form of the curvature A P (1 - P), plus the prior."""
     excess = S - A * P  # Pro's score above its expectation
     grad = precision * (x - centre)
