@@ -539,8 +539,6 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         raise UserError("--every N spaces the snapshots of --history; add --history")
     if history and fmt == "csv":
         raise UserError("--format csv exports the results rows, not ratings; with --history use json or table")
-    if history and by is not None:
-        raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
     if fmt == "csv":
         frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
         click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
@@ -557,8 +555,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         _json(result)
         return
     meta = result["meta"]
-    source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
-    intervals = "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
+    source, intervals = _fitted(meta)
     settings = "".join([f", weighting {weighting}" if weighting != "paper" else "",
                         f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else "",
                         ", side ignored" if meta["side"] == "ignore" else ""])
@@ -588,14 +585,19 @@ def _rate_history(results_file: Path | None, judge: str | None, workspace: Path,
         click.echo("no rated matches yet: no history")
         return
     meta = snapshots[-1]["meta"]
-    source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
-    intervals = "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
+    source, intervals = _fitted(meta)
     order = "in the order they finished" if "judge" in meta else "in the file's row order"
     click.echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {meta['matches']} matches "
                f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
     for snapshot in snapshots:
         click.echo(f"\nafter {snapshot['matches']} matches (the last {snapshot['last_match']}):")
         _rating_table(snapshot["ratings"], snapshot.get("side"))
+
+
+def _fitted(meta: dict) -> tuple[str, str]:
+    """What a fit's meta says it rated (a judge's verdicts or a file) and how its intervals were drawn."""
+    source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
+    return source, "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
 
 
 def _rating_table(ratings: list[dict], side: dict | None = None) -> None:

@@ -466,7 +466,7 @@ def history_frame(frame, source: str, *, every: int | None = None, **options) ->
     if every is not None and every < 1:
         raise UserError(f"--every {every}: expected a positive number of matches between snapshots")
     if options.get("by") is not None:
-        raise UserError("--by splits one fit into groups; a history is of the main fit only, so leave --by out")
+        raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
     return history(frame, every=every,
                    fit=lambda rows: rate_frame(rows, f"the first {rows['match_id'].nunique()} matches of {source}",
                                                **options))
