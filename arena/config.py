@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from arena.errors import UserError
+from arena import limits
+from arena.errors import UserError, check_size
 from arena.records import HUMAN_JUDGE, Entry, JudgeSpec
 from arena.structured import STRUCTURED_MODES
 
@@ -107,25 +108,37 @@ def is_http_url(url: str) -> bool:
 # (type, check, description) per key; the check runs after the type matches.
 _Spec = dict[str, tuple[type | tuple[type, ...], Any, str]]
 
-_POSITIVE = (lambda v: v > 0, "a number above 0")
 _URL = (lambda v: v == "" or is_http_url(v), "empty or an http(s) URL")
-_NONNEG = (lambda v: v >= 0, "a number of at least 0")
 _ANY = (lambda v: True, "")
+
+
+def _whole(low: int, high: int) -> tuple[Any, str]:
+    """A whole number from low to high (arena.limits)."""
+    return lambda v: low <= v <= high, f"a whole number of at least {low} and at most {high}"
+
+
+def _number(low: float, high: float, *, above: bool = False) -> tuple[Any, str]:
+    """A number from low (or above it) to high."""
+    return ((lambda v: (low < v if above else low <= v) and v <= high),
+            f"a finite number {'above' if above else 'of at least'} {low:g} and at most {high:g}")
+
+
+_RUNS = _whole(1, limits.MAX_RUNS)
 
 _SECTIONS: dict[str, _Spec] = {
     "arena": {
         "language": (str, (lambda v: re.fullmatch(r"[a-z]{2,3}(-[A-Za-z]+)?", v), "a language code such as 'en' or 'zh'")),
-        "seed": (int, _ANY),
-        "judge_runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+        "seed": (int, _whole(0, limits.MAX_SEED)),
+        "judge_runs": (int, _RUNS),
         "forfeits": (bool, _ANY),
     },
     "llm": {
-        "max_concurrency": (int, (lambda v: v >= 1, "a whole number of at least 1")),
-        "retries": (int, _NONNEG),
-        "timeout_s": ((int, float), _POSITIVE),
+        "max_concurrency": (int, _whole(1, limits.MAX_CONCURRENCY)),
+        "retries": (int, _whole(0, limits.MAX_RETRIES)),
+        "timeout_s": ((int, float), _number(0, limits.MAX_TIMEOUT_S, above=True)),
         "cache": (bool, _ANY),
-        "backoff_s": ((int, float), _NONNEG),
-        "schema_retries": (int, _NONNEG),
+        "backoff_s": ((int, float), _number(0, limits.MAX_BACKOFF_S)),
+        "schema_retries": (int, _whole(0, limits.MAX_SCHEMA_RETRIES)),
         "litellm_path": (str, (lambda v: v in ("direct", "acompletion"), "'direct' or 'acompletion'")),
     },
     "search": {
@@ -155,7 +168,7 @@ _ENTRY: _Spec = {
     "debater": (str, (lambda v: v != "", "a debater kind")),
     "model": (str, _MODEL),
     "api_base": (str, _URL),
-    "strength": ((int, float), (lambda v: math.isfinite(v), "a finite number")),
+    "strength": ((int, float), _number(-limits.MAX_STRENGTH, limits.MAX_STRENGTH)),
     "params": (dict, _ANY),
     "retired": (bool, _ANY),
     **_MODEL_KEYS,
@@ -165,7 +178,7 @@ _JUDGE: _Spec = {
     "kind": (str, (lambda v: v != "", "a judge kind")),
     "model": (str, _MODEL),
     "api_base": (str, _URL),
-    "runs": (int, (lambda v: v >= 1, "a whole number of at least 1")),
+    "runs": (int, _RUNS),
     "options": (dict, _ANY),
     **_MODEL_KEYS,
 }
@@ -186,6 +199,8 @@ def _human(judge: dict, i: int, fail) -> dict:
     key = f"{where}.options.people"
     if not isinstance(people, list) or not people:
         raise fail(key, f"a human judge needs people: a list of names such as [\"ann\", \"bo\", \"cy\"], got {people!r}")
+    if len(people) > limits.MAX_RUNS:
+        raise fail(key, f"{len(people)} people; a judge may have at most {limits.MAX_RUNS} (its R)")
     seen = set()
     for person in people:
         if not isinstance(person, str) or not _NAME[0](person):
@@ -200,6 +215,7 @@ def load_config(workspace: Path) -> Config:
     path = Path(workspace) / CONFIG_NAME
     if not path.is_file():
         raise UserError(f"{path}: no such file (run 'arena init {workspace}' first)")
+    check_size(path, "settings file", limits.MAX_CONFIG_BYTES)
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -212,11 +228,15 @@ def parse_config(text: str, path: Path) -> Config:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise UserError(f"{path.name}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per level of nested arrays and inline tables
+        raise UserError(f"{path.name}: values nested more than {limits.MAX_DEPTH} levels deep") from None
     lines = _key_lines(text)
 
     def fail(key: str, problem: str) -> UserError:
         line = _nearest_line(lines, key)
         return UserError(f"{path.name}:{line}: {key}: {problem}" if line else f"{path.name}: {key}: {problem}")
+
+    _check_values(data, fail)
 
     allowed = set(_SECTIONS) | {"entries", "judges"}
     for key in data:
@@ -279,6 +299,24 @@ def _check_array(items: Any, spec: _Spec, name: str, fail) -> list[dict]:
         seen[values["name"]] = i
         out.append(values)
     return out
+
+
+def _check_values(data: dict, fail) -> None:
+    """Every number of the file finite, and no value nested past arena.limits.MAX_DEPTH, wherever it stands (a
+    kind's params and options too): so that no check has to think of NaN, which fails every comparison, or of
+    infinity, which passes every lower bound."""
+    stack = [(key, value, 1) for key, value in reversed(data.items())]
+    while stack:
+        key, value, level = stack.pop()
+        named = re.sub(r"(\[\d+\])+$", "", key)  # the key as written, whose line the message gives
+        if isinstance(value, float) and not math.isfinite(value):
+            raise fail(named, f"expected a finite number, got {value!r}")
+        if level > limits.MAX_DEPTH:
+            raise fail(named, f"nested more than {limits.MAX_DEPTH} levels deep")
+        if isinstance(value, dict):
+            stack.extend((f"{key}.{k}", v, level + 1) for k, v in reversed(value.items()))
+        elif isinstance(value, list):
+            stack.extend((f"{key}[{i}]", v, level + 1) for i, v in reversed(list(enumerate(value))))
 
 
 def _as_tuple(types) -> tuple:

@@ -1,5 +1,7 @@
 """Errors the CLI maps to exit codes: a user's mistake is 2, anything else 1."""
 
+from arena.limits import MAX_DATA_FILE_BYTES
+
 
 class UserError(Exception):
     """Bad input from the user (config, data file, CLI value): exit status 2, nothing written.
@@ -12,8 +14,10 @@ class ArenaError(Exception):
     """A failure that is not the user's input (a model that keeps failing, a broken store): exit 1."""
 
 
-def read_user_text(path, what: str = "file") -> str:
-    """A user's UTF-8 text file; a missing, unreadable or non-UTF-8 file is a UserError naming it."""
+def read_user_text(path, what: str = "file", limit: int = MAX_DATA_FILE_BYTES) -> str:
+    """A user's UTF-8 text file of at most limit bytes; a missing, unreadable, larger or non-UTF-8 file is a
+    UserError naming it."""
+    check_size(path, what, limit)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -22,3 +26,14 @@ def read_user_text(path, what: str = "file") -> str:
         raise UserError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise UserError(f"{path}: cannot read{'' if what == 'file' else ' ' + what}: {e.strerror or e}") from None
+
+
+def check_size(path, what: str, limit: int) -> None:
+    """A UserError naming path when the file holds more than limit bytes, told by its size before it is read."""
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return  # reading it says what is wrong
+    if size > limit:
+        raise UserError(f"{path}: {size:,} bytes; a {what} may hold at most {limit:,} bytes (see Limits in "
+                        "docs/reference.md)")

@@ -20,6 +20,7 @@ from arena.config import LLMSettings
 from arena.errors import ArenaError
 from arena.models import ModelRef, prompt_tokens
 from arena.records import AgentUsage
+from arena.store import IN_FLIGHT
 from arena.structured import (STRUCTURED_MODES, answer_tokens, next_mode, parse_structured, refuses_format,
                               response_format, with_schema)
 from arena.wire import send
@@ -232,10 +233,18 @@ class LLMGateway:
         attempt = 0
         while True:
             started = time.perf_counter()
+            sent, ledgered = None, False
             try:
                 async with limit:
+                    # In the ledger before it leaves: a kill mid-call must not hide a paid call from --budget.
+                    sent = self._ledger(ref, tag, AgentUsage(cost=models.most_cost(ref.model, messages,
+                                                                                   params["max_tokens"])),
+                                        0.0, cache_hit=False, structured=mode, fitted=fitted, error=IN_FLIGHT)
+                    ledgered = True
                     response = await self._send(ref, messages, params, schema, mode)
             except Exception as exc:  # litellm raises many types; classify below
+                if not ledgered:  # the workspace's failure (a full disk), not the provider's: nothing was sent
+                    raise
                 latency = time.perf_counter() - started
                 described = retry.describe(exc)
                 refused = mode is not None and refuses_format(exc)
@@ -243,12 +252,13 @@ class LLMGateway:
                 if fallback:
                     # The provider refused this way of asking for JSON: remember the next one and ask again.
                     self._ledger(ref, tag, AgentUsage(), latency, cache_hit=False, structured=mode, fitted=fitted,
-                                 error=f"structured output {mode} refused, falling back to {fallback}: {described}")
+                                 error=f"structured output {mode} refused, falling back to {fallback}: {described}",
+                                 call_id=sent)
                     mode = fallback
                     self.remember(ref, structured=mode)
                     continue
                 self._ledger(ref, tag, AgentUsage(), latency, cache_hit=False, structured=mode, fitted=fitted,
-                             error=described)
+                             error=described, call_id=sent)
                 if retry.refused_content(exc):  # the request was fine; the model will not answer it
                     raise AnswerError(f"{ref.model}: {described}") from None
                 if models.context_exceeded(exc):
@@ -270,7 +280,7 @@ class LLMGateway:
                                models.response_cost(response))
             finish = getattr(choice, "finish_reason", None)
             self._ledger(ref, tag, usage, latency, cache_hit=False, structured=mode, fitted=fitted,
-                         finish_reason=finish)
+                         finish_reason=finish, call_id=sent)
             if mode is not None and ref.structured == "auto":
                 self.remember(ref, structured=mode)  # writes only the first time
             return Answer(text, usage, finish)
@@ -284,14 +294,16 @@ class LLMGateway:
                                    side=tag.side, judge=tag.judge, error=reason)
 
     def _ledger(self, ref, tag, usage, latency, cache_hit, error=None, structured=None, fitted=False,
-                finish_reason=None) -> None:
+                finish_reason=None, call_id=None) -> int | None:
+        """Write a call's row (or settle call_id's, written when it was sent); the row's id."""
         if self.store is None:
-            return
-        self.store.record_call(kind="llm", model=ref.model, latency_s=latency, cache_hit=cache_hit,
-                               simulated=ref.simulated, match_id=tag.match_id, role=tag.role, stage=tag.stage,
-                               side=tag.side, judge=tag.judge, prompt_tokens=usage.prompt_tokens,
-                               completion_tokens=usage.completion_tokens, cost=usage.cost, error=error,
-                               structured=structured, fitted=fitted, finish_reason=finish_reason)
+            return None
+        return self.store.record_call(kind="llm", model=ref.model, latency_s=latency, cache_hit=cache_hit,
+                                      simulated=ref.simulated, match_id=tag.match_id, role=tag.role,
+                                      stage=tag.stage, side=tag.side, judge=tag.judge,
+                                      prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                                      cost=usage.cost, error=error, structured=structured, fitted=fitted,
+                                      finish_reason=finish_reason, call_id=call_id)
 
     async def _send(self, ref: ModelRef, messages: list[dict], params: dict, schema: dict | None, mode: str | None):
         """One request to ref's model, a structured answer asked for in mode."""

@@ -140,6 +140,23 @@ def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | Non
     return float(prompt_cost) + float(completion_cost)
 
 
+@functools.lru_cache(maxsize=None)
+def unit_prices(model: str) -> tuple[float, float] | None:
+    """USD per prompt token and per answer token on model by litellm's price map; None if unknown."""
+    prompt, answer = price(model, 1_000_000, 0), price(model, 0, 1_000_000)
+    return None if prompt is None or answer is None else (prompt / 1e6, answer / 1e6)
+
+
+def most_cost(model: str, messages: list[dict], max_tokens: int) -> float | None:
+    """The most a call can cost before its answer is known: every byte of the prompt a token (a token is at
+    least a byte) and the answer's whole room used; None if the price is unknown."""
+    unit = unit_prices(model)
+    if unit is None:
+        return None
+    sent = sum(len(str(m.get("content", "")).encode()) for m in messages)
+    return sent * unit[0] + max_tokens * unit[1]
+
+
 def priced(model: str) -> bool:
     """Whether litellm's price map knows model's price."""
     return price(model, 1000, 1000) is not None

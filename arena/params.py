@@ -1,6 +1,7 @@
 """Options as data: a component declares what it accepts, with defaults and checks, and gets them validated."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -40,6 +41,9 @@ def resolve(values: Mapping[str, Any], spec: dict[str, Param], owner: str, noun:
         value = values.get(key, param.default)
         if key in values:
             bad_type = not isinstance(value, param.types) or (isinstance(value, bool) and bool not in param.types)
+            # NaN and infinity are floats no check needs to think of: a NaN fails every comparison, an infinity
+            # passes every lower bound
+            bad_type = bad_type or (isinstance(value, float) and not math.isfinite(value))
             if bad_type or (param.check is not None and not param.check(value)):
                 wanted = param.wanted or " or ".join(t.__name__ for t in param.types)
                 raise UserError(f"{owner}: {noun} {key} = {value!r}: expected {wanted}")

@@ -6,9 +6,7 @@ it back; a file that does not read back as meant is restored byte for byte.
 """
 from __future__ import annotations
 
-import os
 import re
-import shutil
 import tomllib
 from dataclasses import replace
 from datetime import date, time
@@ -17,6 +15,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 
 from arena.config import Config, check_entry_value, is_http_url, parse_config
 from arena.errors import ArenaError, UserError
+from arena.files import atomic_copy, atomic_write_bytes, no_space
 from arena.records import Entry, Motion, is_simulated
 from arena.registry import Registry
 
@@ -190,7 +189,7 @@ def add_motion_file(config: Config, path: Path, motions: Sequence[Motion], known
     try:
         copy.parent.mkdir(exist_ok=True)
         if made_copy:
-            shutil.copyfile(path, copy)
+            atomic_copy(path, copy)  # killed or out of space mid-copy, it leaves no part of a file to block a retry
         return add_motion_set(config, spec), spec, copy
     except BaseException:
         if made_copy:
@@ -262,14 +261,12 @@ def _rewrite(path: Path, old: bytes, new: bytes, meant: Callable[[Config], bool]
 
 def _replace(path: Path, data: bytes) -> None:
     """Write data atomically: a crash leaves either the old file or the new one, never half of one."""
-    tmp = path.with_name(f".{path.name}.tmp")
     try:
-        tmp.write_bytes(data)
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
+        atomic_write_bytes(path, data)
     except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        raise ArenaError(f"{path}: cannot write: {exc}") from None
+        if no_space(exc):  # the command line's one message for a full disk
+            raise
+        raise ArenaError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
 
 def _toml(value: Any) -> str:

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Hashable, Mapping, Sequence
 
 from arena.errors import UserError
+from arena.limits import MAX_PLAN_MATCHES, MAX_ROUNDS
 from arena.records import CATEGORIES, Motion
 # The kernel's one import from leaderboard: the Elo scale and prior, a standard-library-only module.
 from leaderboard.elo import BASE_RATING, LOGIT_PER_ELO, PRIOR_SD, expected_score
@@ -99,7 +100,23 @@ def check_options(fmt: str, **given) -> None:
 
 def draw(fmt: str, request: DrawRequest) -> Draw:
     check_options(fmt, rounds=request.rounds, matches=request.matches, entry=request.entry)
+    _check_size(fmt, request)
     return GENERATORS[fmt](request)
+
+
+def _check_size(fmt: str, request: DrawRequest) -> None:
+    """A UserError before drawing a plan larger than arena.limits allows: drawing it would take minutes."""
+    rounds, n = 1 if request.rounds is None else request.rounds, len(request.entries)
+    if rounds > MAX_ROUNDS:
+        raise UserError(f"--rounds {rounds}: at most {MAX_ROUNDS} (see Limits in docs/reference.md)")
+    if fmt in ("round-robin", "swiss"):
+        size, option = (n * (n - 1) if fmt == "round-robin" else n // 2) * rounds, f"--rounds {rounds} ({n} entries)"
+    else:
+        size = ONBOARD_MATCHES if request.matches is None else request.matches
+        option = f"--matches {size}"
+    if size > MAX_PLAN_MATCHES:
+        raise UserError(f"{option}: a plan of {size:,} matches; one schedule holds at most {MAX_PLAN_MATCHES:,} "
+                        "(see Limits in docs/reference.md)")
 
 
 # --- the generators ------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from arena import retry
 from arena.config import SearchSettings
 from arena.errors import ArenaError, UserError
 from arena.redact import redact
+from arena.store import IN_FLIGHT
 
 
 @dataclass(frozen=True)
@@ -71,28 +72,30 @@ class SearchGateway:
         async with AsyncTavilyClient(api_key=key, api_base_url=self.settings.api_base_url or None) as client:
             for attempt in range(self.retries + 1):
                 started = time.perf_counter()
+                sent = self._ledger("tavily", tag, 0.0, error=IN_FLIGHT)  # settled below; a kill leaves it in flight
                 try:
                     answer = await client.search(query, max_results=limit, search_depth=depth, timeout=self.timeout_s)
                 except Exception as exc:  # tavily-python raises its own and httpx's errors; classified by retry
                     retryable, described = retry.retryable(exc), retry.describe(exc)
-                    self._ledger("tavily", tag, time.perf_counter() - started, error=described)
+                    self._ledger("tavily", tag, time.perf_counter() - started, error=described, call_id=sent)
                     if not retryable or attempt == self.retries:
                         failure = retry.given_up(described, attempt, retryable)
                         raise ArenaError(redact(f"search failed for {query!r}: {failure}")) from None
                     await asyncio.sleep(retry.delay(self.backoff_s, attempt))
                 else:
-                    self._ledger("tavily", tag, time.perf_counter() - started)
+                    self._ledger("tavily", tag, time.perf_counter() - started, call_id=sent)
                     return [{"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", ""),
                              "score": _score(r.get("score"))} for r in answer.get("results", [])[:limit]]
 
     def _ledger(self, provider: str, tag: SearchTag, latency_s: float, cache_hit: bool = False,
-                error: str | None = None) -> None:
+                error: str | None = None, call_id: int | None = None) -> int | None:
+        """Write a search's row (or settle call_id's, written when it was sent); the row's id."""
         if self.store is None:
-            return
+            return None
         offline = provider == "offline"
-        self.store.record_call(kind="search", model=provider, latency_s=latency_s, cache_hit=cache_hit,
-                               simulated=offline, match_id=tag.match_id, role=tag.role, stage=tag.stage,
-                               side=tag.side, cost=0.0 if offline else None, error=error)
+        return self.store.record_call(kind="search", model=provider, latency_s=latency_s, cache_hit=cache_hit,
+                                      simulated=offline, match_id=tag.match_id, role=tag.role, stage=tag.stage,
+                                      side=tag.side, cost=0.0 if offline else None, error=error, call_id=call_id)
 
 
 def _score(value) -> float:

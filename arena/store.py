@@ -3,20 +3,25 @@ from __future__ import annotations
 
 import hmac
 import json
+import secrets
 import sqlite3
 from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Collection, Iterable, Iterator
 
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
+from arena.files import no_space, no_space_error
 from arena.records import AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
 DB_NAME = "arena.db"
-SCHEMA_VERSION = 7
+# The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
+# keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
+IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
+SCHEMA_VERSION = 8
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -32,6 +37,12 @@ _BALLOTS = """
 CREATE TABLE ballot_links (
     token_hash TEXT PRIMARY KEY, judge TEXT NOT NULL, person TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE ballot_people (judge TEXT NOT NULL, run INTEGER NOT NULL, person TEXT NOT NULL, PRIMARY KEY (judge, run));
+"""
+
+# Judges of people whose ballots are closed (`arena ballots close`): their links take no more ballots, and the
+# matches they had open ballots on leave the published site's embargo. Issuing new links reopens them.
+_CLOSURES = """
+CREATE TABLE ballot_closures (judge TEXT PRIMARY KEY, closed_at TEXT NOT NULL);
 """
 
 _SCHEMA = """
@@ -75,7 +86,7 @@ CREATE TABLE models (
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-""" + _CLAIMS + _BALLOTS
+""" + _CLAIMS + _BALLOTS + _CLOSURES
 
 # Steps from each older version to the next, each run in one transaction with the version bump.
 _MIGRATIONS = {
@@ -94,6 +105,7 @@ _MIGRATIONS = {
        "ALTER TABLE motions ADD COLUMN con_text TEXT NOT NULL DEFAULT '';",
     # Forfeits: the side whose debater could not give a speech, and why.
     6: "ALTER TABLE matches ADD COLUMN forfeit TEXT; ALTER TABLE matches ADD COLUMN forfeit_reason TEXT;",
+    7: _CLOSURES,
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -115,12 +127,42 @@ def _transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     conn.execute("COMMIT")
 
 
+class _Connection(sqlite3.Connection):
+    """A connection on which a full disk is an OSError naming the database, as it is for every other file the
+    arena writes (arena.files): one message for it, and the run's engine can tell it from a failed match."""
+
+    def __init__(self, database, *args, **kwargs):
+        super().__init__(database, *args, **kwargs)
+        self.database = str(database)
+
+    def execute(self, *args):
+        with self._named_when_full():
+            return super().execute(*args)
+
+    def executemany(self, *args):
+        with self._named_when_full():
+            return super().executemany(*args)
+
+    def executescript(self, *args):
+        with self._named_when_full():
+            return super().executescript(*args)
+
+    @contextmanager
+    def _named_when_full(self) -> Iterator[None]:
+        try:
+            yield
+        except sqlite3.OperationalError as exc:
+            if not no_space(exc):
+                raise
+            raise no_space_error(exc, self.database) from exc
+
+
 class Store:
     """All reads and writes of arena.db. One connection, used from one thread."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        self.conn = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False, factory=_Connection)
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
@@ -202,6 +244,21 @@ class Store:
     def motion(self, motion_id: str) -> Motion | None:
         row = self.conn.execute("SELECT * FROM motions WHERE id=?", (motion_id,)).fetchone()
         return _motion(row) if row else None
+
+    def motions(self) -> dict[str, Motion]:
+        """Every stored motion, by id."""
+        return {r["id"]: _motion(r) for r in self.conn.execute("SELECT * FROM motions")}
+
+    def motion_sets(self) -> dict:
+        """What is remembered of each motion set whose motions were stored (arena.app.wiring), by spec: the
+        digest of its file when they were, and its motion ids."""
+        row = self.conn.execute("SELECT value FROM meta WHERE key='motion_sets'").fetchone()
+        return json.loads(row[0]) if row else {}
+
+    def remember_motion_sets(self, record: dict) -> None:
+        with _transaction(self.conn):
+            self.conn.execute("INSERT INTO meta VALUES ('motion_sets', ?) ON CONFLICT(key) DO UPDATE SET "
+                              "value=excluded.value", (json.dumps(record),))
 
     def motion_ids(self) -> list[str]:
         return [r[0] for r in self.conn.execute("SELECT id FROM motions ORDER BY id")]
@@ -374,8 +431,9 @@ class Store:
     # --- ballots of people -----------------------------------------------------------------
     def issue_links(self, judge: str, hashes: dict[str, str]) -> None:
         """Give each person (person → their new token's hash) a new link, in one transaction; their earlier
-        links stop working."""
+        links stop working, and a closed judge is open again."""
         with _transaction(self.conn):
+            self.conn.execute("DELETE FROM ballot_closures WHERE judge=?", (judge,))
             for person, digest in hashes.items():
                 self.conn.execute("DELETE FROM ballot_links WHERE judge=? AND person=?", (judge, person))
                 self.conn.execute("INSERT INTO ballot_links VALUES (?,?,?,?)", (digest, judge, person, now()))
@@ -385,6 +443,22 @@ class Store:
         row = self.conn.execute("SELECT judge, person, token_hash FROM ballot_links WHERE token_hash=?",
                                 (digest,)).fetchone()
         return (row["judge"], row["person"]) if row and hmac.compare_digest(row["token_hash"], digest) else None
+
+    def close_ballots(self, judge: str) -> str:
+        """Close the judge's ballots (until links are issued again); when they were closed (the first close)."""
+        with _transaction(self.conn):
+            self.conn.execute("INSERT OR IGNORE INTO ballot_closures VALUES (?,?)", (judge, now()))
+            return self.conn.execute("SELECT closed_at FROM ballot_closures WHERE judge=?", (judge,)).fetchone()[0]
+
+    def closed_judges(self) -> dict[str, str]:
+        """judge → when its ballots were closed, for every judge of people closed."""
+        return {r[0]: r[1] for r in self.conn.execute("SELECT judge, closed_at FROM ballot_closures")}
+
+    def ballot_secret(self) -> bytes:
+        """The workspace's secret for people's ballot ids (arena.ballots.ballot_id): made once, then kept."""
+        with _transaction(self.conn):
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('ballot_secret', ?)", (secrets.token_hex(32),))
+            return bytes.fromhex(self.conn.execute("SELECT value FROM meta WHERE key='ballot_secret'").fetchone()[0])
 
     def ballot_people(self) -> dict[str, dict[int, str]]:
         """judge → run → the person whose ballots that run holds."""
@@ -529,15 +603,22 @@ class Store:
                     match_id: str | None = None, role: str | None = None, stage: str | None = None,
                     side: str | None = None, judge: str | None = None, prompt_tokens: int = 0,
                     completion_tokens: int = 0, cost: float | None = None, error: str | None = None,
-                    structured: str | None = None, fitted: bool = False, finish_reason: str | None = None) -> None:
-        self.conn.execute(
+                    structured: str | None = None, fitted: bool = False, finish_reason: str | None = None,
+                    call_id: int | None = None) -> int:
+        """Write a call to the ledger, or (call_id) settle the row written when it was sent; the row's id."""
+        values = (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
+                  int(cache_hit), None if error is None else redact(error), int(simulated), now(), structured,
+                  int(fitted), finish_reason)
+        if call_id is not None:
+            self.conn.execute(
+                "UPDATE calls SET kind=?, match_id=?, role=?, stage=?, side=?, judge=?, model=?, prompt_tokens=?,"
+                " completion_tokens=?, cost=?, latency_s=?, cache_hit=?, error=?, simulated=?, created_at=?,"
+                " structured=?, fitted=?, finish_reason=? WHERE id=?", (*values, call_id))
+            return call_id
+        return self.conn.execute(
             "INSERT INTO calls (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens,"
             " cost, latency_s, cache_hit, error, simulated, created_at, structured, fitted, finish_reason)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
-             int(cache_hit), None if error is None else redact(error), int(simulated), now(), structured,
-             int(fitted), finish_reason),
-        )
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
 
     def model_facts(self, model: str, api_base: str) -> dict | None:
         """What the workspace knows of a model behind an endpoint (arena check, fallbacks taken)."""
@@ -567,13 +648,19 @@ class Store:
     def cache_put(self, key: str, kind: str, response: dict) -> None:
         self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)", (key, kind, json.dumps(response), now()))
 
-    def entry_costs(self) -> dict[str, tuple[float, bool]]:
-        """Per entry: the cost of its debaters' calls across all its matches, and whether any price was unknown."""
+    def entry_costs(self, skip: Collection[str] = frozenset()) -> dict[str, tuple[float, bool]]:
+        """Per entry: the cost of its debaters' calls across all its matches but those in skip, and whether any
+        price was unknown."""
         rows = self.conn.execute(
-            "SELECT CASE c.side WHEN 'pro' THEN m.pro ELSE m.con END AS entry, COALESCE(SUM(c.cost), 0) AS cost, "
-            "SUM(c.cost IS NULL AND c.error IS NULL AND c.cache_hit = 0) AS unknown "
-            "FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.side IS NOT NULL GROUP BY entry")
-        return {r["entry"]: (float(r["cost"]), bool(r["unknown"])) for r in rows}
+            "SELECT CASE c.side WHEN 'pro' THEN m.pro ELSE m.con END AS entry, c.match_id, "
+            "COALESCE(SUM(c.cost), 0) AS cost, SUM(c.cost IS NULL AND c.error IS NULL AND c.cache_hit = 0) AS unknown "
+            "FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.side IS NOT NULL GROUP BY entry, c.match_id")
+        out: dict[str, tuple[float, bool]] = {}
+        for r in rows:
+            if r["match_id"] not in skip:
+                cost, unknown = out.get(r["entry"], (0.0, False))
+                out[r["entry"]] = (cost + float(r["cost"]), unknown or bool(r["unknown"]))
+        return out
 
 
 # A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or

@@ -7,6 +7,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from arena.config import CONFIG_NAME, Config, parse_config
 from arena.errors import UserError
+from arena.files import atomic_write_text
 from arena.records import Motion
 from arena.registry import Registry
 from arena.store import DB_NAME, Store
@@ -110,13 +111,18 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
             build(judges, config.judges, "judges", "kind", "options"))
 
 
-def open_store(path: Path, config: Config, motions: Iterable[Motion]) -> Store:
+def open_store(path: Path, config: Config,
+               motions: Iterable[Motion] | Callable[[Store], Iterable[Motion]]) -> Store:
     """The workspace's database, checked against arena.toml and brought up to date with it (entries, motions).
 
-    Writes only what changed, and a refused open leaves the file as it was.
+    motions: those to store, or a function of the opened database giving them, called before anything is
+    written (so it may read the database, and refuse). Writes only what changed, and a refused open leaves
+    the file as it was.
     """
     store = Store(Path(path) / DB_NAME)
     try:
+        if callable(motions):
+            motions = motions(store)
         _check_played_unchanged(config, store)
         _check_people_unchanged(config, store)
         store.sync_entries(config.entries)
@@ -179,7 +185,7 @@ def init_workspace(path: Path, config_text: str = TEMPLATE,
     path.mkdir(parents=True, exist_ok=True)
     store = open_store(path, config, motions)  # refused (a database already there, of other entries): no toml
     try:
-        config_path.write_text(config_text, encoding="utf-8")
+        atomic_write_text(config_path, config_text)  # never half a file: a half-written arena.toml blocks a retry
     finally:
         store.close()  # checkpoints and removes the WAL: arena.db alone holds it all
     return config_path

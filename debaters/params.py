@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from arena.limits import MAX_SEED
 from arena.params import Param, between
 from arena.params import resolve as check
 from arena.records import Entry
@@ -14,7 +15,8 @@ SAMPLING: dict[str, Param] = {
     "temperature": Param(0.2, (int, float), "sampling temperature", between(0, 2), "from 0 to 2"),
     "top_p": Param(0.75, (int, float), "nucleus sampling mass", between(0, 1), "from 0 to 1"),
     "max_tokens": Param(None, (int,), "cap on tokens per call", between(1, 1_000_000), "at least 1"),
-    "seed": Param(None, (int,), "provider-side sampling seed, where supported"),
+    "seed": Param(None, (int,), "provider-side sampling seed, where supported", between(0, MAX_SEED),
+                  f"from 0 to {MAX_SEED}"),
 }
 SAMPLING_KEYS = tuple(SAMPLING)
 LENGTHS: dict[str, Param] = {

@@ -37,8 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
-import yaml
-
+from arena.datafiles import load_json, load_yaml
 from arena.errors import UserError, read_user_text
 from arena.records import CATEGORIES, SIDES, STAGES, Motion, Speech
 from arena.stats import OUTCOMES, cohen_kappa
@@ -153,10 +152,7 @@ def _load_jsonl(path: Path, language: str) -> list[BenchItem]:
         if not line.strip():
             continue
         where = f"{path}:{number}"
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{where}: not valid JSON: {e.msg} (column {e.colno})") from None
+        data = load_json(line, where)
         if not isinstance(data, dict):
             raise UserError(f"{where}: expected an object with {', '.join(JSONL_KEYS)}, got {_kind(data)}")
         _no_unknown(data, JSONL_KEYS, where)
@@ -466,15 +462,7 @@ def _no_unknown(data: dict, keys: Sequence[str], where: str) -> None:
 
 def _yaml(path: Path) -> tuple[Any, Any]:
     """(node, data): the composed node keeps line numbers for messages."""
-    text = read_user_text(path)
-    try:
-        node, data = yaml.compose(text, Loader=yaml.SafeLoader), yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        problem = getattr(e, "problem", None) or str(e)
-        raise UserError(f"{path}: not valid YAML: {problem}"
-                        + (f" (line {mark.line + 1}, column {mark.column + 1})" if mark else "")) from None
-    return node, data
+    return load_yaml(read_user_text(path), str(path))
 
 
 def _kind(value: Any) -> str:

@@ -49,6 +49,12 @@ class SiteData:
     consistency: dict = field(default_factory=dict)
     # The rating judge's overall fit after every N matches in the order they finished (leaderboard.history)
     history: list[dict] = field(default_factory=list)
+    # Held back while people judge blind: done matches awaiting ballots, and matches still to play; neither is in
+    # any field above, the site only says how many. withdrawn: their pages (as page_name gives them), which an
+    # earlier publish may have written and the publisher must not keep.
+    awaiting: int = 0
+    unplayed: int = 0
+    withdrawn: tuple[str, ...] = ()
 
 
 @functools.lru_cache(maxsize=None)

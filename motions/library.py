@@ -5,15 +5,16 @@ A motion file is YAML (.yaml/.yml: a list of mappings, or a mapping whose only k
 skipped). Each motion has keys id, text and category (fact, value or policy), and
 optionally language (defaulting to the set's language), info_slide (defaulting to
 the equal-burden slide), and pro_text with con_text: each side's own proposition, for
-motions worded per side. Any mistake is a UserError naming the file, the item or
-line, and what is wrong.
+motions worded per side. Any mistake, or a file past arena.limits (its size, its
+motions, a text's length, YAML's nesting and expanded size), is a UserError naming the
+file, the item or line, and what is wrong.
 
 Sets are named by specs such as "builtin:en" or "file:my-motions.yaml" and merged in
 order by load_sets; an id may appear only once across all of them.
 """
 from __future__ import annotations
 
-import json
+import hashlib
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any, NamedTuple
 
 import yaml
 
-from arena.errors import UserError, read_user_text
+from arena.datafiles import load_json, load_yaml
+from arena.errors import UserError, check_size, read_user_text
+from arena.limits import MAX_MOTION_CHARS, MAX_MOTION_FILE_BYTES, MAX_MOTIONS
 from arena.records import CATEGORIES, Motion
 
 KEYS = ("id", "text", "category", "language", "info_slide", "pro_text", "con_text")
@@ -29,6 +32,7 @@ YAML_SUFFIXES = (".yaml", ".yml")
 JSONL_SUFFIX = ".jsonl"
 BUILTIN = "builtin:"
 FILE = "file:"
+READING = 1  # version of the rules turning a file into motions: bumped when a file may read differently
 
 
 class RawItem(NamedTuple):
@@ -42,10 +46,8 @@ class RawItem(NamedTuple):
 def load_motion_file(path: str | Path, *, default_language: str = "en") -> list[Motion]:
     """Read and validate a YAML or JSONL motion file."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (*YAML_SUFFIXES, JSONL_SUFFIX):
-        raise UserError(f"{path}: unsupported motion file type '{suffix}' (expected .yaml, .yml or .jsonl)")
-    return _parse(read_user_text(path, "motion file"), str(path), suffix, default_language)
+    suffix = _suffix(path)
+    return _parse(read_user_text(path, "motion file", MAX_MOTION_FILE_BYTES), str(path), suffix, default_language)
 
 
 def builtin_sets() -> list[str]:
@@ -55,9 +57,7 @@ def builtin_sets() -> list[str]:
 
 def load_builtin(name: str) -> list[Motion]:
     """Load a packaged motion set; its motions default to the set's language."""
-    known = builtin_sets()
-    if name not in known:
-        raise UserError(f"unknown built-in motion set '{name}' (known: {', '.join(known)})")
+    _check_builtin(name)
     text = (_builtin_dir() / f"{name}.yaml").read_text(encoding="utf-8")
     return _parse(text, f"{BUILTIN}{name}", ".yaml", name)
 
@@ -78,12 +78,57 @@ def load_set_map(specs: list[str], base_dir: Path) -> dict[str, tuple[Motion, st
     return merged
 
 
+def set_digests(specs: list[str], base_dir: Path) -> dict[str, str]:
+    """Each set's digest, by spec, from its file's bytes: while it is unchanged, so are the set's motions.
+    Parses nothing, but checks what it can without: each set known, each file there, of a motion file's type
+    and within its size."""
+    return {spec: hashlib.sha256(f"{spec} by rules {READING}\0".encode() + _set_bytes(spec, base_dir)).hexdigest()
+            for spec in specs}
+
+
+def _set_bytes(spec: str, base_dir: Path) -> bytes:
+    """The bytes of the file a set is read from; a UserError when there is none to read, or one too large."""
+    if spec.startswith(BUILTIN):
+        name = spec.removeprefix(BUILTIN)
+        _check_builtin(name)
+        return (_builtin_dir() / f"{name}.yaml").read_bytes()
+    if not spec.startswith(FILE):
+        raise _unknown_set(spec)
+    path = base_dir / spec.removeprefix(FILE)
+    _suffix(path)
+    check_size(path, "motion file", MAX_MOTION_FILE_BYTES)
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such motion file") from None
+    except OSError as e:
+        raise UserError(f"{path}: cannot read motion file: {e.strerror or e}") from None
+
+
 def _load_spec(spec: str, base_dir: Path) -> list[Motion]:
     if spec.startswith(BUILTIN):
         return load_builtin(spec.removeprefix(BUILTIN))
     if spec.startswith(FILE):
         return load_motion_file(base_dir / spec.removeprefix(FILE))
-    raise UserError(f"unknown motion set '{spec}' (expected {BUILTIN}<name> or {FILE}<path>)")
+    raise _unknown_set(spec)
+
+
+def _unknown_set(spec: str) -> UserError:
+    return UserError(f"unknown motion set '{spec}' (expected {BUILTIN}<name> or {FILE}<path>)")
+
+
+def _check_builtin(name: str) -> None:
+    known = builtin_sets()
+    if name not in known:
+        raise UserError(f"unknown built-in motion set '{name}' (known: {', '.join(known)})")
+
+
+def _suffix(path: Path) -> str:
+    """The file's type, by its suffix: .yaml, .yml or .jsonl, else a UserError."""
+    suffix = path.suffix.lower()
+    if suffix not in (*YAML_SUFFIXES, JSONL_SUFFIX):
+        raise UserError(f"{path}: unsupported motion file type '{suffix}' (expected .yaml, .yml or .jsonl)")
+    return suffix
 
 
 def _builtin_dir() -> Traversable:
@@ -94,6 +139,9 @@ def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Mot
     items = _jsonl_items(text, name) if suffix == JSONL_SUFFIX else _yaml_items(text, name)
     if not items:
         raise UserError(f"{name}: contains no motions")
+    if len(items) > MAX_MOTIONS:
+        raise UserError(f"{name}: {items[MAX_MOTIONS].where}: motion {MAX_MOTIONS + 1:,}; a set may hold at most "
+                        f"{MAX_MOTIONS:,} motions (see Limits in docs/reference.md)")
     motions: list[Motion] = []
     first_ref: dict[str, str] = {}
     for item in items:
@@ -110,20 +158,12 @@ def _jsonl_items(text: str, name: str) -> list[RawItem]:
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise UserError(f"{name}: line {number}: not valid JSON: {e.msg} (column {e.colno})") from None
-        items.append(RawItem(f"line {number}", f"line {number}", data))
+        items.append(RawItem(f"line {number}", f"line {number}", load_json(line, f"{name}: line {number}")))
     return items
 
 
 def _yaml_items(text: str, name: str) -> list[RawItem]:
-    try:
-        root = yaml.compose(text, Loader=yaml.SafeLoader)
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as e:
-        raise UserError(f"{name}: not valid YAML: {_describe_yaml_error(e)}") from None
+    root, data = load_yaml(text, name)
     if root is None:
         return []
     node, data = _motion_list(root, data, name)
@@ -146,12 +186,6 @@ def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNo
     if not isinstance(data, list):
         raise UserError(f"{name}: line {root.start_mark.line + 1}: expected a list of motions, got {_kind(data)}")
     return root, data
-
-
-def _describe_yaml_error(e: yaml.YAMLError) -> str:
-    mark = getattr(e, "problem_mark", None)
-    problem = getattr(e, "problem", None) or str(e)
-    return f"{problem} (line {mark.line + 1}, column {mark.column + 1})" if mark else problem
 
 
 def _motion(item: RawItem, name: str, default_language: str) -> Motion:
@@ -195,6 +229,9 @@ def _optional(data: dict, key: str, where: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
+    if len(value) > MAX_MOTION_CHARS:
+        raise UserError(f"{where}: '{key}' has {len(value):,} characters; at most {MAX_MOTION_CHARS:,} (see Limits "
+                        "in docs/reference.md)")
     return value.strip() or None
 
 

@@ -11,12 +11,13 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from arena.app import commands as app
 from arena.app.commands import open_workspace
-from arena.ballots import new_token, token_hash
+from arena.ballots import ballot_id, new_token, token_hash
 from arena.records import Ballot, Reference, Speech, Verdict
+from arena.store import DB_NAME, Store
 from tests.helpers import entry, judge, new_workspace, people
 
 ENTRIES = ("alpha-entry", "beta-entry")
@@ -54,6 +55,19 @@ class Built:
     @property
     def done(self) -> list[str]:
         return [self.en, self.zh, self.hostile]
+
+    def ids(self, person: str, match_ids: Iterable[str]) -> list[str]:
+        """The person's ballot ids of the matches (what their links name them by), from the workspace's secret."""
+        store = Store(self.path / DB_NAME)
+        try:
+            key = store.ballot_secret()
+        finally:
+            store.close()
+        return [ballot_id(key, "experts", person, m) for m in match_ids]
+
+    def ballot(self, person: str, match_id: str) -> str:
+        """The path of the person's ballot page on a match, as their queue links it: /b/TOKEN/BALLOT-ID."""
+        return f"/b/{self.tokens[person]}/{self.ids(person, [match_id])[0]}"
 
 
 def build_workspace(path: Path) -> Built:

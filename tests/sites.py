@@ -65,7 +65,8 @@ def ballots_for(match_ids: list[str]) -> list[Ballot]:
 
 def people_workspace(path: Path) -> Path:
     """Three offline entries, 12 matches judged by j1 (R = 3) and j2 (R = 1); the people of judge experts
-    cast (real, not simulated) ballots; judge latecomers has none. Published to path/site."""
+    cast (real, not simulated) ballots; judge latecomers has none. Both judges' ballots closed (nothing
+    embargoed), then published to path/site."""
     new_workspace(path, entries=THREE_OFFLINE,
                   judges=[judge("j1", runs=3), people("experts", *PEOPLE), judge("j2", runs=1),
                           people("latecomers", "dee")])
@@ -74,6 +75,8 @@ def people_workspace(path: Path) -> Path:
         app.schedule(ws, "round-robin", rounds=2)
         assert app.run(ws, progress=lambda line: None)["failed"] == 0
         ws.store.cast_ballots("experts", PEOPLE, ballots_for(ws.store.done_match_ids()), simulated=False)
+        for name in ("experts", "latecomers"):
+            app.ballots_close(ws, name)
         app.publish(ws)
     finally:
         ws.close()

@@ -129,7 +129,8 @@ def test_import_stores_ballots_as_verdicts_by_person_and_a_later_row_replaces(pl
         ("m00001", 1, "con", {}, "", 0),
         ("m00002", 0, "tie", {"argument": "tie", "source": "tie", "language": "tie"}, "close", 0)]
     status = json.loads(invoke("ballots", "status", "--format", "json", "-w", played).stdout)
-    assert status == [{"judge": "experts", "person": p, "assigned": 2, "cast": n}
+    # Open, so the two matches, each missing a ballot of someone's, are embargoed on the published site.
+    assert status == [{"judge": "experts", "person": p, "assigned": 2, "cast": n, "state": "open", "embargoed": 2}
                       for p, n in (("ann", 2), ("bo", 1), ("cy", 0))]
     rated = json.loads(invoke("rate", "--judge", "experts", "--format", "json", "--bootstrap", "20", "-w",
                               played).stdout)
@@ -191,3 +192,59 @@ def test_import_reads_spreadsheet_csv_with_a_byte_order_mark_and_names_lines_aft
     path.write_text("match_id,person,overall\n\nm00001,ann,pro\n\n\nm00002,bo,nope\n", encoding="utf-8")
     assert_user_error(invoke("ballots", "import", path, "--judge", "experts", "-w", played), "ballots.csv:6",
                       "'nope'")
+
+
+# A spreadsheet's export of ballots whose third row's rationale opens a quote: the ten rows after it are rows of
+# their own (each line a whole ballot), not the rationale's.
+ROWS = [f"m0000{1 + k % 2},{('ann', 'bo', 'cy')[k % 3]},{('pro', 'con', 'tie')[k % 3]},row {k}" for k in range(12)]
+OPENED = "m00002,cy,con,\"Strong start, weak close"
+
+
+@pytest.mark.parametrize("lines, fragments", [
+    # The quote is never closed: the record runs to the end of the file.
+    ([*ROWS[:2], OPENED, *ROWS[2:]], ("ballots.csv:4:", "never closed", "end of the file (line 14)")),
+    # A later row's quote closes it, so the record parses, having swallowed the rows between.
+    ([*ROWS[:2], OPENED, *ROWS[2:11], 'm00001,bo,pro,fine"'], ("ballots.csv:4:", "over line 5",
+                                                               "a ballot row of its own")),
+    # Closed by the opening quote of a later row's field, which leaves text after it.
+    ([*ROWS[:2], OPENED, *ROWS[2:11], 'm00001,bo,pro,"fine"'], ("ballots.csv:4:", "after a closing quote on line 14")),
+])
+def test_an_unclosed_quote_refuses_the_file_naming_the_line_where_its_record_began(played, tmp_path, lines,
+                                                                                   fragments):
+    path = tmp_path / "ballots.csv"
+    path.write_text("match_id,person,overall,rationale\n" + "\n".join(lines) + "\n", encoding="utf-8")
+    before = hashlib.sha256((played / "arena.db").read_bytes()).hexdigest()
+    assert_user_error(invoke("ballots", "import", path, "--judge", "experts", "-w", played), *fragments)
+    assert hashlib.sha256((played / "arena.db").read_bytes()).hexdigest() == before
+    assert verdicts(played, "experts") == []
+
+
+@pytest.mark.parametrize("text, fragments", [
+    # Text after a closing quote, which a lenient reader would glue on.
+    ("match_id,person,overall,rationale\nm00001,ann,pro,ok\nm00002,ann,con,\"good\" point\n",
+     ("ballots.csv:3:", "after a closing quote")),
+    ("match_id,person,overall,rationale\nm00001,ann,pro,\"a\nb\" c\n", ("ballots.csv:2:", "after a closing quote")),
+    # The rationale first: the swallowed row is found by the header's match_id and person columns.
+    ("rationale,match_id,person,overall\n\"Sharp,m00001,ann,pro\nunclosed,m00002,bo,con\nend\",m00002,cy,tie\n",
+     ("ballots.csv:2:", "over line 3")),
+    # Too many fields, one of them quoted across lines.
+    ("match_id,person,overall\nm00001,ann,pro,\"x\ny\"\n", ("ballots.csv:2:", "3 columns expected", "got 4")),
+])
+def test_what_a_lenient_reader_would_let_through_is_refused(played, tmp_path, text, fragments):
+    path = tmp_path / "ballots.csv"
+    path.write_text(text, encoding="utf-8")
+    assert_user_error(invoke("ballots", "import", path, "--judge", "experts", "-w", played), *fragments)
+    assert verdicts(played, "experts") == []
+
+
+def test_a_rationale_over_several_lines_with_commas_and_match_ids_in_its_prose_is_kept_whole(played, tmp_path):
+    rationale = ("Clearer case, better rebuttal.\r\nm00002, by contrast, was closer;\r\nann, bo and cy agree:\r\n"
+                 "m00001 ann pro\r\n\r\n1,2,3,4 \"quoted\"")
+    path = tmp_path / "ballots.csv"
+    quoted = rationale.replace('"', '""')
+    path.write_text(f"match_id,person,overall,rationale\r\nm00001,ann,pro,\"{quoted}\"\r\nm00002,bo,con,short\r\n",
+                    encoding="utf-8", newline="")
+    result = invoke("ballots", "import", path, "--judge", "experts", "-w", played)
+    assert result.exit_code == 0, result.output
+    assert [(v[0], v[1], v[2], v[4]) for v in verdicts(played, "experts")] == [
+        ("m00001", 0, "pro", rationale.replace("\r\n", "\n")), ("m00002", 1, "con", "short")]  # read as text

@@ -58,7 +58,8 @@ def test_demo_shows_every_debater_kind_two_llm_judge_kinds_and_simulated_people(
     entries = json.loads(arena("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
     assert sorted(e["debater"] for e in entries) == ["agent4debate"] * 2 + ["direct"] * 2 + ["search-baseline"] * 2
     status = json.loads(arena("ballots", "status", "-w", str(demo_dir), "--format", "json").stdout)
-    assert status == [{"judge": "sim-experts", "person": p, "assigned": 60, "cast": 60} for p in ("ann", "bo", "cy")]
+    assert status == [{"judge": "sim-experts", "person": p, "assigned": 60, "cast": 60, "state": "open", "embargoed": 0}
+                      for p in ("ann", "bo", "cy")]  # every ballot is in: nothing held back from the site
     db = sqlite3.connect(demo_dir / "arena.db")
     try:
         judged = db.execute("SELECT judge, COUNT(*), MIN(simulated) FROM verdicts GROUP BY judge").fetchall()

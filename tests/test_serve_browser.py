@@ -98,7 +98,7 @@ def test_a_person_judges_with_mouse_and_keyboard_then_revises(browser, server):
     # The mouse opens the first debate to judge.
     first = queue("experts", "ann", built.done)[0]
     ready_after_click(browser, todo[0].find_element(By.TAG_NAME, "a"))
-    assert browser.current_url == f"{base}/b/{token}/{first}"
+    assert browser.current_url == base + built.ballot("ann", first)
     headings = [h.text for h in browser.find_elements(By.CSS_SELECTOR, "article.speech h3")]
     assert len(headings) == 6 and {h.split(" · ")[1] for h in headings} == {"PRO", "CON"}
     assert_inert(browser)
@@ -132,7 +132,8 @@ def test_a_person_judges_with_mouse_and_keyboard_then_revises(browser, server):
     old = browser.find_element(By.TAG_NAME, "html")
     submit.send_keys(Keys.ENTER)
     assert wait_for(lambda: _stale(old))
-    assert wait_for(lambda: browser.current_url == f"{base}/b/{token}?saved={first}"), browser.current_url
+    saved = f"{base}/b/{token}?saved={built.ids('ann', [first])[0]}"
+    assert wait_for(lambda: browser.current_url == saved), browser.current_url
 
     # Back in the queue: confirmed, and listed as cast.
     assert "is saved" in browser.find_element(By.CSS_SELECTOR, "[role=status]").text
@@ -165,7 +166,8 @@ def test_a_forged_link_shows_nothing(browser, server):
     from selenium.webdriver.common.by import By
 
     built, base = server
-    for url in (f"{base}/b/{new_token()}", f"{base}/b/{new_token()}/{built.en}", f"{base}/b/{built.tokens['bo']}x"):
+    for url in (f"{base}/b/{new_token()}", f"{base}/b/{new_token()}/{built.en}", f"{base}/b/{built.tokens['bo']}x",
+                f"{base}/b/{built.tokens['bo']}/{built.en}"):  # a public match id names no ballot
         visit(browser, url)
         assert browser.find_element(By.TAG_NAME, "main").text == "Not found\nThere is nothing here."
         assert not browser.find_elements(By.CSS_SELECTOR, "a, form, input")
@@ -181,7 +183,7 @@ def test_script_in_a_motion_a_speech_and_a_rationale_stays_inert(browser, server
     visit(browser, f"{base}/b/{token}")
     assert HOSTILE_MOTION in browser.find_element(By.TAG_NAME, "main").text
     assert_inert(browser)
-    visit(browser, f"{base}/b/{token}/{match}")
+    visit(browser, base + built.ballot("bo", match))
     assert browser.find_element(By.TAG_NAME, "h1").text == HOSTILE_MOTION
     texts = [t.text for t in browser.find_elements(By.CSS_SELECTOR, "article.speech .text")]
     assert len(texts) == 6 and all(HOSTILE_SPEECH in t for t in texts)
@@ -193,7 +195,7 @@ def test_script_in_a_motion_a_speech_and_a_rationale_stays_inert(browser, server
     ready_after_click(browser, browser.find_element(By.CSS_SELECTOR, "form.ballot button[type=submit]"))
     assert_inert(browser)
     assert ballot_of(built, match, "bo").rationale == rationale
-    visit(browser, f"{base}/b/{token}/{match}")
+    visit(browser, base + built.ballot("bo", match))
     assert browser.find_element(By.ID, "rationale").get_attribute("value") == rationale
     assert_inert(browser)
     screenshot(browser, "serve-hostile.png")
@@ -203,7 +205,7 @@ def test_a_chinese_debate_is_marked_as_chinese_and_fits_a_phone(browser, server)
     from selenium.webdriver.common.by import By
 
     built, base = server
-    visit(browser, f"{base}/b/{built.tokens['cy']}/{built.zh}", 390, 844)
+    visit(browser, base + built.ballot("cy", built.zh), 390, 844)
     header = browser.find_element(By.CSS_SELECTOR, "header.motion")
     assert header.get_attribute("lang") == "zh" and header.find_element(By.TAG_NAME, "h1").text == ZH_MOTION
     assert [d.text for d in header.find_elements(By.CSS_SELECTOR, ".sides dd")] == [ZH_PRO, ZH_CON]

@@ -14,6 +14,7 @@ from typing import Callable, Sequence
 
 import click
 
+from arena import limits
 from arena.errors import ArenaError, UserError
 from arena.redact import redact
 
@@ -33,6 +34,13 @@ class ArenaGroup(click.Group):
         except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (e.g. while opening): still no traceback
             click.echo("interrupted", err=True)
             sys.exit(130)
+        except Exception as exc:
+            from arena.files import no_space, no_space_message  # lazy: `arena --help` stays fast
+
+            if not no_space(exc):
+                raise
+            click.echo(f"error: {no_space_message(exc)}", err=True)  # a full disk: the path, and what to do
+            sys.exit(1)
 
 
 class LazyChoice(click.Choice):
@@ -45,6 +53,24 @@ class LazyChoice(click.Choice):
     @functools.cached_property
     def choices(self) -> tuple[str, ...]:
         return tuple(self._load())
+
+
+class FiniteFloat(click.FloatRange):
+    """A click.FloatRange that also refuses NaN and the infinities: a NaN passes its bounds (it fails every
+    comparison), and a budget of NaN or infinity would never stop a run."""
+
+    name = "finite float"
+
+    def convert(self, value, param, ctx):
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number.", param, ctx)
+        return number
+
+
+# The bounds of every number an option takes (arena.limits, documented under Limits in docs/reference.md).
+SEED = click.IntRange(0, limits.MAX_SEED)
+CONCURRENCY = click.IntRange(1, limits.MAX_CONCURRENCY)
 
 
 def _formats() -> list[str]:
@@ -335,12 +361,12 @@ def _match_text(data: dict) -> None:
 
 @main.command()
 @click.option("--format", "fmt", type=LazyChoice(_formats))
-@click.option("--rounds", type=click.IntRange(min=1), default=None,
+@click.option("--rounds", type=click.IntRange(1, limits.MAX_ROUNDS), default=None,
               help="round-robin: motions per pair (each played twice, sides swapped); swiss: rounds. Default 1.")
-@click.option("--matches", type=click.IntRange(min=1), default=None, help="Matches to schedule (random, active; "
-              "onboard: default 16).")
+@click.option("--matches", type=click.IntRange(1, limits.MAX_PLAN_MATCHES), default=None,
+              help="Matches to schedule (random, active; onboard: default 16).")
 @click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
-@click.option("--seed", type=int, default=None, help="Default: [arena] seed.")
+@click.option("--seed", type=SEED, default=None, help="Default: [arena] seed.")
 @click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
 @workspace_option
 def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
@@ -370,11 +396,11 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 
 
 @main.command()
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True,
+@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True,
               help="Matches played at once, split over the workers (each at least one).")
-@click.option("--workers", type=click.IntRange(min=1), default=1, show_default=True,
+@click.option("--workers", type=click.IntRange(1, limits.MAX_WORKERS), default=1, show_default=True,
               help="Worker processes sharing the matches, each with its own event loop.")
-@click.option("--budget", type=click.FloatRange(min=0), default=None, metavar="USD",
+@click.option("--budget", type=FiniteFloat(min=0), default=None, metavar="USD",
               help="Start no match once the ledger's cost reaches USD; matches under way finish.")
 @click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
               "tokens and cost per model; write nothing.")
@@ -436,7 +462,7 @@ def _projection(p: dict) -> None:
 @main.command("judge")
 @click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
 @click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Matches judged at once.")
+@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Matches judged at once.")
 @workspace_option
 def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
     """Judge completed matches that lack the judges' verdicts or have a failed run of theirs."""
@@ -457,7 +483,7 @@ def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: P
 @main.command("judge-bench")
 @click.argument("dataset", type=click.Path(exists=True, path_type=Path))
 @click.option("--judge", "judge_name", required=True, help="The configured judge to benchmark.")
-@click.option("--concurrency", type=click.IntRange(min=1), default=4, show_default=True, help="Debates judged at once.")
+@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Debates judged at once.")
 @format_option
 @workspace_option
 def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
@@ -510,8 +536,8 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
               help="Also fit each category (of the overall rows) or each judged dimension on its own.")
 @click.option("--ci", type=click.Choice(["bootstrap", "sandwich"]), default="bootstrap", show_default=True,
               help="95% intervals: bootstrap percentiles over matches, or robust (sandwich) normal intervals.")
-@click.option("--bootstrap", type=click.IntRange(min=0), default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--bootstrap", type=click.IntRange(0, limits.MAX_BOOTSTRAP), default=1000, show_default=True)
+@click.option("--seed", type=SEED, default=0, show_default=True)
 @click.option("--weighting", type=click.Choice(["paper", "none"]), default="paper", show_default=True,
               help="paper: a match weighs 1/(1+exp(-|score_a-score_b|)); none: every match weighs 1.")
 @click.option("--anchor", default=None, metavar="ENTRY=RATING", callback=_anchor,
@@ -639,14 +665,39 @@ def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
 @workspace_option
 @format_option
 def ballots_status(judge: str | None, workspace: Path, fmt: str):
-    """Ballots cast per person, of the done matches assigned to them."""
+    """Ballots cast per person, of the done matches assigned to them; whether each judge is open or closed, and
+    how many matches it embargoes on the published site."""
     from arena.app import commands as app
 
     rows = app.ballots_status(_open(workspace), judge)
     if fmt == "json":
         _json(rows)
         return
-    _table(rows, ["judge", "person", "assigned", "cast"])
+    _table(rows, ["judge", "state", "person", "assigned", "cast"])
+    for row in {r["judge"]: r for r in rows}.values():  # one line per judge
+        name = row["judge"]
+        click.echo(f"{name}: closed: its links take no ballots ('arena ballots issue --judge {name}' reopens it)"
+                   if row["state"] == "closed" else
+                   f"{name}: open: {row['embargoed']} match(es) embargoed on the published site until all their "
+                   f"ballots are in or 'arena ballots close --judge {name}'")
+
+
+@ballots.command("close")
+@click.option("--judge", "judge", required=True, help="A judge of kind human.")
+@workspace_option
+def ballots_close(judge: str, workspace: Path):
+    """Close a judge of people's ballots: its links take no more, and the next 'arena publish' shows the matches
+    it held back. 'arena ballots issue' reopens it."""
+    from arena.app import commands as app
+
+    result = app.ballots_close(_open(workspace), judge)
+    if result["already"]:
+        click.echo(f"the ballots of judge {result['judge']!r} were closed already, at {result['closed_at']}; "
+                   f"'arena ballots issue --judge {result['judge']}' reopens them")
+        return
+    click.echo(f"closed the ballots of judge {result['judge']!r}: its links take no more ballots, and the "
+               f"{result['held']} match(es) awaiting them leave the embargo ({result['embargoed']} still await "
+               f"another judge of people); 'arena publish' puts them on the site")
 
 
 @ballots.command("import")

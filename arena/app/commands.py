@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 from arena import registration, scheduler
 from arena.app import demo as demo_workspace
@@ -26,8 +25,11 @@ from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
+from arena.app.wiring import remember_sets
 from arena.config import RatingSettings
-from arena.errors import ArenaError, UserError
+from arena.errors import ArenaError, UserError, check_size
+from arena.files import replace_folder
+from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import results_rows
 from arena.store import now
@@ -151,6 +153,7 @@ def motion_import(ws: Workspace, path: Path) -> dict:
     ws.config, spec, copy = registration.add_motion_file(ws.config, path, motions, known, ws.store.motion)
     ws.motions = {**ws.motions, **{m.id: (m, spec) for m in motions}}
     ws.store.add_motions(motions)
+    remember_sets(ws)
     others = sorted({m.language for m in motions} - {ws.config.arena.language})
     notes = [f"{sum(m.language in others for m in motions)} motion(s) in {', '.join(others)}, not the workspace's "
              f"language {ws.config.arena.language!r}: schedules leave them out"] if others else []
@@ -365,6 +368,7 @@ def read_results(path: Path):
     from leaderboard.results import ResultsError
     from leaderboard.results import read_results as read
 
+    check_size(Path(path), "results CSV file", MAX_DATA_FILE_BYTES)
     try:
         return read(path)
     except ResultsError as exc:
@@ -477,10 +481,12 @@ def stats_agents(ws: Workspace) -> list[dict]:
     return agent_stats(ws.store.speech_usage())
 
 
-def stats_judges(ws: Workspace) -> dict:
+def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> dict:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
-    judges of people, per pair of its people and per person against each other judge."""
-    return judge_stats([dict(r) for r in ws.store.verdict_rows()], [dict(r) for r in ws.store.judge_calls()],
+    judges of people, per pair of its people and per person against each other judge; over every match but
+    those withheld (the published site's embargo)."""
+    return judge_stats([dict(r) for r in ws.store.verdict_rows() if r["match_id"] not in withheld],
+                       [dict(r) for r in ws.store.judge_calls() if r["match_id"] not in withheld],
                        [j.name for j in ws.config.judges], ballot_people(ws))
 
 
@@ -616,13 +622,26 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
     return project(ws, retry_failed=retry_failed)
 
 
-def publish(ws: Workspace, out: Path | None = None) -> Path:
-    """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index."""
+def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True) -> Path:
+    """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index. The
+    matches people are still judging blind are left out of it (arena.app.people.embargo).
+
+    The site is built beside out and swapped in at once (arena.files.replace_folder): a reader sees the old site
+    or the new one, never a mix. Files in out the publish did not write stay (keep_others), withdrawn pages
+    excepted."""
     # Lazy: the renderer and the rating code (pandas) cost every other command half a second to import.
     from arena.app.site_data import site_data
     from leaderboard.site import publish as render
 
-    return render(Path(out) if out else ws.path / "site", site_data(ws, first_judge(ws), stats_judges(ws)))
+    out = Path(out) if out else ws.path / "site"
+    if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
+        raise UserError(f"--out {out}: holds the workspace {ws.path}; publish to a folder of its own")
+    embargo = people.embargo(ws)
+    data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld), awaiting=embargo.awaiting,
+                     unplayed=embargo.unplayed)
+    withdrawn = set(data.withdrawn)
+    replace_folder(out, lambda folder: render(folder, data), keep=lambda name: keep_others and name not in withdrawn)
+    return out / "index.html"
 
 
 def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Path:
@@ -635,10 +654,7 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
             schedule(ws, "round-robin", rounds=rounds)
         run(ws, concurrency=4, progress=progress)
         people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
-        site = ws.path / "site"
-        if site.exists():
-            shutil.rmtree(site)
-        return publish(ws, site)
+        return publish(ws, ws.path / "site", keep_others=False)
     finally:
         ws.close()
 
@@ -651,6 +667,12 @@ def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> lis
 def ballots_status(ws: Workspace, judge: str | None = None) -> list[dict]:
     """`arena ballots status`: ballots cast per person (arena.app.people.status)."""
     return people.status(ws, judge)
+
+
+def ballots_close(ws: Workspace, judge: str) -> dict:
+    """`arena ballots close`: the judge's links take no more ballots and the site shows what it held back
+    (arena.app.people.close)."""
+    return people.close(ws, judge)
 
 
 def ballots_import(ws: Workspace, path: Path, judge: str) -> dict:

@@ -11,6 +11,7 @@ from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
 
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
+from arena.files import no_space
 from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
@@ -158,7 +159,8 @@ class MatchRunner:
         except ClaimLost:  # another process plays it now: leave it be
             raise
         except Exception as exc:  # a plug-in's bug fails its match with the reason, not the whole run
-            self.ws.store.mark_failed(match_id, failure_reason(exc), self.holder)
+            if not no_space(exc):  # a full disk is no fault of the match: its claim lapses and a resumed run plays it
+                self.ws.store.mark_failed(match_id, failure_reason(exc), self.holder)
             raise
 
     async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
@@ -210,13 +212,17 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
     put back to 'scheduled').
 
     A match's judging overlaps the next matches' play: once its six speeches are in, it frees its play
-    slot and waits for one of `concurrency` judging slots. budget (USD): no match is claimed once the
-    ledger's cost, every process's calls included, reaches it.
+    slot and waits for one of `concurrency` judging slots. At most 2 × concurrency matches are under way
+    (claimed and not yet committed), whatever the judges' pace: what a kill can throw away, and what the
+    run holds in memory, stays bounded. budget (USD): no match is claimed once the ledger's cost, every
+    process's calls included, reaches it.
     """
     store, judges = runner.ws.store, list(runner.ws.config.automatic_judges)
     stopped: str | None = None
+    full: list[OSError] = []  # a full disk a match met: the run stops and raises it (the match's claim lapses)
 
-    async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore) -> None:
+    async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore,
+                  under_way: asyncio.Semaphore) -> None:
         log = AgentLog(events.call)
         events.started(match_id)
         try:
@@ -231,25 +237,38 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         except ClaimLost:  # another process took the match over and commits it
             events.dropped(match_id)
         except Exception as exc:  # already stored as failed with this reason, or lost to another process
-            events.finished(match_id, failure_reason(exc))
+            if no_space(exc):  # every match after it would fail too: the run stops, and says why
+                full.append(exc)
+            else:
+                events.finished(match_id, failure_reason(exc))
         else:
             events.finished(match_id)
+        finally:
+            under_way.release()
 
     async def main() -> None:
         nonlocal stopped
         playing, judging = asyncio.Semaphore(max(1, concurrency)), asyncio.Semaphore(max(1, concurrency))
+        under_way = asyncio.Semaphore(2 * max(1, concurrency))  # a match frees it once committed (or dropped)
         tasks: set[asyncio.Task] = set()
         try:
             while True:
+                await under_way.acquire()
                 await playing.acquire()  # each match releases its slot once its speeches are in
+                if full:
+                    raise full[0]
                 if budget is not None and store.total_cost() >= budget:
                     stopped = "budget"
                     break
                 match_id = runner.claim(failed_before=failed_before)
                 if match_id is None:
                     break
-                tasks.add(asyncio.create_task(one(match_id, playing, judging)))
+                task = asyncio.create_task(one(match_id, playing, judging, under_way))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)  # a long plan keeps no trail of finished tasks
             await asyncio.gather(*tasks)
+            if full:
+                raise full[0]
         finally:  # cancelled: so is every match in flight, each waited for while it reschedules itself
             for task in tasks:
                 task.cancel()

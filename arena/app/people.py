@@ -1,10 +1,12 @@
-"""`arena ballots issue | status | import`: people judging through private links or collected ballots."""
+"""`arena ballots issue | status | close | import`: people judging through private links or collected ballots, and
+the embargo their open ballots put on the published site."""
 from __future__ import annotations
 
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
-from arena.ballots import new_token, read_ballots, token_hash
+from arena.ballots import new_token, open_ballots, read_ballots, token_hash
 from arena.errors import UserError
 from arena.offline import simulated_ballot
 from arena.records import JudgeSpec
@@ -20,29 +22,77 @@ def _human_judges(ws: Workspace, judge: str | None) -> list[JudgeSpec]:
         raise UserError(f"--judge: {exc}") from None
 
 
-def _counts(ws: Workspace, spec: JudgeSpec, done: int) -> list[dict]:
+@dataclass(frozen=True)
+class Embargo:
+    """What the published site holds back while people judge (arena.app.site_data leaves it out everywhere)."""
+
+    awaiting: frozenset[str]  # done matches on which an open judge of people still has a ballot to come
+    unplayed: frozenset[str]  # matches not done yet while a judge of people is open: their ballots will open
+
+    @property
+    def withheld(self) -> frozenset[str]:
+        return self.awaiting | self.unplayed
+
+
+def _holds(ws: Workspace, spec: JudgeSpec, done: list[str], closed: dict[str, str]) -> set[str]:
+    """The done matches the judge of people embargoes: none once closed, else those one of its people has not
+    cast a ballot on yet."""
+    return set() if spec.name in closed else open_ballots(done, len(spec.people), ws.store.ballots_cast(spec.name))
+
+
+def embargo(ws: Workspace) -> Embargo:
+    """The matches the published site leaves out: done ones with a ballot still open to a judge of people that
+    is not closed, and, while such a judge is open, those not yet done (their motion and pairing, published
+    now, would name the debate a person is later asked to judge)."""
+    closed = ws.store.closed_judges()
+    judging = [spec for spec in ws.config.judges if spec.casts_ballots and spec.name not in closed]
+    done = ws.store.done_match_ids()
+    awaiting = set().union(*(_holds(ws, spec, done, closed) for spec in judging))
+    unplayed = {r["id"] for r in ws.store.match_rows() if r["status"] != "done"} if judging else set()
+    return Embargo(frozenset(awaiting), frozenset(unplayed))
+
+
+def _counts(ws: Workspace, spec: JudgeSpec, done: list[str], closed: dict[str, str]) -> list[dict]:
     cast = ws.store.ballots_cast(spec.name)
-    return [{"judge": spec.name, "person": person, "assigned": done, "cast": len(cast.get(run, ()))}
+    state = "closed" if spec.name in closed else "open"
+    held = len(_holds(ws, spec, done, closed))
+    return [{"judge": spec.name, "person": person, "assigned": len(done), "cast": len(cast.get(run, ())),
+             "state": state, "embargoed": held}
             for run, person in enumerate(spec.people)]
 
 
 def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[dict]:
     """A new private link for each of the judge's people (their earlier links stop working):
-    [{person, url, assigned (done matches), cast (their ballots so far)}]. The token is shown only here."""
+    [{person, url, assigned (done matches), cast (their ballots so far)}]. The token is shown only here. A
+    closed judge is open again: its links take ballots, and its open ballots embargo their matches again."""
     spec = _human_judges(ws, judge)[0]
     if not base_url.startswith(("http://", "https://")):
         raise UserError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
     tokens = {person: new_token() for person in spec.people}
     ws.store.issue_links(spec.name, {person: token_hash(token) for person, token in tokens.items()})
-    rows = _counts(ws, spec, len(ws.store.done_match_ids()))
+    rows = _counts(ws, spec, ws.store.done_match_ids(), ws.store.closed_judges())
     return [{"person": r["person"], "url": f"{base_url.rstrip('/')}/b/{tokens[r['person']]}",
              "assigned": r["assigned"], "cast": r["cast"]} for r in rows]
 
 
 def status(ws: Workspace, judge: str | None = None) -> list[dict]:
-    """[{judge, person, assigned, cast}] for every person of the named (default: every) judge of people."""
-    done = len(ws.store.done_match_ids())
-    return [row for spec in _human_judges(ws, judge) for row in _counts(ws, spec, done)]
+    """[{judge, person, assigned, cast, state (open | closed), embargoed (the matches the judge holds back
+    from the published site)}] for every person of the named (default: every) judge of people."""
+    done, closed = ws.store.done_match_ids(), ws.store.closed_judges()
+    return [row for spec in _human_judges(ws, judge) for row in _counts(ws, spec, done, closed)]
+
+
+def close(ws: Workspace, judge: str) -> dict:
+    """Close the judge's ballots: its people's links take no more ballots and the matches it embargoed are
+    published (unless another open judge of people still holds them) until `issue` reopens it.
+    {judge, closed_at, already (closed before), held (the matches it had open ballots on), embargoed (done
+    matches the site still leaves out, for other open judges of people)}."""
+    spec = _human_judges(ws, judge)[0]
+    closed = ws.store.closed_judges()
+    held = _holds(ws, spec, ws.store.done_match_ids(), closed)
+    closed_at = ws.store.close_ballots(spec.name)
+    return {"judge": spec.name, "closed_at": closed_at, "already": spec.name in closed, "held": len(held),
+            "embargoed": len(embargo(ws).awaiting)}
 
 
 def import_csv(ws: Workspace, path: Path, judge: str) -> dict:

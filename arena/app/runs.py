@@ -22,8 +22,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
     on one workspace, and the `workers` processes of this one, split the matches, each played once.
 
-    The run plays `concurrency` matches at once, split over its processes (each at least one; play_claimed).
-    A match is committed, speeches
+    The run plays `concurrency` matches at once, split over its processes (shares; no more workers than
+    that), and holds at most twice as many under way (play_claimed). A match is committed, speeches
     and verdicts together, when its judging ends; a failed match is stored with its reason. budget
     (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
     0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
@@ -43,21 +43,20 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
         entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
         judges = [j.name for j in ws.config.automatic_judges]
         preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
-    workers = max(1, min(workers, len(pending)))
-    # The run's matches at once are split over its workers: were each to play `concurrency`, the first to
-    # start would claim a small plan whole and leave the others idle.
-    each = max(1, -(-concurrency // workers))
-    display = Progress(len(pending), each * workers, say=progress,
-                       live=progress is None and sys.stderr.isatty())
-    options = {"concurrency": each, "failed_before": failed_before, "budget": budget}
+    asked, workers = workers, max(1, min(workers, len(pending), concurrency))
+    display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
+    if workers < asked and workers < len(pending):
+        display.say(f"--workers {asked} with --concurrency {concurrency}: {workers} workers, one match each at "
+                    f"least, so that no more than {2 * concurrency} matches are under way")
+    options = {"failed_before": failed_before, "budget": budget}
     if workers == 1:
         cpu = time.process_time()
-        stopped = play_claimed(runner, display, **options)
+        stopped = play_claimed(runner, display, concurrency=concurrency, **options)
         cpu = time.process_time() - cpu
     else:
         if any(not spec.simulated for spec in (*ws.config.entries, *ws.config.judges)):
             preload()  # once, in the parent: forked workers share it
-        stopped, cpu = fan_out(ws.path, workers, display, lease_s=lease_s, **options)
+        stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
     result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
@@ -66,6 +65,14 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
               "cpu_s": cpu}
     display.close()
     return result
+
+
+def shares(concurrency: int, workers: int) -> list[int]:
+    """The run's matches at once split over its workers, as evenly as whole matches go (8 over 3: 3, 3, 2).
+
+    Were each worker to play `concurrency`, the first to start would claim a small plan whole and leave the
+    others idle, and the run would hold workers × 2N matches under way rather than 2N."""
+    return [concurrency // workers + (k < concurrency % workers) for k in range(workers)]
 
 
 def summary(result: dict, budget: float | None = None) -> str:

@@ -1,5 +1,5 @@
 """Gather what the site shows from a workspace: ratings per view and per judge, matrices, entries, matches,
-the consistency of judges."""
+the consistency of judges; and leave out what people are still judging blind (the embargo)."""
 from __future__ import annotations
 
 from collections import defaultdict
@@ -8,17 +8,22 @@ from arena.records import CATEGORIES, AgentUsage, score
 from arena.results import results_rows
 from arena.store import now
 from arena.workspace import Workspace
-from leaderboard.site import SiteData
+from leaderboard.site import SiteData, page_name
 
 
-def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap: int = 1000,
-              seed: int = 0) -> SiteData:
+def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap: int = 1000, seed: int = 0,
+              awaiting: frozenset[str] = frozenset(), unplayed: frozenset[str] = frozenset()) -> SiteData:
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
     every other judge with rated matches (its own page), and the records behind them; consistency is the
-    consistency of judges as `arena stats judges` gives it."""
+    consistency of judges as `arena stats judges` gives it, over the matches shown.
+
+    awaiting and unplayed (arena.app.people.embargo) are matches left out of everything: pages, lists, fits,
+    counts, costs, history; the site says how many. Their pages and motion pages, which an earlier publish may
+    have written, are named in withdrawn, for the publisher not to keep."""
     from leaderboard.ratings import win_matrices
 
-    rows = results_rows(ws.store, judge, ws.config.judge(judge).runs) if judge else []
+    withheld = awaiting | unplayed
+    rows = _shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld) if judge else []
     side = ws.config.rating.side
     boards, overall = _boards(rows, bootstrap=bootstrap, seed=seed, side=side)
     judge_boards = {}  # a page only for a judge with rated matches, in configured order
@@ -27,20 +32,36 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
             if len(overall):
                 judge_boards[judge] = boards  # the index's fits, not fitted twice
             continue
-        theirs = results_rows(ws.store, spec.name, spec.runs)
+        theirs = _shown(results_rows(ws.store, spec.name, spec.runs), withheld)
         if any(r["dimension"] == "overall" for r in theirs):
             judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed, side=side)[0]
-    matches = ws.store.matches()
+    every = ws.store.matches()
+    matches = [m for m in every if m.id not in withheld]
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         simulated=any(m.simulated for m in matches),
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
-        entries=_entries(ws, matches), matches=matches, results=rows,
+        entries=_entries(ws, matches, withheld), matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
                  "people": list(j.people), "simulated": ws.store.judge_simulated(j.name)}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
-        judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed))
+        judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
+        awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=_withdrawn(every, matches))
+
+
+def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
+    """The results rows of matches the site shows."""
+    return [r for r in rows if r["match_id"] not in withheld]
+
+
+def _withdrawn(every: list, shown: list) -> tuple[str, ...]:
+    """The site's pages that must not be there: those of the matches not shown, and of motions no shown match
+    was debated on (an earlier publish may have written them)."""
+    ids, motions = {m.id for m in shown}, {m.motion.id for m in shown}
+    hidden = [m for m in every if m.id not in ids]
+    return tuple(sorted({page_name("matches", m.id) for m in hidden}
+                        | {page_name("motions", m.motion.id) for m in hidden if m.motion.id not in motions}))
 
 
 def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -> list[dict]:
@@ -84,8 +105,8 @@ def _scores(verdicts) -> dict[str, tuple[float, float]]:
     return {judge: score(runs) for judge, runs in by_judge.items()}
 
 
-def _entries(ws: Workspace, matches) -> list[dict]:
-    costs = ws.store.entry_costs()
+def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
+    costs = ws.store.entry_costs(skip=withheld)
     played: dict[str, int] = defaultdict(int)
     forfeits: dict[str, int] = defaultdict(int)
     roles: dict[str, dict[str, AgentUsage]] = defaultdict(dict)

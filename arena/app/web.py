@@ -2,10 +2,13 @@
 
 Paths (`arena ballots issue` prints the links):
     GET  /b/{token}             the person's queue: every done match, those still to judge first
-    GET  /b/{token}/{match_id}  a done match's transcript, blind (PRO and CON only), and the ballot form
-    POST /b/{token}/{match_id}  cast (or revise) the ballot; 303 back to the queue
+    GET  /b/{token}/{ballot}    a done match's transcript, blind (PRO and CON only), and the ballot form
+    POST /b/{token}/{ballot}    cast (or revise) the ballot; 303 back to the queue
     GET  /ballot.css            the pages' style
-A token that is not a live link, a match that is not done and any other path are one bare 404.
+A link names a match by the person's ballot id for it (arena.ballots.ballot_id), never by its public id, which
+the published site shows. A token that is not a live link, a ballot id that is not one of the person's done
+matches (a public match id included) and any other path are one bare 404; a live link of a judge whose ballots
+are closed (`arena ballots close`) is a 410 saying so.
 
 Every page is rendered with autoescaping and sent with headers that allow no script at all, send no referrer
 (the token is in the URL) and keep pages out of caches. A form carries a CSRF token: an HMAC, under a secret
@@ -24,8 +27,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
+from urllib.parse import quote, unquote_to_bytes
 
 import jinja2
+import uvicorn
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import MutableHeaders
@@ -33,10 +38,12 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
+from starlette.routing import Match as Matched
 from starlette.routing import Route
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.app.wiring import open_workspace
-from arena.ballots import RATIONALE_MAX, BallotError, check_ballot, queue, token_hash
+from arena.ballots import RATIONALE_MAX, BallotError, ballot_id, check_ballot, queue, token_hash
 from arena.errors import UserError
 from arena.records import DIMENSIONS, HUMAN_JUDGE, STAGES, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
@@ -66,6 +73,7 @@ REFUSALS = {  # status → (title, what the page says); a 404 says nothing about
                           "and cast your ballot again."),
     404: ("Not found", "There is nothing here."),
     405: ("Not allowed", "This page cannot be used that way."),
+    410: ("Ballots closed", "The organisers have closed these ballots: no more ballots are taken. Thank you."),
     413: ("Too long", f"A ballot is at most {BODY_MAX // 1000} KB; shorten the rationale and try again."),
 }
 
@@ -108,30 +116,34 @@ def create_app(workspace_path: Path) -> Starlette:
     judges of people served.
     """
     ws = open_workspace(Path(workspace_path))  # checks arena.toml whole and brings arena.db up to date
+    key = ws.store.ballot_secret()
     ws.close()
     judges = [j for j in ws.config.judges if j.casts_ballots]
     if not judges:
         raise UserError(f"{ws.config.path}: no judge of people to serve ballots for; add one:\n"
                         f'[[judges]]\nname = "experts"\nkind = "{HUMAN_JUDGE}"\n[judges.options]\n'
                         f'people = ["ann", "bo", "cy"]')
-    ballots = _Ballots(ws.path / DB_NAME, judges)
+    ballots = _Ballots(ws.path / DB_NAME, judges, key)
     app = Starlette(
         routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
-                Route("/b/{token}/{match_id}", ballots.ballot_page, methods=["GET"]),
-                Route("/b/{token}/{match_id}", ballots.cast, methods=["POST"]),
+                Route("/b/{token}/{ballot}", ballots.ballot_page, methods=["GET"]),
+                Route("/b/{token}/{ballot}", ballots.cast, methods=["POST"]),
                 Route("/ballot.css", ballots.style, methods=["GET"])],
         middleware=[Middleware(_SecurityHeaders)],
         exception_handlers={HTTPException: ballots.refuse, Exception: ballots.crash})
+    app.router.redirect_slashes = False  # Starlette's redirect is an absolute URL on the Host header; see refuse
     app.state.judges = judges
     return app
 
 
 class _Ballots:
-    """The app's endpoints and what they share: the database's path, the judges of people, the CSRF secret."""
+    """The app's endpoints and what they share: the database's path, the judges of people, the workspace's
+    secret for ballot ids, the CSRF secret."""
 
-    def __init__(self, db: Path, judges: list[JudgeSpec]):
+    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes):
         self.db = db
         self.judges = {j.name: j for j in judges}
+        self.key = key
         self.secret = secrets.token_bytes(32)  # a restart makes open forms stale (403), nothing worse
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                       undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -154,23 +166,33 @@ class _Ballots:
 
     # --- who and what ------------------------------------------------------------------------------------
     def _person(self, store: Store, token: str) -> Person:
-        """The holder of a live link; 404 for any other token, or for a person no longer configured."""
+        """The holder of a live link; 404 for any other token, or for a person no longer configured; 410 once
+        their judge's ballots are closed."""
         digest = token_hash(token)
         held = store.link_holder(digest)
         judge = self.judges.get(held[0]) if held else None
         if judge is None or held[1] not in judge.people:
             raise HTTPException(404)
+        if judge.name in store.closed_judges():
+            raise HTTPException(410)
         return Person(judge, held[1], judge.people.index(held[1]), token, digest)
 
-    def _done_match(self, store: Store, match_id: str) -> Match:
-        match = store.match(match_id)
-        if match is None or match.status != "done" or match.forfeit is not None:  # a forfeit has no debate to judge
-            raise HTTPException(404)
-        return match
+    def _ballot_id(self, person: Person, match_id: str) -> str:
+        return ballot_id(self.key, person.judge.name, person.name, match_id)
 
-    def _lookup(self, token: str, match_id: str) -> tuple[Person, Match]:
+    def _done_match(self, store: Store, person: Person, ballot: str) -> Match:
+        """The done match the person's ballot id names (the ids of their queue are worked out again, as none is
+        stored); 404 for anything else."""
+        # done_match_ids leaves forfeits out: a forfeit has no debate to judge.
+        match_id = next((m for m in store.done_match_ids() if self._ballot_id(person, m) == ballot), None)
+        if match_id is None:
+            raise HTTPException(404)
+        return store.match(match_id)
+
+    def _lookup(self, token: str, ballot: str) -> tuple[Person, Match]:
         with self._store() as store:
-            return self._person(store, token), self._done_match(store, match_id)
+            person = self._person(store, token)
+            return person, self._done_match(store, person, ballot)
 
     def _csrf(self, person: Person, match_id: str) -> str:
         return hmac.new(self.secret, f"{person.digest}/{match_id}".encode(), hashlib.sha256).hexdigest()
@@ -188,18 +210,18 @@ class _Ballots:
             cast = store.ballots_cast(person.judge.name).get(person.run, set())
             motions = _motions(store, done)
         order = queue(person.judge.name, person.name, done)
-        items = {m: {"id": m, "motion": motions[m]} for m in order}
+        items = {m: {"id": self._ballot_id(person, m), "motion": motions[m]} for m in order}
         todo = [items[m] for m in order if m not in cast]
+        cast = [items[m] for m in order if m in cast]
         saved = request.query_params.get("saved")
-        return self._render(request, "queue.html.j2", token=person.token, todo=todo,
-                            cast=[items[m] for m in order if m in cast],
-                            saved=items[saved] if saved in cast else None)
+        return self._render(request, "queue.html.j2", token=person.token, todo=todo, cast=cast,
+                            saved=next((item for item in cast if item["id"] == saved), None))
 
     def ballot_page(self, request: Request) -> HTMLResponse:
         """A done match, blind, with the ballot form; the person's ballot on it, if cast, fills the form."""
         with self._store() as store:  # one connection for the page
             person = self._person(store, request.path_params["token"])
-            match = self._done_match(store, request.path_params["match_id"])
+            match = self._done_match(store, person, request.path_params["ballot"])
             previous = store.ballot(match.id, person.judge.name, person.run)
         chosen = {} if previous is None else {"overall": previous.overall, **previous.dimensions,
                                               "rationale": previous.rationale}
@@ -219,8 +241,11 @@ class _Ballots:
         """Check and store a ballot: 404 for a bad link or match, 413 for an oversized body, 403 without the
         form's CSRF token, 400 (the page again, with what was entered and the problem) for a bad ballot."""
         person, match = await run_in_threadpool(self._lookup, request.path_params["token"],
-                                                request.path_params["match_id"])
-        fields = await _posted(request)
+                                                request.path_params["ballot"])
+        try:
+            fields = await _posted(request)
+        except BallotError as exc:  # bytes that are not UTF-8: the form again (empty), naming the field
+            return await run_in_threadpool(self._refused, request, person, match, {}, exc)
         return await run_in_threadpool(self._store_ballot, request, person, match, fields)
 
     def _store_ballot(self, request: Request, person: Person, match: Match, fields: dict[str, str]) -> Response:
@@ -229,19 +254,26 @@ class _Ballots:
         try:
             ballot = check_ballot(match.id, person.name, fields, dimensions_required=True, rationale_required=True)
         except BallotError as exc:
-            chosen = {key: value for key, value in fields.items() if key != "csrf"}
-            with self._store() as store:
-                cast = store.ballot(match.id, person.judge.name, person.run) is not None
-            return self._ballot(request, person, match, chosen, cast=cast, error=exc, status=400)
+            return self._refused(request, person, match, fields, exc)
         with self._store() as store:
             store.cast_ballots(person.judge.name, person.judge.people, [ballot], simulated=person.judge.simulated)
-        return RedirectResponse(f"../{person.token}?saved={match.id}", status_code=303)
+        return RedirectResponse(f"../{person.token}?saved={self._ballot_id(person, match.id)}", status_code=303)
+
+    def _refused(self, request: Request, person: Person, match: Match, fields: dict[str, str],
+                 error: BallotError) -> HTMLResponse:
+        """The ballot page again, status 400, with what was entered and the problem."""
+        chosen = {key: value for key, value in fields.items() if key != "csrf"}
+        with self._store() as store:
+            cast = store.ballot(match.id, person.judge.name, person.run) is not None
+        return self._ballot(request, person, match, chosen, cast=cast, error=error, status=400)
 
     def style(self, request: Request) -> Response:
         return Response(self.css, media_type="text/css")
 
     # --- refusals ------------------------------------------------------------------------------------------
-    def refuse(self, request: Request, exc: HTTPException) -> HTMLResponse:
+    def refuse(self, request: Request, exc: HTTPException) -> Response:
+        if exc.status_code == 404 and (target := _unslashed(request)):
+            return RedirectResponse(target, status_code=307)
         title, message = REFUSALS.get(exc.status_code, REFUSALS[400])
         response = self._render(request, "refused.html.j2", exc.status_code, title=title, message=message)
         response.headers.update(exc.headers or {})  # a 405's Allow
@@ -262,8 +294,8 @@ def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
 
 
 async def _posted(request: Request) -> dict[str, str]:
-    """The fields of a posted form, read only up to BODY_MAX bytes (413 beyond); 400 for a form that does not
-    parse. A field given twice counts once, as its last value."""
+    """The fields of a posted form, read only up to BODY_MAX bytes (413 beyond); 400 for a body that is not an
+    application/x-www-form-urlencoded form (the ballot form's), BallotError for a field that is not UTF-8."""
     declared = request.headers.get("content-length", "")
     if declared.isdigit() and int(declared) > BODY_MAX:
         raise HTTPException(413)
@@ -276,14 +308,74 @@ async def _posted(request: Request) -> dict[str, str]:
     except ClientDisconnect:  # gone before the whole body came: nobody to answer, nothing to store
         raise HTTPException(400) from None
 
-    async def replay() -> dict:
-        return {"type": "http.request", "body": bytes(body), "more_body": False}
+    media_type = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    if media_type != "application/x-www-form-urlencoded":
+        raise HTTPException(400)
+    return _form_fields(bytes(body))
 
-    form = await Request(request.scope, replay).form(max_files=0, max_fields=FIELDS_MAX)
-    return {key: value for key, value in form.multi_items() if isinstance(value, str)}
+
+def _form_fields(body: bytes) -> dict[str, str]:
+    """The fields of an application/x-www-form-urlencoded body: pairs split at & and =, + as a space, escapes
+    percent-decoded, then names and values read as UTF-8 strictly (raw bytes beyond ASCII, which some clients
+    send unescaped, included). A field given twice counts once, as its last value. BallotError names the first
+    field that is not UTF-8; 400 for more than FIELDS_MAX fields."""
+    pairs = [pair for pair in body.split(b"&") if pair]
+    if len(pairs) > FIELDS_MAX:
+        raise HTTPException(400)
+    fields = {}
+    for pair in pairs:
+        name, _, value = (unquote_to_bytes(part.replace(b"+", b" ")) for part in pair.partition(b"="))
+        try:
+            key = name.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BallotError(name.decode("utf-8", "replace"), f"a name that is not UTF-8 (byte {exc.start})") from None
+        try:
+            fields[key] = value.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BallotError(key, f"not UTF-8 text (byte {exc.start} of the value)") from None
+    return fields
+
+
+def _unslashed(request: Request) -> str | None:
+    """Where a path that is one of the app's but for a trailing slash leads: relative to the page (never built
+    on the request's Host header, which the client chose; the app may also sit behind a proxy under a path of
+    its own), or None."""
+    path = request.scope["path"]
+    if not path.endswith("/") or path.endswith("//"):
+        return None
+    scope = {**request.scope, "path": path[:-1]}
+    if all(route.matches(scope)[0] is Matched.NONE for route in request.app.router.routes):
+        return None
+    query = request.scope["query_string"].decode("latin-1")
+    return "../" + quote(path[:-1].rsplit("/", 1)[1]) + (f"?{query}" if query else "")
 
 
 # --- the server -------------------------------------------------------------------------------------------------
+
+class _Protocol(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol (h11) with TCP_NODELAY on each connection and SECURITY_HEADERS on the 400 it
+    sends itself.
+
+    asyncio sets TCP_NODELAY only on sockets made with proto IPPROTO_TCP, and those accepted from _listen's have
+    proto 0: without it a response's second write (its body) waits for the client's delayed ACK of the first,
+    ~40 ms a request on a kept-alive connection. A request h11 cannot parse is answered by send_400_response
+    before the app or its middleware sees it, and uvicorn's default headers (Config(headers=...)) reach only the
+    responses of the app's request cycle."""
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def send_400_response(self, msg: str) -> None:
+        body = msg.encode("ascii", "replace")
+        headers = {"Content-Type": "text/plain; charset=utf-8", "Content-Length": len(body), "Connection": "close",
+                   **SECURITY_HEADERS}
+        head = "".join(f"{name}: {value}\r\n" for name, value in headers.items())
+        self.transport.write(f"HTTP/1.1 400 Bad Request\r\n{head}\r\n".encode("ascii") + body)
+        self.transport.close()
+
 
 class _Stop(Exception):
     """SIGTERM, re-raised by uvicorn once it has shut down gracefully: time to return."""
@@ -311,21 +403,25 @@ def _listen(host: str, port: int) -> socket.socket:
                         f"{getattr(exc, 'strerror', None) or exc}") from None
 
 
+def uvicorn_config(app: Starlette) -> uvicorn.Config:
+    """How `arena serve` runs the app under uvicorn."""
+    # No access log: every URL holds a person's token, which a log would keep for anyone to read. No websockets:
+    # an upgrade request is then an ordinary request to the app, not one uvicorn refuses with a 403 of its own.
+    return uvicorn.Config(app, http=_Protocol, ws="none", access_log=False, log_level="warning", server_header=False,
+                          lifespan="off")
+
+
 def serve(workspace_path: Path, host: str = "127.0.0.1", port: int = 8000,
           ready: Callable[[str, list[JudgeSpec]], None] = lambda url, judges: None) -> None:
     """Serve create_app(workspace_path) on host:port until Ctrl-C or SIGTERM, then return; ready(url, judges of
     people) once the address is taken."""
-    import uvicorn
-
     app = create_app(workspace_path)
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
     ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}", app.state.judges)
-    # No access log: every URL holds a person's token, which a log would keep for anyone to read.
-    config = uvicorn.Config(app, access_log=False, log_level="warning", server_header=False, lifespan="off")
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
-        uvicorn.Server(config).run(sockets=[sock])
+        uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
     except (KeyboardInterrupt, _Stop):  # uvicorn re-raises the signal that stopped it, once stopped
         pass
     finally:

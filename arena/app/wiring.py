@@ -1,50 +1,144 @@
 """Wiring a workspace: arena.toml's entries and judges built from the kind registries, its motion sets loaded
-from the motion library, its database brought up to date. Everything else in the app opens workspaces here.
+from the motion library (when their files changed), its database brought up to date. Everything else in the app
+opens workspaces here.
 
 The bottom of the app layer: it imports no other module of arena.app.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Iterator
 
 from arena.config import Config, load_config
 from arena.errors import UserError
+from arena.records import Motion
+from arena.store import DB_NAME, Store
 from arena.workspace import TEMPLATE, Workspace, build_kinds, init_workspace, open_store
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
-from motions.library import load_set_map
+from motions.library import load_set_map, set_digests
+
+
+class MotionSets(Mapping):
+    """The motions of config's [motions] sets by id, each with its set's spec, in set order.
+
+    The files are read only when one of them changed since the database last stored their motions (a digest of
+    each file's bytes tells): otherwise the motions come from the database, and only once a command looks at
+    them, so that opening a workspace stays fast however large its sets are.
+    """
+
+    def __init__(self, config: Config, path: Path):
+        self._config, self._path = config, path
+        self.digests = _naming_sets(config, lambda: set_digests(list(config.motions.sets), path))
+        self.read_now = False  # whether the files were read (and what the database remembers is to be updated)
+        self._motions: dict | None = None
+        self._stored: tuple[Store, dict] | None = None  # the database and what it remembers of each set
+
+    def unstored(self, store: Store | None) -> list[Motion]:
+        """The motions store (None: a database still to be made) may lack: none while it holds every set as its
+        file is now, else every one, read from the files at once (a set that does not load refuses before
+        anything is written)."""
+        if not self.read_now:
+            known = store.motion_sets() if store is not None else {}
+            self._stored = store, known
+            if store is not None and all(known.get(spec, {}).get("digest") == digest
+                                         for spec, digest in self.digests.items()):
+                return []
+            self._motions, self.read_now = motion_sets(self._config, self._path), True
+        return [motion for motion, _ in self._motions.values()]
+
+    def record(self) -> dict:
+        """What the database is to remember of the sets, once read (see _record)."""
+        return _record(self.digests, self._stored[1], self._all())
+
+    def _all(self) -> dict:
+        if self._motions is None:
+            store, known = self._stored
+            motions = store.motions()
+            self._motions = {motion_id: (motions[motion_id], spec) for spec in self.digests
+                             for motion_id in known[spec]["ids"]}
+        return self._motions
+
+    def __getitem__(self, motion_id: str) -> tuple[Motion, str]:
+        return self._all()[motion_id]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._all())
+
+    def __len__(self) -> int:
+        return len(self._all())
 
 
 def open_workspace(path: Path) -> Workspace:
-    """Open a workspace: arena.toml checked whole (kinds built, motion sets loaded) before the database is touched."""
+    """Open a workspace: arena.toml checked whole (kinds built, motion sets found and, where their files changed,
+    read) before the database is touched."""
     path = Path(path)
     config = load_config(path)
     debaters, judges = kinds_of(config)
-    motions = motion_sets(config, path)
-    store = open_store(path, config, (motion for motion, _ in motions.values()))
+    motions = MotionSets(config, path)
+    if not (path / DB_NAME).exists():
+        motions.unstored(None)  # the first open stores them all: read before the database is even created
+    store = open_store(path, config, motions.unstored)
+    try:
+        if motions.read_now:
+            store.remember_motion_sets(motions.record())
+    except BaseException:
+        store.close()
+        raise
     return Workspace(path, config, store, motions, debaters, judges)
+
+
+def remember_sets(ws: Workspace) -> None:
+    """After a set is added to arena.toml (and its motions to the database): the database remembers the sets
+    as they now are, so the next open reads no file."""
+    ws.store.remember_motion_sets(_record(MotionSets(ws.config, ws.path).digests, ws.store.motion_sets(), ws.motions))
+
+
+def _record(digests: dict[str, str], known: dict, motions: Mapping[str, tuple[Motion, str]]) -> dict:
+    """What the database remembers of every set whose motions it stored, by spec: its file's digest then, and
+    its motion ids in order; known, updated with the sets of digests as they are now."""
+    ids: dict[str, list[str]] = {spec: [] for spec in digests}
+    for motion_id, (_, spec) in motions.items():
+        ids[spec].append(motion_id)
+    return {**known, **{spec: {"digest": digest, "ids": ids[spec]} for spec, digest in digests.items()}}
 
 
 def motion_sets(config: Config, path: Path) -> dict:
     """Each motion of config's [motions] sets by id, with its set; a set that does not load names the key."""
+    return _naming_sets(config, lambda: load_set_map(list(config.motions.sets), path))
+
+
+def _naming_sets(config: Config, read: Callable[[], Any]) -> Any:
+    """read(), its UserError led by where arena.toml names the sets."""
     try:
-        return load_set_map(list(config.motions.sets), path)
+        return read()
     except UserError as exc:
         raise UserError(f"{config.where('motions.sets')}: {exc}") from None
 
 
 def init(path: Path, config_text: str = TEMPLATE) -> Path:
     """`arena init`: create path/arena.toml and path/arena.db, the database stored as the first open would
-    store it (entries, the motions of the configured sets), so a command refused right after init leaves
-    arena.db byte-identical. Returns the path of arena.toml.
+    store it (entries, the motions of the configured sets and what it remembers of them), so a command refused
+    right after init leaves arena.db byte-identical. Returns the path of arena.toml.
 
     Motion sets that do not load refuse init before anything is written. Kinds are not built here: they
     come from the installation (plug-ins), not the workspace, and opening checks them every time.
     """
     path = Path(path)
-    return init_workspace(path, config_text,
-                          lambda config: [motion for motion, _ in motion_sets(config, path).values()])
+    read: list[MotionSets] = []
+
+    def load(config: Config) -> list[Motion]:
+        read.append(MotionSets(config, path))
+        return read[0].unstored(None)
+
+    created = init_workspace(path, config_text, load)
+    store = Store(path / DB_NAME)
+    try:
+        store.remember_motion_sets(read[0].record())
+    finally:
+        store.close()
+    return created
 
 
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -4,22 +4,37 @@ They share the plan through claims (arena.claims), so no match is played twice; 
 does to the parent, whose one progress display counts them all. Ctrl-C at the terminal reaches the
 parent only (the workers have their own process group); the parent passes it on to each worker once,
 and each stops as a single-process run does: its matches in flight go back to the plan.
+
+A worker never outlives its parent: were the parent killed (kill -9, the OOM killer, a supervisor), its
+workers would go on playing the plan against paid models with nobody watching. On Linux the kernel sends
+a worker SIGINT the moment its parent dies (the parent-death signal); everywhere, a watchdog thread
+notices the parent gone within WATCH_S. Either way the worker stops as at Ctrl-C, and one that has not
+stopped GRACE_S later exits at once (its claims then lapse, and the next run plays those matches).
 """
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import multiprocessing
 import os
 import queue
 import signal
+import sys
+import threading
 import time
 from pathlib import Path
 
 from arena.app.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.progress import Progress
 from arena.app.wiring import open_workspace
+from arena.files import no_space, no_space_error
+from arena.store import DB_NAME
 from arena.wire import forget_clients
 
 POLL_S = 0.1
+WATCH_S = 0.5  # how often a worker looks for its parent
+GRACE_S = 5.0  # how long an orphaned worker may take to put its matches back before it exits regardless
+PR_SET_PDEATHSIG = 1  # prctl(2)
 
 
 class Relay:
@@ -42,7 +57,27 @@ class Relay:
         self.channel.put(("used", u.calls, u.prompt_tokens + u.completion_tokens, u.cost, completion.cached))
 
 
-def work(path: str, channel, options: dict) -> None:
+def die_with(parent: int) -> None:
+    """Stop this process (SIGINT, then exit GRACE_S later) when the process parent is gone."""
+    kernel = False  # whether the kernel sends the SIGINT (a second one would cut short the worker's stopping)
+    if sys.platform.startswith("linux"):
+        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+        kernel = libc.prctl(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0) == 0
+
+    def watch() -> None:
+        while os.getppid() == parent:  # an orphan is adopted by another process: its parent id changes
+            time.sleep(WATCH_S)
+        if not kernel:
+            os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(GRACE_S)
+        os._exit(1)
+
+    threading.Thread(target=watch, name="arena-watchdog", daemon=True).start()
+    if kernel and os.getppid() != parent:  # gone before the kernel was asked to tell us
+        os.kill(os.getpid(), signal.SIGINT)
+
+
+def work(path: str, channel, options: dict, parent: int) -> None:
     """One worker process: open the workspace, claim and play until nothing is left; report how it stopped."""
     os.setpgrp()  # out of the terminal's foreground group: a Ctrl-C there reaches the parent alone
     signal.signal(signal.SIGINT, signal.default_int_handler)  # started ignored (fan_out); the parent's SIGINT stops us
@@ -51,6 +86,7 @@ def work(path: str, channel, options: dict) -> None:
     stopped: str | None = "interrupted"
     cpu = time.process_time()
     try:
+        die_with(parent)  # within the try: a parent gone already stops us as a Ctrl-C would
         ws = open_workspace(Path(path))
         try:
             runner = MatchRunner.of(ws, lease_s=options.pop("lease_s"))
@@ -61,21 +97,29 @@ def work(path: str, channel, options: dict) -> None:
     except KeyboardInterrupt:
         stopped = "interrupted"
     except Exception as exc:  # the parent says why; the matches this worker held lapse with it
-        channel.put(("error", failure_reason(exc)))
+        # A full disk is the run's error, as in one process: the parent raises it (an OSError naming the path).
+        if no_space(exc):
+            channel.put(("full", no_space_error(exc, getattr(exc, "filename", None) or Path(path) / DB_NAME)))
+        else:
+            channel.put(("error", failure_reason(exc)))
         stopped = "failed"
     channel.put(("stopped", stopped, time.process_time() - cpu))
 
 
-def fan_out(path: Path, workers: int, events: Progress, *, lease_s: float, **options) -> tuple[str | None, float]:
-    """Run `workers` worker processes on the workspace at path until all are done, feeding their events to
-    events. Returns how the run stopped (None, "budget", or "interrupted": Ctrl-C, or a worker that failed)
-    and the CPU seconds the workers spent playing."""
+def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float,
+            **options) -> tuple[str | None, float]:
+    """Run a worker process per share (the matches it plays at once) on the workspace at path until all are
+    done, feeding their events to events. Returns how the run stopped (None, "budget", or "interrupted":
+    Ctrl-C, or a worker that failed) and the CPU seconds the workers spent playing."""
+    workers = len(shares)
     # Forked where the system can: workers start at once, sharing what the parent imported (litellm's import
     # would cost each ~2 s of CPU). Each opens its own database connection and HTTP clients, never the parent's.
     context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
     channel = context.Queue()
-    procs = [context.Process(target=work, args=(str(path), channel, {**options, "lease_s": lease_s}),
-                             name=f"arena-worker-{k + 1}") for k in range(workers)]
+    procs = [context.Process(target=work, name=f"arena-worker-{k + 1}",
+                             args=(str(path), channel, {**options, "concurrency": share, "lease_s": lease_s},
+                                   os.getpid()))
+             for k, share in enumerate(shares)]
     # Workers start with SIGINT ignored, so a Ctrl-C before they leave the terminal's group cannot kill them.
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
@@ -86,6 +130,7 @@ def fan_out(path: Path, workers: int, events: Progress, *, lease_s: float, **opt
     outcomes: list[str | None] = []
     cpu = 0.0
     errors: list[str] = []
+    full: list[OSError] = []
 
     def handle(event: tuple) -> None:
         nonlocal cpu
@@ -97,6 +142,8 @@ def fan_out(path: Path, workers: int, events: Progress, *, lease_s: float, **opt
             cpu += args[1]
         elif kind == "error":
             errors.append(args[0])
+        elif kind == "full":
+            full.append(args[0])
         else:
             getattr(events, kind)(*args)
 
@@ -124,6 +171,8 @@ def fan_out(path: Path, workers: int, events: Progress, *, lease_s: float, **opt
     for proc in procs:
         proc.join()
     drain(until_exit=False)
+    if full:
+        raise full[0]
     for error in errors:
         events.say(f"a worker stopped: {error}")
     for proc in procs:
