@@ -24,23 +24,9 @@ from arena.ballots import ballot_id, new_token, token_hash  # noqa: E402
 from arena.records import Motion, Speech  # noqa: E402
 from arena.store import DB_NAME, Store  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
+from tests.helpers import entry, people, workspace_toml  # noqa: E402
 
-TOML = """[search]
-provider = "offline"
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = ["ann"]
-"""
+TOML = workspace_toml(entries=[entry("a"), entry("b")], judges=[people("experts", "ann")])
 
 
 def workspace(root: Path, n: int) -> tuple[Path, str, str]:

@@ -29,27 +29,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import yaml  # noqa: E402
 
 from arena.app.wiring import init  # noqa: E402
+from tests.helpers import entry, workspace_toml  # noqa: E402
 
 ARENA = str(Path(sys.executable).with_name("arena"))
 # `arena entry list` on this benchmark's workspace (builtin:en and its 10,000-motion file) with the code of
 # commit 56fe170, before opening took motions from the database: best of 2 on the 2-core development machine.
 BEFORE_S = 18.2
 CATEGORIES = ("fact", "value", "policy")
-TOML = '''[arena]
-seed = 0
-[search]
-provider = "offline"
-[motions]
-sets = {sets}
-[[entries]]
-name = "a"
-debater = "direct"
-model = "offline/a"
-[[entries]]
-name = "b"
-debater = "direct"
-model = "offline/b"
-'''
+
+
+def toml(sets: list[str]) -> str:
+    """Two offline entries on these motion sets."""
+    return workspace_toml(arena={"seed": 0}, motions=sets, entries=[entry("a"), entry("b")])
 
 
 def motion_file(n: int) -> str:
@@ -90,8 +81,8 @@ def main() -> None:
         large.mkdir(parents=True)
         big = large / "big.yaml"
         big.write_text(motion_file(args.motions), encoding="utf-8")
-        init(large, TOML.format(sets='["builtin:en", "file:big.yaml"]'))
-        init(small, TOML.format(sets='["builtin:en"]'))
+        init(large, toml(["builtin:en", "file:big.yaml"]))
+        init(small, toml(["builtin:en"]))
         print(f"motion file: {args.motions:,} motions, {big.stat().st_size / 1e6:.1f} MB")
 
         unchanged, floor = wall(["entry", "list", "-w", str(large)]), wall(["entry", "list", "-w", str(small)])

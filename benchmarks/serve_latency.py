@@ -35,25 +35,10 @@ from arena.app import web  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.ballots import new_token, token_hash  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
+from tests.helpers import entry, people, workspace_toml  # noqa: E402
 
-TOML = """[search]
-provider = "offline"
-[motions]
-sets = ["builtin:en"]
-[[entries]]
-name = "alpha"
-debater = "direct"
-model = "offline/alpha"
-[[entries]]
-name = "beta"
-debater = "direct"
-model = "offline/beta"
-[[judges]]
-name = "experts"
-kind = "human"
-[judges.options]
-people = ["ann"]
-"""
+TOML = workspace_toml(motions=["builtin:en"], entries=[entry("alpha"), entry("beta")],
+                      judges=[people("experts", "ann")])
 BEFORE = dict(access_log=False, log_level="warning", server_header=False, lifespan="off")  # serve's old Config
 
 
