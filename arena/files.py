@@ -89,7 +89,7 @@ def _replacing(path: Path | str) -> Iterator[BinaryIO]:
         if no_space(exc):
             raise no_space_error(exc, path) from None
         raise
-    _sync_folder(target.parent)
+    _sync(target.parent)
 
 
 def _new_file(target: Path) -> tuple[Path, int]:
@@ -106,9 +106,9 @@ def _new_file(target: Path) -> tuple[Path, int]:
             raise
 
 
-def _sync_folder(folder: Path) -> None:
-    """Flush a folder's entries (a rename) to disk."""
-    handle = os.open(folder, os.O_RDONLY)
+def _sync(path: Path | str) -> None:
+    """Flush a file's bytes, or a folder's entries (a rename), to disk."""
+    handle = os.open(path, os.O_RDONLY)
     try:
         os.fsync(handle)
     finally:
@@ -144,7 +144,7 @@ def replace_folder(path: Path | str, build: Callable[[Path], T], *,
             if no_space(exc):
                 raise no_space_error(exc, path) from None
             raise
-        _sync_folder(path.parent)
+        _sync(path.parent)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
     return result
@@ -236,12 +236,8 @@ def _sync_tree(folder: Path) -> None:
     a power cut."""
     for top, _, files in os.walk(folder):
         for name in files:
-            handle = os.open(os.path.join(top, name), os.O_RDONLY)
-            try:
-                os.fsync(handle)
-            finally:
-                os.close(handle)
-        _sync_folder(Path(top))
+            _sync(os.path.join(top, name))
+        _sync(top)
 
 
 def _swap(new: Path, path: Path) -> Path | None:
