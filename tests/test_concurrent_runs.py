@@ -134,6 +134,21 @@ def worker_pids(parent: int) -> list[int]:
     return found
 
 
+def both_workers_mid_match(path: Path, process: subprocess.Popen) -> set[int]:
+    """Wait until each of the two workers of `arena run --workers 2` holds a match some calls of which are done;
+    their pids."""
+    workers: set[int] = set()
+
+    def mid_match() -> bool:
+        workers.update(worker_pids(process.pid))
+        busy = {pid for (pid,) in query(path, "SELECT DISTINCT c.pid FROM claims c JOIN calls k "
+                                              "ON k.match_id = c.match_id WHERE c.judge = ''")}
+        return len(workers) == 2 and busy == workers
+
+    wait_for(mid_match, process)
+    return workers
+
+
 def test_workers_share_the_plan_with_one_progress_display(tmp_path, fake_llm):
     fake_llm.responder = slow(0.05)
     path = scheduled(tmp_path, fake_llm.api_base, entries=ENTRIES)
@@ -180,15 +195,7 @@ def test_ctrl_c_stops_every_worker_and_the_rerun_completes(tmp_path, fake_llm):
     fake_llm.responder = slow(0.1)
     path = scheduled(tmp_path, fake_llm.api_base, entries=ENTRIES)
     process = start_run(path, "--workers", "2", "--concurrency", "2")
-    workers: set[int] = set()
-
-    def both_mid_match() -> bool:
-        workers.update(worker_pids(process.pid))
-        busy = {pid for (pid,) in query(path, "SELECT DISTINCT c.pid FROM claims c JOIN calls k "
-                                              "ON k.match_id = c.match_id WHERE c.judge = ''")}
-        return len(workers) == 2 and busy == workers
-
-    wait_for(both_mid_match, process)
+    workers = both_workers_mid_match(path, process)
     process.send_signal(signal.SIGINT)  # the parent alone, as `kill -INT`; a terminal's Ctrl-C is the same
     out, err = process.communicate(timeout=60)
     assert process.returncode == 130, err

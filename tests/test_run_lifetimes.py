@@ -9,42 +9,25 @@ from __future__ import annotations
 import os
 import signal
 import time
-from pathlib import Path
 
 import pytest
 
 from arena.app.runs import shares
+from arena.claims import alive
 from arena.store import IN_FLIGHT
 from tests.fakes.openai_server import Reply
 from tests.helpers import debate_responder, query, stage_and_side
 from tests.running import priced_workspace, scheduled, slow, start_run, statuses
-from tests.test_concurrent_runs import ENTRIES, MATCHES, finish, wait_for, worker_pids
+from tests.test_concurrent_runs import ENTRIES, MATCHES, both_workers_mid_match, finish, wait_for
 
 pytestmark = pytest.mark.slow
-
-
-def alive(pid: int) -> bool:
-    """Whether pid runs (a zombie counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_workers_stop_within_seconds_when_their_parent_is_killed(tmp_path, fake_llm):
     fake_llm.responder = slow(0.5)  # the plan takes longer than the 10 s the workers are given to stop
     path = scheduled(tmp_path, fake_llm.api_base, entries=ENTRIES)
     parent = start_run(path, "--workers", "2", "--concurrency", "2")
-    workers: set[int] = set()
-
-    def both_mid_match() -> bool:
-        workers.update(worker_pids(parent.pid))
-        busy = {pid for (pid,) in query(path, "SELECT DISTINCT c.pid FROM claims c JOIN calls k "
-                                              "ON k.match_id = c.match_id WHERE c.judge = ''")}
-        return len(workers) == 2 and busy == workers
-
-    wait_for(both_mid_match, parent)
+    workers = both_workers_mid_match(path, parent)
     os.kill(parent.pid, signal.SIGKILL)  # as the OOM killer or a supervisor would: no chance to pass anything on
     parent.wait(timeout=30)
     killed_at = time.monotonic()

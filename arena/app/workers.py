@@ -14,7 +14,6 @@ stopped GRACE_S later exits at once (its claims then lapse, and the next run pla
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import multiprocessing
 import os
 import queue
@@ -61,8 +60,7 @@ def die_with(parent: int) -> None:
     """Stop this process (SIGINT, then exit GRACE_S later) when the process parent is gone."""
     kernel = False  # whether the kernel sends the SIGINT (a second one would cut short the worker's stopping)
     if sys.platform.startswith("linux"):
-        libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-        kernel = libc.prctl(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0) == 0
+        kernel = ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGINT, 0, 0, 0) == 0
 
     def watch() -> None:
         while os.getppid() == parent:  # an orphan is adopted by another process: its parent id changes
