@@ -84,8 +84,8 @@ class Config:
 
     @property
     def automatic_judges(self) -> tuple[JudgeSpec, ...]:
-        """The judges `arena run` and `arena judge` run: all but people casting ballots."""
-        return tuple(j for j in self.judges if not j.casts_ballots)
+        """The judges `arena run` and `arena judge` run: all but people casting ballots and imported judges."""
+        return tuple(j for j in self.judges if not j.external)
 
     def human_judge(self, name: str) -> JudgeSpec:
         judge = self.judge(name)

@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
 Side = Literal["pro", "con"]
-Stage = Literal["constructive", "rebuttal", "summary"]
+Stage = str  # a turn's stage in its debate format (arena.formats): "constructive", "opening", "rebuttal_1", ...
 Outcome = Literal["pro", "con", "tie"]
 
 SIDES: tuple[Side, ...] = ("pro", "con")
@@ -20,6 +20,10 @@ def default_info_slide(language: str) -> str:
     return INFO_SLIDES.get(language, DEFAULT_INFO_SLIDE)
 OFFLINE_PREFIX = "offline/"
 HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
+# The debater kind of an entry an importer registered (it debated elsewhere: never scheduled, never plays) and
+# the judge kind of a judge whose verdicts were imported (never run by the arena).
+IMPORTED = "imported"
+DEFAULT_FORMAT = "agent4debate"
 
 
 def is_simulated(model: str) -> bool:
@@ -71,6 +75,10 @@ class Entry:
     def simulated(self) -> bool:
         return is_simulated(self.model)
 
+    @property
+    def imported(self) -> bool:
+        return self.debater == IMPORTED
+
 
 @dataclass(frozen=True)
 class JudgeSpec:
@@ -93,6 +101,16 @@ class JudgeSpec:
     def casts_ballots(self) -> bool:
         """People judge: its verdicts are ballots (run = the person's index), never played by the arena."""
         return self.kind == HUMAN_JUDGE
+
+    @property
+    def imported(self) -> bool:
+        """Its verdicts came from another arena's judges (an importer): the arena never runs it."""
+        return self.kind == IMPORTED
+
+    @property
+    def external(self) -> bool:
+        """Its verdicts come from outside the arena (people's ballots, an import): never run by it."""
+        return self.casts_ballots or self.imported
 
     @property
     def people(self) -> tuple[str, ...]:
@@ -150,6 +168,7 @@ class Verdict:
     dimensions: Mapping[str, Outcome] = field(default_factory=dict)
     rationale: str = ""
     error: str | None = None
+    extra: Mapping[str, Any] = field(default_factory=dict)  # what a source said beyond these (margin, panelist, ...)
 
     @property
     def failed(self) -> bool:
@@ -192,6 +211,7 @@ class Match:
     speeches: tuple[Speech, ...] = ()
     verdicts: tuple[Verdict, ...] = ()
     forfeit: Forfeit | None = None  # done, but one side could not debate: no judge read it
+    format: str = DEFAULT_FORMAT  # the debate format (arena.formats) it is played in
 
 
 def points(outcome: Outcome | None, side: Side) -> float:

@@ -9,19 +9,19 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Collection, Iterable, Iterator
+from typing import Collection, Iterable, Iterator, Mapping
 
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
 from arena.files import no_space, no_space_error
-from arena.records import AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
+from arena.records import DEFAULT_FORMAT, AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
 DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
 # keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
 IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -61,7 +61,8 @@ CREATE TABLE matches (
     id TEXT PRIMARY KEY, tournament_id INTEGER REFERENCES tournaments(id), seq INTEGER NOT NULL,
     motion_id TEXT NOT NULL REFERENCES motions(id), pro TEXT NOT NULL, con TEXT NOT NULL,
     status TEXT NOT NULL, error TEXT, simulated INTEGER NOT NULL DEFAULT 0,
-    created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, forfeit TEXT, forfeit_reason TEXT);
+    created_at TEXT NOT NULL, started_at TEXT, finished_at TEXT, forfeit TEXT, forfeit_reason TEXT,
+    format TEXT NOT NULL DEFAULT 'agent4debate');
 CREATE TABLE speeches (
     match_id TEXT NOT NULL REFERENCES matches(id), seq INTEGER NOT NULL, stage TEXT NOT NULL,
     side TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, agents TEXT NOT NULL,
@@ -73,7 +74,8 @@ CREATE TABLE agent_messages (
 CREATE TABLE verdicts (
     match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, run INTEGER NOT NULL,
     overall TEXT, dimensions TEXT NOT NULL, rationale TEXT NOT NULL, error TEXT,
-    simulated INTEGER NOT NULL, created_at TEXT NOT NULL, PRIMARY KEY (match_id, judge, run));
+    simulated INTEGER NOT NULL, created_at TEXT NOT NULL, extra TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (match_id, judge, run));
 CREATE TABLE calls (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match_id TEXT, role TEXT, stage TEXT, side TEXT,
     judge TEXT, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
@@ -106,6 +108,9 @@ _MIGRATIONS = {
     # Forfeits: the side whose debater could not give a speech, and why.
     6: "ALTER TABLE matches ADD COLUMN forfeit TEXT; ALTER TABLE matches ADD COLUMN forfeit_reason TEXT;",
     7: _CLOSURES,
+    # Debate formats (arena.formats) per match, and what an imported verdict's source said beyond ours.
+    8: "ALTER TABLE matches ADD COLUMN format TEXT NOT NULL DEFAULT 'agent4debate';"
+       "ALTER TABLE verdicts ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -264,8 +269,10 @@ class Store:
         return [r[0] for r in self.conn.execute("SELECT id FROM motions ORDER BY id")]
 
     # --- tournaments and matches ---------------------------------------------------------
-    def add_tournament(self, fmt: str, seed: int, params: dict, pairings: list[tuple[str, str, str]]) -> list[str]:
-        """Store a schedule (motion_id, pro, con) in one transaction; return the new match ids."""
+    def add_tournament(self, fmt: str, seed: int, params: dict, pairings: list[tuple[str, str, str]], *,
+                       debate_format: str = DEFAULT_FORMAT) -> list[str]:
+        """Store a schedule (motion_id, pro, con) of matches to play in debate_format, in one transaction; return
+        the new match ids."""
         with _transaction(self.conn):
             cur = self.conn.execute(
                 "INSERT INTO tournaments (format, seed, params, created_at) VALUES (?,?,?,?)",
@@ -277,9 +284,9 @@ class Store:
             for k, (motion_id, pro, con) in enumerate(pairings, start=1):
                 match_id = f"m{start + k:05d}"
                 self.conn.execute(
-                    "INSERT INTO matches (id, tournament_id, seq, motion_id, pro, con, status, created_at)"
-                    " VALUES (?,?,?,?,?,?,'scheduled',?)",
-                    (match_id, tid, start + k, motion_id, pro, con, now()),
+                    "INSERT INTO matches (id, tournament_id, seq, motion_id, pro, con, status, created_at, format)"
+                    " VALUES (?,?,?,?,?,?,'scheduled',?,?)",
+                    (match_id, tid, start + k, motion_id, pro, con, now(), debate_format),
                 )
                 ids.append(match_id)
         return ids
@@ -381,14 +388,7 @@ class Store:
             self._release_or_lose(holder, match_id, PLAY)
             self.conn.execute("DELETE FROM speeches WHERE match_id=?", (match_id,))
             self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
-            for seq, s in enumerate(speeches):
-                self.conn.execute(
-                    "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?,?)",
-                    (match_id, seq, s.stage, s.side, s.text,
-                     json.dumps([asdict(r) for r in s.references]),
-                     json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at,
-                     int(s.cut)),
-                )
+            self._write_speeches(match_id, speeches)
             self.conn.executemany(
                 "INSERT INTO agent_messages (match_id, stage, side, role, prompt, response, created_at)"
                 " VALUES (?,?,?,?,?,?,?)",
@@ -401,6 +401,38 @@ class Store:
                 " WHERE id=?",
                 (int(simulated), now(), forfeit and forfeit.side, forfeit and redact(forfeit.reason), match_id)
             )
+
+    def _write_speeches(self, match_id: str, speeches: Iterable[Speech]) -> None:
+        self.conn.executemany(
+            "INSERT INTO speeches VALUES (?,?,?,?,?,?,?,?,?,?)",
+            [(match_id, seq, s.stage, s.side, s.text, json.dumps([asdict(r) for r in s.references]),
+              json.dumps({role: vars(u) for role, u in s.agents.items()}), s.started_at, s.finished_at, int(s.cut))
+             for seq, s in enumerate(speeches)],
+        )
+
+    def import_matches(self, matches: Iterable[Match], *, created_at: Mapping[str, str] | None = None) -> list[str]:
+        """Store finished matches played elsewhere (an importer's), ids as given, with their speeches and
+        verdicts, in one transaction; return the ids added. A match whose id is stored already is left as it
+        is, so importing twice adds nothing. created_at: when each match was made, by id (default: now)."""
+        created_at = created_at or {}
+        added = []
+        with _transaction(self.conn):
+            seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0]
+            for m in matches:
+                if self.conn.execute("SELECT 1 FROM matches WHERE id=?", (m.id,)).fetchone():
+                    continue
+                seq += 1
+                when = created_at.get(m.id) or now()
+                self.conn.execute(
+                    "INSERT INTO matches (id, seq, motion_id, pro, con, status, error, simulated, created_at,"
+                    " finished_at, forfeit, forfeit_reason, format) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (m.id, seq, m.motion.id, m.pro, m.con, m.status, m.error, int(m.simulated), when,
+                     when if m.status == "done" else None, m.forfeit and m.forfeit.side,
+                     m.forfeit and m.forfeit.reason, m.format))
+                self._write_speeches(m.id, m.speeches)
+                self._write_verdicts(m.id, m.verdicts, m.simulated, when)
+                added.append(m.id)
+        return added
 
     def replace_verdicts(self, match_id: str, judge: str, verdicts: list[Verdict], simulated: bool,
                          holder: Holder | None = None) -> None:
@@ -419,13 +451,14 @@ class Store:
                                  _to_judge_args(judge, rejudged_before))
         return [r["id"] for r in rows]
 
-    def _write_verdicts(self, match_id: str, verdicts: list[Verdict], simulated: bool) -> None:
+    def _write_verdicts(self, match_id: str, verdicts: Iterable[Verdict], simulated: bool,
+                        created_at: str | None = None) -> None:
         for v in verdicts:
             self.conn.execute(
-                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO verdicts VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (match_id, v.judge, v.run, v.overall, json.dumps(dict(v.dimensions)), v.rationale,
                  None if v.error is None else redact(v.error),
-                 int(simulated), now()),
+                 int(simulated), created_at or now(), json.dumps(dict(v.extra))),
             )
 
     # --- ballots of people -----------------------------------------------------------------
@@ -545,7 +578,7 @@ class Store:
         verdicts = tuple(_verdict(r) for r in self.conn.execute(
             "SELECT * FROM verdicts WHERE match_id=? ORDER BY judge, run", (match_id,)))
         return Match(row["id"], self.motion(row["motion_id"]), row["pro"], row["con"], row["status"], row["error"],
-                     bool(row["simulated"]), speeches, verdicts, _forfeit(row))
+                     bool(row["simulated"]), speeches, verdicts, _forfeit(row), row["format"])
 
     def matches(self) -> list[Match]:
         """Every match in schedule order with its speeches and verdicts: what match() gives, in four queries."""
@@ -558,7 +591,7 @@ class Store:
             verdicts.setdefault(r["match_id"], []).append(_verdict(r))
         return [Match(r["id"], motions[r["motion_id"]], r["pro"], r["con"], r["status"], r["error"],
                       bool(r["simulated"]), tuple(speeches.get(r["id"], ())), tuple(verdicts.get(r["id"], ())),
-                      _forfeit(r))
+                      _forfeit(r), r["format"])
                 for r in self.conn.execute("SELECT * FROM matches ORDER BY seq")]
 
     def speech_usage(self) -> list[dict]:
@@ -703,4 +736,5 @@ def _forfeit(r: sqlite3.Row) -> Forfeit | None:
 
 
 def _verdict(r: sqlite3.Row) -> Verdict:
-    return Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"])
+    return Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"],
+                   json.loads(r["extra"]))
