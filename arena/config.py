@@ -11,7 +11,8 @@ from urllib.parse import urlsplit
 
 from arena import limits
 from arena.errors import UserError, check_size
-from arena.records import HUMAN_JUDGE, Entry, JudgeSpec
+from arena.formats import format_names, known
+from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec
 from arena.structured import STRUCTURED_MODES
 
 CONFIG_NAME = "arena.toml"
@@ -23,6 +24,7 @@ class ArenaSettings:
     seed: int = 0
     judge_runs: int = 3
     forfeits: bool = True  # a side that cannot debate forfeits the match; false: the match fails instead
+    format: str = DEFAULT_FORMAT  # the debate format (arena.formats) new matches are scheduled in
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ _SECTIONS: dict[str, _Spec] = {
         "seed": (int, _whole(0, limits.MAX_SEED)),
         "judge_runs": (int, _RUNS),
         "forfeits": (bool, _ANY),
+        "format": (str, _ANY),  # a known format: checked in parse_config, since plug-ins add formats
     },
     "llm": {
         "max_concurrency": (int, _whole(1, limits.MAX_CONCURRENCY)),
@@ -187,8 +190,11 @@ _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind")
 
 def _human(judge: dict, i: int, fail) -> dict:
     """What a judge of people implies: R is the number of people, each named once, and no model is needed
-    (an offline/ model marks the ballots simulated). Other judges need a model."""
+    (an offline/ model marks the ballots simulated). An imported judge needs no model either, and its R is only
+    the most runs it gave a match (each match has the runs its source gave). Other judges need a model."""
     where = f"judges[{i}]"
+    if judge["kind"] == IMPORTED:
+        return {"model": judge.get("model", IMPORTED)}
     if judge["kind"] != HUMAN_JUDGE:
         if "model" not in judge:
             raise fail(where, "missing required key 'model'")
@@ -245,6 +251,8 @@ def parse_config(text: str, path: Path) -> Config:
 
     values = {name: _check_table(data.get(name, {}), spec, name, fail) for name, spec in _SECTIONS.items()}
     arena = ArenaSettings(**values["arena"])
+    if not known(arena.format):
+        raise fail("arena.format", f"unknown debate format {arena.format!r} (known: {', '.join(format_names())})")
     llm = LLMSettings(**{k: (float(v) if k in ("timeout_s", "backoff_s") else v) for k, v in values["llm"].items()})
     search = SearchSettings(**values["search"])
     motions = MotionSettings(**{k: tuple(v) for k, v in values["motions"].items()})

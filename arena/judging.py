@@ -14,6 +14,7 @@ from typing import Callable, Mapping
 
 from arena import transcript
 from arena.fitting import Cut, Material
+from arena.formats import AGENT4DEBATE, Format
 from arena.llm import LLMCallError
 from arena.params import Param, between, resolve
 from arena.protocol import LLMHandle
@@ -36,11 +37,13 @@ def paper_temperature(source: str) -> Param:
 
 @dataclass(frozen=True)
 class JudgeView:
-    """A finished debate as a judge may see it: the motion and the speeches, sides as Pro/Con only."""
+    """A finished debate as a judge may see it: the motion and the speeches, sides as Pro/Con only, in the format
+    it was debated in."""
 
     motion: Motion
     speeches: tuple[Speech, ...]
     independent_openings: bool = True  # the arena's protocol; a benchmark's debates may have other rules
+    format: Format = AGENT4DEBATE
 
     def material(self, prompt: Callable[[str], str]) -> Material:
         """A prompt built around this debate's transcript, fitted to a window by shortening the oldest speeches."""
@@ -52,7 +55,8 @@ class JudgeView:
         whole debate."""
         speeches = self.speeches if only is None else self.speeches[only:only + 1]
         return transcript.render(speeches, cut=cut, start=1 if only is None else only + 1,
-                                 independent_openings=self.independent_openings, language=self.motion.language)
+                                 independent_openings=self.independent_openings, language=self.motion.language,
+                                 fmt=self.format)
 
     def swapped(self) -> "JudgeView":
         """The same debate with the PRO and CON labels exchanged everywhere it is read: the speeches' labels,

@@ -26,6 +26,8 @@ MAX_MOTION_FILE_BYTES = 8 << 20  # a motion file: 10,000 motions with info slide
 MAX_MOTIONS = 10_000  # motions of one set (file): a set that size reads in about 2 s, when its file changes
 MAX_MOTION_CHARS = 4_000  # a motion's text, side texts or info slide: a motion is a sentence, a slide a paragraph
 MAX_DATA_FILE_BYTES = 64 << 20  # any other file read whole (benchmarks, ballots and results CSV files)
+MAX_EXPORT_TABLE_BYTES = 1 << 30  # a Parquet table of an export `arena import arena` reads: zstd keeps prose to
+# about 1/2.3, so this is some 100,000 matches of six 3,000-character speeches (2,000 of the demo's take 2.4 MB)
 MAX_DEPTH = 32  # nesting of YAML, JSON and TOML values: our formats need 4; Python's parsers recurse per level
 MAX_YAML_NODES = 200_000  # YAML nodes of one file, aliases counted as what they stand for: 10,000 motions with
 # every key take 150,001, and an 807-byte alias and merge-key bomb stands for billions

@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from arena import transcript
+from arena.formats import words_for
 
 COGENT = (
     "The evidence on whether {topic} is clear: {claim}, and that is why it decides this round.",
@@ -124,7 +125,11 @@ FIELDS_ZH = {
 }
 _COGENT_MARK = re.compile(r"\b(evidence|demonstrates|therefore|because)\b|证据|因此|因为|数据表明|由此可见", re.IGNORECASE)
 _WEAK_MARK = re.compile(r"\b(perhaps|maybe|arguably|I feel)\b|也许|可能吧|或许|我觉得|说不定|很难说", re.IGNORECASE)
+# Sentences per speech: the agent4debate format's stages keep the lengths the simulator has always written them
+# (so recorded simulations replay byte for byte); a turn of another format gets one per _WORDS_PER_SENTENCE words
+# of its budget; a call of no speech (a judge's), 8.
 _SENTENCES = {"constructive": 18, "rebuttal": 14, "summary": 10}
+_WORDS_PER_SENTENCE = 25
 _SIDES = ("pro", "con", "tie")
 
 
@@ -139,7 +144,7 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
     rng = random.Random(digest.hexdigest())
-    length = _SENTENCES.get(stage or "", 8)
+    length = _sentences(stage)
     if schema is not None:
         text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
     elif judging and _answers_in_chinese(prompt):
@@ -149,6 +154,14 @@ def respond(model: str, strength: float, messages: list[dict], *, schema: dict |
         if judging and (note := assessment(prompt)) is not None:
             text += "\n\n" + note
     return text, _tokens(prompt), _tokens(text)
+
+
+def _sentences(stage: str | None) -> int:
+    """How many sentences a speech of the stage gets (see _SENTENCES)."""
+    if stage in _SENTENCES:
+        return _SENTENCES[stage]
+    words = words_for(stage) if stage else None
+    return max(3, round(words / _WORDS_PER_SENTENCE)) if words else 8
 
 
 def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> str:

@@ -1,8 +1,8 @@
-"""The three-stage match protocol: who speaks when, and what each speaker may see.
+"""The match protocol: who speaks when, and what each speaker may see, as the match's format (arena.formats) says.
 
-Stage 1 (constructive): Pro and Con write independently, in parallel; neither sees the other.
-Stage 2 (rebuttal): Pro, then Con. Stage 3 (summary): Con, then Pro. From stage 2 on, a
-speaker sees every speech made before it. The protocol, not the debater, decides this.
+Turns are played in the format's order; a turn sees every speech made before it, but a blind turn sees only
+those of earlier stages, so a stage's blind turns are played in parallel (agent4debate's stage 1: Pro and Con
+write their constructives independently). The protocol, not the debater, decides this.
 
 A side whose debater cannot give a speech because of its model's answers (arena.llm.AnswerError)
 ends the match there: Forfeited, with the speeches made so far. Any other failure fails the match.
@@ -15,17 +15,12 @@ from typing import Any, Callable, Protocol
 
 from arena.fitting import Cut, Material, PromptTooLong, fit
 from arena.errors import ArenaError
+from arena.formats import AGENT4DEBATE, Format, Turn
 from arena.llm import AnswerError, CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway
 from arena.models import ModelRef
 from arena.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import now
-
-SPEAKING_ORDER: tuple[tuple[Stage, tuple[Side, ...], bool], ...] = (
-    ("constructive", ("pro", "con"), True),  # parallel: neither side sees the other
-    ("rebuttal", ("pro", "con"), False),
-    ("summary", ("con", "pro"), False),
-)
 
 
 @dataclass(frozen=True)
@@ -138,9 +133,17 @@ class DebateContext:
     llm: LLMHandle = field(compare=False)
     search: SearchHandle = field(compare=False)
     language: str = "en"
+    format: Format = AGENT4DEBATE  # the match's debate format, in which this is the turn (stage, side)
+
+    @property
+    def turn(self) -> Turn:
+        return self.format.turn(self.stage, self.side)
 
 
 class Debater(Protocol):
+    """A debater kind plays any format unless it has check_format(format), which raises a UserError naming the
+    turn it cannot play."""
+
     async def speak(self, ctx: DebateContext) -> Draft: ...
 
 
@@ -153,11 +156,11 @@ class Forfeited(ArenaError):
         self.forfeit, self.speeches = forfeit, speeches
 
 
-async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[Speech]:
-    """Run the six speeches. contexts(side, stage, visible, memory) builds each DebateContext.
+async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: Format = AGENT4DEBATE) -> list[Speech]:
+    """Run the format's turns. contexts(side, stage, visible, memory) builds each DebateContext.
 
-    Raises Forfeited when one side's answers fail it; when both sides' do (in the parallel stage), the
-    match fails with both reasons, since neither side won anything.
+    Raises Forfeited when one side's answers fail it; when both sides' do (in a parallel group of blind turns),
+    the match fails with both reasons, since neither side won anything.
     """
     speeches: list[Speech] = []
     memory: dict[Side, dict] = {"pro": {}, "con": {}}
@@ -172,27 +175,40 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts) -> list[
         return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
                       ctx.llm.log.roles(stage, side), draft.cut)
 
-    for stage, order, parallel in SPEAKING_ORDER:
+    for group, parallel in _groups(fmt):
         if parallel:
-            visible = tuple(speeches)
-            # Both speeches are waited for, so that a failure of one never leaves the other running unowned.
-            given = await asyncio.gather(*(speak(side, stage, visible) for side in order), return_exceptions=True)
+            visible = tuple(s for s in speeches if s.stage != group[0].stage)  # blind: earlier stages only
+            # Every speech is waited for, so that a failure of one never leaves another running unowned.
+            given = await asyncio.gather(*(speak(t.side, t.stage, visible) for t in group), return_exceptions=True)
         else:
             given = []
-            for side in order:
-                given.append(await speak(side, stage, tuple(speeches + given)))
+            for t in group:
+                given.append(await speak(t.side, t.stage, tuple(speeches + given)))
                 if isinstance(given[-1], Forfeit):
                     break
         for failure in given:
             if isinstance(failure, BaseException):  # a provider's failure or a bug: no one forfeits
                 raise failure
         forfeits = [f for f in given if isinstance(f, Forfeit)]
-        if len(forfeits) == 2:
+        if len(forfeits) > 1:
             raise ArenaError("both sides could not debate: " + "; ".join(f.reason for f in forfeits))
         speeches += [s for s in given if isinstance(s, Speech)]
         if forfeits:
             raise Forfeited(forfeits[0], speeches)
     return speeches
+
+
+def _groups(fmt: Format) -> list[tuple[tuple[Turn, ...], bool]]:
+    """The format's turns in playing groups: (turns, parallel). A stage's blind turns are one parallel group;
+    every other turn is played alone, in order."""
+    groups: list[tuple[tuple[Turn, ...], bool]] = []
+    for turn in fmt.turns:
+        last = groups[-1][0] if groups else ()
+        if turn.blind and last and last[-1].blind and last[-1].stage == turn.stage:
+            groups[-1] = (last + (turn,), True)
+        else:
+            groups.append(((turn,), turn.blind))
+    return groups
 
 
 def _as_text(messages: list[dict]) -> str:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from arena.config import Config, check_entry_value, is_http_url, parse_config
 from arena.errors import ArenaError, UserError
 from arena.files import atomic_copy, atomic_write_bytes, no_space
-from arena.records import Entry, Motion, is_simulated
+from arena.records import HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec, Motion, is_simulated
 from arena.registry import Registry
 
 _PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/\S+")
@@ -95,6 +95,38 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
     block = lead + newline + newline.join(lines) + newline
     return _rewrite(config.path, old, old + block.encode("utf-8"),
                     lambda new: new.entries == (*config.entries, entry))
+
+
+def add_records(config: Config, entries: Sequence[Entry], judges: Sequence[JudgeSpec], note: str) -> Config:
+    """Append entries and judges (an importer's, already checked) to arena.toml in one edit, under a comment line
+    saying where they came from (note); return the new config."""
+    lines = [f"# {note}"]
+    for e in entries:
+        keys = {"name": e.name, "debater": e.debater, "model": e.model, "api_base": e.api_base,
+                "strength": e.strength, "retired": e.retired, "context_window": e.context_window,
+                "structured_output": e.structured_output}
+        lines += ["", "[[entries]]", *_keys(keys), *(["[entries.params]", *_values(e.params)] if e.params else [])]
+    for j in judges:
+        implied = {HUMAN_JUDGE: HUMAN_JUDGE, IMPORTED: IMPORTED}.get(j.kind)  # a model these kinds need not name
+        keys = {"name": j.name, "kind": j.kind, "model": None if j.model == implied else j.model,
+                "api_base": j.api_base, "runs": None if j.casts_ballots else j.runs,  # people's R: their number
+                "context_window": j.context_window, "structured_output": j.structured_output}
+        lines += ["", "[[judges]]", *_keys(keys), *(["[judges.options]", *_values(j.options)] if j.options else [])]
+    old = config.path.read_bytes()
+    newline = "\r\n" if b"\r\n" in old else "\n"
+    lead = "" if not old or old.endswith(b"\n") else newline
+    block = lead + newline + newline.join(lines) + newline
+    return _rewrite(config.path, old, old + block.encode("utf-8"),
+                    lambda new: new.entries == (*config.entries, *entries) and new.judges == (*config.judges, *judges))
+
+
+def _keys(values: Mapping[str, Any]) -> list[str]:
+    """A table's `key = value` lines, leaving out the keys at their default (None, "", 0.0, false, "auto")."""
+    return _values({k: v for k, v in values.items() if v not in (None, "", 0.0, False, "auto")})
+
+
+def _values(values: Mapping[str, Any]) -> list[str]:
+    return [f"{_key(k)} = {_toml(v)}" for k, v in values.items()]
 
 
 def retire_entry(config: Config, name: str) -> Config:

@@ -4,7 +4,8 @@ from __future__ import annotations
 from itertools import combinations
 from typing import Iterable, Mapping, Sequence
 
-from arena.records import CATEGORIES, STAGES, Verdict, score
+from arena.formats import BUILTIN
+from arena.records import CATEGORIES, Verdict, score
 from arena.results import judged_runs
 
 OUTCOMES = ("pro", "con", "tie")
@@ -15,13 +16,16 @@ def agent_stats(speeches: Iterable[dict]) -> list[dict]:
 
     The shape of the Agent4Debate paper's Tables 8 and 9. Each speech is
     {"debater", "stage", "agents": {role: {"calls", "prompt_tokens", "completion_tokens", "cost"}}}.
-    A role missing from a speech ran 0 times in it, so an ablation shows as fewer calls per speech.
+    A role missing from a speech ran 0 times in it, so an ablation shows as fewer calls per speech. Stages come
+    in speaking order: the built-in formats' (the default's first), then any other in the order first seen.
     """
     groups: dict[tuple[str, str], list[dict]] = {}
     for s in speeches:
         groups.setdefault((s["debater"], s["stage"]), []).append(s["agents"])
+    order = dict.fromkeys([*(stage for fmt in BUILTIN.values() for stage in fmt.stages), *(s for _, s in groups)])
+    rank = {stage: k for k, stage in enumerate(order)}
     out = []
-    for (debater, stage), agents in sorted(groups.items(), key=lambda g: (g[0][0], STAGES.index(g[0][1]))):
+    for (debater, stage), agents in sorted(groups.items(), key=lambda g: (g[0][0], rank[g[0][1]])):
         n = len(agents)
         for role in dict.fromkeys(role for usage in agents for role in usage):  # first-seen order: call order
             ran = [usage[role] for usage in agents if role in usage]

@@ -410,11 +410,14 @@ class Store:
              for seq, s in enumerate(speeches)],
         )
 
-    def import_matches(self, matches: Iterable[Match], *, created_at: Mapping[str, str] | None = None) -> list[str]:
+    def import_matches(self, matches: Iterable[Match], *, created_at: Mapping[str, str] | None = None,
+                       simulated: Mapping[tuple[str, str, int], bool] | None = None) -> list[str]:
         """Store finished matches played elsewhere (an importer's), ids as given, with their speeches and
         verdicts, in one transaction; return the ids added. A match whose id is stored already is left as it
-        is, so importing twice adds nothing. created_at: when each match was made, by id (default: now)."""
-        created_at = created_at or {}
+        is, so importing twice adds nothing. created_at: when each match was made, by id (default: now).
+        simulated: a verdict's own flag by (match id, judge, run) where it differs from its match's (an
+        offline judge's verdicts on real debates, people's ballots on simulated ones); others take the match's."""
+        created_at, simulated = created_at or {}, simulated or {}
         added = []
         with _transaction(self.conn):
             seq = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0]
@@ -430,7 +433,8 @@ class Store:
                      when if m.status == "done" else None, m.forfeit and m.forfeit.side,
                      m.forfeit and m.forfeit.reason, m.format))
                 self._write_speeches(m.id, m.speeches)
-                self._write_verdicts(m.id, m.verdicts, m.simulated, when)
+                for v in m.verdicts:
+                    self._write_verdicts(m.id, [v], simulated.get((m.id, v.judge, v.run), m.simulated), when)
                 added.append(m.id)
         return added
 
@@ -630,6 +634,26 @@ class Store:
         return self.conn.execute(
             "SELECT c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
             "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()
+
+    # --- exports (arena.exports): every row of a kind, in a stable order ------------------------
+    def entry_rows(self) -> list[sqlite3.Row]:
+        """Every entry the database has recorded (those since removed from arena.toml too), by name."""
+        return self.conn.execute("SELECT * FROM entries ORDER BY name").fetchall()
+
+    def speech_rows(self) -> Iterator[sqlite3.Row]:
+        """Every stored speech, its match's schedule order first, then speaking order."""
+        return self.conn.execute("SELECT s.* FROM speeches s JOIN matches m ON m.id = s.match_id "
+                                 "ORDER BY m.seq, s.seq")
+
+    def all_verdict_rows(self) -> Iterator[sqlite3.Row]:
+        """Every stored verdict, of any match (verdict_rows gives the done matches'), in schedule order, then by
+        judge and run."""
+        return self.conn.execute("SELECT v.* FROM verdicts v JOIN matches m ON m.id = v.match_id "
+                                 "ORDER BY m.seq, v.judge, v.run")
+
+    def call_rows(self) -> Iterator[sqlite3.Row]:
+        """The whole ledger, in the order the calls were sent."""
+        return self.conn.execute("SELECT * FROM calls ORDER BY id")
 
     # --- ledger and cache ----------------------------------------------------------------
     def record_call(self, *, kind: str, model: str, latency_s: float, cache_hit: bool, simulated: bool,

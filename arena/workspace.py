@@ -8,7 +8,8 @@ from typing import Any, Callable, Iterable, Mapping
 from arena.config import CONFIG_NAME, Config, parse_config
 from arena.errors import UserError
 from arena.files import atomic_write_text
-from arena.records import Motion
+from arena.formats import Format, get_format
+from arena.records import Entry, Motion
 from arena.registry import Registry
 from arena.store import DB_NAME, Store
 
@@ -21,6 +22,7 @@ language = "en"            # language of speeches and prompts ("en", "zh", ...)
 seed = 0                   # seeds scheduling and the offline simulator
 judge_runs = 3             # default R: runs per judge per match
 forfeits = true            # a debater whose model cannot answer usably forfeits (false: the match fails)
+format = "agent4debate"    # debate format of new matches: "agent4debate" (3 stages) | "lechmazur" (10 turns) | plug-in
 
 [llm]
 max_concurrency = 16       # concurrent LLM calls per model
@@ -107,8 +109,26 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
                 raise UserError(f"{config.where(f'{table}[{i}].{options_key}')}: {exc}") from None
         return built
 
-    return (build(debaters, config.entries, "entries", "debater", "params"),
-            build(judges, config.judges, "judges", "kind", "options"))
+    built = build(debaters, config.entries, "entries", "debater", "params")
+    fmt = get_format(config.arena.format)
+    for entry in config.entries:
+        if not entry.retired:  # a retired entry is scheduled no more
+            try:
+                check_format(entry, built[entry.name], fmt)
+            except UserError as exc:
+                raise UserError(f"{config.where('arena.format')}: {exc}; retire the entry or choose another "
+                                "format") from None
+    return built, build(judges, config.judges, "judges", "kind", "options")
+
+
+def check_format(entry: Entry, debater: Any, fmt: Format) -> None:
+    """Refuse a format the entry's debater kind cannot play (its check_format): UserError naming the entry."""
+    check = getattr(debater, "check_format", None)
+    if check is not None:
+        try:
+            check(fmt)
+        except UserError as exc:
+            raise UserError(f"entry {entry.name!r} ({entry.debater} debater) {exc}") from None
 
 
 def open_store(path: Path, config: Config,

@@ -11,6 +11,9 @@ revising together); the Reviewer checks a checklist that grows stage by stage an
 for a revision, and every revision is reviewed again, up to max_reviews reviews. Ablations leave
 agents out through the `agents` param; the writer is always there.
 
+Formats: each turn is played by the workflow its format maps it onto (arena.formats: Turn.workflow, one of
+constructive, rebuttal, summary); a format with a turn mapped onto none is refused (check_format).
+
 Only the speech is essential. A step whose model gives no usable answer after the gateway's re-asks
 (arena.llm.AnswerError) goes on with its neutral value, ledgered as degraded: no new queries, the raw
 results without findings, no material request, the draft accepted, no analysis. The Writer falls back
@@ -23,22 +26,19 @@ from pathlib import Path
 from typing import Any
 
 from arena import transcript
+from arena.errors import UserError
 from arena.fitting import Cut, Material
+from arena.formats import WORKFLOWS, Format
 from arena.llm import AnswerError
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
-from arena.records import STAGES, Entry
+from arena.records import Entry
 from debaters.knowledge import Finding, KnowledgeBase
 from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts" / "agent4debate"
 ROLES = ("searcher", "analyzer", "writer", "reviewer")
-STAGE_ORDER = {
-    "constructive": "stage 1 of 3: both teams open independently",
-    "rebuttal": "stage 2 of 3: PRO speaks first, then CON",
-    "summary": "stage 3 of 3: CON speaks first, then PRO",
-}
-# What each stage adds to the Reviewer's checklist; a stage checks its own items and every earlier stage's.
+# What each workflow adds to the Reviewer's checklist; a workflow checks its own items and every earlier one's.
 CHECKS_ADDED = {
     "constructive": {
         "structure": "Is the argument structure complete: a frame, signposted points taken in turn, a conclusion?",
@@ -62,8 +62,9 @@ CHECKS_ADDED = {
                             "team already made?",
     },
 }
-CHECKLISTS = {stage: {item: question for earlier in STAGES[:i + 1] for item, question in CHECKS_ADDED[earlier].items()}
-              for i, stage in enumerate(STAGES)}
+CHECKLISTS = {workflow: {item: question for earlier in WORKFLOWS[:i + 1]
+                          for item, question in CHECKS_ADDED[earlier].items()}
+              for i, workflow in enumerate(WORKFLOWS)}
 BEARINGS = ("for us", "against us", "background")
 STANDINGS = ("us", "them", "even")
 TEXT = {"type": "string", "minLength": 1}
@@ -124,6 +125,11 @@ def _review_schema(stage: str) -> dict:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
+def _workflow(ctx: DebateContext) -> str:
+    """The workflow that plays this turn (check_format has made sure there is one)."""
+    return ctx.turn.workflow
+
+
 def _max_findings(sources: int) -> int:
     return 2 * sources + 2
 
@@ -163,9 +169,20 @@ class Agent4Debate:
         self.agents = set(self.params["agents"])
         self.sampling = sampling(self.params)
 
+    @staticmethod
+    def check_format(fmt: Format) -> None:
+        """Refuse a format with a turn that maps onto none of the three workflows, naming the first such turn."""
+        unmapped = fmt.unmapped()
+        if unmapped:
+            turn = unmapped[0]
+            raise UserError(f"cannot play the {fmt.name!r} debate format: its turn {turn.title!r} (stage "
+                            f"{turn.stage}, {turn.side.upper()}) maps onto none of the agent4debate workflows "
+                            f"({', '.join(WORKFLOWS)})")
+
     async def speak(self, ctx: DebateContext) -> Draft:
+        self.check_format(ctx.format)
         kb: KnowledgeBase = ctx.memory.setdefault("knowledge", KnowledgeBase())
-        if ctx.stage == "constructive" and "searcher" in self.agents:
+        if _workflow(ctx) == "constructive" and "searcher" in self.agents:
             await self._research(ctx, kb)
         analysis = await self._analyse(ctx, kb) if "analyzer" in self.agents else ""
         requests = self.params["max_requests"] if "searcher" in self.agents else 0
@@ -181,17 +198,19 @@ class Agent4Debate:
         new: the sources a research round just found, shown whole for the Searcher to compile.
         """
         def text(cut: Cut) -> str:
-            return render(PROMPTS, f"{role}/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, stage=ctx.stage,
-                          stage_order=STAGE_ORDER[ctx.stage], language=ctx.language,
+            # The stage as the prompt's language names it, and where it stands: "constructive", "stage 1 of 3: ...".
+            return render(PROMPTS, f"{role}/{_workflow(ctx)}.j2", motion=ctx.motion, side=ctx.side,
+                          stage=ctx.format.label(ctx.stage, ctx.language),
+                          stage_order=ctx.format.place(ctx.stage, ctx.language), language=ctx.language,
                           sources=kb.render(drop=cut.sources), findings=kb.render_findings(drop=cut.sources),
                           gaps=kb.gaps, found=kb.render(drop=cut.sources, only=new, full=True) if new else "",
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format)
                           if ctx.visible else "", **extra)
 
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
 
     def _speech_tokens(self, ctx: DebateContext) -> int:
-        return speech_tokens(length(self.params, ctx.stage, ctx.language)) + 64  # and the JSON around the speech
+        return speech_tokens(length(self.params, ctx.turn, ctx.language)) + 64  # and the JSON around the speech
 
     async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
         """One round: plan queries (on the motion, or for the Writer's request), search, compile what is new."""
@@ -239,7 +258,7 @@ class Agent4Debate:
         """
         while True:
             can_request = requests > 0
-            budget = length(self.params, ctx.stage, ctx.language)
+            budget = length(self.params, ctx.turn, ctx.language)
 
             def prompt(plain: bool = False) -> Material:
                 return self._prompt(ctx, "writer", kb, analysis=analysis, length=budget.amount, unit=budget.unit,
@@ -247,7 +266,7 @@ class Agent4Debate:
                                     feedback=feedback or [], state=state, plain=plain)
 
             try:
-                answer = await ctx.llm.complete("writer", prompt(), schema=_writer_schema(ctx.stage, can_request),
+                answer = await ctx.llm.complete("writer", prompt(), schema=_writer_schema(_workflow(ctx), can_request),
                                                 params=self.sampling, max_tokens=self._speech_tokens(ctx))
             except AnswerError as exc:
                 if can_request:
@@ -277,9 +296,9 @@ class Agent4Debate:
         for n in range(1, reviews + 1):
             try:
                 review = await ctx.llm.complete(
-                    "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[ctx.stage],
+                    "reviewer", self._prompt(ctx, "reviewer", kb, draft=draft, checklist=CHECKLISTS[_workflow(ctx)],
                                              max_feedback=MAX_FEEDBACK, max_reasons=MAX_REASONS),
-                    schema=_review_schema(ctx.stage), params=self.sampling)
+                    schema=_review_schema(_workflow(ctx)), params=self.sampling)
             except AnswerError as exc:
                 ctx.llm.degraded("reviewer", exc, "the draft accepted")
                 break

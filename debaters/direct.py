@@ -1,16 +1,31 @@
-"""The `direct` baseline: one LLM call per speech from a stage-specific prompt, no research."""
+"""The `direct` baseline: one LLM call per speech from a stage-specific prompt, no research.
+
+It plays any format: the agent4debate format's stages have prompts written for them; any other turn gets the
+generic turn prompt, told the turn's title, its place in the debate and what it is for (arena.formats).
+"""
 from __future__ import annotations
 
 from pathlib import Path
 
 from arena import transcript
 from arena.fitting import Cut, Material
+from arena.formats import AGENT4DEBATE
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.params import LENGTHS, SAMPLING, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts"
+
+
+def turn_prompt(kind: str, ctx: DebateContext) -> tuple[str, dict]:
+    """The template of the kind (direct, search_baseline) for this turn, and the turn's variables for it."""
+    if ctx.stage in AGENT4DEBATE.stages:
+        return f"{kind}/{ctx.stage}.j2", {}
+    fmt, turn = ctx.format, ctx.turn
+    return f"{kind}/turn.j2", {"title": turn.title_in(ctx.language), "brief": turn.brief_in(ctx.language),
+                               "number": fmt.number(turn.stage, turn.side), "turns": len(fmt.turns),
+                               "place": fmt.place(turn.stage, ctx.language)}
 
 
 class DirectDebater:
@@ -24,13 +39,14 @@ class DirectDebater:
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
-        budget = length(self.params, ctx.stage, ctx.language)
+        budget = length(self.params, ctx.turn, ctx.language)
+        template, turn = turn_prompt("direct", ctx)
 
         def prompt(cut: Cut) -> str:
-            return render(PROMPTS, f"direct/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side, language=ctx.language,
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
+            return render(PROMPTS, template, motion=ctx.motion, side=ctx.side, language=ctx.language,
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format)
                           if ctx.visible else "",
-                          length=budget.amount, unit=budget.unit)
+                          length=budget.amount, unit=budget.unit, **turn)
 
         answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),
                                         params=self.sampling, max_tokens=speech_tokens(budget))

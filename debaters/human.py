@@ -21,7 +21,6 @@ from arena.records import Entry
 from debaters.params import LENGTHS, Length, Param, length, resolve
 
 MARKER = "=" * 20 + " Write your speech below this line " + "=" * 20
-STAGE_NUMBER = {"constructive": 1, "rebuttal": 2, "summary": 3}
 
 # One terminal: when both sides are human, their editors must not open at the same time.
 _TERMINAL = threading.Lock()
@@ -80,7 +79,7 @@ class HumanDebater:
         path = Path(name)
         try:
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                out.write(briefing(ctx, length(self.params, ctx.stage, ctx.language)))
+                out.write(briefing(ctx, length(self.params, ctx.turn, ctx.language)))
             with _TERMINAL:
                 try:
                     status = subprocess.run([*command, str(path)], check=False).returncode
@@ -118,17 +117,21 @@ def editor_command(editor: str) -> list[str]:
 
 
 def briefing(ctx: DebateContext, budget: Length) -> str:
-    """What the person sees: the motion, their side and stage, the length budget, and the visible transcript."""
-    seen = (transcript.render(ctx.visible, language=ctx.language) if ctx.visible else
-            "(nothing yet: in the constructive stage neither side sees the other's speech)")
+    """What the person sees: the motion, their side and stage (its place in the format), the length budget, what
+    the turn is for where the format says, and the visible transcript."""
+    fmt, turn = ctx.format, ctx.turn
+    seen = (transcript.render(ctx.visible, language=ctx.language, fmt=fmt) if ctx.visible else
+            f"(nothing yet: in the {fmt.label(ctx.stage)} stage neither side sees the other's speech)" if turn.blind
+            else "(nothing yet: yours is the first speech)")
     side = ctx.side.upper() + (f", arguing: {ctx.motion.proposition(ctx.side)}" if ctx.motion.two_sided else "")
+    purpose = f"What this speech is for: {turn.brief}\n" if turn.brief else ""
     return (
-        f"Debate Arena — your {ctx.stage} speech for the {ctx.side.upper()} side\n\n"
+        f"Debate Arena — your {turn.title} speech for the {ctx.side.upper()} side\n\n"
         f"Motion: {ctx.motion.text}\n"
         f"Info slide: {ctx.motion.info_slide}\n"
         f"Your side: {side}\n"
-        f"Stage: {ctx.stage} (stage {STAGE_NUMBER[ctx.stage]} of 3)\n"
-        f"Length: about {budget.amount} {budget.unit}\n\n"
+        f"Stage: {ctx.stage} — {turn.title} ({fmt.place(ctx.stage)})\n"
+        f"Length: about {budget.amount} {budget.unit}\n{purpose}\n"
         f"What has been said that you may see:\n\n{seen}\n\n"
         f"Everything above the line below is ignored; save and close the editor when done.\n"
         f"{MARKER}\n"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from arena.formats import AGENT4DEBATE, CHARACTER_LANGUAGES, Turn
 from arena.limits import MAX_SEED
 from arena.params import Param, between
 from arena.params import resolve as check
@@ -10,7 +11,6 @@ from arena.records import Entry
 
 __all__ = ["LENGTHS", "SAMPLING", "Length", "Param", "length", "resolve", "sampling", "speech_tokens"]
 
-CHARACTER_LANGUAGES = ("zh", "ja")
 SAMPLING: dict[str, Param] = {
     "temperature": Param(0.2, (int, float), "sampling temperature", between(0, 2), "from 0 to 2"),
     "top_p": Param(0.75, (int, float), "nucleus sampling mass", between(0, 1), "from 0 to 1"),
@@ -19,15 +19,18 @@ SAMPLING: dict[str, Param] = {
                   f"from 0 to {MAX_SEED}"),
 }
 SAMPLING_KEYS = tuple(SAMPLING)
+# The agent4debate format's stages, with its budgets as defaults: an entry may change them; a turn of another
+# format keeps its own budget (arena.formats).
+_STAGES = {t.stage: t for t in AGENT4DEBATE.turns}
 LENGTHS: dict[str, Param] = {
-    **{f"words_{stage}": Param(words, (int,), f"length budget of the {stage} speech, in words",
+    **{f"words_{stage}": Param(t.words, (int,), f"length budget of the {stage} speech, in words",
                                between(50, 5000), "from 50 to 5000")
-       for stage, words in (("constructive", 450), ("rebuttal", 400), ("summary", 300))},
+       for stage, t in _STAGES.items()},
     # Chinese and Japanese are counted in characters, as their debate rules count speeches.
-    **{f"chars_{stage}": Param(chars, (int,), f"length budget of the {stage} speech, in characters, for "
+    **{f"chars_{stage}": Param(t.chars, (int,), f"length budget of the {stage} speech, in characters, for "
                                f"languages written without spaces ({', '.join(CHARACTER_LANGUAGES)})",
                                between(100, 20000), "from 100 to 20000")
-       for stage, chars in (("constructive", 1200), ("rebuttal", 1000), ("summary", 800))},
+       for stage, t in _STAGES.items()},
 }
 
 
@@ -38,12 +41,11 @@ class Length(NamedTuple):
     unit: str  # "words" | "characters"
 
 
-def length(params: dict[str, Any], stage: str, language: str) -> Length:
-    """The stage's budget for a speech in language: chars_<stage> where the language counts characters,
-    else words_<stage>."""
-    if language in CHARACTER_LANGUAGES:
-        return Length(params[f"chars_{stage}"], "characters")
-    return Length(params[f"words_{stage}"], "words")
+def length(params: dict[str, Any], turn: Turn, language: str) -> Length:
+    """The turn's budget for a speech in language: the entry's chars_<stage> or words_<stage> where it has that
+    param (the agent4debate format's stages), else the format's own budget for the turn."""
+    amount, unit = turn.budget(language)
+    return Length(params.get(f"{'chars' if unit == 'characters' else 'words'}_{turn.stage}", amount), unit)
 
 
 def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:

@@ -6,4 +6,5 @@ DEBATERS = Registry("debater", "arena.debaters", {
     "agent4debate": "debaters.agent4debate:Agent4Debate",
     "search-baseline": "debaters.search_baseline:SearchBaseline",
     "human": "debaters.human:HumanDebater",
+    "imported": "debaters.imported:ImportedDebater",
 })

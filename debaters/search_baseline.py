@@ -1,4 +1,6 @@
-"""The `search-baseline` debater: one web search on the motion, a small knowledge base, one call per speech."""
+"""The `search-baseline` debater: one web search on the motion, a small knowledge base, one call per speech.
+
+It plays any format, with the `direct` baseline's prompts (debaters.direct.turn_prompt) and sources added."""
 from __future__ import annotations
 
 from arena import transcript
@@ -6,7 +8,7 @@ from arena.fitting import Cut, Material
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
-from debaters.direct import PROMPTS
+from debaters.direct import PROMPTS, turn_prompt
 from debaters.knowledge import KnowledgeBase
 from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
 
@@ -31,14 +33,15 @@ class SearchBaseline:
             kb = ctx.memory["knowledge"] = KnowledgeBase()
             kb.add(await ctx.search.search(ctx.motion.proposition(ctx.side), max_results=self.params["max_results"],
                                            search_depth=self.params["search_depth"]))
-        budget = length(self.params, ctx.stage, ctx.language)
+        budget = length(self.params, ctx.turn, ctx.language)
+        template, turn = turn_prompt("search_baseline", ctx)
 
         def prompt(cut: Cut) -> str:
-            return render(PROMPTS, f"search_baseline/{ctx.stage}.j2", motion=ctx.motion, side=ctx.side,
+            return render(PROMPTS, template, motion=ctx.motion, side=ctx.side,
                           language=ctx.language, sources=kb.render(drop=cut.sources), length=budget.amount,
                           unit=budget.unit,
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language)
-                          if ctx.visible else "")
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format)
+                          if ctx.visible else "", **turn)
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
         answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget))

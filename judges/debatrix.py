@@ -186,7 +186,8 @@ class DebatrixJudge(BaseJudge):
         params = {"temperature": self.options["temperature"]}
         notes: dict[str, list[str]] = {name: [] for name in self.dimensions}
         # Swapped with the view's labels, and in the transcript's language, as the blocks it describes.
-        order = transcript.order(view.speeches, [s.side for s in view.speeches], language=view.motion.language)
+        order = transcript.order(view.speeches, [s.side for s in view.speeches], language=view.motion.language,
+                                 fmt=view.format)
         texts = {name: {key: self._text(name, spec, key, language) for key in ("definition", "rule")}
                  for name, spec in self.dimensions.items()}
         length = self.options["note_length"]

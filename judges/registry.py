@@ -7,4 +7,5 @@ JUDGES = Registry("judge", "arena.judges", {
     "debatrix": "judges.debatrix:DebatrixJudge",
     "panel": "judges.panel:PanelJudge",
     "human": "judges.human:HumanJudge",
+    "imported": "judges.imported:ImportedJudge",
 })

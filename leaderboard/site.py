@@ -40,7 +40,9 @@ class SiteData:
     entries: list[dict]  # name, debater, model, simulated, retired, params, matches, cost, cost_unknown, roles
     matches: Sequence[Any]  # arena.records.Match
     results: list[dict] = field(default_factory=list)  # rows of leaderboard.results.COLUMNS
-    judges: list[dict] = field(default_factory=list)  # name, kind, model, runs, options[, people, simulated]
+    # name, kind, model, runs, options[, people, simulated, imported (its verdicts came from elsewhere), judged (it
+    # has verdicts on a match shown)]
+    judges: list[dict] = field(default_factory=list)
     # match id → judge → (PRO, CON) points over that judge's runs that did not fail, as the caller scores them
     scores: dict[str, dict[str, tuple[float, float]]] = field(default_factory=dict)
     # judge → view → ratings, for every judge with rated matches, each on a page of its own (judges/<name>.html)
@@ -55,6 +57,8 @@ class SiteData:
     awaiting: int = 0
     unplayed: int = 0
     withdrawn: tuple[str, ...] = ()
+    # Debate format (a match's .format) → stage → title; a stage not listed is shown by its key
+    stage_titles: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @functools.lru_cache(maxsize=None)
@@ -101,6 +105,7 @@ def publish(out: Path, data: SiteData) -> Path:
     judges = _judges(data)
     people = {j["name"]: j.get("people") or [] for j in data.judges}
     common = {"data": data, "entries": entries, "score": lambda m: scores[m.id],
+              "stage_title": lambda m, stage: _stage_title(data, m, stage),
               "judged": lambda m: _judged(m, data, people), "judges": judges}
 
     def write(name: str, template: str, **extra) -> None:
@@ -147,6 +152,8 @@ def _views(boards: dict) -> list[str]:
 def judge_label(judge: dict) -> str:
     """How a judge's ratings are named: "Human-Elo (N people)" for people's ballots, else its kind and model."""
     n = len(judge.get("people") or [])
+    if judge.get("imported"):
+        return f"imported from {judge.get('options', {}).get('source') or 'elsewhere'}"
     return f"Human-Elo ({n} {'person' if n == 1 else 'people'})" if n else f"{judge['kind']} · {judge['model']}"
 
 
@@ -200,6 +207,11 @@ def _heatmap(matrices: dict, order: list[str]) -> str:
     pick = lambda m: [[m[i][j] for j in keep] for i in keep]  # noqa: E731 - reorder rows and columns alike
     return svg.heatmap([names[i] for i in keep], pick(matrices["predicted"]), pick(matrices["observed_share"]),
                        pick(matrices["counts"])) if keep else ""
+
+
+def _stage_title(data: SiteData, match, stage: str) -> str:
+    """A stage's title as its match's format names it (data.stage_titles), else its key in words."""
+    return data.stage_titles.get(match.format, {}).get(stage) or stage.replace("_", " ").capitalize()
 
 
 def _score(match, data: SiteData) -> tuple[float, float] | None:

@@ -206,6 +206,35 @@ def play_round_robin(path: Path) -> None:
         ws.close()
 
 
+PLAYED_PEOPLE = ("ann-aalto", "bo-brandt", "cy-castell")  # names no file holds by chance, to grep exports for
+
+
+def played_with_people(path: Path) -> Path:
+    """A workspace of everything an export holds: three simulated entries, two LLM judges (j1, R = 3; j2, R = 1)
+    and the simulated judge of people "experts" (PLAYED_PEOPLE); a round-robin played with every ballot cast, then
+    one match forfeited by CON, one failed and one still scheduled (a few seconds)."""
+    from arena.app import people as app_people
+    from arena.records import Forfeit
+
+    new_workspace(path, entries=[entry("a", strength=0.8), entry("b"), entry("c", debater="search-baseline",
+                                                                                strength=-0.8)],
+                  judges=[judge("j1", runs=3), judge("j2", runs=1), people("experts", *PLAYED_PEOPLE,
+                                                                             model="offline/people")],
+                  motions=["builtin:en"], init="cli")
+    play_round_robin(path)
+    ws = open_workspace(path)
+    try:
+        app_people.simulate(ws, "experts")
+        motion = ws.store.motion_ids()[0]
+        forfeited, failed, _ = ws.store.add_tournament("single", 0, {}, [(motion, "a", "b"), (motion, "b", "c"),
+                                                                         (motion, "c", "a")])
+        ws.store.commit_match(forfeited, [], [], [], True, forfeit=Forfeit("con", "no usable answer"))
+        ws.store.mark_failed(failed, "the provider answered 503")
+    finally:
+        ws.close()
+    return path
+
+
 # --- the fake LLM server's answers ----------------------------------------------------------------------------
 
 def stage_and_side(body: dict) -> tuple[str, str] | None:

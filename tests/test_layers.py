@@ -1,4 +1,4 @@
-"""The layers point one way: arena.app → debaters, judges, motions, leaderboard → the arena kernel; inside
+"""The layers point one way: arena.app → debaters, judges, importers, motions, leaderboard → the arena kernel; inside
 the app, cli → commands → the rest in the order of APP_ORDER; no module imports itself round a circle.
 
 Every import counts, at module level or inside a function, since a lazy import is still a dependency.
@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS_AND_LIBRARIES = ("debaters", "judges", "motions", "leaderboard")
+KINDS_AND_LIBRARIES = ("debaters", "judges", "importers", "motions", "leaderboard")
 # The app's modules, bottom row first: a module imports only app modules of rows below its own. wiring (opening
 # a workspace) is below everything that opens one; the match engine below the workers, and both below a run;
 # the facade (commands) above all but the CLI, which goes through it alone.
 APP_ORDER = (
     {"progress", "shapes", "presets", "demo", "check", "standings", "wiring"},
-    {"engine", "people", "site_data", "web"},
+    {"engine", "people", "site_data", "web", "imports"},
     {"workers"},
     {"runs"},
     {"dryrun"},
@@ -66,6 +66,9 @@ def violations(module: str, source: str) -> list[str]:
             bad.append(f"{module} (rating code) imports {name}")
         elif any(within(module, p) for p in ("debaters", "judges", "motions")) and within(name, "arena.app"):
             bad.append(f"{module} (a kind) imports {name}")
+        elif within(module, "importers") and any(within(name, p) for p in ("arena.app", *KINDS_AND_LIBRARIES)) \
+                and not within(name, "importers"):
+            bad.append(f"{module} (an importer) imports {name}: importers read files into the kernel's records")
     return bad
 
 
@@ -193,7 +196,7 @@ def test_the_sanctioned_module_imports_only_the_standard_library():
 def test_the_app_layer_is_where_kinds_are_wired():
     app = {name for module, path in modules() if within(module, "arena.app")
            for name in imports(path.read_text(encoding="utf-8"), module)}
-    assert {"debaters.registry", "judges.registry", "motions.library"} <= app
+    assert {"debaters.registry", "judges.registry", "importers.registry", "motions.library"} <= app
 
 
 @pytest.mark.parametrize("module, source, problem", [
@@ -203,6 +206,9 @@ def test_the_app_layer_is_where_kinds_are_wired():
     ("arena.stats", "from .app import cli", "arena.stats (kernel) imports arena.app"),
     ("leaderboard.site", "from arena.records import score", "leaderboard.site (rating code) imports arena"),
     ("judges.single", "from arena.app.runs import run", "judges.single (a kind) imports arena.app"),
+    ("importers.lechmazur", "from judges.registry import JUDGES", "importers.lechmazur (an importer) imports judges"),
+    ("importers.lechmazur", "from arena.app.wiring import reload", "importers.lechmazur (an importer) imports arena.app"),
+    ("arena.store", "from importers.base import Imported", "arena.store (kernel) imports importers.base"),
 ])
 def test_the_check_catches_each_kind_of_violation(module, source, problem):
     assert any(v.startswith(problem) for v in violations(module, source))
@@ -211,4 +217,5 @@ def test_the_check_catches_each_kind_of_violation(module, source, problem):
 def test_the_check_allows_what_the_layers_allow():
     assert violations("arena.app.commands", "from judges.registry import JUDGES\nfrom leaderboard import bt") == []
     assert violations("judges.single", "from arena.judging import BaseJudge") == []
+    assert violations("importers.lechmazur", "from importers.base import Importer\nfrom arena.records import Match") == []
     assert violations("arena.scheduler", "from leaderboard.elo import BASE_RATING") == []

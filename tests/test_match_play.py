@@ -47,7 +47,7 @@ def test_match_play_shows_progress_then_transcript_and_score(ws_path):
     assert [(v["judge"], v["run"]) for v in shown["verdicts"]] == [("j1", 0), ("j2", 0), ("j2", 1)]
     out = result.stdout
     for s in shown["speeches"]:
-        assert f"--- {s['stage']} · {s['side'].upper()} ---\n{s['text']}" in out
+        assert f"--- {s['title']} · {s['side'].upper()} ---\n{s['text']}" in out
     assert out.count("\n--- ") == 6
     assert f"Score: pro {shown['score']['pro']} – con {shown['score']['con']}" in out
     assert shown["score"]["pro"] + shown["score"]["con"] == 1  # the first judge's score: j1, one run

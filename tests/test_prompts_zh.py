@@ -10,6 +10,7 @@ import jinja2
 import pytest
 from jinja2 import meta, nodes
 
+from arena.formats import AGENT4DEBATE
 from arena.prompts import render
 from arena.records import DEFAULT_INFO_SLIDE, STAGES, Motion
 from debaters import agent4debate as a4d
@@ -96,7 +97,7 @@ def variants():
         for side in ("pro", "con"):
             for stage in STAGES:
                 tag = f"{motion.id}-{side}-{stage}"
-                kb = dict(motion=motion, side=side, stage=stage, stage_order=a4d.STAGE_ORDER[stage],
+                kb = dict(motion=motion, side=side, stage=stage, stage_order=AGENT4DEBATE.place(stage),
                           sources=SOURCES, findings=FINDINGS, gaps=["a gap"], found="",
                           transcript="" if stage == "constructive" else "THE-TRANSCRIPT")
                 yield f"analyzer-{tag}", a4d.PROMPTS, f"analyzer/{stage}.j2", kb
@@ -131,13 +132,21 @@ def variants():
 VARIANTS = list(variants())
 
 
+def in_chinese(variables: dict) -> dict:
+    """The variables as agent4debate gives them to a Chinese prompt: its stage named, and placed, in Chinese."""
+    if "stage_order" not in variables:
+        return variables
+    stage = variables["stage"]
+    return variables | {"stage": AGENT4DEBATE.label(stage, "zh"), "stage_order": AGENT4DEBATE.place(stage, "zh")}
+
+
 def json_keys(text: str) -> set[str]:
     return set(re.findall(r'"(\w+)":', text))
 
 
 @pytest.mark.parametrize("folder, name, variables", [v[1:] for v in VARIANTS], ids=[v[0] for v in VARIANTS])
 def test_each_variant_is_chinese_and_asks_for_what_the_english_one_asks(folder, name, variables):
-    zh = render(folder, name, language="zh", **variables)
+    zh = render(folder, name, language="zh", **in_chinese(variables))
     en = render(folder, name, language="en", **variables)
     assert [zh.find(h) for h in ZH_HEADINGS] == sorted(zh.find(h) for h in ZH_HEADINGS) and zh.startswith("# 角色设定")
     assert all(h in zh for h in ZH_HEADINGS) and not [s for s in ENGLISH_ONLY if s in zh]

@@ -17,7 +17,7 @@ from click.testing import CliRunner
 from arena.app.cli import ArenaGroup
 from arena.config import SearchSettings
 from arena.errors import ArenaError
-from arena.redact import redact
+from arena.redact import redact, redactor
 from arena.search import SearchGateway, SearchTag
 from arena.store import Store
 from tests.fakes.openai_server import FakeOpenAI, Reply
@@ -41,6 +41,16 @@ def test_a_value_containing_another_is_replaced_whole():
     env = {"A_KEY": "abcdefgh", "B_KEY": "abcdefgh-and-more"}
 
     assert redact("key abcdefgh-and-more", env) == "key [redacted] (key redacted)"
+
+
+def test_a_redactor_redacts_as_redact_does_with_the_secrets_of_when_it_was_made():
+    env = {"A_KEY": "abcdefgh", "B_TOKEN": "abcdefgh-and-more", "HOME": "/home/someone"}
+    clean = redactor(env)
+    env["C_SECRET"] = "arrived-later"
+    texts = ["key abcdefgh-and-more", "Bearer abc.DEF-ghi_123 in /home/someone", "nothing here", "arrived-later"]
+
+    assert [clean(t) for t in texts] == [redact(t, {k: v for k, v in env.items() if k != "C_SECRET"}) for t in texts]
+    assert clean("key abcdefgh-and-more") == "key [redacted] (key redacted)"
 
 
 def test_short_env_values_are_left_alone():

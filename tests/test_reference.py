@@ -34,6 +34,7 @@ from arena.app.cli import main
 from arena.records import Entry, JudgeSpec
 from arena.workspace import TEMPLATE
 from tests import helpers
+from tests.lechmazur_checkout import tournament, write_checkout
 
 DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
 
@@ -43,6 +44,7 @@ COMMAND_TITLE = re.compile(rf"arena(?: {COMMAND_WORD})*")
 FLAG = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 CODE_SPAN = re.compile(r"`([^`]+)`")
 PLANNED = "Planned (not yet available)"
+KIND_TITLE = re.compile(r"(debater|judge|importer) kind `([^`]+)`")
 
 
 # --- the document ------------------------------------------------------------------------------
@@ -254,6 +256,8 @@ def test_no_section_documents_an_option_or_argument_its_command_lacks(path):
 def test_every_command_heading_names_a_real_command():
     for s in SECTIONS:
         plain = s.title.replace("`", "").strip()
+        if KIND_TITLE.fullmatch(s.title):
+            continue  # a kind's section, such as importer kind `arena`
         if re.search(r"(?<![\w.-])arena(?=\s|$)", plain):
             assert s.command is not None, \
                 f"docs/reference.md:{s.line}: heading {s.title!r} mentions a command but is not a command path alone"
@@ -404,7 +408,7 @@ def test_the_kind_tables_are_arena_kinds_of_the_built_in_kinds():
     built_in = {(k["family"], k["kind"]): k["params"] for k in kinds() if k["source"] == "built-in"}
     documented = {}
     for s in SECTIONS:
-        m = re.fullmatch(r"(debater|judge) kind `([^`]+)`", s.title)
+        m = KIND_TITLE.fullmatch(s.title)
         if m:
             documented[(m.group(1), m.group(2))] = s
     assert set(documented) == set(built_in), \
@@ -482,6 +486,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("ballots", "status"): [people.status(ws)],
             ("stats", "sides"): [app.stats_sides(ws)],
             ("stats", "paper"): [app.stats_paper(ws)],
+            ("import",): [app.import_debates(ws, "lechmazur", write_checkout(root.parent / "lech", tournament()))],
         }
     finally:
         ws.close()
@@ -496,7 +501,7 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
 @pytest.mark.parametrize("path", [("kinds",), ("check",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
-                                  ("stats", "judges"), ("stats", "sides"), ("stats", "paper")], ids=name)
+                                  ("stats", "judges"), ("stats", "sides"), ("stats", "paper"), ("import",)], ids=name)
 def test_each_json_key_is_documented_in_its_commands_section(printed, path):
     section = command_section(path)
     keys = set().union(*(json_keys(value) for value in printed[path]))

@@ -11,6 +11,7 @@ import pytest
 
 from arena.errors import UserError
 from debaters.registry import DEBATERS
+from importers.registry import IMPORTERS
 from judges.registry import JUDGES
 from tests.helpers import entry, judge, workspace_toml
 
@@ -104,7 +105,7 @@ def test_kinds_lists_builtins_and_plugins_with_their_param_tables(tmp_path):
     assert done.returncode == 0, done.stderr
     kinds = {(k["family"], k["kind"]): k for k in json.loads(done.stdout)}
     assert set(kinds) == {*(("debater", n) for n in DEBATERS.names()), ("debater", "echo"),
-                          *(("judge", n) for n in JUDGES.names())}
+                          *(("judge", n) for n in JUDGES.names()), *(("importer", n) for n in IMPORTERS.names())}
     assert kinds[("debater", "echo")]["source"] == "echo_plugin:EchoDebater"
     assert kinds[("debater", "echo")]["params"] == []  # it declares no table
     direct = {p["name"]: p for p in kinds[("debater", "direct")]["params"]}
@@ -125,3 +126,46 @@ def test_a_kind_is_named_in_messages_as_the_registry_names_it(tmp_path):
         DEBATERS.get("search-baseline")(Entry("a", "search-baseline", "offline/a", params={"nope": 1}))
     with pytest.raises(UserError, match=r"judge 'j' \(devils_advocate judge\): unknown option"):
         JUDGES.get("devils_advocate")(JudgeSpec("j", "devils_advocate", "offline/j", options={"nope": 1}))
+
+
+IMPORTER_PLUGIN = '''
+from pathlib import Path
+
+from arena.records import IMPORTED, Entry, JudgeSpec, Match, Motion, Speech, Verdict
+from importers.base import Imported, Importer
+
+
+class OneFile(Importer):
+    """A debate in one text file: its first line PRO's speech, its second CON's, its third the winner."""
+
+    def read(self, folder):
+        pro, con, winner = (Path(folder) / "debate.txt").read_text().splitlines()
+        motion = Motion("one-file", "A third source is one file.", "value")
+        match = Match("one-1", motion, "left", "right", "done",
+                      speeches=(Speech("constructive", "pro", pro), Speech("constructive", "con", con)),
+                      verdicts=(Verdict("their-judge", 0, winner),))
+        return Imported("one file", (Entry("left", IMPORTED, "left"), Entry("right", IMPORTED, "right")),
+                        (JudgeSpec("their-judge", IMPORTED, IMPORTED, runs=1),), (motion,), (match,))
+'''
+
+
+def test_a_plugin_importer_is_listed_and_imports_through_its_entry_point(tmp_path):
+    env = install(tmp_path / "site", "onefile_plugin", "[arena.importers]\nonefile = onefile_plugin:OneFile\n",
+                  IMPORTER_PLUGIN)
+    listed = arena("kinds", "--format", "json", env=env)
+    assert listed.returncode == 0, listed.stderr
+    kinds = {(k["family"], k["kind"]): k for k in json.loads(listed.stdout)}
+    assert kinds[("importer", "onefile")]["source"] == "onefile_plugin:OneFile"
+    folder, ws = tmp_path / "their", tmp_path / "ws"
+    folder.mkdir()
+    (folder / "debate.txt").write_text("Yes, one file.\nNo, two.\ncon\n")
+    assert arena("init", str(ws), env=env).returncode == 0
+    done = arena("import", "onefile", str(folder), "-w", str(ws), "--format", "json", env=env)
+    assert done.returncode == 0, done.stderr
+    assert {k: json.loads(done.stdout)[k] for k in ("matches", "entries", "judges", "runs")} == \
+        {"matches": 1, "entries": 2, "judges": ["their-judge"], "runs": 1}
+    shown = json.loads(arena("match", "show", "one-1", "-w", str(ws), "--format", "json", env=env).stdout)
+    assert [s["text"] for s in shown["speeches"]] == ["Yes, one file.", "No, two."]
+    assert [(v["judge"], v["overall"]) for v in shown["verdicts"]] == [("their-judge", "con")]
+    refused = arena("import", "onefile", str(folder), "-w", str(ws), "--judge", "x", env=env)
+    assert refused.returncode == 2 and "the onefile importer: unknown option(s) judge" in refused.stderr

@@ -155,7 +155,7 @@ def demo(workspace: Path, language: str):
 @main.command()
 @format_option
 def kinds(fmt: str):
-    """List the debater and judge kinds (built-in and plug-in) with their params, defaults and help."""
+    """List the debater, judge and importer kinds (built-in and plug-in) with their params, defaults and help."""
     from arena.app import commands as app
 
     rows = app.kinds()
@@ -186,7 +186,8 @@ def entry_list(workspace: Path, fmt: str):
     if fmt == "json":
         _json(rows)
         return
-    _table([{**r, "status": "retired" if r["retired"] else "active"} for r in rows],
+    _table([{**r, "status": "retired" if r["retired"] else "imported" if r["debater"] == "imported" else "active"}
+            for r in rows],
            ["name", "debater", "model", "matches", "forfeits", "strength", "status"])
 
 
@@ -296,6 +297,38 @@ def motion_import(file: Path, workspace: Path):
         click.echo(f"note: {note}")
 
 
+@main.command("import")
+@click.argument("kind")
+@click.argument("folder", metavar="DIR", type=click.Path(path_type=Path))
+@click.option("--judge", default=None, metavar="NAME",
+              help="Name of the imported judge whose runs are the source's verdicts (default: the importer's).")
+@workspace_option
+@text_format_option
+def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: str):
+    """Import debates held elsewhere: KIND is an importer (lechmazur, arena, or a plug-in; see 'arena kinds')."""
+    from arena.app import commands as app
+
+    done = app.import_debates(_open(workspace), kind, folder, judge=judge)
+    if fmt == "json":
+        _json(done)
+        return
+    judges = f"{len(done['judges'])} judge{'s' if len(done['judges']) != 1 else ''}" + (
+        f" ({', '.join(done['judges'])})" if done["judges"] else "")
+    added = (f"{done['matches']} matches, {done['entries']} entries, {judges}, {done['runs']} judge runs, "
+             f"{done['motions']} motions")
+    known = done["known"]
+    click.echo(f"imported from {done['source']}: {added}" if done["matches"] or done["entries"] or done["judges"]
+               else f"nothing new from {done['source']}: its {known['matches']} matches, {known['entries']} entries "
+                    f"and {known['judges']} judge(s) are in the workspace already")
+    skipped = done["skipped"]
+    if skipped:
+        click.echo(f"skipped {len(skipped)}:")
+        for s in skipped[:5]:
+            click.echo(f"  {s['path']}: {s['reason']}")
+        if len(skipped) > 5:
+            click.echo(f"  ... and {len(skipped) - 5} more (--format json lists them all)")
+
+
 @main.group()
 def match():
     """Matches: play one, list them, show one."""
@@ -317,7 +350,7 @@ def match_list(workspace: Path, fmt: str):
 @workspace_option
 @text_format_option
 def match_show(match_id: str, workspace: Path, fmt: str):
-    """Show one match: motion, speeches by stage, verdicts, score."""
+    """Show one match: motion, speeches in its format's order, verdicts, score."""
     from arena.app import commands as app
 
     data = app.match_show(_open(workspace), match_id)
@@ -343,9 +376,9 @@ def _match_text(data: dict) -> None:
     score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
-    click.echo(f"Pro: {data['pro']}   Con: {data['con']}")
+    click.echo(f"Pro: {data['pro']}   Con: {data['con']}   Format: {data['format']}")
     for s in data["speeches"]:
-        click.echo(f"\n--- {s['stage']} · {s['side'].upper()} ---\n{s['text']}")
+        click.echo(f"\n--- {s['title']} · {s['side'].upper()} ---\n{s['text']}")
         for k, ref in enumerate(s["references"], start=1):
             click.echo(f"  [{ref.get('number') or k}] {ref['title']} <{ref['url']}>")
     for v in data["verdicts"]:
@@ -850,6 +883,23 @@ def publish(out: Path | None, workspace: Path):
     from arena.app import commands as app
 
     click.echo(app.publish(_open(workspace), out))
+
+
+@main.command()
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder (default: <workspace>/export).")
+@click.option("--public", is_flag=True,
+              help="For publishing: people's names as pseudonyms, no error texts, no match people judge blind.")
+@workspace_option
+def export(out: Path | None, public: bool, workspace: Path):
+    """Write the workspace as Parquet tables (entries, motions, matches, speeches, verdicts, ballots, calls,
+    judges) with a dataset card (README.md); print the folder."""
+    from arena.app import commands as app
+
+    done = app.export(_open(workspace), out, public=public)
+    click.echo(done["path"])
+    click.echo(", ".join(f"{rows} {table}" for table, rows in done["rows"].items())
+               + (" (public: pseudonyms, no error texts)" if public else ""), err=True)
 
 
 @main.command()

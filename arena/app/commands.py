@@ -20,6 +20,7 @@ from arena.app import people, shapes
 from arena.app.check import check as check_models
 from arena.app.dryrun import dry_run as project
 from arena.app.engine import MatchRunner, run_bounded
+from arena.app.imports import import_folder
 from arena.app.presets import PRESETS
 from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
@@ -37,6 +38,7 @@ from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, consistency_split, 
                          paper_points, points_of_three, side_stats)
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
+from importers.registry import IMPORTERS
 from judges import bench
 from judges.registry import JUDGES
 from motions.library import load_motion_file
@@ -58,18 +60,19 @@ def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
 
 
 def kinds() -> list[dict]:
-    """Every debater and judge kind, built-in or plug-in: [{family, kind, source, params: [{name, default, type,
-    accepts, help}]}]: a debater's params go in [entries.params], a judge's in [judges.options]."""
+    """Every debater, judge and importer kind, built-in or plug-in: [{family, kind, source, params: [{name,
+    default, type, accepts, help}]}]: a debater's params go in [entries.params], a judge's in [judges.options],
+    an importer's are `arena import` options."""
     from arena.judging import BaseJudge
     from arena.params import describe
 
     out = []
-    for family, registry in (("debater", DEBATERS), ("judge", JUDGES)):
+    for family, registry in (("debater", DEBATERS), ("judge", JUDGES), ("importer", IMPORTERS)):
         for name in registry.names():
             cls = registry.get(name)
             # A plug-in that declares no table takes whatever it is given.
             judge = isinstance(cls, type) and issubclass(cls, BaseJudge)
-            table = cls.accepted() if judge else getattr(cls, "PARAMS", {})
+            table = cls.accepted() if judge else getattr(cls, "OPTIONS" if family == "importer" else "PARAMS", {})
             out.append({"family": family, "kind": name, "source": registry.source(name), "params": describe(table)})
     return out
 
@@ -139,6 +142,12 @@ def motion_show(ws: Workspace, motion_id: str) -> dict:
             "matches": sum(r["motion_id"] == motion_id for r in ws.store.match_rows())}
 
 
+def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> dict:
+    """`arena import KIND DIR`: the debates an importer kind reads from folder, added to the workspace
+    (arena.app.imports.import_folder); judge names the imported judge, for importers that take that option."""
+    return import_folder(ws, kind, folder, {} if judge is None else {"judge": judge})
+
+
 def motion_import(ws: Workspace, path: Path) -> dict:
     """Copy a YAML or JSONL motion file into the workspace's motions/ folder and add it to [motions] sets in
     arena.toml (comments kept), so the workspace holds every motion it schedules even if the original
@@ -177,6 +186,9 @@ def _active_entry(ws: Workspace, option: str, name: str) -> Entry:
         raise UserError(f"{option}: {exc}") from None
     if entry.retired:
         raise UserError(f"{option}: entry {name!r} is retired and plays no more matches")
+    if entry.imported:
+        raise UserError(f"{option}: entry {name!r} was imported ('arena import'): its debates were held elsewhere, "
+                        "and it plays none here")
     return entry
 
 
@@ -190,7 +202,12 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
     if entry is not None:
         _active_entry(ws, "--entry", entry)
-    active = [e.name for e in ws.config.entries if not e.retired]
+    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
+    imported = sum(e.imported and not e.retired for e in ws.config.entries)
+    if len(active) < 2 and imported:
+        raise UserError(f"scheduling needs at least 2 active entries, found {len(active)}: the {imported} imported "
+                        "entries ('arena import') debated elsewhere and play none here; register entries to play "
+                        "with 'arena entry add'")
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
     stored = ws.store.match_rows()
@@ -210,7 +227,8 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
                # Per match in plan order (= match id order): its round, and for active its selection probability.
                "pairings": [{k: v for k, v in (("round", p.round), ("probability", p.probability)) if v is not None}
                             for p in plan.pairings]}
-    ids = ws.store.add_tournament(fmt, seed, params, [(p.motion_id, p.pro, p.con) for p in plan.pairings])
+    ids = ws.store.add_tournament(fmt, seed, params, [(p.motion_id, p.pro, p.con) for p in plan.pairings],
+                                  debate_format=ws.config.arena.format)
     return Scheduled(fmt, ids, flags)
 
 
@@ -253,7 +271,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     specs = _judge_specs(ws, judges)
 
     (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
-                                          [(motion_id, pro, con)])
+                                          [(motion_id, pro, con)], debate_format=ws.config.arena.format)
     say = progress or (lambda line: print(line, file=sys.stderr))
     say(f"{match_id}: PRO {pro} vs CON {con} on {motion_id}: {motion.text}")
 
@@ -262,7 +280,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
 
     try:
-        return asyncio.run(MatchRunner.of(ws).play_match(Match(match_id, motion, pro, con), specs, listener=heard))
+        return asyncio.run(MatchRunner.of(ws).play_match(ws.store.match(match_id), specs, listener=heard))
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
@@ -278,6 +296,9 @@ def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
         if spec.casts_ballots:
             raise UserError(f"--judge: {spec.name!r} is a judge of people, whose verdicts are their ballots: "
                             "hand out links with 'arena ballots issue', or 'arena ballots import' a CSV")
+        if spec.imported:
+            raise UserError(f"--judge: {spec.name!r} is an imported judge ('arena import'): its verdicts came from "
+                            f"{spec.options.get('source') or 'elsewhere'}, and the arena does not run it")
     return specs
 
 
@@ -642,6 +663,23 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
     withdrawn = set(data.withdrawn)
     replace_folder(out, lambda folder: render(folder, data), keep=lambda name: keep_others and name not in withdrawn)
     return out / "index.html"
+
+
+def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> dict:
+    """`arena export`: the workspace as Parquet tables with a dataset card (arena.exports) in out (default
+    <workspace>/export), built beside it and swapped in; {path, public, rows: {table: rows}}. A public export
+    also leaves out what the published site embargoes (arena.app.people.embargo)."""
+    from arena.exports import export_workspace  # lazy: pyarrow, for this command only
+
+    out = Path(out) if out else ws.path / "export"
+    if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with it
+        raise UserError(f"--out {out}: holds the workspace {ws.path}; export to a folder of its own")
+    blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise UserError(f"--out {out}: {blocked} is a file, not a folder")
+    withheld = people.embargo(ws).withheld if public else frozenset()
+    rows = export_workspace(ws, out, public=public, withheld=withheld)
+    return {"path": str(out), "public": public, "rows": rows}
 
 
 def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Path:

@@ -42,8 +42,13 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
         try:
             store.sync_entries(simulated.entries)
             store.add_motions({m.motion.id: m.motion for m in pending}.values())
-            ids = store.add_tournament("dry-run", config.arena.seed, {},
-                                       [(m.motion.id, m.pro, m.con) for m in pending])
+            # Each match in its own debate format: a tournament per format, the pending matches in that order.
+            formats = list(dict.fromkeys(m.format for m in pending))
+            pending.sort(key=lambda m: formats.index(m.format))
+            ids = [match_id for fmt in formats
+                   for match_id in store.add_tournament("dry-run", config.arena.seed, {},
+                                                        [(m.motion.id, m.pro, m.con) for m in pending
+                                                         if m.format == fmt], debate_format=fmt)]
             scratch_ws = Workspace(Path(scratch), simulated, store, ws.motions, *kinds_of(simulated))
             outcome = run(scratch_ws, concurrency=8, progress=lambda line: None)
             if outcome["stopped"] == "interrupted":

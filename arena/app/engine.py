@@ -12,13 +12,14 @@ from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.files import no_space
+from arena.formats import get_format
 from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
 from arena.records import JudgeSpec, Match, Verdict, simulated
 from arena.search import SearchGateway
-from arena.workspace import Workspace
+from arena.workspace import Workspace, check_format
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -99,12 +100,16 @@ class MatchRunner:
         return await self.judge_and_commit(await self.play(match, log), judges, log)
 
     async def play(self, match: Match, log: AgentLog) -> Match:
-        """Play a claimed match's six speeches: the match with them (nothing of them is stored yet). A side
-        that cannot debate forfeits (the match with the speeches made before, and its forfeit) when the
-        workspace allows forfeits; otherwise the match fails."""
+        """Play a claimed match's speeches in its format: the match with them (nothing of them is stored yet). A
+        side that cannot debate forfeits (the match with the speeches made before, and its forfeit) when the
+        workspace allows forfeits; otherwise the match fails, as it does in a format unknown or one of its
+        debaters cannot play."""
         with self._settled(match.id):
+            fmt = get_format(match.format)
             sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
+            for side, entry in sides.items():
+                check_format(entry, debaters[side], fmt)
 
             def context(side, stage, visible, memory) -> DebateContext:
                 entry = sides[side]
@@ -114,11 +119,11 @@ class MatchRunner:
                                   match_id=match.id, stage=stage, side=side),
                     search=SearchHandle(self.search, match_id=match.id, stage=stage, side=side,
                                         offline=entry.simulated),
-                    language=match.motion.language or self.ws.config.arena.language,
+                    language=match.motion.language or self.ws.config.arena.language, format=fmt,
                 )
 
             try:
-                speeches = await play(match.motion, debaters, context)
+                speeches = await play(match.motion, debaters, context, fmt)
             except Forfeited as forfeited:
                 if not self.ws.config.arena.forfeits:
                     raise
@@ -136,7 +141,7 @@ class MatchRunner:
         """
         config = self.ws.config
         with self._settled(match.id):
-            view = JudgeView(match.motion, match.speeches)
+            view = judge_view(match)
             verdicts = []
             if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.results)
                 async with slot or nullcontext():
@@ -185,7 +190,7 @@ class MatchRunner:
         self._keep_alive()
         try:
             match = store.match(match_id)
-            verdicts = await self.judge(match.id, JudgeView(match.motion, match.speeches), spec)
+            verdicts = await self.judge(match.id, judge_view(match), spec)
         except BaseException:
             store.release(self.holder, match_id, spec.name)
             raise
@@ -282,6 +287,12 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
     except KeyboardInterrupt:  # asyncio.run has cancelled main, and with it every match in flight
         stopped = "interrupted"
     return stopped
+
+
+def judge_view(match: Match) -> JudgeView:
+    """What a judge reads of a played match: its speeches in its format's order, under its format's titles."""
+    fmt = get_format(match.format)
+    return JudgeView(match.motion, tuple(fmt.ordered(match.speeches)), format=fmt)
 
 
 def failure_reason(exc: BaseException) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Mapping
 
+from arena.formats import shown
 from arena.records import Entry, Match, Motion, score
 
 
@@ -17,7 +18,8 @@ def entry_row(entry: Entry, matches: int, forfeits: int) -> dict:
 
 def entry_detail(entry: Entry, matches: int, forfeits: int) -> dict:
     """`arena entry show`: the configuration, status, completed-match count and forfeits."""
-    row = {"name": entry.name, "status": "retired" if entry.retired else "active", "retired": entry.retired,
+    row = {"name": entry.name, "status": "retired" if entry.retired else "imported" if entry.imported else "active",
+           "retired": entry.retired,
            "debater": entry.debater, "model": entry.model, "simulated": entry.simulated, "api_base": entry.api_base}
     if entry.simulated:
         row["strength"] = entry.strength
@@ -36,26 +38,32 @@ def _sides(motion: Motion) -> dict:
 
 
 def match_row(row: Mapping) -> dict:
-    """`arena match list`: a stored match's id, status, motion, sides, error and forfeit (the side, or None)."""
+    """`arena match list`: a stored match's id, status, motion, sides, error, forfeit (the side, or None) and
+    debate format."""
     return {"id": row["id"], "status": row["status"], "motion": row["motion_id"], "pro": row["pro"],
-            "con": row["con"], "error": row["error"], "forfeit": row["forfeit"]}
+            "con": row["con"], "error": row["error"], "forfeit": row["forfeit"], "format": row["format"]}
 
 
 def match_json(match: Match, judge: str | None = None) -> dict:
-    """`arena match show --format json`; the score is the given judge's (default: the first that judged)."""
+    """`arena match show --format json`; the score is the given judge's (default: the first that judged). Speeches
+    in their format's order, each with its stage's title (a format no longer installed: as stored, titled by key)."""
     judge = judge or next((v.judge for v in match.verdicts), None)
     pro, con = score([v for v in match.verdicts if v.judge == judge])
+    fmt = shown(match.format)
     return {
         "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
+        "format": match.format,
         "forfeit": match.forfeit and match.forfeit.side, "forfeit_reason": match.forfeit and match.forfeit.reason,
         "motion": {"id": match.motion.id, "text": match.motion.text, "category": match.motion.category,
                    "language": match.motion.language, **_sides(match.motion)},
         "pro": match.pro, "con": match.con,
-        "speeches": [{"stage": s.stage, "side": s.side, "text": s.text,
+        "speeches": [{"stage": s.stage, "title": fmt.title_of(s.stage), "side": s.side, "text": s.text,
                       "references": [asdict(r) for r in s.references],
                       "started_at": s.started_at, "finished_at": s.finished_at, "cut": s.cut,
-                      "agents": {role: asdict(u) for role, u in s.agents.items()}} for s in match.speeches],
+                      "agents": {role: asdict(u) for role, u in s.agents.items()}}
+                     for s in fmt.ordered(match.speeches)],
         "verdicts": [{"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
-                      "rationale": v.rationale, **({"error": v.error} if v.error else {})} for v in match.verdicts],
+                      "rationale": v.rationale, **({"error": v.error} if v.error else {}),
+                      **({"extra": dict(v.extra)} if v.extra else {})} for v in match.verdicts],
         "score": {"pro": pro, "con": con},
     }

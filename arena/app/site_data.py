@@ -3,7 +3,9 @@ the consistency of judges; and leave out what people are still judging blind (th
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
+from arena.formats import shown
 from arena.records import CATEGORIES, AgentUsage, score
 from arena.results import results_rows
 from arena.store import now
@@ -36,18 +38,23 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
         if any(r["dimension"] == "overall" for r in theirs):
             judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed, side=side)[0]
     every = ws.store.matches()
-    matches = [m for m in every if m.id not in withheld]
+    # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
+    matches = [replace(m, speeches=tuple(shown(m.format).ordered(m.speeches))) for m in every if m.id not in withheld]
+    judged = {v.judge for m in matches for v in m.verdicts}
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         simulated=any(m.simulated for m in matches),
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=_entries(ws, matches, withheld), matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
-                 "people": list(j.people), "simulated": ws.store.judge_simulated(j.name)}
+                 "people": list(j.people), "simulated": ws.store.judge_simulated(j.name), "imported": j.imported,
+                 "judged": j.name in judged}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
         judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
-        awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=_withdrawn(every, matches))
+        awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=_withdrawn(every, matches),
+        stage_titles={name: {stage: shown(name).title_of(stage) for stage in shown(name).stages}
+                      for name in {m.format for m in matches}})
 
 
 def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:

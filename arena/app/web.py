@@ -45,7 +45,8 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from arena.app.wiring import open_workspace
 from arena.ballots import RATIONALE_MAX, BallotError, ballot_id, check_ballot, queue, token_hash
 from arena.errors import UserError
-from arena.records import DIMENSIONS, HUMAN_JUDGE, STAGES, JudgeSpec, Match, Motion
+from arena.formats import shown
+from arena.records import DIMENSIONS, HUMAN_JUDGE, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
 from judges.debatrix import DIMENSIONS as DEFINITIONS
 from leaderboard.site import safe_url
@@ -231,9 +232,12 @@ class _Ballots:
                 error: BallotError | None = None, status: int = 200) -> HTMLResponse:
         """The ballot page. Only the motion and the speeches reach the template: never the entries, their
         models, or any verdict."""
-        stages = [(stage, [s for s in match.speeches if s.stage == stage]) for stage in STAGES]
+        fmt = shown(match.format)
+        speeches = fmt.ordered(match.speeches)  # in the format's order, its stages under their titles
+        stages = [(stage, fmt.title_of(stage), [s for s in speeches if s.stage == stage])
+                  for stage in dict.fromkeys(s.stage for s in speeches)]
         return self._render(request, "ballot.html.j2", status, token=person.token, motion=match.motion,
-                            stages=[(stage, speeches) for stage, speeches in stages if speeches],
+                            stages=stages,
                             questions=QUESTIONS, labels=LABELS, chosen=chosen, cast=cast, error=error,
                             csrf=self._csrf(person, match.id), rationale_max=RATIONALE_MAX)
 

@@ -1,0 +1,126 @@
+"""The `arena` importer: an export written by `arena export` (arena.exports), read back as imported records.
+
+Every judge's ratings come out as they went in: the same matches (ids, formats, simulated flags, forfeits, in
+schedule order), speeches and verdicts, with the same judge names and R. Entries become imported entries (the
+same names and models; params keep the debater kind they were) and judges imported judges (options keep the
+kind they were); a judge of people's ballots become its runs, run k being person k, whose names (pseudonyms, in a
+public export) the judge's `panelists` option lists. Entries and judges that were imported already stay as they
+were. Only done matches are imported: the others are skipped, with their status as the reason.
+"""
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Mapping
+
+from arena.errors import UserError
+from arena.exports import read_export, table_path
+from arena.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, AgentUsage, Entry, Forfeit, JudgeSpec, Match, Motion,
+                           Reference, Speech, Verdict)
+from importers.base import Imported, Importer, Skipped
+
+SOURCE = "an arena export"
+# The tables read back: all but the ledger (calls), whose cost per speech the speeches keep.
+READ = ("entries", "judges", "motions", "matches", "speeches", "verdicts", "ballots")
+
+
+class ArenaImporter(Importer):
+    OPTIONS: dict = {}  # judges and entries keep the export's names
+
+    def read(self, folder: Path) -> Imported:
+        folder = Path(folder)
+        manifest, tables = read_export(folder, READ)
+        _check(folder, tables)
+        source = f"{SOURCE} of {manifest.get('workspace') or 'a workspace'}"
+        motions = {r["id"]: Motion(**r) for r in tables["motions"]}
+        speeches: dict[str, list[Speech]] = defaultdict(list)
+        for r in sorted(tables["speeches"], key=lambda r: r["seq"]):
+            speeches[r["match_id"]].append(_speech(r))
+        runs: dict[str, list[tuple[Verdict, bool]]] = defaultdict(list)
+        for r in tables["verdicts"]:
+            runs[r["match_id"]].append((Verdict(r["judge"], r["run"], r["overall"], r["dimensions"], r["rationale"],
+                                                r["error"], r["extra"]), r["simulated"]))
+        for r in tables["ballots"]:
+            runs[r["match_id"]].append((Verdict(r["judge"], r["run"], r["overall"], r["dimensions"], r["rationale"]),
+                                        r["simulated"]))
+
+        matches, skipped, created_at, simulated = [], [], {}, {}
+        where = table_path("matches")
+        for r in sorted(tables["matches"], key=lambda r: r["seq"]):
+            if r["status"] != "done":
+                skipped.append(Skipped(f"{where}: {r['id']}", f"status {r['status']}: only done matches are "
+                                                              "imported"))
+                continue
+            if r["motion_id"] not in motions:
+                skipped.append(Skipped(f"{where}: {r['id']}", f"its motion {r['motion_id']!r} is not in "
+                                                              f"{table_path('motions')}"))
+                continue
+            given = sorted(runs.get(r["id"], []), key=lambda vs: (vs[0].judge, vs[0].run))
+            forfeit = Forfeit(r["forfeit"], r["forfeit_reason"] or "") if r["forfeit"] else None
+            matches.append(Match(r["id"], motions[r["motion_id"]], r["pro"], r["con"], "done", None, r["simulated"],
+                                 tuple(speeches.get(r["id"], ())), tuple(v for v, _ in given), forfeit, r["format"]))
+            created_at[r["id"]] = r["finished_at"] or r["created_at"]
+            simulated |= {(r["id"], v.judge, v.run): flag for v, flag in given if flag != r["simulated"]}
+
+        return Imported(f"{source} at {folder}", tuple(_entry(r, source) for r in tables["entries"]),
+                        tuple(_judge(r, source) for r in tables["judges"]),
+                        tuple(motions[i] for i in dict.fromkeys(m.motion.id for m in matches)), tuple(matches),
+                        tuple(skipped), created_at, simulated)
+
+
+def _speech(r: Mapping) -> Speech:
+    return Speech(r["stage"], r["side"], r["text"],
+                  tuple(Reference(x["title"], x["url"], x["text"], x["number"]) for x in r["references"]),
+                  r["started_at"], r["finished_at"],
+                  {u["role"]: AgentUsage(u["calls"], u["prompt_tokens"], u["completion_tokens"], u["cost"])
+                   for u in r["agents"]}, r["cut"])
+
+
+def _entry(r: Mapping, source: str) -> Entry:
+    """An imported entry of the same name and model (its planted strength kept for a simulated one); params say
+    where it came from and the debater kind it was, unless it was imported already."""
+    params = r["params"] if r["debater"] == IMPORTED else {"source": source, "debater": r["debater"]}
+    return Entry(r["name"], IMPORTED, r["model"], strength=r["strength"] if r["simulated"] else 0.0, params=params,
+                 retired=r["retired"])
+
+
+def _judge(r: Mapping, source: str) -> JudgeSpec:
+    """An imported judge of the same name, model and R; options say where it came from and the kind it was (a
+    judge of people's people as its panelists), unless it was imported already."""
+    if r["kind"] == IMPORTED:
+        return JudgeSpec(r["name"], IMPORTED, r["model"] or IMPORTED, runs=r["runs"], options=r["options"])
+    options = {"source": source, "kind": r["kind"]}
+    if r["kind"] == HUMAN_JUDGE:
+        options["panelists"] = list(r["options"].get("people", []))
+    model = r["model"] if r["model"] not in ("", HUMAN_JUDGE, IMPORTED) else IMPORTED
+    return JudgeSpec(r["name"], IMPORTED, model, runs=r["runs"], options=options)
+
+
+# What a row's values may be, per table and column, beyond their Parquet types: JSON objects are parsed in place.
+_JSON = {"entries": ("params",), "judges": ("options",), "verdicts": ("dimensions", "extra"),
+         "ballots": ("dimensions",)}
+_OUTCOMES = {"pro", "con", "tie", None}
+_ALLOWED = {"speeches": {"side": {"pro", "con"}}, "matches": {"forfeit": {"pro", "con", None}},
+            **{t: {c: _OUTCOMES for c in ("overall", *DIMENSIONS)} for t in ("verdicts", "ballots")}}
+
+
+def _check(folder: Path, tables: dict[str, list[dict]]) -> None:
+    """Parse the JSON columns of the rows (in place) and check the values the rating reads; a UserError names the
+    table, row and column of the first that is not what an export holds."""
+    for table, rows in tables.items():
+        for k, row in enumerate(rows):
+            where = f"{folder / table_path(table)}: row {k + 1}"
+            for column in _JSON.get(table, ()):
+                try:
+                    row[column] = json.loads(row[column])
+                except (ValueError, RecursionError) as exc:
+                    raise UserError(f"{where}: {column} is not JSON ({exc})") from None
+                if not isinstance(row[column], dict):
+                    raise UserError(f"{where}: {column} is not a JSON object")
+            checks = [(c, row[c], allowed) for c, allowed in _ALLOWED.get(table, {}).items()]
+            checks += [(f"dimensions.{d}", v, _OUTCOMES) for d, v in row.get("dimensions", {}).items()]
+            for column, value, allowed in checks:
+                if value not in allowed:
+                    raise UserError(f"{where}: {column} {value!r}: expected one of {sorted(a for a in allowed if a)}")
+

@@ -1,0 +1,213 @@
+"""`arena import arena DIR`: an export read back into a fresh workspace rates the same under every judge and shows
+the same matches; it is idempotent, and a folder that is no export (or a newer one) exits 2 writing nothing."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from arena.exports import table_path
+from arena.records import Match, Verdict
+from arena.store import DB_NAME, Store
+from tests.helpers import (PLAYED_PEOPLE, assert_user_error, entry, invoke, judge, new_workspace,
+                           played_with_people, query, snapshot)
+
+JUDGES = ("j1", "j2", "experts")  # played_with_people's
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory) -> Path:
+    return played_with_people(tmp_path_factory.mktemp("import") / "ws")
+
+
+def run(*args) -> str:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def exported(workspace: Path, out: Path, *args) -> Path:
+    run("export", "-w", workspace, "--out", out, *args)
+    return out
+
+
+def fresh(path: Path) -> Path:
+    run("init", path)
+    return path
+
+
+def imported(export: Path, path: Path) -> dict:
+    return json.loads(run("import", "arena", export, "-w", path, "--format", "json"))
+
+
+def ratings(workspace: Path, judge_name: str) -> dict:
+    return json.loads(run("rate", "-w", workspace, "--judge", judge_name, "--format", "json", "--bootstrap", "200"))
+
+
+def shown(workspace: Path, match_id: str) -> dict:
+    return json.loads(run("match", "show", match_id, "-w", workspace, "--format", "json"))
+
+
+def unsigned(match: dict) -> dict:
+    """A match's JSON without its people's rationales."""
+    return {**match, "verdicts": [{**v, "rationale": None if v["judge"] == "experts" else v["rationale"]}
+                                  for v in match["verdicts"]]}
+
+
+@pytest.mark.parametrize("public", [False, True], ids=["full", "public"])
+def test_every_judge_rates_the_same_and_every_match_shows_the_same_after_the_round_trip(played, tmp_path, public):
+    back = fresh(tmp_path / "back")
+    done = imported(exported(played, tmp_path / "out", *(["--public"] if public else [])), back)
+    assert (done["matches"], done["entries"], done["judges"]) == (7, 3, list(JUDGES))  # the done ones
+    # A public export leaves out the matches not done while people judge; the full one has them, skipped here.
+    assert sorted(s["reason"].split(":")[0] for s in done["skipped"]) == \
+        ([] if public else ["status failed", "status scheduled"])
+    for name in JUDGES:
+        before = ratings(played, name)
+        assert before["ratings"] and ratings(back, name) == before, name
+    assert json.loads(run("rate", "-w", back, "--format", "json")) == json.loads(run("rate", "-w", played, "--format",
+                                                                                     "json"))  # the default judge
+    for (match_id,) in query(played, "SELECT id FROM matches WHERE status = 'done'"):
+        after, before = shown(back, match_id), shown(played, match_id)
+        if public:  # people's rationales name them (the simulator signs its ballots): pseudonyms there too
+            assert not any(p in v["rationale"] for v in after["verdicts"] for p in PLAYED_PEOPLE)
+            after, before = unsigned(after), unsigned(before)
+        assert after == before, match_id
+    assert shown(back, "m00007")["forfeit"] == "con"
+    config = (back / "arena.toml").read_text(encoding="utf-8")
+    assert 'kind = "imported"' in config and 'debater = "imported"' in config
+    people = query(back, "SELECT COUNT(*) FROM verdicts WHERE judge = 'experts'")[0][0]
+    assert people == query(played, "SELECT COUNT(*) FROM verdicts WHERE judge = 'experts'")[0][0]
+    assert (PLAYED_PEOPLE[0] in config) is not public  # a public export's people stay pseudonyms
+
+
+def test_the_imported_entries_and_judges_keep_what_they_were(played, tmp_path):
+    back = fresh(tmp_path / "back")
+    imported(exported(played, tmp_path / "out"), back)
+    entries = {e["name"]: e for e in json.loads(run("entry", "list", "-w", back, "--format", "json"))}
+    assert {n: (e["debater"], e["model"]) for n, e in entries.items()} == {
+        "a": ("imported", "offline/a"), "b": ("imported", "offline/b"), "c": ("imported", "offline/c")}
+    shown_c = json.loads(run("entry", "show", "c", "-w", back, "--format", "json"))
+    assert shown_c["params"]["debater"] == "search-baseline" and shown_c["strength"] == -0.8
+    from arena.config import load_config
+
+    judges = {j.name: j for j in load_config(back).judges}
+    assert [j.name for j in load_config(back).judges] == list(JUDGES)
+    assert (judges["j1"].kind, judges["j1"].model, judges["j1"].runs, judges["j1"].options["kind"]) == \
+        ("imported", "offline/j1", 3, "single")
+    assert judges["experts"].options["panelists"] == list(PLAYED_PEOPLE) and judges["experts"].runs == 3
+
+
+def test_importing_again_adds_nothing(played, tmp_path):
+    back = fresh(tmp_path / "back")
+    out = exported(played, tmp_path / "out")
+    imported(out, back)
+    before = snapshot(back)
+    again = imported(out, back)
+    assert (again["matches"], again["entries"], again["judges"], again["runs"]) == (0, 0, [], 0)
+    assert again["known"] == {"matches": 7, "entries": 3, "judges": 3}
+    assert snapshot(back)["arena.toml"] == before["arena.toml"]
+    assert query(back, "SELECT COUNT(*) FROM matches")[0][0] == 7
+
+
+def test_a_verdicts_own_simulated_flag_survives_the_round_trip(tmp_path):
+    """An offline judge's verdict on a match of real models is simulated, though its match is not; a person's
+    ballot on a simulated match is not (arena.records.simulated)."""
+    source = new_workspace(tmp_path / "src", motions=["builtin:en"], init="cli",
+                           entries=[entry("x", model="openai/x"), entry("y", model="openai/y")],
+                           judges=[judge("bot", runs=1), judge("real", model="openai/judge", runs=1)])
+    store = Store(source / DB_NAME)
+    motion = store.motion(store.motion_ids()[0])
+    store.import_matches([Match("r1", motion, "x", "y", "done", verdicts=(Verdict("bot", 0, "pro"),
+                                                                           Verdict("real", 0, "con")))],
+                         simulated={("r1", "bot", 0): True})
+    store.close()
+    back = fresh(tmp_path / "back")
+    imported(exported(source, tmp_path / "out"), back)
+    flags = "SELECT m.simulated, v.judge, v.simulated FROM verdicts v JOIN matches m ON m.id = v.match_id ORDER BY 2"
+    assert query(back, flags) == query(source, flags) == [(0, "bot", 1), (0, "real", 0)]
+    assert json.loads(run("rate", "-w", back, "--judge", "bot", "--format", "json"))["meta"]["simulated"] is True
+
+
+def break_it(out: Path, how: str) -> None:
+    if how == "no manifest":
+        (out / "arena-export.json").unlink()
+    elif how == "newer":
+        manifest = json.loads((out / "arena-export.json").read_text())
+        (out / "arena-export.json").write_text(json.dumps({**manifest, "export_version": 99}))
+    elif how == "no table":
+        (out / table_path("speeches")).unlink()
+    elif how == "no column":
+        path = out / table_path("verdicts")
+        pq.write_table(pq.read_table(path).drop_columns(["extra"]), path)
+    elif how == "not parquet":
+        (out / table_path("matches")).write_text("id,status\nm1,done\n")
+    elif how == "rows lost":
+        path = out / table_path("ballots")
+        pq.write_table(pq.read_table(path).slice(0, 2), path)
+    elif how == "null":
+        path = out / table_path("verdicts")
+        data = pq.read_table(path)
+        pq.write_table(data.set_column(data.schema.get_field_index("judge"), "judge",
+                                       pa.nulls(data.num_rows, pa.string())), path)
+    elif how in ("bad outcome", "bad json"):
+        path = out / table_path("ballots")
+        data = pq.read_table(path)
+        column, value = ("overall", "maybe") if how == "bad outcome" else ("dimensions", "{not json")
+        values = data.column(column).to_pylist()
+        pq.write_table(data.set_column(data.schema.get_field_index(column), column,
+                                       pa.array([value, *values[1:]], pa.string())), path)
+    elif how == "wrong type":
+        path = out / table_path("verdicts")
+        data = pq.read_table(path)
+        pq.write_table(data.set_column(data.schema.get_field_index("run"), "run",
+                                       pa.array(["first"] * data.num_rows)), path)
+
+
+@pytest.mark.parametrize("how, fragments", [
+    ("no manifest", ["not an arena export", "arena-export.json"]),
+    ("newer", ["export_version 99 is newer", "upgrade arena"]),
+    ("no table", ["missing speeches/speeches.parquet"]),
+    ("no column", ["verdicts.parquet", "missing column extra"]),
+    ("not parquet", ["matches.parquet", "not a table of an arena export"]),
+    ("rows lost", ["ballots.parquet", "2 rows", "the export is incomplete"]),
+    ("wrong type", ["verdicts.parquet", "not a table of an arena export"]),
+    ("null", ["verdicts.parquet", "null in column judge, which always has a value"]),
+    ("bad outcome", ["ballots.parquet: row 1: overall 'maybe': expected one of ['con', 'pro', 'tie']"]),
+    ("bad json", ["ballots.parquet: row 1: dimensions is not JSON"]),
+])
+def test_a_folder_that_is_not_a_whole_export_exits_2_naming_what_is_missing(played, tmp_path, how, fragments):
+    out = exported(played, tmp_path / "out")
+    break_it(out, how)
+    back = fresh(tmp_path / "back")
+    before = snapshot(back)
+    assert_user_error(invoke("import", "arena", out, "-w", back), str(out), *fragments)
+    assert snapshot(back) == before
+
+
+def test_a_missing_folder_or_a_judge_option_exits_2(played, tmp_path):
+    back = fresh(tmp_path / "back")
+    assert_user_error(invoke("import", "arena", tmp_path / "nowhere", "-w", back), "nowhere", "no such folder")
+    out = exported(played, tmp_path / "out")
+    assert_user_error(invoke("import", "arena", out, "-w", back, "--judge", "mine"), "arena importer", "judge")
+
+
+def test_an_imported_workspace_exports_the_same_runs_and_its_public_export_names_no_one(played, tmp_path):
+    back = fresh(tmp_path / "back")
+    first = exported(played, tmp_path / "first")
+    imported(first, back)
+    again = exported(back, tmp_path / "again")
+    rows = lambda out, table: pq.read_table(out / table_path(table)).to_pylist()  # noqa: E731
+    runs = lambda out, tables: sorted((r["match_id"], r["judge"], r["run"], r["overall"], r["dimensions"],  # noqa
+                                       r["rationale"]) for t in tables for r in rows(out, t))
+    assert runs(again, ["verdicts"]) == runs(first, ["verdicts", "ballots"])  # people's runs are the judge's now
+    assert rows(again, "speeches") == rows(first, "speeches")
+    card = (again / "README.md").read_text(encoding="utf-8")  # the card names an imported judge as its source's
+    assert "| `j1` | imported | offline/j1 | 3 | 18 | imported from an arena export of ws: that source's own panel, " \
+           "not a judge this arena ran |" in card
+    public = exported(back, tmp_path / "public", "--public")
+    for name in PLAYED_PEOPLE:
+        assert not any(name.encode() in data for data in snapshot(public).values()), name
