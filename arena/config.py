@@ -4,14 +4,14 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 from urllib.parse import urlsplit
 
 from arena import limits
 from arena.errors import UserError, check_size
-from arena.formats import format_names, known
+from arena.formats import BUILTIN, WORKFLOWS, Format, Turn, format_names, known
 from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec
 from arena.structured import STRUCTURED_MODES
 
@@ -66,6 +66,7 @@ class Config:
     judges: tuple[JudgeSpec, ...]
     key_lines: dict  # "entries[0].model" -> line number, for messages about values
     rating: RatingSettings = RatingSettings()
+    formats: Mapping[str, Format] = field(default_factory=dict)  # declared in arena.toml ([[formats]]), by name
 
     def where(self, key: str) -> str:
         """'arena.toml:12 key entries[0].debater' — where a key stands, for error messages."""
@@ -185,7 +186,24 @@ _JUDGE: _Spec = {
     "options": (dict, _ANY),
     **_MODEL_KEYS,
 }
-_REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind")}  # a judge's model: see _human
+_FORMAT: _Spec = {
+    "name": (str, _NAME),
+    "title": (str, (lambda v: 0 < len(v) <= 200, "1-200 characters")),
+    "description": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
+    "turns": (list, (lambda v: 0 < len(v) <= limits.MAX_TURNS, f"a list of 1 to {limits.MAX_TURNS} turns ([[formats.turns]])")),
+}
+_TURN: _Spec = {
+    "stage": (str, (lambda v: re.fullmatch(r"[a-z][a-z0-9_]{0,39}", v), "a key of lowercase letters, digits and '_'")),
+    "side": (str, (lambda v: v in ("pro", "con"), "'pro' or 'con'")),
+    "title": (str, (lambda v: 0 < len(v) <= 100, "1-100 characters")),
+    "words": (int, _whole(1, limits.MAX_TURN_WORDS)),
+    "chars": (int, _whole(1, 3 * limits.MAX_TURN_WORDS)),
+    "blind": (bool, _ANY),
+    "workflow": (str, (lambda v: v in WORKFLOWS, f"one of {', '.join(WORKFLOWS)}")),
+    "brief": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
+}
+_REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind"), "formats": ("name", "turns"),
+             "turns": ("stage", "side", "title", "words")}  # a judge's model: see _human
 
 
 def _human(judge: dict, i: int, fail) -> dict:
@@ -244,15 +262,17 @@ def parse_config(text: str, path: Path) -> Config:
 
     _check_values(data, fail)
 
-    allowed = set(_SECTIONS) | {"entries", "judges"}
+    allowed = set(_SECTIONS) | {"entries", "judges", "formats"}
     for key in data:
         if key not in allowed:
             raise fail(key, f"unknown section (expected one of {', '.join(sorted(allowed))})")
 
     values = {name: _check_table(data.get(name, {}), spec, name, fail) for name, spec in _SECTIONS.items()}
     arena = ArenaSettings(**values["arena"])
-    if not known(arena.format):
-        raise fail("arena.format", f"unknown debate format {arena.format!r} (known: {', '.join(format_names())})")
+    formats = _formats(data.get("formats", []), fail)
+    if not known(arena.format, formats):
+        raise fail("arena.format", f"unknown debate format {arena.format!r} (known: "
+                                   f"{', '.join(format_names(formats))})")
     llm = LLMSettings(**{k: (float(v) if k in ("timeout_s", "backoff_s") else v) for k, v in values["llm"].items()})
     search = SearchSettings(**values["search"])
     motions = MotionSettings(**{k: tuple(v) for k, v in values["motions"].items()})
@@ -265,7 +285,32 @@ def parse_config(text: str, path: Path) -> Config:
         JudgeSpec(**{"runs": arena.judge_runs, **item, **_human(item, i, fail)})
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
-    return Config(path, arena, llm, search, motions, entries, judges, lines, RatingSettings(**values["rating"]))
+    return Config(path, arena, llm, search, motions, entries, judges, lines, RatingSettings(**values["rating"]),
+                  formats)
+
+
+def _formats(items: Any, fail) -> dict[str, Format]:
+    """The formats arena.toml declares ([[formats]], each with its [[formats.turns]]), by name."""
+    formats = {}
+    for i, item in enumerate(_check_array(items, _FORMAT, "formats", fail)):
+        where = f"formats[{i}]"
+        if item["name"] in BUILTIN:
+            raise fail(f"{where}.name", f"{item['name']!r} is a built-in format's name; choose another")
+        turns = []
+        for k, turn in enumerate(item["turns"]):
+            at = f"{where}.turns[{k}]"
+            values = _check_table(turn, _TURN, at, fail)
+            for key in _REQUIRED["turns"]:
+                if key not in values:
+                    raise fail(at, f"missing required key '{key}'")
+            # Languages counted in characters (CHARACTER_LANGUAGES) get about 8 characters per 3 words unless told.
+            turns.append(Turn(**{"chars": round(values["words"] * 8 / 3), **values}))
+        try:
+            formats[item["name"]] = Format(item["name"], item.get("title", item["name"]), item.get("description", ""),
+                                           tuple(turns))
+        except ValueError as exc:
+            raise fail(f"{where}.turns", str(exc)) from None
+    return formats
 
 
 def check_entry_value(key: str, value: Any, label: str) -> None:

@@ -8,7 +8,8 @@ blind turns of one stage are played in parallel. A turn's `workflow` says which 
 three workflows (constructive, rebuttal, summary) plays it; a turn with none cannot be played by that debater.
 
 Built in: `agent4debate` (the default: the paper's three stages) and `lechmazur` (lechmazur/debate's ten turns).
-Plug-ins add formats through the entry-point group `arena.formats`, each a Format.
+A workspace declares its own in arena.toml (`[[formats]]`, arena.config: `declared` below is those, by name);
+plug-ins add formats through the entry-point group `arena.formats`, each a Format.
 """
 from __future__ import annotations
 
@@ -209,21 +210,24 @@ BUILTIN = {f.name: f for f in (AGENT4DEBATE, LECHMAZUR)}
 FORMATS = Registry("debate format", "arena.formats", {name: f"arena.formats:{name.upper()}" for name in BUILTIN})
 
 
-def format_names() -> list[str]:
-    """Every format's name, built-in and plug-in."""
-    return FORMATS.names()
+def format_names(declared: Mapping[str, Format] | None = None) -> list[str]:
+    """Every format's name: built-in, plug-in and declared in arena.toml."""
+    return sorted({*FORMATS.names(), *(declared or {})})
 
 
-def known(name: str) -> bool:
-    return name in BUILTIN or name in format_names()
+def known(name: str, declared: Mapping[str, Format] | None = None) -> bool:
+    return name in BUILTIN or name in (declared or {}) or name in format_names()
 
 
-def get_format(name: str) -> Format:
-    """The format called name; UserError naming the known ones otherwise, or a plug-in that is no Format."""
+def get_format(name: str, declared: Mapping[str, Format] | None = None) -> Format:
+    """The format called name (built-in, declared, then plug-in); UserError naming the known ones otherwise, or a
+    plug-in that is no Format."""
     if name in BUILTIN:  # without looking at plug-ins: a transcript renders with its format
         return BUILTIN[name]
+    if name in (declared or {}):
+        return declared[name]
     if name not in format_names():
-        raise UserError(f"unknown debate format {name!r}; known: {', '.join(format_names())}")
+        raise UserError(f"unknown debate format {name!r}; known: {', '.join(format_names(declared))}")
     found = FORMATS.get(name)
     if not isinstance(found, Format) or found.name != name:
         raise UserError(f"the plug-in debate format {name!r} ({FORMATS.source(name)}, entry-point group "
@@ -231,10 +235,10 @@ def get_format(name: str) -> Format:
     return found
 
 
-def shown(name: str) -> Format:
-    """The format to show a match of name in: its own; for a name no longer known (a plug-in gone), the default,
-    whose order and titles leave stages not its own last, in stored order, named by their keys."""
-    return get_format(name) if known(name) else AGENT4DEBATE
+def shown(name: str, declared: Mapping[str, Format] | None = None) -> Format:
+    """The format to show a match of name in: its own; for a name no longer known (a plug-in gone, a declaration
+    removed), the default, whose order and titles leave stages not its own last, in stored order, named by keys."""
+    return get_format(name, declared) if known(name, declared) else AGENT4DEBATE
 
 
 def words_for(stage: str) -> int | None:

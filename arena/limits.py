@@ -19,6 +19,8 @@ MAX_STRENGTH = 50.0  # a planted strength (logit scale): sigmoid(50) is 1 in dou
 MAX_BOOTSTRAP = 10_000  # bootstrap replicates: ten times the default; a billion asked for 29.8 GiB
 MAX_PLAN_MATCHES = 100_000  # matches one `arena schedule` plans: 100,000 draw and store in 14 s (a 100k tournament)
 MAX_ROUNDS = 100  # --rounds of a round-robin or swiss plan
+MAX_TURNS = 40  # turns of a format declared in arena.toml: the built-ins have 6 and 10
+MAX_TURN_WORDS = 5_000  # a turn's budget in words (characters: three times that): a long speech is 2,000
 
 # --- files and structures ------------------------------------------------------------------------------------
 MAX_CONFIG_BYTES = 1 << 20  # arena.toml: a workspace of a hundred entries is some 20 KB; tomllib reads 1 MB in 4 s

@@ -110,7 +110,7 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
         return built
 
     built = build(debaters, config.entries, "entries", "debater", "params")
-    fmt = get_format(config.arena.format)
+    fmt = get_format(config.arena.format, config.formats)
     for entry in config.entries:
         if not entry.retired:  # a retired entry is scheduled no more
             try:

@@ -392,3 +392,71 @@ def test_a_plugin_format_is_played_through_its_entry_point(tmp_path):
     assert data["format"] == "duel" and data["status"] == "done"
     assert [(s["title"], s["side"]) for s in data["speeches"]] == [("Statement", "con"), ("Statement", "pro"),
                                                                    ("Reply", "con"), ("Reply", "pro")]
+
+
+# --- formats declared in arena.toml ------------------------------------------------------------------------------
+
+CROSSFIRE = '''
+[[formats]]
+name = "crossfire"
+title = "Crossfire"
+[[formats.turns]]
+stage = "case"
+side = "con"
+title = "Case"
+words = 200
+workflow = "constructive"
+[[formats.turns]]
+stage = "case"
+side = "pro"
+title = "Case"
+words = 200
+workflow = "constructive"
+[[formats.turns]]
+stage = "crossfire"
+side = "pro"
+title = "Crossfire"
+words = 80
+brief = "Ask the other side one question."
+'''
+
+
+def declared_workspace(path: Path, fmt: str = CROSSFIRE, **settings) -> Path:
+    text = workspace_toml(arena={"format": "crossfire", "judge_runs": 1}, motions=["builtin:en"],
+                          **{"entries": [entry("a"), entry("b")], "judges": [judge("j")], **settings})
+    return new_workspace(path, init=None, text=text + fmt)
+
+
+def test_a_format_declared_in_arena_toml_is_played_recorded_and_shown_in_its_order(tmp_path):
+    path = declared_workspace(tmp_path / "ws")
+    assert invoke("schedule", "--format", "round-robin", "--rounds", "1", "-w", path).exit_code == 0
+    assert invoke("run", "-w", path).exit_code == 0
+    shown = json.loads(invoke("match", "show", "m00001", "--format", "json", "-w", path).output)
+    assert shown["format"] == "crossfire"
+    assert [(s["stage"], s["side"], s["title"]) for s in shown["speeches"]] == [
+        ("case", "con", "Case"), ("case", "pro", "Case"), ("crossfire", "pro", "Crossfire")]
+    assert [v["overall"] for v in shown["verdicts"]] != []  # judged, as any format's match is
+
+
+def test_a_declared_format_with_a_mistake_is_refused_naming_its_key(tmp_path):
+    cases = [
+        (CROSSFIRE.replace('side = "pro"\ntitle = "Crossfire"', 'side = "both"\ntitle = "Crossfire"'),
+         "formats[0].turns[2].side", "'pro' or 'con'"),
+        (CROSSFIRE.replace('stage = "crossfire"', 'stage = "case"'), "formats[0].turns", "speaks twice"),
+        (CROSSFIRE.replace('words = 80\n', ''), "formats[0].turns[2]", "missing required key 'words'"),
+        (CROSSFIRE.replace('name = "crossfire"', 'name = "lechmazur"'), "formats[0].name", "built-in"),
+        (CROSSFIRE.replace('workflow = "constructive"', 'workflow = "opening"', 1), "formats[0].turns[0].workflow",
+         "constructive, rebuttal, summary"),
+    ]
+    for k, (text, *fragments) in enumerate(cases):
+        path = declared_workspace(tmp_path / f"ws{k}", text)
+        assert_user_error(invoke("entry", "list", "-w", path), "arena.toml:", *fragments)
+        assert not (path / DB_NAME).exists()
+
+
+def test_agent4debate_refuses_a_declared_format_naming_its_unmapped_turn(tmp_path):
+    path = declared_workspace(tmp_path / "ws", entries=[entry("a", "agent4debate"), entry("b")])
+    assert_user_error(invoke("entry", "list", "-w", path), "arena.format", "'a'", "Crossfire")
+    mapped = CROSSFIRE.replace('brief = "Ask', 'workflow = "rebuttal"\nbrief = "Ask')
+    path = declared_workspace(tmp_path / "ok", mapped, entries=[entry("a", "agent4debate"), entry("b")])
+    assert invoke("entry", "list", "-w", path).exit_code == 0

@@ -116,13 +116,13 @@ def match_get(ws: Workspace, match_id: str) -> Match:
 
 def match_show(ws: Workspace, match_id: str) -> dict:
     """One match as JSON (shapes.match_json)."""
-    return shapes.match_json(match_get(ws, match_id))
+    return shapes.match_json(match_get(ws, match_id), declared=ws.config.formats)
 
 
 def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
                progress: Callable[[str], None] | None = None) -> dict:
     """`arena match play`: play_one, the match as match_show gives it."""
-    return shapes.match_json(play_one(ws, motion_id, pro, con, judges, progress))
+    return shapes.match_json(play_one(ws, motion_id, pro, con, judges, progress), declared=ws.config.formats)
 
 
 def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:

@@ -7,12 +7,12 @@ import asyncio
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Iterator, Protocol, Sequence, TypeVar
+from typing import Awaitable, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.files import no_space
-from arena.formats import get_format
+from arena.formats import Format, get_format
 from arena.judging import JudgeView, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
@@ -105,7 +105,7 @@ class MatchRunner:
         workspace allows forfeits; otherwise the match fails, as it does in a format unknown or one of its
         debaters cannot play."""
         with self._settled(match.id):
-            fmt = get_format(match.format)
+            fmt = get_format(match.format, self.ws.config.formats)
             sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
             for side, entry in sides.items():
@@ -141,7 +141,7 @@ class MatchRunner:
         """
         config = self.ws.config
         with self._settled(match.id):
-            view = judge_view(match)
+            view = judge_view(match, self.ws.config.formats)
             verdicts = []
             if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.results)
                 async with slot or nullcontext():
@@ -190,7 +190,7 @@ class MatchRunner:
         self._keep_alive()
         try:
             match = store.match(match_id)
-            verdicts = await self.judge(match.id, judge_view(match), spec)
+            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec)
         except BaseException:
             store.release(self.holder, match_id, spec.name)
             raise
@@ -289,9 +289,10 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
     return stopped
 
 
-def judge_view(match: Match) -> JudgeView:
-    """What a judge reads of a played match: its speeches in its format's order, under its format's titles."""
-    fmt = get_format(match.format)
+def judge_view(match: Match, declared: Mapping[str, Format] | None = None) -> JudgeView:
+    """What a judge reads of a played match: its speeches in its format's order, under its format's titles
+    (declared: the workspace's own formats, by name)."""
+    fmt = get_format(match.format, declared)
     return JudgeView(match.motion, tuple(fmt.ordered(match.speeches)), format=fmt)
 
 

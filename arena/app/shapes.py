@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Mapping
 
-from arena.formats import shown
+from arena.formats import Format, shown
 from arena.records import Entry, Match, Motion, score
 
 
@@ -44,12 +44,12 @@ def match_row(row: Mapping) -> dict:
             "con": row["con"], "error": row["error"], "forfeit": row["forfeit"], "format": row["format"]}
 
 
-def match_json(match: Match, judge: str | None = None) -> dict:
+def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None) -> dict:
     """`arena match show --format json`; the score is the given judge's (default: the first that judged). Speeches
     in their format's order, each with its stage's title (a format no longer installed: as stored, titled by key)."""
     judge = judge or next((v.judge for v in match.verdicts), None)
     pro, con = score([v for v in match.verdicts if v.judge == judge])
-    fmt = shown(match.format)
+    fmt = shown(match.format, declared)
     return {
         "id": match.id, "status": match.status, "error": match.error, "simulated": match.simulated,
         "format": match.format,

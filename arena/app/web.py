@@ -26,7 +26,7 @@ import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Mapping
 from urllib.parse import quote, unquote_to_bytes
 
 import jinja2
@@ -45,7 +45,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from arena.app.wiring import open_workspace
 from arena.ballots import RATIONALE_MAX, BallotError, ballot_id, check_ballot, queue, token_hash
 from arena.errors import UserError
-from arena.formats import shown
+from arena.formats import Format, shown
 from arena.records import DIMENSIONS, HUMAN_JUDGE, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
 from judges.debatrix import DIMENSIONS as DEFINITIONS
@@ -124,7 +124,7 @@ def create_app(workspace_path: Path) -> Starlette:
         raise UserError(f"{ws.config.path}: no judge of people to serve ballots for; add one:\n"
                         f'[[judges]]\nname = "experts"\nkind = "{HUMAN_JUDGE}"\n[judges.options]\n'
                         f'people = ["ann", "bo", "cy"]')
-    ballots = _Ballots(ws.path / DB_NAME, judges, key)
+    ballots = _Ballots(ws.path / DB_NAME, judges, key, ws.config.formats)
     app = Starlette(
         routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
                 Route("/b/{token}/{ballot}", ballots.ballot_page, methods=["GET"]),
@@ -139,10 +139,10 @@ def create_app(workspace_path: Path) -> Starlette:
 
 class _Ballots:
     """The app's endpoints and what they share: the database's path, the judges of people, the workspace's
-    secret for ballot ids, the CSRF secret."""
+    secret for ballot ids and its declared debate formats, the CSRF secret."""
 
-    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes):
-        self.db = db
+    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes, formats: Mapping[str, Format]):
+        self.db, self.formats = db, formats
         self.judges = {j.name: j for j in judges}
         self.key = key
         self.secret = secrets.token_bytes(32)  # a restart makes open forms stale (403), nothing worse
@@ -232,7 +232,7 @@ class _Ballots:
                 error: BallotError | None = None, status: int = 200) -> HTMLResponse:
         """The ballot page. Only the motion and the speeches reach the template: never the entries, their
         models, or any verdict."""
-        fmt = shown(match.format)
+        fmt = shown(match.format, self.formats)
         speeches = fmt.ordered(match.speeches)  # in the format's order, its stages under their titles
         stages = [(stage, fmt.title_of(stage), [s for s in speeches if s.stage == stage])
                   for stage in dict.fromkeys(s.stage for s in speeches)]
