@@ -224,7 +224,8 @@ def _score(match, data: SiteData) -> tuple[float, float] | None:
 
 def _judged(match, data: SiteData, people: dict[str, list[str]]) -> list[dict]:
     """Verdicts grouped by judge, each with its (PRO, CON) points over the runs that did not fail, the
-    dimensions its runs decided (a judge may have its own) and per run the outcome of each; a judge of
+    dimensions its runs decided (a judge may have its own), the details its source gave beyond them (an imported
+    verdict's single-valued `extra`: panelist, margin, ...) and per run the outcome of each; a judge of
     people's runs are its people's ballots, named by person (people: judge → its people, run order)."""
     groups: dict[str, list] = {}
     for v in match.verdicts:
@@ -232,12 +233,24 @@ def _judged(match, data: SiteData, people: dict[str, list[str]]) -> list[dict]:
     out = []
     for judge, runs in groups.items():
         dimensions = dimension_order(d for v in runs for d in v.dimensions)
+        details = list(dict.fromkeys(k for v in runs for k, x in v.extra.items() if _single(x)))
         names = people.get(judge) or []
         out.append({"judge": judge, "score": data.scores[match.id][judge], "dimensions": dimensions,
-                    "people": bool(names),
+                    "people": bool(names), "details": details,
                     "runs": [(names[v.run] if v.run < len(names) else v.run + 1, v.overall or "failed",
-                              [v.dimensions.get(d, "") for d in dimensions], v.error or v.rationale) for v in runs]})
+                              [v.dimensions.get(d, "") for d in dimensions],
+                              [_detail(v.extra.get(k)) for k in details], v.error or v.rationale) for v in runs]})
     return out
+
+
+def _single(value: Any) -> bool:
+    """A value a table cell shows: a string or a number (not a list, a table, or a flag)."""
+    return isinstance(value, (str, int, float)) and not isinstance(value, bool)
+
+
+def _detail(value: Any) -> str:
+    """A detail as its cell shows it: numbers without trailing zeros (+1.5 stays 1.5), absent as empty."""
+    return "" if value is None else f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _motions(matches) -> dict[str, tuple[Any, list]]:

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from arena.config import load_config
 from arena.errors import ArenaError
@@ -234,6 +235,14 @@ def test_publish_shows_every_turn_in_order_and_the_banner_naming_the_source_s_pa
     assert -1 not in places and places == sorted(places)
     titles = [page.find(title) for title in TITLES]
     assert -1 not in titles and titles == sorted(titles)
+    # Each panel row's details beside its verdict: who judged, the signed margin, the entertainment score.
+    flat = page.replace("\n", "")
+    assert ('<th scope="col">Panelist</th><th scope="col">Margin</th><th scope="col">Normalized margin</th>'
+            '<th scope="col">Entertainment</th>') in flat
+    for row in d.rows:
+        signed = row.margin if row.winner == "pro" else -row.margin if row.winner == "con" else 0.0
+        assert f"<td>{escape(row.panelist)}</td><td>{signed:g}</td><td>{signed / 2:g}</td>" \
+               f"<td>{row.entertainment:g}</td>" in flat, row
     for name in ("index.html", "matches.html", "consistency.html", f"matches/{d.id}.html"):
         html = (out / name).read_text()
         banner = re.search(r'<p class="banner" role="note" id="imported-lechmazur-panel">(.*?)</p>', html, re.S)
