@@ -190,7 +190,8 @@ _FORMAT: _Spec = {
     "name": (str, _NAME),
     "title": (str, (lambda v: 0 < len(v) <= 200, "1-200 characters")),
     "description": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
-    "turns": (list, (lambda v: 0 < len(v) <= limits.MAX_TURNS, f"a list of 1 to {limits.MAX_TURNS} turns ([[formats.turns]])")),
+    "turns": (list, (lambda v: 0 < len(v) <= limits.MAX_TURNS,
+                     f"a list of 1 to {limits.MAX_TURNS} turns ([[formats.turns]])")),
 }
 _TURN: _Spec = {
     "stage": (str, (lambda v: re.fullmatch(r"[a-z][a-z0-9_]{0,39}", v), "a key of lowercase letters, digits and '_'")),
@@ -202,8 +203,9 @@ _TURN: _Spec = {
     "workflow": (str, (lambda v: v in WORKFLOWS, f"one of {', '.join(WORKFLOWS)}")),
     "brief": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
 }
+# A judge's model: see _human. "turns": a declared format's each.
 _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind"), "formats": ("name", "turns"),
-             "turns": ("stage", "side", "title", "words")}  # a judge's model: see _human
+             "turns": ("stage", "side", "title", "words")}
 
 
 def _human(judge: dict, i: int, fail) -> dict:
@@ -303,7 +305,7 @@ def _formats(items: Any, fail) -> dict[str, Format]:
             for key in _REQUIRED["turns"]:
                 if key not in values:
                     raise fail(at, f"missing required key '{key}'")
-            # Languages counted in characters (CHARACTER_LANGUAGES) get about 8 characters per 3 words unless told.
+            # Languages counted in characters (arena.formats.CHARACTER_LANGUAGES): 8 per 3 words unless told.
             turns.append(Turn(**{"chars": round(values["words"] * 8 / 3), **values}))
         try:
             formats[item["name"]] = Format(item["name"], item.get("title", item["name"]), item.get("description", ""),
