@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 from typing import Iterable, Mapping
 
@@ -303,3 +306,18 @@ def requested_schema(body: dict) -> dict | None:
     fmt = body.get("response_format") or {}
     return (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema")
 
+
+def install_plugin(site: Path, name: str, entry_points: str, module: str) -> dict:
+    """A distribution `name` (module name.py) advertising entry_points (entry_points.txt text) in the folder site:
+    the environment that puts it on the path of an `arena` run in a subprocess (arena_process)."""
+    (site / f"{name}-1.0.dist-info").mkdir(parents=True)
+    (site / f"{name}.py").write_text(module)
+    (site / f"{name}-1.0.dist-info" / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (site / f"{name}-1.0.dist-info" / "entry_points.txt").write_text(entry_points)
+    return {**os.environ, "PYTHONPATH": str(site)}
+
+
+def arena_process(*args, env: dict, cwd=None) -> subprocess.CompletedProcess:
+    """`arena <args>` in a process of its own (a plug-in's entry points are read at start-up)."""
+    return subprocess.run([sys.executable, "-m", "arena", *map(str, args)], capture_output=True, text=True, env=env,
+                          cwd=cwd, timeout=120)

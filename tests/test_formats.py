@@ -5,11 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -30,8 +28,8 @@ from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from debaters.agent4debate import Agent4Debate
 from tests.fakes.openai_server import FakeOpenAI
-from tests.helpers import (assert_user_error, entry, invoke, judge, mark_checked, new_workspace, people, query,
-                           requested_schema, schema_instance, workspace_toml)
+from tests.helpers import (arena_process, assert_user_error, entry, install_plugin, invoke, judge, mark_checked,
+                           new_workspace, people, query, requested_schema, schema_instance, workspace_toml)
 
 TURNS = [(t.stage, t.side) for t in LECHMAZUR.turns]
 TITLES = ["Opening", "Rebuttal 1", "Pressure Questions", "Rebuttal 2", "Closing"]
@@ -370,20 +368,13 @@ DUEL = Format("duel", "Duel", "Two statements each, CON first.", (
 
 def test_a_plugin_format_is_played_through_its_entry_point(tmp_path):
     """A distribution advertising arena.formats adds a format that `[arena] format` names and matches play in."""
-    site = tmp_path / "site"
-    (site / "duel_format-1.0.dist-info").mkdir(parents=True)
-    (site / "duel_format.py").write_text(DUEL)
-    (site / "duel_format-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: duel-format\n"
-                                                                  "Version: 1.0\n")
-    (site / "duel_format-1.0.dist-info" / "entry_points.txt").write_text("[arena.formats]\nduel = duel_format:DUEL\n")
+    env = install_plugin(tmp_path / "site", "duel_format", "[arena.formats]\nduel = duel_format:DUEL\n", DUEL)
     ws = tmp_path / "ws"
     new_workspace(ws, init=None, arena={"format": "duel"}, motions=["builtin:en"], entries=[entry("a"), entry("b")],
                   judges=[judge("j", runs=1)])
-    env = {**os.environ, "PYTHONPATH": str(site)}
 
     def arena(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "arena", *args, "-w", str(ws)], capture_output=True, text=True,
-                              env=env, timeout=120)
+        return arena_process(*args, "-w", ws, env=env)
 
     for args in (("schedule", "--format", "random", "--matches", "1"), ("run",)):
         done = arena(*args)

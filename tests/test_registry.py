@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -13,7 +12,7 @@ from arena.errors import UserError
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
 from judges.registry import JUDGES
-from tests.helpers import entry, judge, workspace_toml
+from tests.helpers import arena_process as arena, entry, install_plugin, judge, workspace_toml
 
 PLUGIN = '''
 from arena.protocol import Draft
@@ -42,13 +41,8 @@ def test_unknown_kind_is_a_user_error_listing_known_ones():
 
 def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
     """A distribution advertising arena.debaters is found and plays a match — no code change here."""
-    site = tmp_path / "site"
-    (site / "echo_plugin-1.0.dist-info").mkdir(parents=True)
-    (site / "echo_plugin.py").write_text(PLUGIN)
-    (site / "echo_plugin-1.0.dist-info" / "METADATA").write_text("Metadata-Version: 2.1\nName: echo-plugin\n"
-                                                                   "Version: 1.0\n")
-    (site / "echo_plugin-1.0.dist-info" / "entry_points.txt").write_text(
-        "[arena.debaters]\necho = echo_plugin:EchoDebater\n")
+    env = install_plugin(tmp_path / "site", "echo_plugin", "[arena.debaters]\necho = echo_plugin:EchoDebater\n",
+                         PLUGIN)
     ws = tmp_path / "ws"
     toml = workspace_toml(entries=[entry("e1", "echo", params={"line": "hello"}), entry("e2")],
                           judges=[judge("j", runs=1)])
@@ -63,7 +57,6 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
         runs.run(w, progress=lambda line: None)
         print(json.dumps(shapes.match_json(w.store.match("m00001"))["speeches"]))
     ''')
-    env = {**os.environ, "PYTHONPATH": str(site)}
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     speeches = json.loads(done.stdout)
@@ -72,22 +65,9 @@ def test_a_plugin_debater_plays_through_its_entry_point(tmp_path):
                     "hello (pro, summary, saw 5)"]
 
 
-def install(site, name: str, entry_points: str, module: str = PLUGIN) -> dict:
-    """A distribution advertising entry points, on a PYTHONPATH of its own: the environment to run under."""
-    (site / f"{name}-1.0.dist-info").mkdir(parents=True)
-    (site / f"{name}.py").write_text(module)
-    (site / f"{name}-1.0.dist-info" / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
-    (site / f"{name}-1.0.dist-info" / "entry_points.txt").write_text(entry_points)
-    return {**os.environ, "PYTHONPATH": str(site)}
-
-
-def arena(*args: str, env: dict, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "arena", *args], capture_output=True, text=True, env=env,
-                          cwd=cwd, timeout=120)
-
-
 def test_a_plugin_that_takes_a_builtin_name_is_an_error_naming_both(tmp_path):
-    env = install(tmp_path / "site", "shadow_plugin", "[arena.debaters]\ndirect = shadow_plugin:EchoDebater\n")
+    env = install_plugin(tmp_path / "site", "shadow_plugin", "[arena.debaters]\ndirect = shadow_plugin:EchoDebater\n",
+                         PLUGIN)
     done = arena("kinds", env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert "'direct'" in done.stderr and "shadow_plugin:EchoDebater" in done.stderr
@@ -100,7 +80,8 @@ def test_a_plugin_that_takes_a_builtin_name_is_an_error_naming_both(tmp_path):
 
 
 def test_kinds_lists_builtins_and_plugins_with_their_param_tables(tmp_path):
-    env = install(tmp_path / "site", "echo_plugin", "[arena.debaters]\necho = echo_plugin:EchoDebater\n")
+    env = install_plugin(tmp_path / "site", "echo_plugin", "[arena.debaters]\necho = echo_plugin:EchoDebater\n",
+                         PLUGIN)
     done = arena("kinds", "--format", "json", env=env)
     assert done.returncode == 0, done.stderr
     kinds = {(k["family"], k["kind"]): k for k in json.loads(done.stdout)}
@@ -150,7 +131,7 @@ class OneFile(Importer):
 
 
 def test_a_plugin_importer_is_listed_and_imports_through_its_entry_point(tmp_path):
-    env = install(tmp_path / "site", "onefile_plugin", "[arena.importers]\nonefile = onefile_plugin:OneFile\n",
+    env = install_plugin(tmp_path / "site", "onefile_plugin", "[arena.importers]\nonefile = onefile_plugin:OneFile\n",
                   IMPORTER_PLUGIN)
     listed = arena("kinds", "--format", "json", env=env)
     assert listed.returncode == 0, listed.stderr
