@@ -85,16 +85,10 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
         keys["api_base"] = api_base
     if strength is not None:
         keys["strength"] = float(strength)
-    lines = ["[[entries]]", *(f"{k} = {_toml(v)}" for k, v in keys.items())]
+    lines = ["[[entries]]", *_values(keys)]
     if entry.params:
-        lines += ["[entries.params]", *(f"{_key(k)} = {_toml(v)}" for k, v in entry.params.items())]
-
-    old = config.path.read_bytes()
-    newline = "\r\n" if b"\r\n" in old else "\n"
-    lead = "" if not old or old.endswith(b"\n") else newline  # finish the last line first
-    block = lead + newline + newline.join(lines) + newline
-    return _rewrite(config.path, old, old + block.encode("utf-8"),
-                    lambda new: new.entries == (*config.entries, entry))
+        lines += ["[entries.params]", *_values(entry.params)]
+    return _append(config, lines, lambda new: new.entries == (*config.entries, entry))
 
 
 def add_records(config: Config, entries: Sequence[Entry], judges: Sequence[JudgeSpec], note: str) -> Config:
@@ -112,12 +106,18 @@ def add_records(config: Config, entries: Sequence[Entry], judges: Sequence[Judge
                 "api_base": j.api_base, "runs": None if j.casts_ballots else j.runs,  # people's R: their number
                 "context_window": j.context_window, "structured_output": j.structured_output}
         lines += ["", "[[judges]]", *_keys(keys), *(["[judges.options]", *_values(j.options)] if j.options else [])]
+    return _append(config, lines,
+                   lambda new: new.entries == (*config.entries, *entries) and new.judges == (*config.judges, *judges))
+
+
+def _append(config: Config, lines: Sequence[str], meant: Callable[[Config], bool]) -> Config:
+    """Append lines to arena.toml after a blank line, in the file's own line endings, as one checked rewrite
+    (meant: the new config is what the lines were for); return the new config."""
     old = config.path.read_bytes()
     newline = "\r\n" if b"\r\n" in old else "\n"
-    lead = "" if not old or old.endswith(b"\n") else newline
+    lead = "" if not old or old.endswith(b"\n") else newline  # finish the last line first
     block = lead + newline + newline.join(lines) + newline
-    return _rewrite(config.path, old, old + block.encode("utf-8"),
-                    lambda new: new.entries == (*config.entries, *entries) and new.judges == (*config.judges, *judges))
+    return _rewrite(config.path, old, old + block.encode("utf-8"), meant)
 
 
 def _keys(values: Mapping[str, Any]) -> list[str]:
