@@ -39,7 +39,8 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
             judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed, side=side)[0]
     every = ws.store.matches()
     # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
-    matches = [replace(m, speeches=tuple(shown(m.format, ws.config.formats).ordered(m.speeches))) for m in every if m.id not in withheld]
+    formats = {name: shown(name, ws.config.formats) for name in {m.format for m in every}}
+    matches = [replace(m, speeches=tuple(formats[m.format].ordered(m.speeches))) for m in every if m.id not in withheld]
     judged = {v.judge for m in matches for v in m.verdicts}
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
@@ -53,8 +54,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
         scores={m.id: _scores(m.verdicts) for m in matches},
         judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
         awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=_withdrawn(every, matches),
-        stage_titles={name: {stage: shown(name, ws.config.formats).title_of(stage)
-                            for stage in shown(name, ws.config.formats).stages}
+        stage_titles={name: {stage: formats[name].title_of(stage) for stage in formats[name].stages}
                       for name in {m.format for m in matches}})
 
 
