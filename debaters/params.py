@@ -42,10 +42,13 @@ class Length(NamedTuple):
 
 
 def length(params: dict[str, Any], turn: Turn, language: str) -> Length:
-    """The turn's budget for a speech in language: the entry's chars_<stage> or words_<stage> where it has that
-    param (the agent4debate format's stages), else the format's own budget for the turn."""
+    """The turn's budget for a speech in language: for a turn of the agent4debate format, the entry's chars_<stage>
+    or words_<stage> (whose defaults are that format's budgets); for any other format's turn, its own budget, even
+    where its stage shares a key with one of agent4debate's."""
     amount, unit = turn.budget(language)
-    return Length(params.get(f"{'chars' if unit == 'characters' else 'words'}_{turn.stage}", amount), unit)
+    if turn not in AGENT4DEBATE.turns:
+        return Length(amount, unit)
+    return Length(params[f"{'chars' if unit == 'characters' else 'words'}_{turn.stage}"], unit)
 
 
 def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:

@@ -27,6 +27,7 @@ from arena.records import Entry, Motion, Speech
 from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from debaters.agent4debate import Agent4Debate
+from debaters.params import LENGTHS, Length, length, resolve
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import (arena_process, assert_user_error, entry, install_plugin, invoke, judge, mark_checked,
                            new_workspace, people, query, requested_schema, schema_instance, workspace_toml)
@@ -451,3 +452,13 @@ def test_agent4debate_refuses_a_declared_format_naming_its_unmapped_turn(tmp_pat
     mapped = CROSSFIRE.replace('brief = "Ask', 'workflow = "rebuttal"\nbrief = "Ask')
     path = declared_workspace(tmp_path / "ok", mapped, entries=[entry("a", "agent4debate"), entry("b")])
     assert invoke("entry", "list", "-w", path).exit_code == 0
+
+
+def test_an_entrys_length_params_budget_agent4debate_turns_only_not_another_formats_stage_of_the_same_key():
+    params = resolve(Entry("a", "direct", "offline/a", params={"words_summary": 280}), LENGTHS)
+    summary = AGENT4DEBATE.turn("summary", "pro")
+    assert length(params, summary, "en") == Length(280, "words")  # the entry's own budget for the stage
+    assert length(params, summary, "zh") == Length(800, "characters")  # the format's, as the param's default
+    theirs = Turn("summary", "pro", "Summary", 150, 400)  # a declared format's turn that reuses the key
+    assert length(params, theirs, "en") == Length(150, "words")
+    assert length(params, theirs, "zh") == Length(400, "characters")
