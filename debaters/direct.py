@@ -20,7 +20,7 @@ PROMPTS = Path(__file__).parent / "prompts"
 
 def turn_prompt(kind: str, ctx: DebateContext) -> tuple[str, dict]:
     """The template of the kind (direct, search_baseline) for this turn, and the turn's variables for it."""
-    if ctx.stage in AGENT4DEBATE.stages:
+    if ctx.turn in AGENT4DEBATE.turns:  # not another format's stage that happens to share a key
         return f"{kind}/{ctx.stage}.j2", {}
     fmt, turn = ctx.format, ctx.turn
     return f"{kind}/turn.j2", {"title": turn.title_in(ctx.language), "brief": turn.brief_in(ctx.language),

@@ -27,6 +27,7 @@ from arena.records import Entry, Motion, Speech
 from arena.search import SearchGateway
 from arena.store import DB_NAME, Store
 from debaters.agent4debate import Agent4Debate
+from debaters.direct import turn_prompt
 from debaters.params import LENGTHS, Length, length, resolve
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import (arena_process, assert_user_error, entry, install_plugin, invoke, judge, mark_checked,
@@ -462,3 +463,16 @@ def test_an_entrys_length_params_budget_agent4debate_turns_only_not_another_form
     theirs = Turn("summary", "pro", "Summary", 150, 400)  # a declared format's turn that reuses the key
     assert length(params, theirs, "en") == Length(150, "words")
     assert length(params, theirs, "zh") == Length(400, "characters")
+
+
+def test_the_baselines_prompts_for_agent4debate_stages_serve_that_format_only():
+    motion = Motion("m", "Cities should ban cars.", "policy")
+
+    def context(fmt: Format) -> DebateContext:
+        return DebateContext(motion, "pro", "summary", (), {}, None, None, format=fmt)
+
+    theirs = Format("short", "Short", "", (Turn("summary", "pro", "Summary", 150, 400, brief="Sum up."),
+                                           Turn("summary", "con", "Summary", 150, 400, brief="Sum up.")))
+    assert turn_prompt("direct", context(AGENT4DEBATE))[0] == "direct/summary.j2"
+    template, told = turn_prompt("search_baseline", context(theirs))
+    assert template == "search_baseline/turn.j2" and told["brief"] == "Sum up." and told["turns"] == 2
