@@ -14,6 +14,7 @@ from typing import Collection, Iterable, Iterator, Mapping
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
 from arena.files import no_space, no_space_error
+from arena.messages import CODEC, pack, unpack
 from arena.records import DEFAULT_FORMAT, AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
@@ -21,7 +22,7 @@ DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
 # keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
 IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -43,6 +44,28 @@ CREATE TABLE ballot_people (judge TEXT NOT NULL, run INTEGER NOT NULL, person TE
 # matches they had open ballots on leave the published site's embargo. Issuing new links reopens them.
 _CLOSURES = """
 CREATE TABLE ballot_closures (judge TEXT PRIMARY KEY, closed_at TEXT NOT NULL);
+"""
+
+# What each agent was sent and answered: a row per message, its texts in its match's block (arena.messages).
+_MESSAGES = """
+CREATE TABLE agent_messages (
+    id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT, role TEXT NOT NULL,
+    created_at TEXT NOT NULL, prompt_bytes INTEGER NOT NULL, response_bytes INTEGER NOT NULL);
+CREATE INDEX agent_messages_match ON agent_messages(match_id);
+CREATE TABLE message_blocks (match_id TEXT PRIMARY KEY, codec TEXT NOT NULL, data BLOB NOT NULL);
+"""
+
+# The ledger's running total, kept by triggers on every write to calls (any process's), so that --budget reads
+# one row before each claim rather than summing a ledger that grows by a hundred rows a match.
+_LEDGER_TOTAL = """
+CREATE TABLE ledger_total (id INTEGER PRIMARY KEY CHECK (id = 0), cost REAL NOT NULL);
+INSERT INTO ledger_total SELECT 0, COALESCE(SUM(cost), 0) FROM calls;
+CREATE TRIGGER ledger_total_insert AFTER INSERT ON calls WHEN NEW.cost IS NOT NULL
+    BEGIN UPDATE ledger_total SET cost = cost + NEW.cost; END;
+CREATE TRIGGER ledger_total_update AFTER UPDATE OF cost ON calls
+    BEGIN UPDATE ledger_total SET cost = cost - COALESCE(OLD.cost, 0) + COALESCE(NEW.cost, 0); END;
+CREATE TRIGGER ledger_total_delete AFTER DELETE ON calls WHEN OLD.cost IS NOT NULL
+    BEGIN UPDATE ledger_total SET cost = cost - OLD.cost; END;
 """
 
 _SCHEMA = """
@@ -68,9 +91,6 @@ CREATE TABLE speeches (
     side TEXT NOT NULL, text TEXT NOT NULL, refs TEXT NOT NULL, agents TEXT NOT NULL,
     started_at TEXT NOT NULL, finished_at TEXT NOT NULL, cut INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (match_id, stage, side));
-CREATE TABLE agent_messages (
-    id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT, role TEXT NOT NULL,
-    prompt TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE TABLE verdicts (
     match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, run INTEGER NOT NULL,
     overall TEXT, dimensions TEXT NOT NULL, rationale TEXT NOT NULL, error TEXT,
@@ -88,9 +108,45 @@ CREATE TABLE models (
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-""" + _CLAIMS + _BALLOTS + _CLOSURES
+""" + _CLAIMS + _BALLOTS + _CLOSURES + _MESSAGES + _LEDGER_TOTAL
 
-# Steps from each older version to the next, each run in one transaction with the version bump.
+
+def _lean_messages(conn: sqlite3.Connection) -> None:
+    """Schema 9 → 10: every match's agent messages, stored as plain text, packed into its block (arena.messages);
+    the same rows, ids and order."""
+    conn.execute("ALTER TABLE agent_messages RENAME TO agent_messages_9")
+    for statement in _statements(_MESSAGES):
+        conn.execute(statement)
+    match_ids = [r[0] for r in conn.execute("SELECT DISTINCT match_id FROM agent_messages_9")]
+    for match_id in match_ids:
+        rows = conn.execute("SELECT * FROM agent_messages_9 WHERE match_id=? ORDER BY id", (match_id,)).fetchall()
+        sizes, block = pack((r["prompt"], r["response"]) for r in rows)
+        conn.executemany(
+            "INSERT INTO agent_messages (id, match_id, stage, side, role, created_at, prompt_bytes, response_bytes)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [(r["id"], match_id, r["stage"], r["side"], r["role"], r["created_at"], p, q)
+             for r, (p, q) in zip(rows, sizes)])
+        conn.execute("INSERT INTO message_blocks VALUES (?,?,?)", (match_id, CODEC, block))
+    conn.execute("DROP TABLE agent_messages_9")
+    for statement in _statements(_LEDGER_TOTAL):
+        conn.execute(statement)
+
+
+def _statements(script: str) -> list[str]:
+    """A script's statements, one by one (executescript would commit the migration's transaction)."""
+    out, pending = [], ""
+    for piece in script.split(";"):
+        pending += piece + ";"
+        if sqlite3.complete_statement(pending):  # a trigger's body has its own semicolons
+            if pending.strip(" \n;"):
+                out.append(pending.strip())
+            pending = ""
+    return out
+
+
+_LEAN = 9  # the version whose step packs the agent messages (and leaves the file to be vacuumed)
+# Steps from each older version to the next (a script, or a function of the connection), each run in one
+# transaction with the version bump.
 _MIGRATIONS = {
     1: "ALTER TABLE calls ADD COLUMN judge TEXT;",  # which judge made a call: judges share matches
     # Real models: how each call asked for JSON, whether its prompt was fitted and why it stopped; cut
@@ -111,6 +167,9 @@ _MIGRATIONS = {
     # Debate formats (arena.formats) per match, and what an imported verdict's source said beyond ours.
     8: "ALTER TABLE matches ADD COLUMN format TEXT NOT NULL DEFAULT 'agent4debate';"
        "ALTER TABLE verdicts ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
+    # Scale: agent messages compressed in a block per match (1 MB of prompts a match, each quoting the
+    # transcript again, become ~30 KB), indexed by match; the ledger's running total.
+    _LEAN: _lean_messages,
 }
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
@@ -188,12 +247,32 @@ class Store:
                 f"BEGIN IMMEDIATE;{_SCHEMA}INSERT INTO meta VALUES ('schema_version', '{SCHEMA_VERSION}');COMMIT;"
             )
             return
-        version = int(self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
-        if version > SCHEMA_VERSION:
-            raise ArenaError(f"{self.path}: schema version {version} is newer than this arena ({SCHEMA_VERSION}); upgrade arena")
-        for step in range(version, SCHEMA_VERSION):
-            self.conn.executescript(f"BEGIN IMMEDIATE;{_MIGRATIONS[step]}"
-                                    f"UPDATE meta SET value='{step + 1}' WHERE key='schema_version';COMMIT;")
+        while True:
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                # Read under the write lock: another process opening the same old workspace may have upgraded it.
+                version = int(self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0])
+                if version > SCHEMA_VERSION:
+                    raise ArenaError(f"{self.path}: schema version {version} is newer than this arena "
+                                     f"({SCHEMA_VERSION}); upgrade arena")
+                if version < SCHEMA_VERSION:
+                    step = _MIGRATIONS[version]
+                    for statement in [step] if callable(step) else _statements(step):
+                        statement(self.conn) if callable(statement) else self.conn.execute(statement)
+                    self.conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version + 1),))
+            except BaseException:
+                self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+            if version == _LEAN:
+                # The plain-text messages' pages are free now but still in the file (~1 MB a match): give them back,
+                # unless another process reads the file meanwhile (then new rows reuse them as the store grows).
+                try:
+                    self.conn.execute("VACUUM")
+                except sqlite3.OperationalError:
+                    pass
+            if version >= SCHEMA_VERSION:
+                return
 
     # --- entries and motions -------------------------------------------------------------
     def sync_entries(self, entries: Iterable[Entry]) -> None:
@@ -307,9 +386,12 @@ class Store:
         holder and mark it running, atomically; None when there is none."""
         now = clock()
         with _transaction(self.conn):
-            row = self.conn.execute(
-                f"SELECT m.id FROM matches m {_PLAYABLE} AND (? IS NULL OR m.id = ?) ORDER BY m.seq LIMIT 1",
-                (failed_before or "", now, lease_s, only, only)).fetchone()
+            if only is not None:
+                row = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} AND m.id = ?",
+                                        (failed_before or "", now, lease_s, only)).fetchone()
+            else:
+                row = self.conn.execute(_FIRST_PLAYABLE, (now, lease_s) * 2 + (failed_before or "", now, lease_s)
+                                        ).fetchone()
             if row is None:
                 return None
             self.conn.execute("UPDATE matches SET status='running', error=NULL, started_at=? WHERE id=?",
@@ -384,17 +466,13 @@ class Store:
         simulated (arena.records.simulated) is stored with the match and its verdicts. With a holder,
         the match is written only if holder still holds its claim (ClaimLost otherwise), which it gives up.
         """
+        sizes, block = pack((m["prompt"], m["response"]) for m in messages)  # before the write lock: it takes ms
         with _transaction(self.conn):
             self._release_or_lose(holder, match_id, PLAY)
             self.conn.execute("DELETE FROM speeches WHERE match_id=?", (match_id,))
             self.conn.execute("DELETE FROM agent_messages WHERE match_id=?", (match_id,))
             self._write_speeches(match_id, speeches)
-            self.conn.executemany(
-                "INSERT INTO agent_messages (match_id, stage, side, role, prompt, response, created_at)"
-                " VALUES (?,?,?,?,?,?,?)",
-                [(match_id, m.get("stage"), m.get("side"), m["role"], m["prompt"], m["response"], m["created_at"])
-                 for m in messages],
-            )
+            _write_messages(self.conn, match_id, messages, sizes, block)
             self._write_verdicts(match_id, verdicts, simulated)
             self.conn.execute(
                 "UPDATE matches SET status='done', error=NULL, simulated=?, finished_at=?, forfeit=?, forfeit_reason=?"
@@ -696,7 +774,25 @@ class Store:
             "WHERE v.judge=? AND m.status='done' AND v.simulated)", (judge,)).fetchone()[0])
 
     def total_cost(self) -> float:
+        """The ledger's cost summed, row by row (what reports show)."""
         return float(self.conn.execute("SELECT COALESCE(SUM(cost), 0) FROM calls").fetchone()[0])
+
+    def spent(self) -> float:
+        """The ledger's cost as its running total: total_cost in one row's read, whatever the ledger's length
+        (the budget's check before each claim)."""
+        return float(self.conn.execute("SELECT cost FROM ledger_total").fetchone()[0])
+
+    def agent_messages(self, match_id: str) -> list[dict]:
+        """What each agent of a completed match was sent and answered, in order, byte for byte as it was: stage,
+        side, role, prompt, response, created_at."""
+        rows = self.conn.execute("SELECT stage, side, role, created_at, prompt_bytes, response_bytes "
+                                 "FROM agent_messages WHERE match_id=? ORDER BY id", (match_id,)).fetchall()
+        block = self.conn.execute("SELECT codec, data FROM message_blocks WHERE match_id=?", (match_id,)).fetchone()
+        if block is None:
+            return []
+        texts = unpack(block["codec"], block["data"], [(r["prompt_bytes"], r["response_bytes"]) for r in rows])
+        return [{"stage": r["stage"], "side": r["side"], "role": r["role"], "prompt": prompt, "response": response,
+                 "created_at": r["created_at"]} for r, (prompt, response) in zip(rows, texts)]
 
     def cache_get(self, key: str) -> dict | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key=?", (key,)).fetchone()
@@ -736,6 +832,27 @@ def _to_judge_args(judge: str, rejudged_before: str | None) -> tuple:
 _PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.status IN ('scheduled', 'running') "
              "OR (m.status = 'failed' AND m.finished_at < ?)) AND (c.holder IS NULL "
              "OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
+
+
+def _write_messages(conn: sqlite3.Connection, match_id: str, messages: list[dict], sizes: list[tuple[int, int]],
+                    block: bytes) -> None:
+    """A match's agent messages (arena.messages.pack gave sizes and block), in place of any it had."""
+    conn.executemany(
+        "INSERT INTO agent_messages (match_id, stage, side, role, created_at, prompt_bytes, response_bytes)"
+        " VALUES (?,?,?,?,?,?,?)",
+        [(match_id, m.get("stage"), m.get("side"), m["role"], m["created_at"], p, r)
+         for m, (p, r) in zip(messages, sizes)])
+    conn.execute("INSERT OR REPLACE INTO message_blocks VALUES (?,?,?)", (match_id, CODEC, block))
+
+
+# The first of them in schedule order, each status read in its index's order (matches_status) and only its first
+# unclaimed match taken, so that a claim costs the same with 100,000 matches planned or stored as with ten.
+_FIRST_PLAYABLE = " UNION ALL ".join(
+    f"SELECT * FROM (SELECT m.id, m.seq FROM matches m LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' "
+    f"WHERE m.status = '{status}'{also} AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))"
+    f" ORDER BY m.seq LIMIT 1)"
+    for status, also in (("scheduled", ""), ("running", ""), ("failed", " AND m.finished_at < ?"))
+) + " ORDER BY seq LIMIT 1"
 
 
 def _iso(seconds: float) -> str:

@@ -278,7 +278,7 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     path = tmp_path / "arena.db"
     Store(path).close()
     db = sqlite3.connect(path)  # make it what version 1 wrote: no judge column, and a call already recorded
-    # No judge column (added in version 2), nor what versions 3 to 9 added.
+    # No judge column (added in version 2), nor what versions 3 to 10 added.
     db.executescript("ALTER TABLE calls DROP COLUMN judge; ALTER TABLE calls DROP COLUMN structured;"
                      "ALTER TABLE calls DROP COLUMN fitted; ALTER TABLE calls DROP COLUMN finish_reason;"
                      "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models; DROP TABLE claims;"
@@ -286,6 +286,11 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
                      "ALTER TABLE motions DROP COLUMN pro_text; ALTER TABLE motions DROP COLUMN con_text;"
                      "ALTER TABLE matches DROP COLUMN forfeit; ALTER TABLE matches DROP COLUMN forfeit_reason;"
                      "ALTER TABLE matches DROP COLUMN format; ALTER TABLE verdicts DROP COLUMN extra;"
+                     "DROP TABLE agent_messages; DROP TABLE message_blocks; DROP TABLE ledger_total;"
+                     "DROP TRIGGER ledger_total_insert; DROP TRIGGER ledger_total_update; DROP TRIGGER ledger_total_delete;"
+                     "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT,"
+                     " side TEXT, role TEXT NOT NULL, prompt TEXT NOT NULL, response TEXT NOT NULL,"
+                     " created_at TEXT NOT NULL);"
                      "UPDATE meta SET value='1' WHERE key='schema_version';"
                      "INSERT INTO calls (kind, model, latency_s, cache_hit, simulated, created_at) "
                      "VALUES ('llm', 'offline/x', 0.5, 0, 1, 'then');")
@@ -294,8 +299,8 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     store = Store(path)
     store.record_call(kind="llm", model="offline/j", latency_s=0.1, cache_hit=False, simulated=True,
                       match_id="m00001", role="judge", judge="j")
-    assert SCHEMA_VERSION == 9
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "9"
+    assert SCHEMA_VERSION == 10
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "10"
     store.remember_model("openai/m", "", structured="json_object")  # version 3's table is there
     assert store.model_facts("openai/m", "") == {"structured": "json_object"}
     assert store.pending_matches() == []  # and version 4's claims
@@ -303,6 +308,7 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     assert store.closed_judges() == {}  # and version 8's closed ballots
     assert [tuple(r) for r in store.conn.execute("SELECT format FROM matches")] == []  # and version 9's formats
     assert "extra" in {r[1] for r in store.conn.execute("PRAGMA table_info(verdicts)")}
+    assert store.spent() == 0.0 and store.agent_messages("m00001") == []  # and version 10's lean store
     assert [tuple(r) for r in store.conn.execute("SELECT model, judge FROM calls ORDER BY id")] == [
         ("offline/x", None), ("offline/j", "j")]
     store.close()

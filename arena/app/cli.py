@@ -357,6 +357,24 @@ def match_show(match_id: str, workspace: Path, fmt: str):
     _json(data) if fmt == "json" else _match_text(data)
 
 
+@match.command("messages")
+@click.argument("match_id")
+@workspace_option
+@text_format_option
+def match_messages(match_id: str, workspace: Path, fmt: str):
+    """Show what each agent of a completed match was sent and answered, in order, as stored."""
+    from arena.app import commands as app
+
+    messages = app.match_messages(_open(workspace), match_id)
+    if fmt == "json":
+        _json(messages)
+        return
+    for k, m in enumerate(messages, start=1):
+        where = " · ".join(x for x in (m["stage"], (m["side"] or "").upper(), m["role"]) if x)
+        click.echo(f"=== {k}. {where} · {m['created_at']} ===\n--- prompt ---\n{m['prompt']}\n"
+                   f"--- response ---\n{m['response']}\n")
+
+
 @match.command("play")
 @click.option("--motion", "motion_id", required=True, help="Motion id (see 'arena motion list').")
 @click.option("--pro", required=True, help="Entry speaking for the motion.")

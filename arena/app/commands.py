@@ -119,6 +119,12 @@ def match_show(ws: Workspace, match_id: str) -> dict:
     return shapes.match_json(match_get(ws, match_id), declared=ws.config.formats)
 
 
+def match_messages(ws: Workspace, match_id: str) -> list[dict]:
+    """What each agent of a match was sent and answered, in order, byte for byte as stored: {stage, side, role,
+    prompt, response, created_at} (stage and side null for a judge's call)."""
+    return ws.store.agent_messages(match_get(ws, match_id).id)
+
+
 def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
                progress: Callable[[str], None] | None = None) -> dict:
     """`arena match play`: play_one, the match as match_show gives it."""

@@ -262,7 +262,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
                 await playing.acquire()  # each match releases its slot once its speeches are in
                 if full:
                     raise full[0]
-                if budget is not None and store.total_cost() >= budget:
+                if budget is not None and store.spent() >= budget:
                     stopped = "budget"
                     break
                 match_id = runner.claim(failed_before=failed_before)
