@@ -476,6 +476,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("motion", "show"): [app.motion_show(ws, "en-fact-001")],
             ("match", "list"): [app.match_list(ws)],
             ("match", "show"): [app.match_show(ws, played.id)],
+            ("match", "messages"): [app.match_messages(ws, played.id)],
             ("schedule",): [app.schedule_show(ws)],
             ("run",): [dry, ran],
             ("judge-bench",): [app.judge_bench(ws, bench, "j1", progress=quiet)],

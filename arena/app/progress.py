@@ -25,7 +25,7 @@ class Progress:
         self.started_at = clock()
         self.running: dict[str, float] = {}  # match id -> when it started
         self.done = self.failed = 0
-        self.durations: list[float] = []
+        self.busy_s = 0.0  # the finished matches' durations summed: a mean for the estimate, in flat memory
         self.calls = self.cached = self.unpriced = self.tokens = 0
         self.cost = 0.0
         self._drawn = 0.0
@@ -55,7 +55,7 @@ class Progress:
     def finished(self, match_id: str, error: str | None = None) -> None:
         began = self.running.pop(match_id, None)
         seconds = self.clock() - began if began is not None else 0.0
-        self.durations.append(seconds)
+        self.busy_s += seconds
         if error is None:
             self.done += 1
         else:
@@ -85,9 +85,9 @@ class Progress:
         left = self.total - self.done - self.failed
         if left == 0:
             return "0s"
-        if not self.durations:
+        if not self.done + self.failed:
             return "?"
-        seconds = sum(self.durations) / len(self.durations) * left / min(self.concurrency, left)
+        seconds = self.busy_s / (self.done + self.failed) * left / min(self.concurrency, left)
         return _clock(seconds)
 
     def draw(self, force: bool = False) -> None:
