@@ -1,4 +1,4 @@
-"""Agent messages at rest: a match's prompts and responses packed into one zstd block.
+"""Agent messages at rest: a match's prompts and responses packed into one zstd block; cached answers squeezed.
 
 Every prompt of a match quotes the transcript so far again, so a match's messages are ~1 MB of text
 that is mostly repetition; compressed together in one block they take ~30 KB, and every text comes
@@ -38,3 +38,21 @@ def unpack(codec: str, block: bytes, sizes: Sequence[tuple[int, int]]) -> list[t
                     raw[at + p:at + p + r].decode("utf-8", "surrogatepass")))
         at += p + r
     return out
+
+
+def squeeze(text: str) -> str | bytes:
+    """A cached answer as stored: zstd-compressed bytes when that saves space (a speech: ~2x), else the text."""
+    import zstandard
+
+    raw = text.encode("utf-8", "surrogatepass")
+    packed = zstandard.ZstdCompressor(level=LEVEL).compress(raw)
+    return packed if len(packed) < len(raw) else text
+
+
+def unsqueeze(stored: str | bytes) -> str:
+    """What squeeze was given (text stored plainly, as before squeezing existed, passes through)."""
+    if isinstance(stored, str):
+        return stored
+    import zstandard
+
+    return zstandard.ZstdDecompressor().decompress(stored).decode("utf-8", "surrogatepass")

@@ -14,7 +14,7 @@ from typing import Collection, Iterable, Iterator, Mapping
 from arena.claims import LEASE_S, ClaimLost, Holder, clock, lapsed
 from arena.errors import ArenaError
 from arena.files import no_space, no_space_error
-from arena.messages import CODEC, pack, unpack
+from arena.messages import CODEC, pack, squeeze, unpack, unsqueeze
 from arena.records import DEFAULT_FORMAT, AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
 from arena.redact import redact
 
@@ -796,10 +796,11 @@ class Store:
 
     def cache_get(self, key: str) -> dict | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key=?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+        return json.loads(unsqueeze(row[0])) if row else None
 
     def cache_put(self, key: str, kind: str, response: dict) -> None:
-        self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)", (key, kind, json.dumps(response), now()))
+        self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)",
+                          (key, kind, squeeze(json.dumps(response)), now()))
 
     def entry_costs(self, skip: Collection[str] = frozenset()) -> dict[str, tuple[float, bool]]:
         """Per entry: the cost of its debaters' calls across all its matches but those in skip, and whether any

@@ -215,3 +215,18 @@ def test_arena_match_messages_shows_them_as_stored(tmp_path):
     assert text.exit_code == 0 and "=== 2. constructive · PRO · writer" in text.output
     assert MESSAGES[1]["prompt"].replace("\r\n", "\n") in text.output.replace("\r\n", "\n")
     assert_user_error(invoke("match", "messages", "m404", "-w", tmp_path / "ws"), "m404")
+
+
+def test_cached_answers_are_stored_squeezed_and_older_plain_rows_still_read(tmp_path):
+    store = Store(tmp_path / "arena.db")
+    speech = {"text": "We hold that the motion stands, and here is why. " * 40, "data": None, "cut": False}
+    store.cache_put("k-speech", "llm", speech)
+    store.cache_put("k-short", "llm", {"text": "ok"})  # too short to gain: stored as it is
+    store.conn.execute("INSERT INTO cache VALUES ('k-old', 'llm', ?, 'then')", (json.dumps({"text": "é"}),))
+    kinds = dict(store.conn.execute("SELECT key, typeof(response) || ':' || length(response) FROM cache"))
+    assert kinds["k-speech"].startswith("blob:") and int(kinds["k-speech"][5:]) < len(json.dumps(speech)) / 4
+    assert kinds["k-short"].startswith("text:")
+    assert store.cache_get("k-speech") == speech
+    assert store.cache_get("k-short") == {"text": "ok"} and store.cache_get("k-old") == {"text": "é"}
+    assert store.cache_get("k-none") is None
+    store.close()
