@@ -1,4 +1,5 @@
-"""Rating benchmark: `arena rate --results` on a million matches, beside a FastChat-style pipeline.
+"""Rating benchmark: `arena rate --results` on a million matches, beside a FastChat-style pipeline, and on a
+big field.
 
 Generates 1,000,000 matches among 100 entries of planted strengths (each judged by 3 runs
 of the BT model, 10% of runs tied, so scores are points out of 3) into a results CSV,
@@ -10,13 +11,23 @@ then measures in the same run:
   2. the reference: a FastChat-style pipeline on the same CSV — deduplicated outcome
      cells, then one scipy L-BFGS-B fit of the weighted BT likelihood per bootstrap
      replicate, each replicate drawing multinomial counts of the cells;
-  3. `arena rate` on a workspace holding 10,000 judged matches.
-Prints the times, the ratio, the memory, how far our `--side ignore` ratings and intervals
-are from the pipeline's (beside how far two of our runs with different seeds are from each
-other: the Monte Carlo noise of 1000-replicate percentiles), and PASS/FAIL against the
-targets (<= 5 s, >= 10x, <= 1.5 GB, widths within 10%; < 2 s).
+  3. a big field: 100,000 matches among 500 entries (--big-matches, --big-entries), the same
+     `arena rate --results` with 1000 replicates, side fitted and ignored;
+  4. `arena rate` on a workspace holding 10,000 judged matches.
+Prints the times (wall, and the CPU time, user + system, of the subprocess: the machine is
+shared, so wall time alone says little), the ratio, the memory, how far our `--side ignore`
+ratings and intervals are from the pipeline's (beside how far two of our runs with different
+seeds are from each other: the Monte Carlo noise of 1000-replicate percentiles), and PASS/FAIL
+against the targets (1M matches: <= 1.5 s, >= 10x, <= 1.5 GB, widths within 10%; the big
+field: <= 5 s; the workspace: < 2 s).
 
-Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R]
+With --before TREE (a checkout of an earlier version, e.g. `git archive COMMIT | tar -x -C
+TREE`), every `arena rate --results` run is also timed with that tree's code on the same file,
+and the largest difference between the two outputs (ratings, interval bounds, Pro advantage)
+is printed: the same seed draws the same resamples, so they should agree to within rounding.
+
+Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R] [--big-matches N]
+     [--big-entries N] [--before TREE]
 """
 from __future__ import annotations
 
@@ -39,20 +50,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from leaderboard import bt, elo  # noqa: E402
 
 ENTRIES, RUNS, TIE_RATE = 100, 3, 0.1
-TARGET_S, TARGET_SPEEDUP, TARGET_GB, TARGET_WIDTH, TARGET_WORKSPACE_S = 5.0, 10.0, 1.5, 0.10, 2.0
-NAMES = [f"entry-{i:03d}" for i in range(ENTRIES)]
+TARGET_S, TARGET_SPEEDUP, TARGET_GB, TARGET_WIDTH, TARGET_WORKSPACE_S = 1.5, 10.0, 1.5, 0.10, 2.0
+TARGET_BIG_S = 5.0
 
 
-def generate(path: Path, matches: int, seed: int = 0) -> None:
+def generate(path: Path, matches: int, seed: int = 0, entries: int = ENTRIES) -> None:
     """Results CSV of `matches` matches between uniformly drawn pairs of planted strengths."""
     rng = np.random.default_rng(seed)
-    theta = rng.normal(0.0, 1.0, ENTRIES)
-    a = rng.integers(0, ENTRIES, matches)
-    b = (a + rng.integers(1, ENTRIES, matches)) % ENTRIES
+    theta = rng.normal(0.0, 1.0, entries)
+    a = rng.integers(0, entries, matches)
+    b = (a + rng.integers(1, entries, matches)) % entries
     p = expit(theta[a] - theta[b])
     ties = rng.binomial(RUNS, TIE_RATE, matches)
     wins = rng.binomial(RUNS - ties, p)
-    names = np.array(NAMES)
+    names = np.array([f"entry-{i:03d}" for i in range(entries)])
     pd.DataFrame({
         "match_id": np.char.add("m", np.arange(matches).astype(str)), "entry_a": names[a], "entry_b": names[b],
         "score_a": wins + 0.5 * ties, "score_b": RUNS - ties - wins + 0.5 * ties,
@@ -60,11 +71,12 @@ def generate(path: Path, matches: int, seed: int = 0) -> None:
     }).to_csv(path, index=False)
 
 
-def run_measured(cmd: list[str]) -> tuple[float, float, str]:
-    """Wall seconds, peak RSS in GB (of that child alone, via wait4) and stdout of a command."""
+def run_measured(cmd: list[str], env: dict | None = None, cwd: Path | None = None) -> tuple[float, float, str, float]:
+    """Wall seconds, peak RSS in GB and CPU seconds (user + system; of that child alone, via wait4), and stdout
+    of a command."""
     with tempfile.TemporaryFile() as out:
         started = time.perf_counter()
-        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE)
+        child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.PIPE, env=env, cwd=cwd)
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.perf_counter() - started
         child.returncode = os.waitstatus_to_exitcode(status)
@@ -72,17 +84,35 @@ def run_measured(cmd: list[str]) -> tuple[float, float, str]:
         if child.returncode:
             raise RuntimeError(f"{cmd[:4]} failed ({child.returncode}): {stderr}")
         out.seek(0)
-        return wall, usage.ru_maxrss / 2**20, out.read().decode()  # ru_maxrss is in KiB on Linux
+        # ru_maxrss is in KiB on Linux
+        return wall, usage.ru_maxrss / 2**20, out.read().decode(), usage.ru_utime + usage.ru_stime
 
 
-def ours(csv: Path, replicates: int, seed: int = 0, side: str = "fit") -> tuple[float, float, dict, dict | None]:
-    """`arena rate --results` end to end: wall seconds, peak GB, entry -> (rating, ci_low, ci_high), and the
-    Pro advantage (None with side "ignore")."""
-    wall, peak_gb, stdout = run_measured([sys.executable, "-m", "arena", "rate", "--results", str(csv), "--bootstrap",
-                                          str(replicates), "--seed", str(seed), "--side", side, "--format", "json"])
+def ours(csv: Path, replicates: int, seed: int = 0, side: str = "fit",
+         tree: Path | None = None) -> tuple[float, float, dict, dict | None, float]:
+    """`arena rate --results` end to end (with tree, that checkout's code): wall seconds, peak GB, entry ->
+    (rating, ci_low, ci_high), the Pro advantage (None with side "ignore"), and CPU seconds."""
+    # From within the tree, so that its packages come before the installed ones (`-m` puts the folder first).
+    env = None if tree is None else {**os.environ, "PYTHONPATH": str(tree)}
+    wall, peak_gb, stdout, cpu = run_measured([sys.executable, "-m", "arena", "rate", "--results", str(csv),
+                                               "--bootstrap", str(replicates), "--seed", str(seed), "--side", side,
+                                               "--format", "json"], env, tree)
     result = json.loads(stdout)
     return wall, peak_gb, {r["entry"]: (r["rating"], r["ci_low"], r["ci_high"]) for r in result["ratings"]}, \
-        result["side"]
+        result["side"], cpu
+
+
+def against_before(label: str, csv: Path, replicates: int, side: str, now: tuple, tree: Path | None) -> None:
+    """With tree, the same run of that checkout's code: its wall and CPU seconds beside ours, and how far apart
+    the two outputs are (ratings, interval bounds and Pro advantage, in Elo)."""
+    if tree is None:
+        return
+    wall, _, table, advantage, cpu = ours(csv, replicates, side=side, tree=tree)
+    apart = max(abs(now[2][k][i] - table[k][i]) for k in table for i in range(3))
+    if advantage is not None:
+        apart = max(apart, *(abs(now[3][key] - advantage[key]) for key in advantage))
+    print(f"{label} before {wall:7.2f} s   CPU {cpu:6.2f} s   ({wall / now[0]:.1f}x our wall, {cpu / now[4]:.1f}x our"
+          f" CPU; outputs at most {apart:.2f} Elo apart)")
 
 
 def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
@@ -172,6 +202,10 @@ def main() -> None:
     parser.add_argument("--matches", type=int, default=1_000_000)
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--workspace-matches", type=int, default=10_000)
+    parser.add_argument("--big-matches", type=int, default=100_000)
+    parser.add_argument("--big-entries", type=int, default=500)
+    parser.add_argument("--before", type=Path, default=None, metavar="TREE",
+                        help="a checkout of an earlier version, timed on the same files")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -181,12 +215,17 @@ def main() -> None:
         print(f"generated {args.matches:,} matches among {ENTRIES} entries in {time.perf_counter() - started:.1f} s"
               f" ({csv.stat().st_size / 2**20:.0f} MB CSV)")
 
-        ours_s, ours_gb, fitted, side = ours(csv, args.replicates)
-        print(f"ours       {ours_s:7.2f} s   peak RSS {ours_gb:.2f} GB   (side fitted: Pro advantage "
-              f"{side['pro_advantage']:+.2f} Elo, 95% CI {side['ci_low']:+.2f} to {side['ci_high']:+.2f})")
-        blind_s, blind_gb, our_table, _ = ours(csv, args.replicates, side="ignore")
-        print(f"ours blind {blind_s:7.2f} s   peak RSS {blind_gb:.2f} GB   (--side ignore, the pipeline's model)")
-        again_s, _, other_seed, _ = ours(csv, args.replicates, seed=1, side="ignore")
+        run = ours(csv, args.replicates)
+        ours_s, ours_gb, fitted, side, ours_cpu = run
+        print(f"ours       {ours_s:7.2f} s   CPU {ours_cpu:6.2f} s   peak RSS {ours_gb:.2f} GB   (side fitted: Pro "
+              f"advantage {side['pro_advantage']:+.2f} Elo, 95% CI {side['ci_low']:+.2f} to {side['ci_high']:+.2f})")
+        against_before("ours      ", csv, args.replicates, "fit", run, args.before)
+        blind = ours(csv, args.replicates, side="ignore")
+        blind_s, blind_gb, our_table, _, blind_cpu = blind
+        print(f"ours blind {blind_s:7.2f} s   CPU {blind_cpu:6.2f} s   peak RSS {blind_gb:.2f} GB   (--side ignore, "
+              f"the pipeline's model)")
+        against_before("ours blind", csv, args.replicates, "ignore", blind, args.before)
+        again_s, _, other_seed, _, _ = ours(csv, args.replicates, seed=1, side="ignore")
         print(f"ours again {again_s:7.2f} s   (--side ignore, seed 1, for the Monte Carlo noise below)")
         moved = max(abs(fitted[k][0] - our_table[k][0]) for k in fitted)
         print(f"side       max |fitted - ignored| rating {moved:.2f} Elo")
@@ -207,9 +246,22 @@ def main() -> None:
         print(f"intervals  |width ours / pipeline - 1|: mean {width_diff.mean():.1%}, max {width_diff.max():.1%}"
               f" (signed mean {change.mean():+.1%}; median width {median_width:.1f} Elo)")
         print(f"           ours seed 1 vs seed 0, the same:  mean {noise.mean():.1%}, max {noise.max():.1%}")
-        print(f"  {verdict(ours_s <= TARGET_S)} time <= {TARGET_S:.0f} s   {verdict(ratio >= TARGET_SPEEDUP)} "
+        print(f"  {verdict(ours_s <= TARGET_S)} time <= {TARGET_S} s   {verdict(ratio >= TARGET_SPEEDUP)} "
               f">= {TARGET_SPEEDUP:.0f}x   {verdict(ours_gb <= TARGET_GB)} memory <= {TARGET_GB} GB   "
               f"{verdict(width_diff.max() <= TARGET_WIDTH)} widths within {TARGET_WIDTH:.0%}")
+
+    with tempfile.TemporaryDirectory() as tmp:
+        csv = Path(tmp) / "big.csv"
+        generate(csv, args.big_matches, entries=args.big_entries)
+        field = f"{args.big_matches:,} matches among {args.big_entries} entries, {args.replicates} replicates"
+        print(f"big field: {field}")
+        times = []
+        for side in ("fit", "ignore"):
+            run = ours(csv, args.replicates, side=side)
+            times.append(run[0])
+            print(f"big {side:6s} {run[0]:7.2f} s   CPU {run[4]:6.2f} s   peak RSS {run[1]:.2f} GB")
+            against_before(f"big {side:6s}", csv, args.replicates, side, run, args.before)
+        print(f"  {verdict(max(times) <= TARGET_BIG_S)} time <= {TARGET_BIG_S:.0f} s")
 
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "ws"

@@ -10,6 +10,10 @@ prior's spread (a plain bootstrap of one 3-0 match would give a zero-width
 interval), while with many matches it is the plain bootstrap. Resampling M
 matches is drawing Multinomial(M, counts / M) over the distinct kinds of
 match, which is what is drawn here.
+
+Each replicate is refitted from the full data's fit by chord steps with the full data's Hessian, rescaled
+to the replicate's own curvature (_chord_fit): a handful of passes over its n x n cells, in single
+precision and with no exp per cell (_cell_sums); the few replicates that do not converge get full Newton.
 """
 
 from __future__ import annotations
@@ -22,13 +26,17 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from leaderboard.bt import (fit, fit_side, gradient_hessian, match_weights, mean_zero_inverse, side_gradient_hessian,
-                            sigmoid, soft_outcomes, to_elo)
+from leaderboard.bt import (fit, fit_side, gradient_hessian, match_weights, mean_zero_inverse, pair_statistics,
+                            side_gradient_hessian, side_statistics, sigmoid, soft_outcomes, to_elo)
 from leaderboard.elo import ELO_SCALE, PRIOR_PRECISION
 
-# Batch size bound: replicates x max(match kinds, n^2) <= this, so each
-# batch's arrays stay around 32 MB.
+# Batch size bound: replicates x max(padded match kinds, n^2) <= this (see _batch_size).
 _BATCH_CELLS = 1 << 22
+# Replicates are fitted to within this many logits (0.002 Elo), far inside the percentiles' Monte Carlo noise.
+_TOLERANCE = 1e-5
+# Strengths more than this many logits below the strongest (or a Pro advantage this large) are left to full
+# Newton: beyond it the single-precision cell sums could overflow.
+_SPAN = 30.0
 
 
 @dataclass(frozen=True)
@@ -47,34 +55,16 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     Batches of replicates run on a thread pool, each with its own child seed, so
     the result depends on the seed only.
     """
-    first, second, score_first, score_second, kind_counts = _match_kinds(a, b, score_a, score_b, n, side)
+    first, second, score_first, score_second, counts = _match_kinds(a, b, score_a, score_b, n, side)
     y, w = soft_outcomes(score_first, score_second), match_weights(score_first, score_second, weighting)
-    # The kinds laid out in rows of one pair each, padded with kinds that never occur,
-    # so that summing a replicate's counts per pair is one batched matrix product.
-    slot, pair, width = _grid(first * n + second)
-    counts = np.zeros(len(pair) * width, dtype=np.intp)
-    counts[slot] = kind_counts
-    scores = np.zeros((2, len(pair) * width))
-    # Side-blind, a kind adds w*y to W[first, second] and w*(1 - y) to W[second, first];
-    # with the side, w*y to S[Pro, Con] and w to A[Pro, Con].
-    scores[:, slot] = (w * y, w) if side else (w * y, w * (1 - y))
-    up, other = scores.reshape(2, len(pair), width)
-    down = (pair % n) * n + pair // n
-
-    def statistics(draws):
-        if side:
-            return _pair_cells(draws, pair, [(pair, up)], n), _pair_cells(draws, pair, [(pair, other)], n)
-        W = _pair_cells(draws, pair, [(pair, up), (down, other)], n)
-        return W, W + np.swapaxes(W, -1, -2)
-
-    full = [s[0] for s in statistics(counts[:, None])]
-    start = (fit_side if side else fit)(*full, prior=PRIOR_PRECISION)
-    inverse = mean_zero_inverse(_hessian(start, *full, side), free=int(side))
-    tables = _poisson_tables(counts)
-    # Batches within the size bound, a multiple of 4 of them so that 2 or 4 cores
-    # finish together; the split depends on the data alone, hence so do the results.
-    rounds = max(1, -(-replicates // (4 * max(1, _BATCH_CELLS // max(len(counts), n * n)))))
-    batch = max(1, -(-replicates // (4 * rounds)))
+    refit = fit_side if side else fit
+    full = _statistics(first, second, y, w * counts, n, side)
+    start = refit(*full, prior=PRIOR_PRECISION)
+    hessian = _hessian(start, *full, side)
+    inverse = mean_zero_inverse(hessian, free=int(side))
+    drawing = _poisson_tables(counts)
+    batch = _batch_size(replicates, first * n + second, n)
+    first, second, y, w = (v[drawing[1]] for v in (first, second, y, w))  # in the order they are drawn
     x = np.empty((replicates, n + side))
 
     def run_batch(first_replicate, seed_sequence):
@@ -82,16 +72,18 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
         # is Multinomial(M, counts / M) over the kinds, so draw that directly.
         rng = np.random.default_rng(seed_sequence)
         size = min(batch, replicates - first_replicate)
-        stats = statistics(_multinomial(rng, counts, tables, size))
+        draws = _multinomial(rng, counts, drawing, size)
         centre = rng.normal(0.0, 1 / math.sqrt(PRIOR_PRECISION), (size, n + side))
-        # Replicates lie close to the full data, so the full-data Hessian serves
+        # Replicates lie close to the full data, so its Hessian, rescaled, serves
         # them all; the few it does not get full Newton.
-        gradient = _side_gradient(*stats, centre) if side else _gradient(*stats, centre)
-        fitted, converged = _chord_fit(gradient, start, inverse, size, tol=1e-6)
-        if not converged.all():
-            redo = ~converged
-            fitted[redo] = (fit_side if side else fit)(*(s[redo] for s in stats), prior=PRIOR_PRECISION,
-                                                       centre=centre[redo], init=start, tol=1e-6)
+        evaluate = _evaluator(*_replicate_cells(draws, first, second, y, w, n, side), centre)
+        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=int(side),
+                                       tol=_TOLERANCE)
+        redo = np.flatnonzero(~converged)
+        if len(redo):
+            stats = zip(*(_statistics(first, second, y, w * draws[r], n, side) for r in redo))
+            fitted[redo] = refit(*map(np.stack, stats), prior=PRIOR_PRECISION, centre=centre[redo], init=start,
+                                 tol=_TOLERANCE)
         x[first_replicate : first_replicate + size] = fitted
 
     # Threads suffice: the draws and the array maths release the GIL.
@@ -100,6 +92,28 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     with ThreadPoolExecutor(max_workers=cores) as pool:
         list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
     return Replicates(to_elo(x[:, :n], anchor), ELO_SCALE * x[:, n] if side else None)
+
+
+def _statistics(first, second, y, w, n, side):
+    """bt's sufficient statistics of matches first[k] vs second[k] of outcome y and weight w: (S, A) with the
+    side, else (W, N)."""
+    return (side_statistics if side else pair_statistics)(first, second, y, w, n)
+
+
+def _batch_size(replicates, keys, n):
+    """Replicates per batch: 4, 8, 12... batches within _BATCH_CELLS over max(slots, n^2).
+
+    A multiple of 4 batches, so that 2 or 4 cores finish together; the split depends
+    on the data alone, hence so do the results. slots counts the match kinds (keys:
+    their pairs, sorted) laid out one pair per row of the mean kinds per pair, padded:
+    the layout this bound was first set for, kept because the batches fix which random
+    numbers each replicate gets, so that a seed keeps giving the intervals it gave.
+    """
+    _, sizes = np.unique(keys, return_counts=True)
+    width = -(-len(keys) // len(sizes))
+    slots = int(np.sum(-(-sizes // width))) * width
+    rounds = max(1, -(-replicates // (4 * max(1, _BATCH_CELLS // max(slots, n * n)))))
+    return max(1, -(-replicates // (4 * rounds)))
 
 
 def _hessian(x, first, second, side):
@@ -112,49 +126,64 @@ def _hessian(x, first, second, side):
     return gradient_hessian(x, P, first.sum(axis=-1), second, np.asarray(PRIOR_PRECISION))[1]
 
 
-def _multinomial(rng, counts, tables, size):
-    """`size` columns of Multinomial(M, counts / M) draws, M = counts.sum(); tables = _poisson_tables(counts).
+def _multinomial(rng, counts, drawing, size, block=4096):
+    """`size` rows of Multinomial(M, counts / M) draws, M = counts.sum(), the kinds in the order
+    (tables, order) = drawing = _poisson_tables(counts) draws them.
 
     Independent Poisson(rate * counts) draws are Multinomial(T, counts / M) given
     their total T, so adding M - T draws of single matches (uniform over the
-    data) makes each column exactly Multinomial(M, counts / M). The rate sits
+    data) makes each row exactly Multinomial(M, counts / M). The rate sits
     two standard deviations below 1 so that T > M, which needs T - M draws
     removed at random instead, is rare. Unlike numpy's multinomial (one
     binomial, with its set-up, per category) the bulk of the work is
     vectorised table look-ups.
     """
+    tables, order = drawing
     total = int(counts.sum())
-    draws = np.zeros((len(counts), size))
-    for kinds, lowest, threshold, alias in tables:  # Walker's alias method
-        u = rng.random((len(kinds), size))
-        u *= len(threshold)
-        slot = u.astype(np.intp)
-        draws[kinds] = np.where(u < threshold[slot], slot, alias[slot]) + lowest
-    missing = total - draws.sum(axis=0).astype(np.int64)
+    # Whole numbers, exact in single precision below 2^24.
+    draws = np.empty((size, len(counts)), dtype=np.float32 if total < 2**24 else np.float64)
+    stop = 0
+    for number, lowest, lookup, threshold, alias in tables:  # Walker's alias method, by look-up
+        start, stop = stop, stop + number
+        u = rng.random((number, size))
+        u *= len(lookup)  # bins of U(0, len(threshold)), in which u * len(threshold) is u / fine, exactly
+        drawn = lookup.take(u.astype(np.intp))
+        split = np.flatnonzero(drawn < 0)
+        slot_u = u.flat[split] / (len(lookup) // len(threshold))
+        slot = slot_u.astype(np.intp)
+        drawn.flat[split] = np.where(slot_u < threshold[slot], slot, alias[slot])
+        # The random numbers come a row per kind: transposed a block of kinds at a time, as
+        # numpy's transposing copy of the whole walks the memory far more slowly.
+        for block_start in range(0, number, block):
+            rows = drawn[block_start : block_start + block]
+            draws[:, start + block_start : start + block_start + len(rows)] = rows.T + lowest
+    place = np.empty_like(order)
+    place[order] = np.arange(len(order))  # the column of each kind
+    missing = total - draws.sum(axis=1, dtype=np.float64).astype(np.int64)
     short = np.flatnonzero(missing > 0)
     # The kind of each data match, in kind order: a look-up beats searching the cumulative counts.
     kinds = np.repeat(np.arange(len(counts)), counts)[rng.integers(0, total, missing[short].sum())]
-    draws += np.bincount(kinds * size + np.repeat(short, missing[short]), minlength=draws.size).reshape(draws.shape)
-    for column in np.flatnonzero(missing < 0):  # remove distinct draws, chosen uniformly among the T
-        picks = rng.choice(total - missing[column], -missing[column], replace=False)
-        np.subtract.at(draws[:, column], np.searchsorted(np.cumsum(draws[:, column]), picks, side="right"), 1)
+    # One of draws' own type: add.at's fast path.
+    np.add.at(draws.reshape(-1), np.repeat(short, missing[short]) * len(counts) + place[kinds], draws.dtype.type(1))
+    for row in np.flatnonzero(missing < 0):  # remove distinct draws, chosen uniformly among the T
+        picks = rng.choice(total - missing[row], -missing[row], replace=False)
+        kinds = np.searchsorted(np.cumsum(draws[row, place]), picks, side="right")
+        np.subtract.at(draws[row], place[kinds], draws.dtype.type(1))
     return draws
 
 
 def _poisson_tables(counts):
-    """Alias tables of Poisson(rate * c), rate = 1 - 2 / sqrt(M), for each distinct count c.
+    """Alias tables of Poisson(rate * c), rate = 1 - 2 / sqrt(M), for each distinct count c, in increasing c,
+    and the order in which they draw the kinds: by count, stably.
 
-    Each is (kinds with count c, lowest value, threshold, alias) and spans the
-    mean +- (10 sd + 10), leaving out tails far below float resolution.
+    Each table is (the number of kinds with count c, lowest value, _alias_lookup's
+    look-up, threshold and alias) and spans the mean +- (10 sd + 10), leaving out
+    tails far below float resolution.
     """
     rate = max(0.0, 1 - 2 / math.sqrt(counts.sum()))  # P(T > M) ~ P(Z > 2)
-    values, inverse = np.unique(counts, return_inverse=True)
-    order = np.argsort(inverse, kind="stable")
-    bounds = np.searchsorted(inverse[order], np.arange(len(values) + 1))
+    values, inverse, sizes = np.unique(counts, return_inverse=True, return_counts=True)
     tables = []
-    for c, start, stop in zip(values, bounds[:-1], bounds[1:]):
-        if c == 0:  # padding: always drawn 0 times
-            continue
+    for c, kinds in zip(values, sizes):
         mean = rate * c
         spread = 10 * math.sqrt(mean) + 10
         k = np.arange(max(0, math.floor(mean - spread)), math.ceil(mean + spread) + 1)
@@ -163,10 +192,8 @@ def _poisson_tables(counts):
             pmf = np.exp(log_pmf - log_pmf.max())
         else:  # M <= 4: rate 0, so the fix-up draws every match
             pmf = (k == 0).astype(float)
-        prob, alias = _alias_table(pmf / pmf.sum())
-        # Slot j = floor(u) of u ~ U(0, len) keeps j when u < j + prob[j].
-        tables.append((order[start:stop], k[0], np.arange(len(prob)) + prob, alias))
-    return tables
+        tables.append((kinds, k[0], *_alias_lookup(*_alias_table(pmf / pmf.sum()))))
+    return tables, np.argsort(inverse, kind="stable")
 
 
 def _alias_table(pmf):
@@ -186,56 +213,112 @@ def _alias_table(pmf):
     return np.array(prob), np.array(alias)
 
 
-def _grid(keys):
-    """Slots in rows of `width` for sorted keys, a row holding entries of one key: (slot per entry, key per row, width).
+def _alias_lookup(prob, alias, fine=256):
+    """Walker's draw from u ~ U(0, len(prob)) (slot j = floor(u), kept when u < j + prob[j], else alias[j]) as a
+    look-up: the outcome of each of `fine` equal bins per slot, -1 where j + prob[j] splits the bin; and the
+    thresholds j + prob[j] and the alias, for the draws in those.
 
-    width is the mean number of entries per key, rounded up, so that padding
-    at most about doubles the slots; a key with more entries takes more rows.
+    fine is a power of two, so that the bins' edges, and u scaled to them, are exact.
     """
-    distinct, first, sizes = np.unique(keys, return_index=True, return_counts=True)
-    width = -(-len(keys) // len(distinct))
-    rows = -(-sizes // width)
-    rank = np.arange(len(keys)) - np.repeat(first, sizes)
-    slot = (np.repeat(np.cumsum(rows) - rows, sizes) + rank // width) * width + rank % width
-    return slot, np.repeat(distinct, rows), width
+    threshold = np.arange(len(prob)) + prob
+    slot = np.repeat(np.arange(len(prob)), fine)
+    low = np.arange(len(slot)) / fine
+    kept = np.where(low + 1 / fine <= threshold[slot], slot, -1)
+    return np.where(low >= threshold[slot], alias[slot], kept), threshold, alias
 
 
-def _pair_cells(draws, pair, parts, n):
-    """Stack of n x n matrices, one per column of `draws`, the counts of the kinds laid out by _grid.
+def _replicate_cells(draws, first, second, y, w, n, side):
+    """Each replicate's (row of draws: counts of the match kinds) T[i, j] = summed weight of its matches of
+    first i against second j, as n x n float32, and what it scored: sum of w*y as first less as second, and in
+    all (the Pro advantage's) with the side."""
+    cell = first * n + second
+    won = w * y
+    cells = np.empty((len(draws), n, n), dtype=np.float32)
+    scored = np.empty((len(draws), n + side))
+    for r, count in enumerate(draws):
+        # Weights of a handful of kinds per cell sum exactly enough in single precision;
+        # the scores, sums over all of an entry's matches, stay in double.
+        cells[r] = np.bincount(cell, weights=count * w, minlength=n * n).reshape(n, n)
+        points = count * won
+        scored[r, :n] = np.bincount(first, weights=points, minlength=n) - np.bincount(second, weights=points,
+                                                                                      minlength=n)
+        if side:
+            scored[r, n] = points.sum()
+    return cells, scored
 
-    pair is each row's pair first * n + second; each part (cell of each row, score of
-    each slot, as rows) adds to that cell the row's count-weighted sum of scores.
+
+def _evaluator(cells, scored, centre):
+    """(x, rescale, which) -> the gradient of bt's loss (fit's, or fit_side's when x has the Pro advantage h
+    last) under the weak prior centred on `centre`, for the problems `which` of a stack of replicates
+    (_replicate_cells); with rescale also the Hessian's diagonal; and whether _cell_sums holds for each."""
+    size, n, _ = cells.shape
+    side = scored.shape[1] > n
+    scratch = np.empty((2, n, n), dtype=np.float32), np.ones(n, dtype=np.float32)
+
+    def evaluate(x, rescale, which):
+        strengths = x[:, :n] - x[:, :n].max(axis=1, keepdims=True)
+        h = x[:, n] if side else np.zeros(size)
+        held = (strengths.min(axis=1) > -_SPAN) & (np.abs(h) < _SPAN)
+        a = np.exp(np.maximum(strengths, -_SPAN)).astype(np.float32)
+        b = (a * np.exp(np.clip(h, -_SPAN, _SPAN))[:, None]).astype(np.float32)
+        sums = np.zeros((4, size, n))  # rows and columns of T P, then of T P (1 - P)
+        for r in np.flatnonzero(which):
+            sums[: 4 if rescale else 2, r] = _cell_sums(cells[r], a[r], b[r], rescale, scratch)
+        expected = [sums[0] - sums[1], sums[2] + sums[3]]  # strengths: gradient's data part, curvature
+        if side:
+            expected = [np.concatenate([e, total.sum(axis=1, keepdims=True)], axis=1)
+                        for e, total in zip(expected, (sums[0], sums[2]))]
+        gradient = expected[0] - scored + PRIOR_PRECISION * (x - centre)
+        return gradient, expected[1] + PRIOR_PRECISION if rescale else None, held
+
+    return evaluate
+
+
+def _cell_sums(T, a, b, curvature, scratch):
+    """Row and column sums of T P, P_ij = b_i / (b_i + a_j), and with curvature those of T P (1 - P).
+
+    With a = exp(t - max t) and b = a exp(h), P_ij = sigmoid(t_i - t_j + h) with no exp
+    per cell: T P = b_i Q_ij and T P (1 - P) = b_i a_j Q_ij / (b_i + a_j), Q = T / (b_i + a_j).
     """
-    rows = draws.reshape(len(pair), -1, draws.shape[1])
-    head = np.concatenate([[True], pair[1:] != pair[:-1]])  # a pair's first row
-    out = np.zeros((n * n, draws.shape[1]))
-    for cell, score in parts:
-        sums = np.matmul(score[:, None, :], rows)[:, 0]
-        out[cell[head]] += sums[head]  # a pair's first rows hit distinct cells
-        np.add.at(out, cell[~head], sums[~head])
-    return np.ascontiguousarray(out.T).reshape(-1, n, n)
+    (total, Q), ones = scratch
+    np.add(b[:, None], a[None, :], out=total)
+    np.divide(T, total, out=Q)
+    rows, columns = b * (Q @ ones), b @ Q  # matrix-vector products: faster than numpy's row sums
+    if not curvature:
+        return rows, columns
+    np.divide(Q, total, out=Q)
+    return rows, columns, b * (Q @ a), (b @ Q) * a
 
 
-def _chord_fit(gradient, init, inverse, count, *, tol, max_iter=50):
-    """Fit of `count` problems by Newton-chord steps x <- x - inverse @ gradient(x).
+def _chord_fit(evaluate, init, inverse, curvature, count, *, free, tol, max_iter=50):
+    """Fit of `count` problems by chord steps x <- x - D ((D g(x)) @ inverse), kept to mean-zero strengths.
 
-    One fixed (mean-zero) inverse Hessian serves every problem and step, so
-    convergence is linear: with steps shrinking by a ratio r <= 1/2, the error
-    left after a step s is about s r / (1 - r), and a problem has converged once
-    that is below `tol` (for the first step r counts as 1/2). Also returns which
-    problems converged; one whose step fails to halve is given up, as too far
-    from where `inverse` holds.
+    inverse is the full data's mean-zero inverse Hessian and curvature that Hessian's
+    diagonal; D = sqrt(curvature / a problem's own Hessian diagonal) rescales it to
+    each problem, from the diagonal at its first two points (the second sees the first
+    step's change of curvature; later steps change it too little to matter). The last
+    `free` coordinates are not strengths. Convergence is linear: with steps shrinking by
+    a ratio r <= 1/2, the error left after a step s is about s r / (1 - r), and a problem
+    has converged once that is below `tol` (for the first step r counts as 1/2). Also
+    returns which problems converged; one whose step fails to halve, or that evaluate
+    does not hold for, is given up, as too far from where `inverse` holds.
     """
     x = np.repeat(np.asarray(init, dtype=float)[None], count, axis=0)
+    strengths = x.shape[1] - free
+    inverse = inverse.astype(np.float32)
     converged = np.zeros(count, dtype=bool)
     active = np.ones(count, dtype=bool)
     previous = None
-    for _ in range(max_iter):
+    for k in range(max_iter):
         if not active.any():
             break
-        # Problems stay in the stack once done (their steps zeroed): problems
-        # tend to finish together, and gathering the rest would cost a pass.
-        step = gradient(x) @ inverse
+        gradient, diagonal, held = evaluate(x, k < 2, active)
+        if diagonal is not None:
+            scale = np.sqrt(curvature / diagonal)
+        # One matrix-vector product per problem: unthreaded, where OpenBLAS's threads for
+        # the whole stack at once would fight the pool's threads for the cores.
+        direction = (_centred(gradient, strengths) * scale).astype(np.float32)[:, None, :] @ inverse
+        step = _centred(scale * direction[:, 0], strengths)
         size = np.abs(step).max(axis=-1)
         x -= np.where(active[:, None], step, 0.0)
         if previous is None:
@@ -243,6 +326,7 @@ def _chord_fit(gradient, init, inverse, count, *, tol, max_iter=50):
         else:
             ratio = np.minimum(size / np.maximum(previous, np.finfo(float).tiny), 0.5)
             shrinking = size < previous / 2
+        active &= held
         done = active & (size * ratio / (1 - ratio) < tol)
         converged |= done
         active &= ~done & shrinking
@@ -250,45 +334,11 @@ def _chord_fit(gradient, init, inverse, count, *, tol, max_iter=50):
     return x, converged
 
 
-def _gradient(W, N, centre):
-    """x -> gradient of bt.fit's loss under the weak prior centred on `centre`, for a stack of problems."""
-    wins = W.sum(axis=-1)
-    out = np.empty_like(W)  # scratch
-
-    def gradient(theta):
-        # sum_j N_ij sigmoid(t_i - t_j) - wins_i, computed in place.
-        np.subtract(theta[:, None, :], theta[:, :, None], out=out)
-        with np.errstate(over="ignore"):  # exp overflows to inf only where P is 0, and N / inf = 0
-            np.exp(out, out=out)
-        np.add(out, 1, out=out)
-        np.divide(N, out, out=out)
-        return out.sum(axis=-1) - wins + PRIOR_PRECISION * (theta - centre)
-
-    return gradient
-
-
-def _side_gradient(S, A, centre):
-    """x -> gradient of bt.fit_side's loss under the weak prior centred on `centre`, for a stack of problems."""
-    n = S.shape[-1]
-    scored = np.concatenate([S.sum(axis=-1) - S.sum(axis=-2), S.sum(axis=(-2, -1))[:, None]], axis=-1)
-    out = np.empty_like(S)  # scratch
-    grad = np.empty((len(S), n + 1))
-
-    def gradient(x):
-        # The expected Pro scores E_ij = A_ij sigmoid(t_i - t_j + h), computed in place; the
-        # gradient is E's row minus column sums (its total for h) less the same of S.
-        theta, h = x[:, :n], x[:, n]
-        np.subtract(theta[:, None, :], (theta + h[:, None])[:, :, None], out=out)
-        with np.errstate(over="ignore"):  # as in _gradient
-            np.exp(out, out=out)
-        np.add(out, 1, out=out)
-        np.divide(A, out, out=out)
-        rows = out.sum(axis=-1)
-        grad[:, :n] = rows - out.sum(axis=-2)
-        grad[:, n] = rows.sum(axis=-1)
-        return grad - scored + PRIOR_PRECISION * (x - centre)
-
-    return gradient
+def _centred(x, strengths):
+    """x with its first `strengths` coordinates made mean zero (the directions the data identify)."""
+    x = x.copy()
+    x[:, :strengths] -= x[:, :strengths].mean(axis=1, keepdims=True)
+    return x
 
 
 def _match_kinds(a, b, score_a, score_b, n, keep_sides=False):

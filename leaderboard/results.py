@@ -54,7 +54,7 @@ def read_results(path) -> pd.DataFrame:
     frame = frame.reset_index(drop=True)
     for column in present:
         if column not in SCORES:
-            frame[column] = frame[column].astype(str)
+            frame[column] = _text(frame[column])
     return frame
 
 
@@ -169,6 +169,15 @@ def _line_break_check(frame: pd.DataFrame) -> tuple:
     rows = np.logical_or.reduce([_rows_where(_coded(frame[c]), lambda v: v.str.contains(r"[\r\n]"))
                                  for c in frame.columns if c not in SCORES])
     return rows, lambda i: "a field holds a line break (names, ids, categories and dimensions are one line)"
+
+
+def _text(column: pd.Series) -> pd.Series:
+    """column.astype(str); a categorical one by indexing its categories, many times faster than converting
+    every row."""
+    if not isinstance(column.dtype, pd.CategoricalDtype) or (column.cat.codes < 0).any():
+        return column.astype(str)
+    return pd.Series(column.cat.categories.astype(str).take(column.cat.codes.to_numpy()), index=column.index,
+                     name=column.name)
 
 
 def _coded(column: pd.Series) -> tuple[np.ndarray, pd.Index]:

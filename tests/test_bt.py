@@ -322,16 +322,18 @@ def test_resampling_counts_are_exactly_multinomial():
     # Poisson draws brought to the total M by the fix-up: the whole vector of counts
     # must be Multinomial(M, counts / M), checked over every outcome of a small case.
     counts = np.array([2, 1, 3])
-    draws = bootstrap._multinomial(np.random.default_rng(17), counts, bootstrap._poisson_tables(counts), 100_000)
-    outcomes, observed = np.unique(draws.T.astype(int), axis=0, return_counts=True)
+    drawing = bootstrap._poisson_tables(counts)
+    draws = bootstrap._multinomial(np.random.default_rng(17), counts, drawing, 100_000)[:, np.argsort(drawing[1])]
+    outcomes, observed = np.unique(draws.astype(int), axis=0, return_counts=True)
     assert np.all(outcomes.sum(axis=1) == 6) and len(outcomes) == 28  # every split of 6 into 3 parts
-    expected = stats.multinomial.pmf(outcomes, 6, counts / 6) * draws.shape[1]
+    expected = stats.multinomial.pmf(outcomes, 6, counts / 6) * len(draws)
     assert stats.chisquare(observed, expected).pvalue > 1e-3
     # A larger case, where both fix-ups (adding and removing draws) occur.
     counts = np.array([5, 1, 10, 24])
-    draws = bootstrap._multinomial(np.random.default_rng(18), counts, bootstrap._poisson_tables(counts), 50_000)
-    assert np.all(draws.sum(axis=0) == 40)
-    np.testing.assert_allclose(np.cov(draws), 40 * (np.diag(counts / 40) - np.outer(counts, counts) / 1600), atol=0.1)
+    drawing = bootstrap._poisson_tables(counts)
+    draws = bootstrap._multinomial(np.random.default_rng(18), counts, drawing, 50_000)[:, np.argsort(drawing[1])]
+    assert np.all(draws.sum(axis=1) == 40)
+    np.testing.assert_allclose(np.cov(draws.T), 40 * (np.diag(counts / 40) - np.outer(counts, counts) / 1600), atol=0.1)
 
 
 @pytest.mark.parametrize("side", [False, True])
