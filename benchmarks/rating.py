@@ -180,7 +180,8 @@ def workspace(path: Path, matches: int, seed: int = 0) -> None:
                 for k, match_id in enumerate(ids) for run in range(RUNS)]
         conn = ws.store.conn
         conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("INSERT INTO verdicts VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        conn.executemany("INSERT INTO verdicts (match_id, judge, run, overall, dimensions, rationale, error, simulated,"
+                         " created_at) VALUES (?,?,?,?,?,?,?,?,?)", rows)
         conn.execute("UPDATE matches SET status='done', started_at=?, finished_at=?", (stamp, stamp))
         conn.execute("COMMIT")
     finally:
