@@ -150,8 +150,8 @@ class LLMGateway:
         params = dict(params or {})
         ceiling = params.get("max_tokens")  # the entry's own cap, which no re-ask goes over
         params["max_tokens"] = self.answer_cap(ref, params, schema, max_tokens)
-        key = _cache_key(ref, messages, params, schema, sample)
         use_cache = self.settings.cache and self.store is not None and not ref.simulated
+        key = _cache_key(ref, messages, params, schema, sample) if use_cache else ""  # hashing 8 KB costs: only if used
         if use_cache and (hit := self.store.cache_get(key)) is not None:
             usage = AgentUsage(1, hit["prompt_tokens"], hit["completion_tokens"], 0.0)
             self._ledger(ref, tag, usage, latency=0.0, cache_hit=True)

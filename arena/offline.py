@@ -13,6 +13,7 @@ import json
 import math
 import random
 import re
+from functools import lru_cache
 from typing import Any
 
 from arena import transcript
@@ -131,6 +132,9 @@ _WEAK_MARK = re.compile(r"\b(perhaps|maybe|arguably|I feel)\b|也许|可能吧|�
 _SENTENCES = {"constructive": 18, "rebuttal": 14, "summary": 10}
 _WORDS_PER_SENTENCE = 25
 _SIDES = ("pro", "con", "tie")
+# A source the prompt lists, "[n] title (url)" at the start of a line: the line start is checked behind the "[",
+# (?<![^\n]\[), so that re looks for the literal at C speed rather than trying every position of the prompt.
+_SOURCE = re.compile(r"\[(?<![^\n]\[)(\d+)\] .*\(https?://")
 
 
 def respond(model: str, strength: float, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
@@ -171,7 +175,7 @@ def prose(prompt: str, strength: float, rng: random.Random, sentences: int) -> s
     """
     chinese = _answers_in_chinese(prompt)
     topic = _topic_zh(prompt) if chinese else _motion(prompt)
-    sources = re.findall(r"^\[(\d+)\] .*\(https?://", prompt, re.MULTILINE)
+    sources = _SOURCE.findall(prompt)
     cogent = round(sentences / (1 + math.exp(-strength)))
     kinds = [True] * cogent + [False] * (sentences - cogent)
     rng.shuffle(kinds)
@@ -196,6 +200,7 @@ def estimated_strength(text: str) -> float | None:
     return _logit(*_counts(text))
 
 
+@lru_cache(maxsize=1024)  # a judge's prompts quote the same speeches again and again
 def _counts(text: str) -> tuple[int, int]:
     """(cogent, hedged) sentences in text."""
     cogent = weak = 0
@@ -391,7 +396,11 @@ _MOTION_LINE = re.compile(r"^\s*(?:Motion:|(?P<zh>辩题[：:]))\s*(.+)$", re.MU
 # A debater's own proposition on a two-sided motion, as the debater templates state it.
 _OWN_SIDE = re.compile(r"^\s*(?:Your side \((?:PRO|CON)\) argues:|我方(?:立场|持方)[：:])\s*(.+)$", re.MULTILINE)
 # The language an English template asks for: "Write in Simplified Chinese", "Write the rationale in English".
-_ASKED = re.compile(r"\bWrite (?:the rationale )?in ((?:Simplified |Traditional )?[A-Z][a-z]+)\b")
+# The word boundary before "Write" is checked behind it, (?<!\wWrite ), so that the pattern starts with its literal
+# and re finds it at C speed, rather than trying every position of an 8 KB prompt.
+_ASKED = re.compile(r"Write (?<!\wWrite )(?:the rationale )?in ((?:Simplified |Traditional )?[A-Z][a-z]+)\b")
+_HAN_LEADS = (b"\xe5", b"\xe6", b"\xe7", b"\xe8", b"\xe9")  # U+5000–U+9FFF in UTF-8
+_HAN_E4 = re.compile(rb"\xe4[\xb8-\xbf]")  # U+4E00–U+4FFF
 
 
 def _found_motion(prompt: str) -> str | None:
@@ -420,6 +429,7 @@ def _answers_in_chinese(prompt: str) -> bool:
     return _mostly_chinese(prompt)
 
 
+@lru_cache(maxsize=64)  # asked again for every text field of an answer, each a search of the whole prompt
 def _subject_zh(prompt: str, *, query: bool = False) -> str:
     """What a Chinese debater argues about: its own side's proposition where the prompt states one, else the
     motion; for a search query, the first side's wording of a motion named as a pair "正方立场 / 反方立场"."""
@@ -438,13 +448,22 @@ def _topic_zh(prompt: str) -> str:
 
 def _mostly_chinese(text: str) -> bool:
     """Whether any text is Chinese: more than a quarter of its characters are Han."""
-    return sum("\u4e00" <= ch <= "\u9fff" for ch in text) > len(text) / 4
+    return _han(text) > len(text) / 4
 
 
 def _tokens(text: str) -> int:
     """A rough token count: about 4/3 tokens per English word, one per CJK character."""
-    cjk = sum("\u4e00" <= ch <= "\u9fff" for ch in text)
-    return cjk + round(len(text.split()) * 4 / 3)
+    return _han(text) + round(len(text.split()) * 4 / 3)
+
+
+def _han(text: str) -> int:
+    """How many characters of text are Han (U+4E00–U+9FFF)."""
+    if text.isascii():
+        return 0
+    # In UTF-8 these are the characters led by the bytes E5–E9, and by E4 with a second byte B8–BF: counted by
+    # bytes.count at memory speed rather than a character at a time, for the simulator counts every ~8 KB prompt.
+    data = text.encode("utf-8", "surrogatepass")
+    return sum(data.count(lead) for lead in _HAN_LEADS) + len(_HAN_E4.findall(data))
 
 
 def simulated_ballot(match, person: str, rng: random.Random):

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from arena.fitting import Cut
@@ -28,7 +29,10 @@ ZH_SIDES = {"pro": "正方", "con": "反方"}
 SOURCE_CHARS = 300  # of each cited source's text shown with the speech: enough to check a citation against
 _OPEN = "=== {side} · {stage} · speech {number} · key {key} ==="
 _CLOSE = "=== end of speech {number} · key {key} ==="
-HEADER = re.compile(r"^=== (PRO|CON) · ([a-z][a-z0-9_]*) · speech (\d+) · key ([0-9a-f]+) ===$", re.MULTILINE)
+# A marker line: "===" at the start of a line, checked behind it, (?<![^\n]===), so that the pattern starts with its
+# literal and re finds it at C speed rather than trying every position of a judge's prompt.
+HEADER = re.compile(r"===(?<![^\n]===) (PRO|CON) · ([a-z][a-z0-9_]*) · speech (\d+) · key ([0-9a-f]+) ===$",
+                    re.MULTILINE)
 
 
 def render(speeches: Iterable[Speech], *, swap: bool = False, cut: Cut = Cut(), start: int = 1,
@@ -140,7 +144,13 @@ def _key(bodies: list[str]) -> str:
 
 def words(speeches: Iterable[Speech]) -> tuple[int, ...]:
     """Each speech's length in words: what a Cut counts in."""
-    return tuple(len(s.text.split()) for s in speeches)
+    return tuple(_words(s.text) for s in speeches)
+
+
+@lru_cache(maxsize=1024)  # every later turn and every judge of a match counts its speeches again
+def _words(text: str) -> int:
+    """Words in text, as str.split finds them."""
+    return len(text.split())
 
 
 def shorten(text: str, kept: int | None, language: str = "en") -> str:

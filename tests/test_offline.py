@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 
 import jsonschema
 import pytest
@@ -79,3 +80,25 @@ def test_the_judge_reads_labels_not_positions():
     pro_wins = sum(json.loads(offline.respond("offline/j", 0.0, [{"role": "user", "content": text}],
                                               schema=schema, sample=r)[0])["overall"] == "pro" for r in range(200))
     assert pro_wins < 60
+
+
+def test_a_prompts_tokens_count_each_han_character_and_each_other_word_as_four_thirds():
+    # 10 Han characters in 2 words, then 3 words; the fullwidth colon, 《》 (CJK punctuation), 㐀 and ䷀ (below
+    # U+4E00) and ꀀ (above U+9FFF) are no Han characters of the count; 丁 and 鿿 (U+4E01, U+9FFF) are.
+    cases = {"辩题：人工智能 利大于弊 three more words": 10 + round(5 * 4 / 3),
+             "《辩论》 㐀 plain": 2 + round(3 * 4 / 3),
+             "䷀丁 鿿ꀀ": 2 + round(2 * 4 / 3),
+             "plain ascii words only here": round(5 * 4 / 3)}
+    for content, tokens in cases.items():
+        assert offline.respond("offline/a", 0.0, [{"role": "user", "content": content}])[1] == tokens, content
+
+
+def test_speeches_cite_only_the_sources_listed_at_the_start_of_a_line():
+    def cited(prompt: str) -> set[str]:
+        texts = [offline.respond("offline/a", 2.0, [{"role": "user", "content": prompt}], seed=s, role="writer",
+                                 stage="constructive")[0] for s in range(5)]
+        return set(re.findall(r"\[(\d+)\]", " ".join(texts)))
+
+    listed = "Motion: Cities should ban private cars\n[3] A study (https://example.org/a)\n[7] Another (http://b.org)\n"
+    assert cited(listed) == {"3", "7"}
+    assert cited(listed.replace("\n[7]", " see [7]")) == {"3"}  # [7] is mid-line: no source of the prompt's list

@@ -85,6 +85,8 @@ def test_the_chinese_templates_carry_the_markers_the_estimator_counts():
     pytest.param("Motion: Cities should ban private cars\n- Write the rationale in Simplified Chinese.\n", True,
                  id="english-motion-chinese-asked"),
     pytest.param("Motion: Cities should ban private cars\n", False, id="english-no-language-line"),
+    pytest.param("Motion: Cities should ban private cars\n- ReWrite in Simplified Chinese.\n", False,
+                 id="a-word-ending-in-Write-asks-for-no-language"),
     pytest.param("请判断下面这场辩论的胜负。双方都给出了论证。", True, id="no-motion-line-chinese"),
     pytest.param("Decide the debate below.", False, id="no-motion-line-english"),
 ])

@@ -131,3 +131,12 @@ def test_with_swap_sides_every_judge_prompt_states_the_order_its_blocks_are_in(t
         first = [s for n, s, _ in stated.findall(prompt) if n == "1"]
         openers.update(first)
     assert openers == {"PRO", "CON"}  # both the plain runs and the swapped ones were checked
+
+
+def test_a_marker_counts_only_at_the_start_of_its_line():
+    rendered = transcript.render(debate())
+    key = key_of(rendered)
+    assert len(transcript.split(rendered)) == 6
+    marker = f"=== CON · rebuttal · speech 4 · key {key} ==="
+    glued = rendered.replace(f"\n{marker}", f"\nx{marker}")
+    assert [(stage, side) for side, stage, _ in transcript.split(glued)] == ORDER[:3] + ORDER[4:]
