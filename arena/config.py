@@ -56,6 +56,17 @@ class RatingSettings:
 
 
 @dataclass(frozen=True)
+class SiteSettings:
+    """How `arena publish` fits and lays out the site: its overall fits' intervals and the tabs' (category,
+    dimension), bootstrap replicates, and rows per page of the matches list."""
+
+    intervals: str = "bootstrap"
+    view_intervals: str = "sandwich"  # a fifth of a bootstrap's time: six fits of the seven of a judge's page
+    replicates: int = 1000
+    matches_per_page: int = 500
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     arena: ArenaSettings
@@ -67,6 +78,7 @@ class Config:
     key_lines: dict  # "entries[0].model" -> line number, for messages about values
     rating: RatingSettings = RatingSettings()
     formats: Mapping[str, Format] = field(default_factory=dict)  # declared in arena.toml ([[formats]]), by name
+    site: SiteSettings = SiteSettings()
 
     def where(self, key: str) -> str:
         """'arena.toml:12 key entries[0].debater' — where a key stands, for error messages."""
@@ -127,6 +139,7 @@ def _number(low: float, high: float, *, above: bool = False) -> tuple[Any, str]:
 
 
 _RUNS = _whole(1, limits.MAX_RUNS)
+_INTERVALS = (lambda v: v in ("bootstrap", "sandwich"), "'bootstrap' or 'sandwich'")
 
 _SECTIONS: dict[str, _Spec] = {
     "arena": {
@@ -156,6 +169,12 @@ _SECTIONS: dict[str, _Spec] = {
     },
     "rating": {
         "side": (str, (lambda v: v in ("fit", "ignore"), "'fit' or 'ignore'")),
+    },
+    "site": {
+        "intervals": (str, _INTERVALS),
+        "view_intervals": (str, _INTERVALS),
+        "replicates": (int, _whole(1, limits.MAX_BOOTSTRAP)),
+        "matches_per_page": (int, _whole(10, limits.MAX_PAGE_ROWS)),
     },
 }
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
@@ -288,7 +307,7 @@ def parse_config(text: str, path: Path) -> Config:
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
     return Config(path, arena, llm, search, motions, entries, judges, lines, RatingSettings(**values["rating"]),
-                  formats)
+                  formats, SiteSettings(**values["site"]))
 
 
 def _formats(items: Any, fail) -> dict[str, Format]:

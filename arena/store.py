@@ -816,6 +816,47 @@ class Store:
                 out[r["entry"]] = (cost + float(r["cost"]), unknown or bool(r["unknown"]))
         return out
 
+    # --- the published site (issue 26, arena publish): matches without their speeches, speeches by match ------
+    def match_heads(self) -> list[Match]:
+        """Every match as matches() gives it but without its speeches, whose text is not read: what the site's
+        lists and ratings show, and what tells it which match pages changed."""
+        motions = {r["id"]: _motion(r) for r in self.conn.execute("SELECT * FROM motions")}
+        verdicts: dict[str, list[Verdict]] = {}
+        for r in self.conn.execute("SELECT * FROM verdicts ORDER BY match_id, judge, run"):
+            verdicts.setdefault(r["match_id"], []).append(_verdict(r))
+        return [Match(r["id"], motions[r["motion_id"]], r["pro"], r["con"], r["status"], r["error"],
+                      bool(r["simulated"]), (), tuple(verdicts.get(r["id"], ())), _forfeit(r), r["format"])
+                for r in self.conn.execute("SELECT * FROM matches ORDER BY seq")]
+
+    def speeches_of(self, match_ids: Collection[str]) -> dict[str, tuple[Speech, ...]]:
+        """The speeches of the given matches, by match, in the order matches() gives them."""
+        out: dict[str, list[Speech]] = {}
+        ids = list(match_ids)
+        for k in range(0, len(ids), 500):  # older SQLite builds bind at most 999 values a statement
+            chunk = ids[k:k + 500]
+            for r in self.conn.execute(f"SELECT * FROM speeches WHERE match_id IN ({','.join('?' * len(chunk))})"
+                                       " ORDER BY match_id, seq", chunk):
+                out.setdefault(r["match_id"], []).append(_speech(r))
+        return {match_id: tuple(speeches) for match_id, speeches in out.items()}
+
+    def role_usage(self, skip: Collection[str] = frozenset()) -> dict[str, dict[str, AgentUsage]]:
+        """Per entry, per role of its debater: what it spent over its completed matches but those in skip, its
+        speeches added up in schedule and speaking order."""
+        sums: dict[str, dict[str, list]] = {}  # AgentUsage.__add__ on plain lists: a third less time than objects
+        for match_id, entry, agents in self.conn.execute(
+                "SELECT s.match_id, CASE s.side WHEN 'pro' THEN m.pro ELSE m.con END, s.agents "
+                "FROM speeches s JOIN matches m ON m.id = s.match_id WHERE m.status='done' ORDER BY m.seq, s.seq"):
+            if match_id not in skip:
+                roles = sums.setdefault(entry, {})
+                for role, usage in json.loads(agents).items():
+                    total = roles.setdefault(role, [0, 0, 0, None])
+                    total[0] += usage.get("calls", 0)
+                    total[1] += usage.get("prompt_tokens", 0)
+                    total[2] += usage.get("completion_tokens", 0)
+                    cost = usage.get("cost")
+                    total[3] = None if total[3] is None and cost is None else (total[3] or 0.0) + (cost or 0.0)
+        return {entry: {role: AgentUsage(*total) for role, total in roles.items()} for entry, roles in sums.items()}
+
 
 # A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or
 # (otherwise) no verdict of it at all or a failed run.

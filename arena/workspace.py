@@ -41,6 +41,12 @@ sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
 [rating]
 side = "fit"               # "fit": a Pro advantage fitted with the ratings; "ignore": the side-blind fit
 
+[site]                     # arena publish
+intervals = "bootstrap"    # the overall ratings' intervals: "bootstrap" | "sandwich"
+view_intervals = "sandwich"  # the category and dimension tabs' intervals
+replicates = 1000          # bootstrap replicates
+matches_per_page = 500     # rows per page of the matches list
+
 # One [[entries]] table per registered debater entry, for example:
 # [[entries]]
 # name = "direct-gpt-4o"
@@ -97,14 +103,15 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
         registry.names()  # a plug-in that takes a built-in's name is refused at once, not when first named
 
     def build(registry: Registry, specs, table: str, kind_key: str, options_key: str) -> dict[str, Any]:
-        built = {}
+        built, classes = {}, {}  # each kind looked up once: a lookup reads every installed package's entry points
         for i, spec in enumerate(specs):
             kind = getattr(spec, kind_key)
-            if not registry.has(kind):
+            if kind not in classes and not registry.has(kind):
                 raise UserError(f"{config.where(f'{table}[{i}].{kind_key}')}: unknown {registry.family} kind "
                                 f"{kind!r} (known: {', '.join(registry.names())})")
             try:
-                built[spec.name] = registry.get(kind)(spec)
+                classes[kind] = classes.get(kind) or registry.get(kind)
+                built[spec.name] = classes[kind](spec)
             except UserError as exc:
                 raise UserError(f"{config.where(f'{table}[{i}].{options_key}')}: {exc}") from None
         return built

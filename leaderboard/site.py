@@ -1,8 +1,13 @@
 """The static site: jinja2 templates rendered to self-contained HTML files (no server, no CDN).
 
-The renderer is handed plain records and rating dicts (a SiteData); it never opens the store.
-Autoescaping is on for every template, so model- and user-supplied text renders as text; file
-names made from ids are sanitised, and links from models must be http(s).
+The renderer is handed plain records and rating dicts (a SiteData); it never opens the store (the
+speeches of the matches it renders come through the caller's loader). Autoescaping is on for every template,
+so model- and user-supplied text renders as text; file names made from ids are sanitised, and links from
+models must be http(s).
+
+Publishing is incremental: a match page is keyed by a digest of all it shows, and the site's manifest
+(leaderboard.published) records each file's key and identity; a page whose key is unchanged is hard-linked
+from the site it replaces rather than rendered and written again. A match page shows no time for that reason.
 """
 from __future__ import annotations
 
@@ -11,20 +16,23 @@ import functools
 import hashlib
 import io
 import json
+import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
 
-from leaderboard import svg
+from leaderboard import published, svg
+from leaderboard.published import page_name
 from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS, DIMENSIONS, dimension_order
 
 TEMPLATES = Path(__file__).parent / "templates"
 VIEWS = ("overall", "fact", "value", "policy", *DIMENSIONS)  # tab order; custom dimensions' tabs follow
 INDEX_HEATMAP_MAX = 30  # beyond this many entries the heatmap lives on its own page, keeping the index small
+RENDER_BATCH = 500  # match pages rendered per load of their speeches: memory bounded by this, not by the site
 
 
 @dataclass(frozen=True)
@@ -59,15 +67,23 @@ class SiteData:
     withdrawn: tuple[str, ...] = ()
     # Debate format (a match's .format) → stage → title; a stage not listed is shown by its key
     stage_titles: dict[str, dict[str, str]] = field(default_factory=dict)
+    # The caller's loader of speeches, in speaking order, by match id, for matches whose records come without them
+    # (None: each match carries its speeches); then stamps says, per match, when its speeches were stored.
+    transcripts: Callable[[Sequence[str]], Mapping[str, tuple]] | None = None
+    stamps: Mapping[str, str] = field(default_factory=dict)
+    matches_per_page: int = 500  # rows per page of the matches list: matches.html, then matches-2.html, ...
 
 
-@functools.lru_cache(maxsize=None)
-def page_name(folder: str, key: str) -> str:
-    """folder/<key>.html with key made safe for a file name; a changed key gets a hash so keys never collide."""
-    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key).lstrip(".") or "_"
-    if safe != key:
-        safe = f"{safe[:60]}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
-    return f"{folder}/{safe}.html"
+@dataclass(frozen=True)
+class Frame:
+    """What a match page shows of the site around its match (title, banners, footer): with the match's own
+    record, all that the page's key covers. No time: an unchanged match keeps its page."""
+
+    title: str
+    judge: str | None
+    simulated: bool
+    judges: list[dict]
+    generated_at: None = None
 
 
 def safe_url(url: str) -> str:
@@ -75,8 +91,14 @@ def safe_url(url: str) -> str:
     return url if re.match(r"^https?://", url or "", re.IGNORECASE) else "#"
 
 
+def list_page(number: int) -> str:
+    """The file of the matches list's page number (from 1): matches.html, then matches-2.html, ..."""
+    return "matches.html" if number == 1 else f"matches-{number}.html"
+
+
 def _environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+    # auto_reload off: templates do not change during a publish, and checking costs a stat per page
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, auto_reload=False,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     env.filters["match_page"] = lambda key: page_name("matches", key)
     env.filters["entry_page"] = lambda key: page_name("entries", key)
@@ -89,8 +111,10 @@ def _environment() -> jinja2.Environment:
     return env
 
 
-def publish(out: Path, data: SiteData) -> Path:
-    """Write the whole site under out; return the path of its index."""
+def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: str = "") -> Path:
+    """Write the whole site under out; return the path of its index. Match pages whose key the manifest of the
+    site at previous (the one this replaces) records, unchanged there since, are hard links to its files; state
+    (the caller's digest of what the site is made from) goes into the manifest, for published.unchanged."""
     out = Path(out)
     for folder in ("matches", "entries", "motions", "judges"):
         (out / folder).mkdir(parents=True, exist_ok=True)
@@ -107,11 +131,12 @@ def publish(out: Path, data: SiteData) -> Path:
     common = {"data": data, "entries": entries, "score": lambda m: scores[m.id],
               "stage_title": lambda m, stage: _stage_title(data, m, stage),
               "judged": lambda m: _judged(m, data, people), "judges": judges}
+    keys: dict[str, str] = {}  # every file written → its key ("" for a page rendered every time)
 
     def write(name: str, template: str, **extra) -> None:
         root = "../" * name.count("/")
-        (out / name).write_text(env.get_template(template).render(root=root, **common, **extra),
-                                encoding="utf-8")
+        _write(out, name, env.get_template(template).render(root=root, **common, **extra))
+        keys[name] = ""
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
     heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
@@ -119,7 +144,11 @@ def publish(out: Path, data: SiteData) -> Path:
           ci_svg=svg.ci_plot(overall["ratings"]),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
-    write("matches.html", "matches.html.j2")
+    pages = [list_page(k + 1) for k in range(max(1, -(-len(data.matches) // data.matches_per_page)))]
+    for k, name in enumerate(pages):
+        first = k * data.matches_per_page
+        write(name, "matches.html.j2", rows=data.matches[first:first + data.matches_per_page], first=first,
+              page=k + 1, pages=pages)
     write("methodology.html", "methodology.html.j2")
     write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges))
     write("history.html", "history.html.j2", history_svg=svg.history_plot(data.history),
@@ -128,10 +157,10 @@ def publish(out: Path, data: SiteData) -> Path:
         boards = data.judge_boards[judge["name"]]
         write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
               views=_views(boards), ci_svg=svg.ci_plot(boards["overall"]["ratings"]), heatmap_svg="")
-    match_page = env.get_template("match.html.j2")
-    for match in data.matches:
-        (out / page_name("matches", match.id)).write_text(match_page.render(root="../", match=match, **common),
-                                                          encoding="utf-8")
+    # A match page is handed only what its key covers: the frame, and what the match itself shows.
+    frame = Frame(data.title, data.judge, data.simulated, data.judges)
+    shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged")}}
+    keys |= _match_pages(out, data, env, shown, previous)
     by_entry = _by_entry(data.matches)
     rated = {r["entry"]: r for r in overall["ratings"]}
     for name, entry in entries.items():
@@ -140,8 +169,57 @@ def publish(out: Path, data: SiteData) -> Path:
     for motion_id, (motion, played) in motions.items():
         write(page_name("motions", motion_id), "motion.html.j2", motion=motion, played=played,
               balance=_balance(played, data))
-    _downloads(out, data)
+    keys |= dict.fromkeys(_downloads(out, data), "")
+    published.write(out, keys, state)
     return out / "index.html"
+
+
+def _match_pages(out: Path, data: SiteData, env: jinja2.Environment, context: dict,
+                 previous: Path | None) -> dict[str, str]:
+    """Write each match's page, or link it from the site at previous where that site's manifest has its key and
+    the file is as it was written; each page's key. Speeches are loaded for the pages rendered, a batch at a time."""
+    base = hashlib.blake2b(_renderer_digest().encode() + repr(context["data"]).encode(), digest_size=16).digest()
+    manifest = published.read(previous) if previous is not None else None
+    keys, fresh = {}, []
+    for match in data.matches:
+        name = page_name("matches", match.id)
+        keys[name] = _match_key(base, match, data)
+        record = published.seen(manifest, name) if manifest else None
+        if not (record and record[0] == keys[name] and published.link(previous / name, out / name, record)):
+            fresh.append(match)
+    template = env.get_template("match.html.j2")
+    for k in range(0, len(fresh), RENDER_BATCH):
+        batch = fresh[k:k + RENDER_BATCH]
+        speeches = data.transcripts([m.id for m in batch]) if data.transcripts else {}
+        for match in batch:
+            if data.transcripts:
+                match = replace(match, speeches=tuple(speeches.get(match.id, ())))
+            _write(out, page_name("matches", match.id), template.render(root="../", match=match, **context))
+    return keys
+
+
+def _match_key(base: bytes, match, data: SiteData) -> str:
+    """A digest of all a match's page shows besides the frame (base): its record (speeches, or the stamp of their
+    storing where the record comes without them), its judges' scores and its format's stage titles."""
+    shown = (match, data.stamps.get(match.id, "") if data.transcripts else "", data.scores.get(match.id),
+             data.stage_titles.get(match.format))
+    return hashlib.blake2b(base + repr(shown).encode(), digest_size=16).hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _renderer_digest() -> str:
+    """A digest of this module and its templates: a new renderer renders every page anew."""
+    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
+    for path in sorted(TEMPLATES.iterdir()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def _write(out: Path, name: str, text: str) -> None:
+    """Write a file of the site (a fresh one: the build's folder starts empty), in one write: a third of the time
+    a text file's buffered writes take."""
+    with open(os.path.join(out, name), "wb") as handle:
+        handle.write(text.encode("utf-8"))
 
 
 def _views(boards: dict) -> list[str]:
@@ -277,7 +355,8 @@ def _balance(matches, data: SiteData) -> dict:
     return {"pro": pro, "con": con, "pro_share": pro / total if total else None}
 
 
-def _downloads(out: Path, data: SiteData) -> None:
+def _downloads(out: Path, data: SiteData) -> list[str]:
+    """Write the downloads; their names."""
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
@@ -296,3 +375,4 @@ def _downloads(out: Path, data: SiteData) -> None:
                "views": data.boards}
     (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     (out / "history.json").write_text(json.dumps(data.history, indent=1), encoding="utf-8")
+    return ["results.csv", "leaderboard.csv", "leaderboard.json", "history.json"]

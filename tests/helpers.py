@@ -115,12 +115,14 @@ def _table(header: str, dotted: str, values: Mapping) -> str:
 
 def workspace_toml(*, entries: Iterable[Mapping] = (), judges: Iterable[Mapping] = (), motions=None,
                    arena: Mapping | None = None, llm: Mapping | None = None,
-                   search: Mapping | None = OFFLINE_SEARCH, rating: Mapping | None = None) -> str:
-    """An arena.toml: the [arena], [llm], [search] and [rating] settings given (search offline unless given; None
-    leaves a table out, for its defaults), [motions] sets = motions when given, then each entry and each judge
-    (see entry, judge, people)."""
+                   search: Mapping | None = OFFLINE_SEARCH, rating: Mapping | None = None,
+                   site: Mapping | None = None) -> str:
+    """An arena.toml: the [arena], [llm], [search], [rating] and [site] settings given (search offline unless
+    given; None leaves a table out, for its defaults), [motions] sets = motions when given, then each entry and
+    each judge (see entry, judge, people)."""
     tables = [_table(f"[{name}]", name, settings)
-              for name, settings in (("arena", arena), ("llm", llm), ("search", search), ("rating", rating))
+              for name, settings in (("arena", arena), ("llm", llm), ("search", search), ("rating", rating),
+                                     ("site", site))
               if settings is not None]
     if motions is not None:
         tables.append(_table("[motions]", "motions", {"sets": list(motions)}))

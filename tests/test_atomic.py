@@ -25,10 +25,11 @@ from arena.app import commands as app
 from arena.app.commands import open_workspace
 from arena.errors import ArenaError
 from arena.store import DB_NAME
-from tests.helpers import entry, invoke, judge, new_workspace, play_round_robin, query, snapshot
+from tests.helpers import entry, invoke, judge, new_workspace, play_round_robin, query, snapshot, workspace_toml
 
 ROOT = Path(__file__).resolve().parents[1]
-STAMP = re.compile(r"Debate Arena · generated (\S+)")  # every page's footer: which publish wrote it
+STAMP = re.compile(r"Debate Arena · generated (\S+)")  # the footer of every page but a match's: which publish wrote it
+RATER = re.compile(r"ratings from judge <code>(\w+)</code>")  # the index's header: whose verdicts rate
 
 
 def arena(*args, **options) -> subprocess.CompletedProcess:
@@ -51,20 +52,28 @@ def assert_full_disk(done: subprocess.CompletedProcess, path: Path) -> None:
 
 
 def pages(site: Path) -> dict[str, str]:
-    """Each page of the site (relative path) → the publish that wrote it, checking that the page is whole."""
+    """Each page of the site (relative path) → the publish that wrote it ("" for a match page, which shows no
+    time: an unchanged match keeps its page from one publish to the next), checking that the page is whole."""
     out = {}
     for page in sorted(site.rglob("*.html")):
+        name = page.relative_to(site).as_posix()
         text = page.read_text(encoding="utf-8")
         assert text.rstrip().endswith("</html>"), f"{page} is cut short ({len(text)} characters)"
-        out[str(page.relative_to(site))] = STAMP.search(text).group(1)
+        stamp = STAMP.search(text)
+        assert stamp or name.startswith("matches/"), f"{name} does not say when it was generated"
+        out[name] = stamp.group(1) if stamp else ""
     return out
 
 
 def one_publish(site: Path) -> str:
-    """The one publish every page of the site comes from."""
-    stamps = set(pages(site).values())
+    """The one publish every page of the site that says when it was generated comes from."""
+    stamps = set(pages(site).values()) - {""}
     assert len(stamps) == 1, f"pages of {len(stamps)} publishes side by side"
     return stamps.pop()
+
+
+def match_pages(site: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in (site / "matches").iterdir()}
 
 
 def written_since(folder: Path, since_ns: int) -> int:
@@ -92,13 +101,23 @@ def kill_after(proc: subprocess.Popen, folder: Path, since_ns: int, count: int) 
     return None
 
 
+PLAYED = {"motions": ["builtin:en"], "arena": {"judge_runs": 1},
+          "entries": [entry(f"e{k}", strength=k / 4) for k in range(8)], "judges": [judge("j")]}
+# Whose verdicts rate: j, or k, which has none. Every page shows it, a match page its score under that judge.
+RATED_BY = {"j": PLAYED, "k": {**PLAYED, "judges": [judge("k"), judge("j")]}}
+
+
 @pytest.fixture(scope="module")
 def played(tmp_path_factory) -> Path:
     """A played workspace of 56 simulated matches (eight entries, one judge): a publish writes ~140 files."""
-    path = new_workspace(tmp_path_factory.mktemp("atomic") / "ws", motions=["builtin:en"], arena={"judge_runs": 1},
-                         entries=[entry(f"e{k}", strength=k / 4) for k in range(8)], judges=[judge("j")])
+    path = new_workspace(tmp_path_factory.mktemp("atomic") / "ws", **PLAYED)
     play_round_robin(path)
     return path
+
+
+def rate_by(workspace: Path, judge_name: str) -> None:
+    """Make judge_name the rating judge (RATED_BY): the next publish rewrites every page."""
+    (workspace / "arena.toml").write_text(workspace_toml(**RATED_BY[judge_name]), encoding="utf-8")
 
 
 @pytest.fixture
@@ -142,8 +161,16 @@ class Reader(threading.Thread):
 
 
 @pytest.mark.slow
-def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_cleans_up(workspace):
+def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_cleans_up(workspace, tmp_path):
+    """Each publish is made to rewrite every page (the rating judge changes, which every page shows), then killed
+    after it wrote some of them: a reader finds the old site or the new one, its match pages those of the
+    publish its other pages come from."""
     site = workspace / "site"
+    references = {}  # rating judge → the match pages a publish writes
+    for name in RATED_BY:
+        rate_by(workspace, name)
+        assert invoke("publish", "-w", workspace, "--out", tmp_path / name).exit_code == 0
+        references[name] = match_pages(tmp_path / name)
     assert invoke("publish", "-w", workspace).exit_code == 0
     own = add_own_files(site)
     first = pages(site)
@@ -153,6 +180,7 @@ def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_c
     reader.start()
     mid_write = 0
     for count in (1, total // 4, total // 2, 3 * total // 4, total - 2):
+        rate_by(workspace, "j" if RATER.search((site / "index.html").read_text()).group(1) == "k" else "k")
         since = time.time_ns()
         written = kill_after(start("publish", "-w", workspace), workspace, since, count)
         # What a reader sees now: every page whole, all of one publish (the last one, or this one if the kill
@@ -160,6 +188,7 @@ def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_c
         assert pages(site).keys() == first.keys()
         now = one_publish(site)
         assert now == stamp or written is None or written >= total - 2, (count, written)  # swapped in before the kill
+        assert match_pages(site) == references[RATER.search((site / "index.html").read_text()).group(1)]
         stamp = now
         assert_kept(site, own)
         mid_write += written is not None and 0 < written < total
@@ -168,6 +197,7 @@ def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_c
     assert mid_write >= 4  # the kills did land while pages were being written
     assert reader.reads > 100 and reader.bad == []
 
+    rate_by(workspace, "j" if RATER.search((site / "index.html").read_text()).group(1) == "k" else "k")
     done = invoke("publish", "-w", workspace)
     assert done.exit_code == 0, done.output
     assert done.output.strip() == str(site / "index.html")

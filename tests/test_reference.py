@@ -333,14 +333,14 @@ CONFIG_TABLES = {
        for (section, spec), settings in zip(arena_config._SECTIONS.items(),
                                             (arena_config.ArenaSettings, arena_config.LLMSettings,
                                              arena_config.SearchSettings, arena_config.MotionSettings,
-                                             arena_config.RatingSettings))},
+                                             arena_config.RatingSettings, arena_config.SiteSettings))},
     "[[entries]]": (arena_config._ENTRY, _field_defaults(Entry)),
     "[[judges]]": (arena_config._JUDGE, _field_defaults(JudgeSpec)),
 }
 
 
 def test_config_tables_pair_sections_with_their_settings():
-    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions", "rating"]
+    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions", "rating", "site"]
     for title, (spec, defaults) in CONFIG_TABLES.items():
         if not title.startswith("[["):
             assert set(spec) == set(defaults), title

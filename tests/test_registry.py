@@ -150,3 +150,19 @@ def test_a_plugin_importer_is_listed_and_imports_through_its_entry_point(tmp_pat
     assert [(v["judge"], v["overall"]) for v in shown["verdicts"]] == [("their-judge", "con")]
     refused = arena("import", "onefile", str(folder), "-w", str(ws), "--judge", "x", env=env)
     assert refused.returncode == 2 and "the onefile importer: unknown option(s) judge" in refused.stderr
+
+
+def test_opening_a_workspace_looks_each_kind_up_once_not_each_entry(tmp_path, monkeypatch):
+    """A lookup reads every installed package's entry points (some 15 ms): a hundred entries of one kind cost
+    what one does, so that opening a big workspace (and so publishing it again) stays quick."""
+    import arena.registry as registry
+    from arena.app.commands import open_workspace
+    from tests.helpers import new_workspace
+
+    path = new_workspace(tmp_path / "ws", entries=[entry(f"e{k}") for k in range(30)], judges=[judge("j")])
+    reads = []
+    monkeypatch.setattr(registry, "entry_points", lambda **kw: reads.append(kw) or [])
+    ws = open_workspace(path)
+    ws.close()
+    assert len(ws.debaters) == 30
+    assert len(reads) == 2 + 2 * 2  # each family's names at the start, then has() and get() of direct and single

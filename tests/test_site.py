@@ -82,7 +82,8 @@ def test_a_custom_dimension_flows_to_rate_the_csv_export_and_the_site(tmp_path):
 
 def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_model(tmp_path):
     """[rating] side = "fit" (the default): each tab of the index shows its fit's Pro advantage and interval, as
-    `arena rate` gives them; with "ignore", the site says the side is not modelled and shows no advantage."""
+    `arena rate` gives them (the overall fit's bootstrap, the tabs' sandwich: [site]'s defaults); with "ignore",
+    the site says the side is not modelled and shows no advantage."""
     import json
     import re
 
@@ -90,11 +91,12 @@ def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_
     assert invoke("schedule", "--format", "round-robin", "--rounds", "2", "-w", path).exit_code == 0
     assert invoke("run", "-w", path).exit_code == 0
     rated = json.loads(invoke("rate", "--by", "dimension", "--format", "json", "-w", path).output)
+    tabs = json.loads(invoke("rate", "--by", "dimension", "--ci", "sandwich", "--format", "json", "-w", path).output)
     assert invoke("publish", "-w", path).exit_code == 0
     index = (path / "site" / "index.html").read_text()
     shown = re.findall(r"Pro advantage, fitted with these ratings: ([+-]\d+) Elo \(95% CI\s+([+-]\d+) to ([+-]\d+)\)",
                        index)
-    views = [rated["side"], *(fit["side"] for fit in rated["by"].values())]  # overall, then the dimensions
+    views = [rated["side"], *(fit["side"] for fit in tabs["by"].values())]  # overall, then the dimensions
     expected = [(f"{s['pro_advantage']:+.0f}", f"{s['ci_low']:+.0f}", f"{s['ci_high']:+.0f}") for s in views]
     assert [v for v in shown if v in expected] == expected  # the category tabs sit between, in VIEWS order
     methodology = (path / "site" / "methodology.html").read_text()

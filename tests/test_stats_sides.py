@@ -100,6 +100,7 @@ REAL = dict(entries=[entry("a", model="openai/model-a", api_base=FAKE_API),
 def test_results_are_labelled_simulated_by_the_stored_flag_not_by_configured_entries(tmp_path):
     """A configured but unplayed offline entry does not make real results simulated; a simulated match does."""
     from arena.app.site_data import site_data
+    from arena.config import SiteSettings
     from arena.records import simulated
 
     ws = open_workspace(new_workspace(tmp_path / "ws", **REAL, init="cli"))
@@ -109,10 +110,10 @@ def test_results_are_labelled_simulated_by_the_stored_flag_not_by_configured_ent
         ws.store.commit_match(real, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "tie")], [], simulated(a, b, j))
         assert not simulated(a, b, j) and simulated(a, sim, j)
         assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is False
-        assert site_data(ws, "j", {}, bootstrap=0).simulated is False
+        assert site_data(ws, "j", {}, settings=SiteSettings(intervals="sandwich")).simulated is False
         ws.store.commit_match(fake, [], [Verdict("j", 0, "pro"), Verdict("j", 1, "pro")], [], simulated(a, sim, j))
         assert app.rate(ws, bootstrap=0)["meta"]["simulated"] is True
-        assert site_data(ws, "j", {}, bootstrap=0).simulated is True
+        assert site_data(ws, "j", {}, settings=SiteSettings(intervals="sandwich")).simulated is True
         assert [ws.store.match(m).simulated for m in (real, fake)] == [False, True]
     finally:
         ws.close()

@@ -655,19 +655,30 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
 
     The site is built beside out and swapped in at once (arena.files.replace_folder): a reader sees the old site
     or the new one, never a mix. Files in out the publish did not write stay (keep_others), withdrawn pages
-    excepted."""
-    # Lazy: the renderer and the rating code (pandas) cost every other command half a second to import.
-    from arena.app.site_data import site_data
-    from leaderboard.site import publish as render
+    excepted.
+
+    Incremental: when nothing the site is made from has changed since the last publish to out (site_state), and
+    its files are as that publish left them, the site stays as it is; otherwise the pages of unchanged matches are
+    hard links to the old site's (leaderboard.site)."""
+    # Lazy: the renderer and the rating code (pandas) cost every other command, and a publish that finds nothing
+    # new, half a second to import.
+    from arena.app.site_data import site_data, site_state, withdrawn_pages
+    from leaderboard.published import unchanged
 
     out = Path(out) if out else ws.path / "site"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
         raise UserError(f"--out {out}: holds the workspace {ws.path}; publish to a folder of its own")
     embargo = people.embargo(ws)
+    state = site_state(ws, embargo.awaiting, embargo.unplayed)
+    if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
+        return out / "index.html"
+    from leaderboard.site import publish as render
+
     data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld), awaiting=embargo.awaiting,
                      unplayed=embargo.unplayed)
     withdrawn = set(data.withdrawn)
-    replace_folder(out, lambda folder: render(folder, data), keep=lambda name: keep_others and name not in withdrawn)
+    replace_folder(out, lambda folder: render(folder, data, previous=out, state=state),
+                   keep=lambda name: keep_others and name not in withdrawn)
     return out / "index.html"
 
 

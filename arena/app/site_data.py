@@ -2,32 +2,48 @@
 the consistency of judges; and leave out what people are still judging blind (the embargo)."""
 from __future__ import annotations
 
+import functools
+import hashlib
 from collections import defaultdict
-from dataclasses import replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Collection
 
+import arena
+import leaderboard
+from arena.config import SiteSettings
 from arena.formats import shown
-from arena.records import CATEGORIES, AgentUsage, score
+from arena.records import CATEGORIES, score
 from arena.results import results_rows
 from arena.store import now
 from arena.workspace import Workspace
-from leaderboard.site import SiteData, page_name
+
+if TYPE_CHECKING:
+    from leaderboard.site import SiteData
 
 
-def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap: int = 1000, seed: int = 0,
-              awaiting: frozenset[str] = frozenset(), unplayed: frozenset[str] = frozenset()) -> SiteData:
+def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: SiteSettings | None = None,
+              seed: int = 0, awaiting: frozenset[str] = frozenset(),
+              unplayed: frozenset[str] = frozenset()) -> SiteData:
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
     every other judge with rated matches (its own page), and the records behind them; consistency is the
-    consistency of judges as `arena stats judges` gives it, over the matches shown.
+    consistency of judges as `arena stats judges` gives it, over the matches shown. settings (default: the
+    workspace's [site]) choose each fit's intervals and the rows per page of the matches list.
+
+    The matches come without their speeches, which the renderer loads (transcripts) for the pages it writes,
+    a few hundred at a time; each match's stamp is when it was stored, which every rewrite of its speeches
+    changes.
 
     awaiting and unplayed (arena.app.people.embargo) are matches left out of everything: pages, lists, fits,
     counts, costs, history; the site says how many. Their pages and motion pages, which an earlier publish may
     have written, are named in withdrawn, for the publisher not to keep."""
     from leaderboard.ratings import win_matrices
+    from leaderboard.site import SiteData
 
+    settings = settings or ws.config.site
     withheld = awaiting | unplayed
     rows = _shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld) if judge else []
     side = ws.config.rating.side
-    boards, overall = _boards(rows, bootstrap=bootstrap, seed=seed, side=side)
+    boards, overall = _boards(rows, settings, seed=seed, side=side)
     judge_boards = {}  # a page only for a judge with rated matches, in configured order
     for spec in ws.config.judges:
         if spec.name == judge:
@@ -36,11 +52,11 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
             continue
         theirs = _shown(results_rows(ws.store, spec.name, spec.runs), withheld)
         if any(r["dimension"] == "overall" for r in theirs):
-            judge_boards[spec.name] = _boards(theirs, bootstrap=bootstrap, seed=seed, side=side)[0]
-    every = ws.store.matches()
-    # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
+            judge_boards[spec.name] = _boards(theirs, settings, seed=seed, side=side)[0]
+    every = ws.store.match_heads()
     formats = {name: shown(name, ws.config.formats) for name in {m.format for m in every}}
-    matches = [replace(m, speeches=tuple(formats[m.format].ordered(m.speeches))) for m in every if m.id not in withheld]
+    matches = [m for m in every if m.id not in withheld]
+    format_of = {m.id: formats[m.format] for m in matches}
     judged = {v.judge for m in matches for v in m.verdicts}
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
@@ -53,9 +69,43 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bootstrap:
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
         judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
-        awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=_withdrawn(every, matches),
+        awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=withdrawn_pages(ws, withheld),
         stage_titles={name: {stage: formats[name].title_of(stage) for stage in formats[name].stages}
-                      for name in {m.format for m in matches}})
+                      for name in {m.format for m in matches}},
+        # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
+        transcripts=lambda ids: {match_id: tuple(format_of[match_id].ordered(speeches))
+                                 for match_id, speeches in ws.store.speeches_of(ids).items()},
+        stamps={r["id"]: f"{r['status']} {r['finished_at']}" for r in ws.store.match_rows() if r["id"] in format_of},
+        matches_per_page=settings.matches_per_page)
+
+
+def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
+    """A digest of everything a publish is made from: the code of arena and leaderboard, arena.toml, the stored
+    matches, motions, verdicts, entries and costs, and the embargo (as site_data takes it). Equal digests, equal
+    sites (the time they were generated aside): speeches are covered by their match's row, since every write of a
+    match's speeches stamps it."""
+    withheld = {*awaiting, *unplayed}
+    digest = hashlib.blake2b(_code_digest().encode(), digest_size=16)
+    digest.update(ws.config.path.read_bytes())
+    digest.update(repr((sorted(awaiting), sorted(unplayed))).encode())
+    for rows in (ws.store.match_rows(), ws.store.all_verdict_rows(), ws.store.entry_rows(), ws.store.judge_calls()):
+        for row in rows:
+            digest.update(repr(tuple(row)).encode())
+    digest.update(repr(sorted(ws.store.motions().items())).encode())
+    digest.update(repr(sorted(ws.store.entry_costs(skip=withheld).items())).encode())
+    return digest.hexdigest()
+
+
+@functools.lru_cache(maxsize=None)
+def _code_digest() -> str:
+    """A digest of the source and templates of the arena and leaderboard packages: a new version, a new site."""
+    digest = hashlib.blake2b(digest_size=16)
+    for package in (arena, leaderboard):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
@@ -63,13 +113,16 @@ def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
     return [r for r in rows if r["match_id"] not in withheld]
 
 
-def _withdrawn(every: list, shown: list) -> tuple[str, ...]:
-    """The site's pages that must not be there: those of the matches not shown, and of motions no shown match
-    was debated on (an earlier publish may have written them)."""
-    ids, motions = {m.id for m in shown}, {m.motion.id for m in shown}
-    hidden = [m for m in every if m.id not in ids]
-    return tuple(sorted({page_name("matches", m.id) for m in hidden}
-                        | {page_name("motions", m.motion.id) for m in hidden if m.motion.id not in motions}))
+def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]:
+    """The site's pages that must not be there: those of the matches withheld, and of motions only withheld
+    matches were debated on (an earlier publish may have written them)."""
+    from leaderboard.published import page_name
+
+    rows = ws.store.match_rows()
+    motions = {r["motion_id"] for r in rows if r["id"] not in withheld}
+    hidden = [r for r in rows if r["id"] in withheld]
+    return tuple(sorted({page_name("matches", r["id"]) for r in hidden}
+                        | {page_name("motions", r["motion_id"]) for r in hidden if r["motion_id"] not in motions}))
 
 
 def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -> list[dict]:
@@ -89,8 +142,9 @@ def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -
     return snapshots
 
 
-def _boards(rows: list[dict], *, bootstrap: int, seed: int, side: str):
-    """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side)."""
+def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str):
+    """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side):
+    the overall fit with settings.intervals, the category and dimension tabs with settings.view_intervals."""
     import pandas as pd
     from leaderboard.ratings import rate
     from leaderboard.results import COLUMNS, groups, main_rows
@@ -102,7 +156,9 @@ def _boards(rows: list[dict], *, bootstrap: int, seed: int, side: str):
     views = {"overall": overall}
     views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
     views |= {d: part for d, part in groups(frame, "dimension").items() if d not in views}
-    return {view: rate(part, bootstrap=bootstrap, seed=seed, side=side) for view, part in views.items()}, overall
+    return {view: rate(part, ci=settings.intervals if view == "overall" else settings.view_intervals,
+                       bootstrap=settings.replicates, seed=seed, side=side)
+            for view, part in views.items()}, overall
 
 
 def _scores(verdicts) -> dict[str, tuple[float, float]]:
@@ -115,16 +171,12 @@ def _scores(verdicts) -> dict[str, tuple[float, float]]:
 
 def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
     costs = ws.store.entry_costs(skip=withheld)
+    roles = ws.store.role_usage(skip=withheld)
     played: dict[str, int] = defaultdict(int)
     forfeits: dict[str, int] = defaultdict(int)
-    roles: dict[str, dict[str, AgentUsage]] = defaultdict(dict)
     for m in matches:
         if m.status != "done":
             continue
-        for s in m.speeches:
-            name = m.pro if s.side == "pro" else m.con
-            for role, usage in s.agents.items():
-                roles[name][role] = roles[name].get(role, AgentUsage()) + usage
         played[m.pro] += 1
         played[m.con] += 1
         if m.forfeit is not None:
@@ -136,5 +188,5 @@ def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
                     "retired": e.retired, "params": dict(e.params), "matches": played[e.name],
                     "forfeits": forfeits[e.name], "cost": cost,
                     "cost_per_match": cost / played[e.name] if played[e.name] else None, "cost_unknown": unknown,
-                    "roles": roles[e.name]})
+                    "roles": roles.get(e.name, {})})
     return out

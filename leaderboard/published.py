@@ -1,0 +1,122 @@
+"""The manifest of a published site: what each file of the last publish showed (its key) and which file it is
+(inode, size, modification time), so that the next publish links what has not changed rather than writing it
+again, and a publish with nothing new leaves the site as it is. Standard library only: checking that nothing
+changed costs no import of the renderer or the rating code.
+
+A file whose identity differs from the manifest's (edited, replaced, removed) is never taken for unchanged. The
+manifest is served with the site, so it names each file by a digest of its name: it says nothing the pages do not.
+"""
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import re
+from pathlib import Path
+from typing import Mapping, Sequence
+
+MANIFEST = ".arena-publish.json"  # in the site folder, written last by each publish, swapped in with its pages
+VERSION = 1
+
+
+@functools.lru_cache(maxsize=None)
+def page_name(folder: str, key: str) -> str:
+    """folder/<key>.html with key made safe for a file name; a changed key gets a hash so keys never collide."""
+    safe = re.sub(r"[^A-Za-z0-9_.-]", "_", key).lstrip(".") or "_"
+    if safe != key:
+        safe = f"{safe[:60]}-{hashlib.sha1(key.encode()).hexdigest()[:8]}"
+    return f"{folder}/{safe}.html"
+
+
+def unchanged(site: Path, state: str, *, others: bool = True, withdrawn: Sequence[str] = ()) -> bool:
+    """Whether the site is what a publish of state would write (the time it was generated aside): its manifest
+    records state, every file it lists is there as that publish left it, no page of withdrawn (those a publish
+    of state removes, the embargoed matches', which the manifest does not list) is there, and (others False) no
+    file it did not write either."""
+    site = Path(site)
+    manifest = read(site)
+    if not state or manifest["state"] != state or any(os.path.lexists(site / name) for name in withdrawn):
+        return False
+    listed = manifest["files"]
+    found = 0
+    for name, path in _files(site):
+        record = listed.get(name_digest(name))
+        if record is not None:
+            if identity(path) != tuple(record[1:]):
+                return False
+            found += 1
+        elif not others and name != MANIFEST:
+            return False
+    return found == len(listed)
+
+
+def seen(manifest: dict, name: str) -> list | None:
+    """What the manifest says of the file name: [key, inode, size, mtime], or None."""
+    return manifest["files"].get(name_digest(name))
+
+
+def name_digest(name: str) -> str:
+    """How the manifest names a file."""
+    return hashlib.blake2b(name.encode(), digest_size=12).hexdigest()
+
+
+def link(source: Path, target: Path, record: Sequence) -> bool:
+    """Hard-link source to target if source is the file the manifest saw (record: its key, then identity);
+    whether it did."""
+    if identity(source) != tuple(record[1:]):
+        return False
+    try:
+        os.link(source, target)
+    except OSError:  # a filesystem without hard links, or the file's link limit: the caller writes it instead
+        return False
+    return True
+
+
+def identity(path: Path | str) -> tuple[int, int, int] | None:
+    """(inode, size, modification time in ns) of a file, which any rewrite or edit changes; None if missing."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st.st_ino, st.st_size, st.st_mtime_ns
+
+
+def write(site: Path, keys: Mapping[str, str], state: str) -> None:
+    """Write the manifest of the files just written under site (keys: name → key, "" for a file written every
+    time), with the state they were made from."""
+    files = sorted((name_digest(name), [key, *identity(site / name)]) for name, key in keys.items())
+    manifest = {"version": VERSION, "state": state, "files": dict(files)}
+    (site / MANIFEST).write_text(json.dumps(manifest, separators=(",", ":")), encoding="utf-8")
+
+
+def read(site: Path) -> dict:
+    """The manifest of the site; an empty one where there is none this version wrote (a file of another shape is
+    someone else's)."""
+    empty = {"state": "", "files": {}}
+    try:
+        manifest = json.loads((Path(site) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return empty
+    if not (isinstance(manifest, dict) and manifest.get("version") == VERSION and isinstance(manifest.get("state"), str)
+            and isinstance(manifest.get("files"), dict)
+            and all(isinstance(r, list) and len(r) == 4 for r in manifest["files"].values())):
+        return empty
+    return manifest
+
+
+def _files(site: Path) -> list[tuple[str, str]]:
+    """(name relative and '/'-separated, path) of every file and link under site."""
+    out, folders = [], [("", str(site))]
+    while folders:
+        prefix, folder = folders.pop()
+        try:
+            found = list(os.scandir(folder))
+        except FileNotFoundError:  # removed meanwhile (another publish's swap): not the site its manifest lists
+            continue
+        for item in found:
+            if item.is_dir(follow_symlinks=False):
+                folders.append((f"{prefix}{item.name}/", item.path))
+            else:
+                out.append((prefix + item.name, item.path))
+    return out
