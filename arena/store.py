@@ -380,6 +380,12 @@ class Store:
                                  (failed_before or "", clock(), lease_s))
         return [r["id"] for r in rows]
 
+    def pending_entries(self, failed_before: str | None = None, *, lease_s: float = LEASE_S) -> set[str]:
+        """The entries of the matches still to play (as pending_matches says), without reading the matches."""
+        rows = self.conn.execute(f"SELECT DISTINCT m.pro, m.con FROM matches m {_PLAYABLE}",
+                                 (failed_before or "", clock(), lease_s))
+        return {name for row in rows for name in row}
+
     def claim_match(self, holder: Holder, *, failed_before: str | None = None, only: str | None = None,
                     lease_s: float = LEASE_S) -> str | None:
         """Claim the first match still to play (as pending_matches says; with only, that match or none) for

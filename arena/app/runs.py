@@ -39,8 +39,7 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
     runner = MatchRunner.of(ws, lease_s=lease_s)
     if pending:  # a model that cannot answer would fail every match it is in: find out first, once
-        waiting = set(pending)
-        entries = {r[side] for r in ws.store.match_rows() if r["id"] in waiting for side in ("pro", "con")}
+        entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
         judges = [j.name for j in ws.config.automatic_judges]
         preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
     asked, workers = workers, max(1, min(workers, len(pending), concurrency))
