@@ -117,6 +117,12 @@ def load_yaml(text: str, name: str) -> tuple[Node | None, Any]:
         return node, (None if node is None else loader.construct_document(node))
     except _Refused as e:
         raise UserError(f"{name}: line {e.problem_mark.line + 1}: {e.problem}") from None
+    except yaml.MarkedYAMLError as e:
+        if "nesting depth" in str(e.problem) and e.problem_mark is not None:
+            # PyYAML 6.0.4 on stops at 1,000 levels while scanning ahead, before the composer counts 32: our limit
+            raise UserError(f"{name}: line {e.problem_mark.line + 1}: nested more than {MAX_DEPTH} levels deep"
+                            f"{_SEE}") from None
+        raise UserError(f"{name}: not valid YAML: {_describe(e)}") from None
     except yaml.YAMLError as e:
         raise UserError(f"{name}: not valid YAML: {_describe(e)}") from None
     finally:
