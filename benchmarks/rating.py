@@ -23,11 +23,12 @@ field: <= 5 s; the workspace: < 2 s).
 
 With --before TREE (a checkout of an earlier version, e.g. `git archive COMMIT | tar -x -C
 TREE`), every `arena rate --results` run is also timed with that tree's code on the same file,
-and the largest difference between the two outputs (ratings, interval bounds, Pro advantage)
-is printed: the same seed draws the same resamples, so they should agree to within rounding.
+--repeat times each, the two alternating (medians printed: the machine is shared), and the
+largest difference between the two outputs (ratings, interval bounds, Pro advantage) is
+printed: the same seed draws the same resamples, so they should agree to within rounding.
 
 Run: .venv/bin/python benchmarks/rating.py [--matches N] [--replicates R] [--big-matches N]
-     [--big-entries N] [--before TREE]
+     [--big-entries N] [--before TREE [--repeat N]]
 """
 from __future__ import annotations
 
@@ -102,17 +103,27 @@ def ours(csv: Path, replicates: int, seed: int = 0, side: str = "fit",
         result["side"], cpu
 
 
-def against_before(label: str, csv: Path, replicates: int, side: str, now: tuple, tree: Path | None) -> None:
-    """With tree, the same run of that checkout's code: its wall and CPU seconds beside ours, and how far apart
-    the two outputs are (ratings, interval bounds and Pro advantage, in Elo)."""
+def against_before(label: str, csv: Path, replicates: int, side: str, now: tuple, tree: Path | None,
+                   repeat: int = 1) -> None:
+    """With tree, the same run of that checkout's code: its wall and CPU seconds beside ours (medians of `repeat`
+    runs of each, alternating, ours counting `now` as its first), and how far apart the two outputs are
+    (ratings, interval bounds and Pro advantage, in Elo)."""
     if tree is None:
         return
-    wall, _, table, advantage, cpu = ours(csv, replicates, side=side, tree=tree)
+    runs = {"now": [now], "before": []}
+    for k in range(repeat):
+        runs["before"].append(ours(csv, replicates, side=side, tree=tree))
+        if k + 1 < repeat:
+            runs["now"].append(ours(csv, replicates, side=side))
+    (wall, cpu), (our_wall, our_cpu) = ((np.median([r[0] for r in runs[key]]), np.median([r[4] for r in runs[key]]))
+                                        for key in ("before", "now"))
+    _, _, table, advantage, _ = runs["before"][0]
     apart = max(abs(now[2][k][i] - table[k][i]) for k in table for i in range(3))
     if advantage is not None:
         apart = max(apart, *(abs(now[3][key] - advantage[key]) for key in advantage))
-    print(f"{label} before {wall:7.2f} s   CPU {cpu:6.2f} s   ({wall / now[0]:.1f}x our wall, {cpu / now[4]:.1f}x our"
-          f" CPU; outputs at most {apart:.2f} Elo apart)")
+    medians = f"medians of {repeat}: ours {our_wall:.2f} s, CPU {our_cpu:.2f} s; " if repeat > 1 else ""
+    print(f"{label} before {wall:7.2f} s   CPU {cpu:6.2f} s   ({medians}{wall / our_wall:.2f}x our wall, "
+          f"{cpu / our_cpu:.2f}x our CPU; outputs at most {apart:.2f} Elo apart)")
 
 
 def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
@@ -207,6 +218,8 @@ def main() -> None:
     parser.add_argument("--big-entries", type=int, default=500)
     parser.add_argument("--before", type=Path, default=None, metavar="TREE",
                         help="a checkout of an earlier version, timed on the same files")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="with --before: runs of each version, alternating, whose medians are compared")
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -220,12 +233,12 @@ def main() -> None:
         ours_s, ours_gb, fitted, side, ours_cpu = run
         print(f"ours       {ours_s:7.2f} s   CPU {ours_cpu:6.2f} s   peak RSS {ours_gb:.2f} GB   (side fitted: Pro "
               f"advantage {side['pro_advantage']:+.2f} Elo, 95% CI {side['ci_low']:+.2f} to {side['ci_high']:+.2f})")
-        against_before("ours      ", csv, args.replicates, "fit", run, args.before)
+        against_before("ours      ", csv, args.replicates, "fit", run, args.before, args.repeat)
         blind = ours(csv, args.replicates, side="ignore")
         blind_s, blind_gb, our_table, _, blind_cpu = blind
         print(f"ours blind {blind_s:7.2f} s   CPU {blind_cpu:6.2f} s   peak RSS {blind_gb:.2f} GB   (--side ignore, "
               f"the pipeline's model)")
-        against_before("ours blind", csv, args.replicates, "ignore", blind, args.before)
+        against_before("ours blind", csv, args.replicates, "ignore", blind, args.before, args.repeat)
         again_s, _, other_seed, _, _ = ours(csv, args.replicates, seed=1, side="ignore")
         print(f"ours again {again_s:7.2f} s   (--side ignore, seed 1, for the Monte Carlo noise below)")
         moved = max(abs(fitted[k][0] - our_table[k][0]) for k in fitted)
@@ -261,7 +274,7 @@ def main() -> None:
             run = ours(csv, args.replicates, side=side)
             times.append(run[0])
             print(f"big {side:6s} {run[0]:7.2f} s   CPU {run[4]:6.2f} s   peak RSS {run[1]:.2f} GB")
-            against_before(f"big {side:6s}", csv, args.replicates, side, run, args.before)
+            against_before(f"big {side:6s}", csv, args.replicates, side, run, args.before, args.repeat)
         print(f"  {verdict(max(times) <= TARGET_BIG_S)} time <= {TARGET_BIG_S:.0f} s")
 
     with tempfile.TemporaryDirectory() as tmp:

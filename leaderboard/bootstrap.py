@@ -22,6 +22,7 @@ import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -32,6 +33,11 @@ from leaderboard.elo import ELO_SCALE, PRIOR_PRECISION
 
 # Batch size bound: replicates x max(padded match kinds, n^2) <= this (see _batch_size).
 _BATCH_CELLS = 1 << 22
+# Bound on the columns of draws (replicates) a task draws and sums at once, times max(match kinds, n^2): wide
+# enough that numpy's per-row work on the draws costs little beside the numbers (see _group_size).
+_GROUP_CELLS = 1 << 24
+# Numbers of draws summed at a time: 128 KiB of them, well within a core's cache.
+_CACHED = 1 << 15
 # Replicates are fitted to within this many logits (0.002 Elo), far inside the percentiles' Monte Carlo noise.
 _TOLERANCE = 1e-5
 # Strengths more than this many logits below the strongest (or a Pro advantage this large) are left to full
@@ -48,49 +54,63 @@ class Replicates:
 
 
 def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, weighting="paper", anchor=None,
-                      side=False) -> Replicates:
+                      side=False, counts=None, init=None) -> Replicates:
     """Elo ratings (with side, and a[m]'s Pro advantage: bt.fit_side) refitted on `replicates` resamples of the
-    matches (rows) with replacement, each under the weak prior centred on a draw from that prior.
+    matches (rows, match m counts[m] times: default once) with replacement, each under the weak prior centred on
+    a draw from that prior. Rows pooled by match_kinds(keep_sides=True), with their counts, give the very same
+    replicates as the rows. init, a fit of the same matches (logit strengths, and h), saves the full data's
+    refit under the prior most of its Newton steps.
 
     Batches of replicates run on a thread pool, each with its own child seed, so
     the result depends on the seed only.
     """
-    first, second, score_first, score_second, counts = _match_kinds(a, b, score_a, score_b, n, side)
+    first, second, score_first, score_second, counts = match_kinds(a, b, score_a, score_b, n, keep_sides=side,
+                                                                   counts=counts)
     y, w = soft_outcomes(score_first, score_second), match_weights(score_first, score_second, weighting)
     refit = fit_side if side else fit
     full = _statistics(first, second, y, w * counts, n, side)
-    start = refit(*full, prior=PRIOR_PRECISION)
+    start = refit(*full, prior=PRIOR_PRECISION, init=init)
     hessian = _hessian(start, *full, side)
     inverse = mean_zero_inverse(hessian, free=int(side))
     drawing = _poisson_tables(counts)
     batch = _batch_size(replicates, first * n + second, n)
-    first, second, y, w = (v[drawing[1]] for v in (first, second, y, w))  # in the order they are drawn
+    # The kinds as the draws' rows hold them: in the order they are drawn.
+    first, second, y, w, score_first, score_second = (v[drawing[1]] for v in (first, second, y, w, score_first,
+                                                                             score_second))
+    (first_score, _), (second_score, second_scores) = pd.factorize(score_first), pd.factorize(score_second)
+    outcome = first_score * len(second_scores) + second_score
+    blocks = _outcome_blocks(first * n + second, outcome, w, w * y) if len(w) >= n * n else None
+    kinds = _Kinds(first, second, w, w * y, blocks)
     x = np.empty((replicates, n + side))
+    firsts = range(0, replicates, batch)
+    seeds = np.random.SeedSequence(seed).spawn(len(firsts))
 
-    def run_batch(first_replicate, seed_sequence):
-        # Drawing M matches uniformly with replacement and pooling identical ones
-        # is Multinomial(M, counts / M) over the kinds, so draw that directly.
-        rng = np.random.default_rng(seed_sequence)
-        size = min(batch, replicates - first_replicate)
-        draws = _multinomial(rng, counts, drawing, size)
-        centre = rng.normal(0.0, 1 / math.sqrt(PRIOR_PRECISION), (size, n + side))
+    def run_group(batches):
+        # Drawing M matches uniformly with replacement and pooling identical ones is Multinomial(M, counts / M)
+        # over the kinds, so draw that directly: each batch from its own generator, side by side.
+        rngs = [np.random.default_rng(seeds[k]) for k in batches]
+        sizes = [min(batch, replicates - firsts[k]) for k in batches]
+        draws = _multinomial(rngs, counts, drawing, sizes)
+        centre = np.concatenate([rng.normal(0.0, 1 / math.sqrt(PRIOR_PRECISION), (size, n + side))
+                                 for rng, size in zip(rngs, sizes)])
         # Replicates lie close to the full data, so its Hessian, rescaled, serves
         # them all; the few it does not get full Newton.
-        evaluate = _evaluator(*_replicate_cells(draws, first, second, y, w, n, side), centre)
-        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=int(side),
+        evaluate = _evaluator(*_replicate_cells(draws, kinds, n, side), centre)
+        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), len(centre), free=int(side),
                                        tol=_TOLERANCE)
         redo = np.flatnonzero(~converged)
         if len(redo):
-            stats = zip(*(_statistics(first, second, y, w * draws[r], n, side) for r in redo))
+            stats = zip(*(_statistics(first, second, y, w * draws[:, r], n, side) for r in redo))
             fitted[redo] = refit(*map(np.stack, stats), prior=PRIOR_PRECISION, centre=centre[redo], init=start,
                                  tol=_TOLERANCE)
-        x[first_replicate : first_replicate + size] = fitted
+        x[firsts[batches[0]] : firsts[batches[0]] + len(fitted)] = fitted
 
     # Threads suffice: the draws and the array maths release the GIL.
-    firsts = range(0, replicates, batch)
+    per_group = _group_size(len(firsts), batch, len(counts), n)
+    groups = [range(k, min(k + per_group, len(firsts))) for k in range(0, len(firsts), per_group)]
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     with ThreadPoolExecutor(max_workers=cores) as pool:
-        list(pool.map(run_batch, firsts, np.random.SeedSequence(seed).spawn(len(firsts))))
+        list(pool.map(run_group, groups))
     return Replicates(to_elo(x[:, :n], anchor), ELO_SCALE * x[:, n] if side else None)
 
 
@@ -116,6 +136,22 @@ def _batch_size(replicates, keys, n):
     return max(1, -(-replicates // (4 * rounds)))
 
 
+def _group_size(batches, batch, kinds, n):
+    """Batches drawn and summed together by one task: with more kinds than n^2 cells, as many as _GROUP_CELLS
+    allows over the kinds, leaving 4 tasks or more (so that 2 or 4 cores finish together); else one.
+
+    Grouping changes no random number (each batch keeps its generator), only how
+    wide the arrays are: numpy spends some 0.1 us on each row of a fancy-indexed
+    copy or sum, as much as on 50 to 100 numbers, so one batch's 16 to 50 columns
+    would spend more time on rows than on numbers. With fewer kinds than cells each
+    replicate's cells are summed on their own (_replicate_cells): wider arrays would
+    only hold more n x n cells at once.
+    """
+    if kinds < n * n:
+        return 1
+    return max(1, min(_GROUP_CELLS // (batch * kinds), batches // 4))
+
+
 def _hessian(x, first, second, side):
     """Hessian of the loss under the weak prior at x (leaderboard.bt's), from the full data's (W, N) or, with
     side, (S, A)."""
@@ -126,9 +162,10 @@ def _hessian(x, first, second, side):
     return gradient_hessian(x, P, first.sum(axis=-1), second, np.asarray(PRIOR_PRECISION))[1]
 
 
-def _multinomial(rng, counts, drawing, size, block=4096):
-    """`size` rows of Multinomial(M, counts / M) draws, M = counts.sum(), the kinds in the order
-    (tables, order) = drawing = _poisson_tables(counts) draws them.
+def _multinomial(rngs, counts, drawing, sizes):
+    """Columns of Multinomial(M, counts / M) draws, M = counts.sum(): sizes[g] of them from generator rngs[g], side
+    by side, a row per kind in the order (tables, order) = drawing = _poisson_tables(counts) draws them (row j
+    kind order[j]). Each generator draws what it would alone.
 
     Independent Poisson(rate * counts) draws are Multinomial(T, counts / M) given
     their total T, so adding M - T draws of single matches (uniform over the
@@ -140,36 +177,45 @@ def _multinomial(rng, counts, drawing, size, block=4096):
     """
     tables, order = drawing
     total = int(counts.sum())
+    rows = np.empty_like(order)
+    rows[order] = np.arange(len(order))  # the row of each kind
     # Whole numbers, exact in single precision below 2^24.
-    draws = np.empty((size, len(counts)), dtype=np.float32 if total < 2**24 else np.float64)
+    number_type = np.float32 if total < 2**24 else np.float64
+    width = sum(sizes)
+    draws = np.empty((len(counts), width), dtype=number_type)
+    offsets = np.cumsum([0, *sizes])
     stop = 0
     for number, lowest, lookup, threshold, alias in tables:  # Walker's alias method, by look-up
         start, stop = stop, stop + number
-        u = rng.random((number, size))
-        u *= len(lookup)  # bins of U(0, len(threshold)), in which u * len(threshold) is u / fine, exactly
-        drawn = lookup.take(u.astype(np.intp))
-        split = np.flatnonzero(drawn < 0)
-        slot_u = u.flat[split] / (len(lookup) // len(threshold))
-        slot = slot_u.astype(np.intp)
-        drawn.flat[split] = np.where(slot_u < threshold[slot], slot, alias[slot])
-        # The random numbers come a row per kind: transposed a block of kinds at a time, as
-        # numpy's transposing copy of the whole walks the memory far more slowly.
-        for block_start in range(0, number, block):
-            rows = drawn[block_start : block_start + block]
-            draws[:, start + block_start : start + block_start + len(rows)] = rows.T + lowest
-    place = np.empty_like(order)
-    place[order] = np.arange(len(order))  # the column of each kind
-    missing = total - draws.sum(axis=1, dtype=np.float64).astype(np.int64)
-    short = np.flatnonzero(missing > 0)
+        for rng, size, offset in zip(rngs, sizes, offsets):
+            # The random numbers come a row per kind, as the draws are laid out.
+            drawn = _walker(rng.random((number, size)), lookup, threshold, alias)
+            np.add(drawn, number_type(lowest), out=draws[start:stop, offset : offset + size])
+    missing = total - draws.sum(axis=0, dtype=np.float64).astype(np.int64)
     # The kind of each data match, in kind order: a look-up beats searching the cumulative counts.
-    kinds = np.repeat(np.arange(len(counts)), counts)[rng.integers(0, total, missing[short].sum())]
-    # One of draws' own type: add.at's fast path.
-    np.add.at(draws.reshape(-1), np.repeat(short, missing[short]) * len(counts) + place[kinds], draws.dtype.type(1))
-    for row in np.flatnonzero(missing < 0):  # remove distinct draws, chosen uniformly among the T
-        picks = rng.choice(total - missing[row], -missing[row], replace=False)
-        kinds = np.searchsorted(np.cumsum(draws[row, place]), picks, side="right")
-        np.subtract.at(draws[row], place[kinds], draws.dtype.type(1))
+    matches = np.repeat(np.arange(len(counts)), counts)
+    for rng, offset, end in zip(rngs, offsets, offsets[1:]):
+        columns = np.arange(offset, end)
+        short = columns[missing[columns] > 0]
+        kinds = matches[rng.integers(0, total, missing[short].sum())]
+        # One of draws' own type: add.at's fast path.
+        np.add.at(draws.reshape(-1), rows[kinds] * width + np.repeat(short, missing[short]), number_type(1))
+        for column in columns[missing[columns] < 0]:  # remove distinct draws, chosen uniformly among the T
+            picks = rng.choice(total - missing[column], -missing[column], replace=False)
+            kinds = np.searchsorted(np.cumsum(draws[rows, column]), picks, side="right")
+            np.subtract.at(draws[:, column], rows[kinds], number_type(1))
     return draws
+
+
+def _walker(u, lookup, threshold, alias):
+    """Walker's draws (slots) from uniforms u in [0, 1) (scaled in place), by _alias_lookup's look-up."""
+    u *= len(lookup)  # bins of U(0, len(threshold)), in which u * len(threshold) is u / fine, exactly
+    drawn = lookup.take(u.astype(np.intp))
+    split = np.flatnonzero(drawn < 0)
+    slot_u = u.flat[split] / (len(lookup) // len(threshold))
+    slot = slot_u.astype(np.intp)
+    drawn.flat[split] = np.where(slot_u < threshold[slot], slot, alias[slot])
+    return drawn
 
 
 def _poisson_tables(counts):
@@ -224,24 +270,84 @@ def _alias_lookup(prob, alias, fine=256):
     slot = np.repeat(np.arange(len(prob)), fine)
     low = np.arange(len(slot)) / fine
     kept = np.where(low + 1 / fine <= threshold[slot], slot, -1)
-    return np.where(low >= threshold[slot], alias[slot], kept), threshold, alias
+    # The narrowest type that holds the slots: the look-up's result is the largest array drawn.
+    lookup = np.where(low >= threshold[slot], alias[slot], kept).astype(np.int16 if len(prob) < 2**15 else np.int32)
+    return lookup, threshold, alias
 
 
-def _replicate_cells(draws, first, second, y, w, n, side):
-    """Each replicate's (row of draws: counts of the match kinds) T[i, j] = summed weight of its matches of
-    first i against second j, as n x n float32, and what it scored: sum of w*y as first less as second, and in
-    all (the Pro advantage's) with the side."""
-    cell = first * n + second
-    won = w * y
+@dataclass(frozen=True)
+class _Kinds:
+    """The kinds of match as the draws' rows hold them: first vs second, of weight w and points w*y; and, where
+    the kinds outnumber the n^2 cells, their rows by outcome (_outcome_blocks), else None."""
+
+    first: np.ndarray
+    second: np.ndarray
+    w: np.ndarray
+    won: np.ndarray
+    blocks: list | None
+
+
+def _outcome_blocks(cells, outcome, w, won):
+    """The draws' rows (kinds: in cells, of outcome, weight w and w*y) by outcome: (the rows, their cells, the
+    outcome's w and w*y) per outcome, the cells distinct within one."""
+    rows = np.argsort(outcome, kind="stable")
+    bounds = np.r_[0, np.flatnonzero(np.diff(outcome[rows])) + 1, len(rows)]
+    return [(rows[start:stop], cells[rows[start:stop]], np.float32(w[rows[start]]), np.float32(won[rows[start]]))
+            for start, stop in pairwise(bounds)]
+
+
+def _replicate_cells(draws, kinds, n, side):
+    """Each replicate's (column of draws: counts of the _Kinds) T[i, j] = summed weight of its matches of first i
+    against second j, as n x n float32, and what it scored: sum of w*y as first less as second, and in all (the
+    Pro advantage's) with the side.
+
+    With more kinds than cells an outcome's kinds (distinct cells) are added to every replicate's cells at once;
+    with fewer, as in a big field, most cells are empty and each replicate's are summed on their own.
+    """
+    if kinds.blocks is None:
+        return _sparse_cells(_transposed(draws), kinds, n, side)
+    size = draws.shape[1]
+    cells = np.zeros((n * n, size), dtype=np.float32)
+    won = np.zeros((n * n, size), dtype=np.float32)
+    step = max(1, _CACHED // size)
+    for rows, where, weight, points in kinds.blocks:
+        # An outcome's cells are distinct, so a fancy-indexed sum adds each once. A cell sums a handful of
+        # kinds (one per outcome): exact enough in single precision. A piece at a time, so that the
+        # numbers stay in the cache.
+        for start in range(0, len(rows), step):
+            counts, piece = draws.take(rows[start : start + step], axis=0), where[start : start + step]
+            cells[piece] += weight * counts
+            won[piece] += points * counts
+    won = won.reshape(n, n, size)
+    scored = np.empty((size, n + side))
+    # The scores, sums over all of an entry's matches, in double.
+    scored[:, :n] = (won.sum(axis=1, dtype=np.float64) - won.sum(axis=0, dtype=np.float64)).T
+    if side:
+        scored[:, n] = won.sum(axis=(0, 1), dtype=np.float64)
+    return np.ascontiguousarray(cells.T).reshape(size, n, n), scored
+
+
+def _transposed(draws, block=4096):
+    """draws.T, copied a block of rows at a time: numpy's transposing copy of the whole walks the memory far more
+    slowly."""
+    copy = np.empty(draws.shape[::-1], dtype=draws.dtype)
+    for start in range(0, len(draws), block):
+        copy[:, start : start + block] = draws[start : start + block].T
+    return copy
+
+
+def _sparse_cells(draws, kinds, n, side):
+    """_replicate_cells from draws a row per replicate, one replicate at a time."""
+    cell = kinds.first * n + kinds.second
     cells = np.empty((len(draws), n, n), dtype=np.float32)
     scored = np.empty((len(draws), n + side))
     for r, count in enumerate(draws):
         # Weights of a handful of kinds per cell sum exactly enough in single precision;
         # the scores, sums over all of an entry's matches, stay in double.
-        cells[r] = np.bincount(cell, weights=count * w, minlength=n * n).reshape(n, n)
-        points = count * won
-        scored[r, :n] = np.bincount(first, weights=points, minlength=n) - np.bincount(second, weights=points,
-                                                                                      minlength=n)
+        cells[r] = np.bincount(cell, weights=count * kinds.w, minlength=n * n).reshape(n, n)
+        points = count * kinds.won
+        scored[r, :n] = np.bincount(kinds.first, weights=points, minlength=n) - np.bincount(kinds.second,
+                                                                                           weights=points, minlength=n)
         if side:
             scored[r, n] = points.sum()
     return cells, scored
@@ -315,12 +421,14 @@ def _chord_fit(evaluate, init, inverse, curvature, count, *, free, tol, max_iter
         gradient, diagonal, held = evaluate(x, k < 2, active)
         if diagonal is not None:
             scale = np.sqrt(curvature / diagonal)
-        # One matrix-vector product per problem: unthreaded, where OpenBLAS's threads for
-        # the whole stack at once would fight the pool's threads for the cores.
-        direction = (_centred(gradient, strengths) * scale).astype(np.float32)[:, None, :] @ inverse
-        step = _centred(scale * direction[:, 0], strengths)
+        # One matrix-vector product per problem still active: unthreaded, where OpenBLAS's threads
+        # for the whole stack at once would fight the pool's threads for the cores.
+        rows = np.flatnonzero(active)
+        direction = (_centred(gradient[rows], strengths) * scale[rows]).astype(np.float32)[:, None, :] @ inverse
+        step = np.zeros_like(x)
+        step[rows] = _centred(scale[rows] * direction[:, 0], strengths)
         size = np.abs(step).max(axis=-1)
-        x -= np.where(active[:, None], step, 0.0)
+        x -= step
         if previous is None:
             ratio, shrinking = 0.5, True
         else:
@@ -341,8 +449,9 @@ def _centred(x, strengths):
     return x
 
 
-def _match_kinds(a, b, score_a, score_b, n, keep_sides=False):
-    """Distinct matches (first, second, score of first, score of second) and their counts.
+def match_kinds(a, b, score_a, score_b, n, *, keep_sides=False, counts=None):
+    """Distinct matches (first, second, score of first, score of second) and their counts (match m counting
+    counts[m] times: default once), in order of pair (first * n + second) and score pair.
 
     Unless keep_sides, each match is oriented from the lower to the higher index,
     making a match and its a/b-swapped copy the same kind; with it, first is a.
@@ -361,7 +470,7 @@ def _match_kinds(a, b, score_a, score_b, n, keep_sides=False):
     code_low, code_high = np.where(swap, code_b, code_a), np.where(swap, code_a, code_b)
     outcomes, outcome = _distinct(code_low * len(values) + code_high, len(values) ** 2)
     keys, kind = _distinct((low * n + high) * len(outcomes) + outcome, n * n * len(outcomes))
-    counts = np.bincount(kind)
+    counts = np.bincount(kind) if counts is None else np.bincount(kind, weights=counts).astype(np.int64)
     pair, outcome = np.divmod(keys, len(outcomes))
     code_low, code_high = np.divmod(outcomes[outcome], len(values))
     return pair // n, pair % n, values[code_low], values[code_high], counts

@@ -317,13 +317,15 @@ def to_elo(theta, anchor):
     return rating + elo.ELO_SCALE * (theta - theta[..., index, None])
 
 
-def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None, side=False):
-    """Elo ratings maximising the weighted soft BT likelihood of matches a[m] vs b[m] and, with
-    side, the Pro advantage of a[m], in Elo, with them (fit_side).
+def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None, side=False, counts=None):
+    """Elo ratings maximising the weighted soft BT likelihood of matches a[m] vs b[m] (each counts[m] times:
+    default once) and, with side, the Pro advantage of a[m], in Elo, with them (fit_side).
 
     The exact MLE of the strengths when it exists; otherwise the weak prior is added and flagged.
     """
     y, w = soft_outcomes(score_a, score_b), match_weights(score_a, score_b, weighting)
+    if counts is not None:
+        w = w * counts
     W, N = pair_statistics(a, b, y, w, n)
     ridge = prior_for(W)
     if not side:

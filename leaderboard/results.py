@@ -1,11 +1,15 @@
 """Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
 
-The CSV (docs/reference.md) has a header line and one row per match and dimension:
+The CSV (docs/reference/formats.md) has a header line and one row per match and dimension:
 match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit]; other columns are ignored.
 forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
 side), else empty.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
-rates nothing; a file without even a header is an error. Blank lines are skipped.
+rates nothing; a file without even a header is an error. Blank lines are skipped. Names are text as
+written ("007" and "7" are two entries).
+
+A file with no quote, carriage return or NUL is read by pyarrow's CSV reader, any other (or one that
+reader would read differently) by pandas', which names the problems; the rows are the same either way.
 """
 
 from __future__ import annotations
@@ -32,6 +36,9 @@ _TEXT_DTYPES = {"match_id": object, "entry_a": "category", "entry_b": "category"
                 "dimension": "category", "forfeit": "category"}
 # Totals are compared after rounding, so that shares like 1/3 + 2/3 count as the same total 1.
 _TOTAL_DECIMALS = 9
+# Bytes on which pyarrow's CSV reader and pandas' could read a file differently: quotes, line ends other than
+# "\n", NUL. A file with none of them is read by pyarrow's (_arrow_rows).
+_UNUSUAL_BYTES = (b'"', b"\r", b"\x00")
 
 
 class ResultsError(ValueError):
@@ -123,17 +130,26 @@ def _csv(raw: bytes, path: Path, **options) -> pd.DataFrame:
 def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) -> tuple[pd.DataFrame, list]:
     """The schema columns of the data rows (blank lines dropped, index = row number), and checks that
     need the file's text."""
+    fast = _arrow_rows(raw, header, present)
+    if fast is not None:
+        return fast, []
     # Every column is read (usecols would hide rows with too many fields); other columns stay text.
     dtypes = {c: _TEXT_DTYPES.get(c, object) for c in header}
     try:
-        frame = _csv(raw, path, dtype={**dtypes, "score_a": float, "score_b": float})[present]
-        scores_as_text = False
+        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, "score_a": float, "score_b": float}), False
     except ResultsError:
         raise
     except ValueError:
         # Some score is not a number, or a line is blank: read the scores as text to see which.
-        frame = _csv(raw, path, dtype={**dtypes, "score_a": object, "score_b": object})[present]
-        scores_as_text = True
+        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, "score_a": object, "score_b": object}), True
+    # pandas makes a category column whose values all look like numbers a column of numbers ("007" and "7" one
+    # entry 7): such columns are read again as text.
+    numeric = {c: object for c in present if isinstance(frame[c].dtype, pd.CategoricalDtype)
+               and not pd.api.types.is_string_dtype(frame[c].cat.categories)}
+    if numeric:
+        scores = object if scores_as_text else float
+        frame = _csv(raw, path, dtype={**dtypes, **numeric, "score_a": scores, "score_b": scores})
+    frame = frame[present]
     # Counted before blank lines are dropped: a field spanning lines makes more lines than rows.
     spans_lines = len(frame) + 1 != _line_count(raw)
     checks = []
@@ -143,6 +159,65 @@ def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) ->
     if spans_lines:
         checks.append(_line_break_check(frame))
     return frame, checks
+
+
+def _arrow_rows(raw: bytes, header: list[str], present: list[str]) -> pd.DataFrame | None:
+    """The frame _read_rows reads, by pyarrow's CSV reader (several times faster than pandas', and on every
+    core), or None for a file it might read differently: one with _UNUSUAL_BYTES, not UTF-8, a header pandas
+    would rename (a repeated or empty name), a row of another width (a blank line, too), a score pandas'
+    reader takes for no number, or no rows. pandas' reader then reads it and names its problems."""
+    if any(byte in raw for byte in _UNUSUAL_BYTES) or not (raw.isascii() or _is_utf8(raw)):
+        return None
+    import pyarrow as pa  # pandas imports it anyway; lazily all the same, for this reader only
+    import pyarrow.compute as pc
+    from pyarrow import csv
+
+    try:
+        # Every column as text (no type guessing), blank lines kept as rows of another width: an error.
+        table = csv.read_csv(pa.py_buffer(raw), parse_options=csv.ParseOptions(ignore_empty_lines=False),
+                             convert_options=csv.ConvertOptions(column_types=dict.fromkeys(header, pa.string()),
+                                                                check_utf8=False))
+    except pa.ArrowInvalid:
+        return None
+    if table.column_names != list(header) or not len(table):
+        return None
+    columns = {}
+    for name in present:
+        if name == "match_id":  # mostly distinct: left to the checks to code, as pandas' column is
+            columns[name] = table.column(name).to_pandas()
+            continue
+        coded = pc.dictionary_encode(table.column(name).combine_chunks())
+        codes, values = coded.indices.to_numpy(), pd.Index(coded.dictionary.to_pandas())
+        if name in SCORES:
+            numbers = _numbers(values)
+            if numbers is None:
+                return None
+            columns[name] = numbers[codes]
+        else:
+            columns[name] = pd.Categorical.from_codes(codes, values)
+    return pd.DataFrame(columns)
+
+
+def _is_utf8(raw: bytes) -> bool:
+    """Whether the bytes are UTF-8 text by Python's codec, the one pandas' reader decodes with."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def _numbers(texts: pd.Index) -> np.ndarray | None:
+    """Distinct score texts as pandas' reader reads them into a float column (so a file reads the same by
+    either reader), or None if one is empty or no number to it."""
+    if (texts == "").any():
+        return None
+    try:
+        numbers = pd.read_csv(io.BytesIO("\n".join(texts).encode()), header=None, dtype=float,
+                              keep_default_na=False, skip_blank_lines=False).iloc[:, 0].to_numpy()
+    except ValueError:
+        return None
+    return numbers if len(numbers) == len(texts) else None
 
 
 def _parse_scores(frame: pd.DataFrame) -> tuple[pd.DataFrame, list]:
@@ -183,9 +258,8 @@ def _text(column: pd.Series) -> pd.Series:
 def _coded(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     """Integer codes of a text column and its distinct values, so text work runs once per value."""
     if isinstance(column.dtype, pd.CategoricalDtype):
-        return column.cat.codes.to_numpy(), pd.Index(column.cat.categories, dtype=object)
-    codes, values = pd.factorize(column)
-    return codes, pd.Index(values, dtype=object)
+        return column.cat.codes.to_numpy(), column.cat.categories
+    return pd.factorize(column)
 
 
 def _rows_where(coded: tuple[np.ndarray, pd.Index], test) -> np.ndarray:

@@ -5,6 +5,7 @@ the sigmoid written out, and its alias look-up against Walker's draw it replaces
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from leaderboard import bootstrap, bt, elo
@@ -32,7 +33,7 @@ def tournament(n, matches, seed, *, runs=3, chain=False):
 def dense_replicates(a, b, score_a, score_b, n, *, replicates, seed, weighting, side):
     """The replicates by the book: the same resamples and prior centres as bootstrap_ratings draws, each fitted
     to convergence by bt's damped Newton on its dense statistics; logit strengths (and h) per replicate."""
-    first, second, score_first, score_second, counts = bootstrap._match_kinds(a, b, score_a, score_b, n, side)
+    first, second, score_first, score_second, counts = bootstrap.match_kinds(a, b, score_a, score_b, n, keep_sides=side)
     y, w = bt.soft_outcomes(score_first, score_second), bt.match_weights(score_first, score_second, weighting)
     drawing = bootstrap._poisson_tables(counts)
     batch = bootstrap._batch_size(replicates, first * n + second, n)
@@ -41,7 +42,7 @@ def dense_replicates(a, b, score_a, score_b, n, *, replicates, seed, weighting, 
     for start, seed_sequence in zip(firsts, np.random.SeedSequence(seed).spawn(len(firsts))):
         rng = np.random.default_rng(seed_sequence)
         size = min(batch, replicates - start)
-        draws = bootstrap._multinomial(rng, counts, drawing, size)[:, np.argsort(drawing[1])]  # kinds in order
+        draws = bootstrap._multinomial([rng], counts, drawing, [size])[np.argsort(drawing[1])].T  # kinds in order
         centre = rng.normal(0.0, 1 / math.sqrt(elo.PRIOR_PRECISION), (size, n + side))
         statistics = bt.side_statistics if side else bt.pair_statistics
         stacked = [np.stack(s) for s in zip(*(statistics(first, second, y, w * count, n) for count in draws))]
@@ -138,10 +139,10 @@ def test_the_draws_are_walkers_from_the_same_random_numbers(counts):
     # replicates (and intervals) it gave; 400 replicates see both fix-ups, adding and removing matches.
     counts = np.array(counts)
     drawing = bootstrap._poisson_tables(counts)
-    draws = bootstrap._multinomial(np.random.default_rng(35), counts, drawing, 400)
+    draws = bootstrap._multinomial([np.random.default_rng(35)], counts, drawing, [400])
     reference = walker_multinomial(np.random.default_rng(35), counts, 400)
-    np.testing.assert_array_equal(draws[:, np.argsort(drawing[1])], reference.T)
-    assert np.all(draws.sum(axis=1) == counts.sum())
+    np.testing.assert_array_equal(draws[np.argsort(drawing[1])], reference)
+    assert np.all(draws.sum(axis=0) == counts.sum())
 
 
 def test_the_alias_look_up_settles_draws_on_either_side_of_each_threshold():
@@ -172,3 +173,74 @@ def test_batches_are_sized_by_the_padded_layout_of_the_kinds():
     assert bootstrap._batch_size(1000, keys, 300) == 9
     # The cells bound instead once n^2 is the larger: 700^2 = 490,000 cells, 8 per batch (4 * 32 batches).
     assert bootstrap._batch_size(1000, keys, 700) == 8
+
+
+def test_generators_side_by_side_draw_what_each_draws_alone():
+    # A task draws several batches at once, each from its own generator: the columns of each must be the draws
+    # that generator makes alone (the fix-ups included), so that grouping changes no replicate.
+    counts = np.array([3, 1, 1, 2, 9, 1, 40, 2, 2, 250] * 5)
+    drawing = bootstrap._poisson_tables(counts)
+    sizes = [7, 30, 1]
+    together = bootstrap._multinomial([np.random.default_rng(k) for k in range(3)], counts, drawing, sizes)
+    alone = [bootstrap._multinomial([np.random.default_rng(k)], counts, drawing, [size])
+             for k, size in enumerate(sizes)]
+    np.testing.assert_array_equal(together, np.concatenate(alone, axis=1))
+    assert np.all(together.sum(axis=0) == counts.sum())
+
+
+@pytest.mark.parametrize("side", [False, True], ids=["side-blind", "side-fitted"])
+def test_grouping_batches_and_pooling_rows_change_no_replicate(side, monkeypatch):
+    a, b, score_a, score_b = tournament(12, 3000, seed=36)
+    n, options = 12, {"replicates": 120, "seed": 37, "side": side}
+    # 12 batches of 10 replicates, which tasks of 3 batches each draw side by side.
+    monkeypatch.setattr(bootstrap, "_batch_size", lambda replicates, keys, n: 10)
+    *kinds, counts = bootstrap.match_kinds(a, b, score_a, score_b, n, keep_sides=True)
+    assert bootstrap._group_size(12, 10, len(counts), n) == 3
+    boot = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, **options)
+    # The same matches pooled into kinds with their counts, as leaderboard.ratings passes them.
+    assert counts.sum() == len(a) and len(counts) < len(a) / 4
+    pooled = bootstrap.bootstrap_ratings(*kinds, n, counts=counts, **options)
+    # One batch per task instead of three side by side.
+    monkeypatch.setattr(bootstrap, "_GROUP_CELLS", 1)
+    assert bootstrap._group_size(12, 10, len(counts), n) == 1
+    alone = bootstrap.bootstrap_ratings(a, b, score_a, score_b, n, **options)
+    for other in (pooled, alone):
+        np.testing.assert_allclose(other.ratings, boot.ratings, rtol=0, atol=1e-9)
+        if side:
+            np.testing.assert_allclose(other.pro_advantage, boot.pro_advantage, rtol=0, atol=1e-9)
+
+
+def test_batches_are_grouped_within_the_cells_bound_leaving_four_tasks():
+    # 20 batches of 50 over 62,000 kinds: 5 a task (250 x 62,000 within 2^24 cells), so 4 tasks; were there
+    # room for more, 4 tasks would still be left for the cores.
+    assert bootstrap._group_size(20, 50, 62_000, 100) == 5
+    assert bootstrap._group_size(20, 50, 1_000, 10) == 5
+    assert bootstrap._group_size(40, 50, 200_000, 100) == 1  # 50 x 200,000 kinds: one batch fills the bound
+    assert bootstrap._group_size(4, 250, 1 << 20, 100) == 1
+    # Fewer kinds than cells (a big field): each replicate is summed on its own, one batch a task.
+    assert bootstrap._group_size(64, 16, 100_000, 500) == 1
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_cells_summed_by_outcome_equal_cells_summed_replicate_by_replicate(side):
+    # More kinds than cells: an outcome's kinds (distinct cells) are added to every replicate's cells at once.
+    # Each replicate summed on its own, the way with fewer kinds than cells, must give the same cells and scores.
+    n = 8
+    a, b, score_a, score_b = tournament(n, 2000, seed=38)
+    *kinds, counts = bootstrap.match_kinds(a, b, score_a, score_b, n, keep_sides=side)
+    assert len(counts) >= n * n
+    drawing = bootstrap._poisson_tables(counts)
+    draws = bootstrap._multinomial([np.random.default_rng(39)], counts, drawing, [25])
+    # The draws' rows hold the kinds in the order drawn.
+    first, second, score_first, score_second = (v[drawing[1]] for v in kinds)
+    y, w = bt.soft_outcomes(score_first, score_second), bt.match_weights(score_first, score_second)
+    outcome = pd.factorize(score_first * 10 + score_second)[0]
+    blocks = bootstrap._outcome_blocks(first * n + second, outcome, w, w * y)
+    assert all(len(np.unique(where)) == len(where) for _, where, _, _ in blocks)
+    by_outcome = bootstrap._replicate_cells(draws, bootstrap._Kinds(first, second, w, w * y, blocks), n, side)
+    one_by_one = bootstrap._replicate_cells(draws, bootstrap._Kinds(first, second, w, w * y, None), n, side)
+    # The cells alike to single precision; the scores to a ten-thousandth of a point (of some 2,000 in all), the
+    # outcomes' points being summed per cell in single precision.
+    np.testing.assert_allclose(by_outcome[0], one_by_one[0], rtol=1e-6)
+    np.testing.assert_allclose(by_outcome[1], one_by_one[1], rtol=0, atol=1e-4)
+    np.testing.assert_allclose(by_outcome[0].sum(axis=(1, 2)), (draws * w[:, None]).sum(axis=0), rtol=1e-6)

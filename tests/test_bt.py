@@ -323,7 +323,7 @@ def test_resampling_counts_are_exactly_multinomial():
     # must be Multinomial(M, counts / M), checked over every outcome of a small case.
     counts = np.array([2, 1, 3])
     drawing = bootstrap._poisson_tables(counts)
-    draws = bootstrap._multinomial(np.random.default_rng(17), counts, drawing, 100_000)[:, np.argsort(drawing[1])]
+    draws = bootstrap._multinomial([np.random.default_rng(17)], counts, drawing, [100_000])[np.argsort(drawing[1])].T
     outcomes, observed = np.unique(draws.astype(int), axis=0, return_counts=True)
     assert np.all(outcomes.sum(axis=1) == 6) and len(outcomes) == 28  # every split of 6 into 3 parts
     expected = stats.multinomial.pmf(outcomes, 6, counts / 6) * len(draws)
@@ -331,7 +331,7 @@ def test_resampling_counts_are_exactly_multinomial():
     # A larger case, where both fix-ups (adding and removing draws) occur.
     counts = np.array([5, 1, 10, 24])
     drawing = bootstrap._poisson_tables(counts)
-    draws = bootstrap._multinomial(np.random.default_rng(18), counts, drawing, 50_000)[:, np.argsort(drawing[1])]
+    draws = bootstrap._multinomial([np.random.default_rng(18)], counts, drawing, [50_000])[np.argsort(drawing[1])].T
     assert np.all(draws.sum(axis=1) == 40)
     np.testing.assert_allclose(np.cov(draws.T), 40 * (np.diag(counts / 40) - np.outer(counts, counts) / 1600), atol=0.1)
 
@@ -537,3 +537,16 @@ def test_no_results_give_empty_tables():
     empty = pd.DataFrame([], columns=["match_id", "entry_a", "entry_b", "score_a", "score_b"])
     assert rate(empty)["ratings"] == [] and rate(empty)["side"] is None
     assert win_matrices(empty) == {"entries": [], "predicted": [], "observed_share": [], "counts": []}
+
+
+@pytest.mark.parametrize("side", [False, True])
+def test_fit_of_pooled_matches_with_counts_equals_the_fit_of_every_row(side):
+    _, a, b, score_a, score_b = simulate(n=9, matches=700, seed=22)
+    rows = bt.fit_ratings(a, b, score_a, score_b, 9, side=side)
+    *kinds, counts = bootstrap.match_kinds(a, b, score_a, score_b, 9, keep_sides=True)
+    assert len(counts) < len(a)
+    pooled = bt.fit_ratings(*kinds, 9, side=side, counts=counts)
+    np.testing.assert_allclose(pooled.ratings, rows.ratings, rtol=0, atol=1e-9)
+    assert pooled.prior_used == rows.prior_used
+    if side:
+        assert pooled.pro_advantage == pytest.approx(rows.pro_advantage, abs=1e-9)

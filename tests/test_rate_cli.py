@@ -7,7 +7,6 @@ import json
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
@@ -15,11 +14,10 @@ import pandas as pd
 import pytest
 
 from arena.app import commands as app, runs
-
 from arena.app.commands import open_workspace
-from leaderboard import bt, elo
-from tests.helpers import PEOPLE, assert_user_error, entry, invoke, judge, new_workspace, snapshot
+from leaderboard import bt, elo, results
 from leaderboard.results import ResultsError, read_results
+from tests.helpers import PEOPLE, assert_user_error, entry, invoke, judge, new_workspace, snapshot
 
 HEADER = "match_id,entry_a,entry_b,score_a,score_b,category,dimension\n"
 GOOD = HEADER + "m1,a,b,3,0,fact,overall\nm2,b,c,2,1,value,overall\n"
@@ -202,21 +200,99 @@ def test_header_only_file_rates_nothing(here):
     assert data["ratings"] == [] and data["by"] == {} and data["meta"]["matches"] == 0
 
 
-def test_reading_a_million_rows_is_fast(tmp_path):
+def test_a_million_rows_read_back_as_written(tmp_path):
+    # The size the rating benchmark times (benchmarks/rating.py); here only what is read is checked.
     rng = np.random.default_rng(0)
     n = 1_000_000
     a = rng.integers(0, 50, n)
     b = (a + rng.integers(1, 50, n)) % 50
-    points = rng.integers(0, 4, n).tolist()
-    a, b = a.tolist(), b.tolist()
+    points = rng.integers(0, 4, n)
     dims = ("overall", "argument", "source", "language")
-    lines = [f"m{k // 4},e{a[k]},e{b[k]},{points[k]},{3 - points[k]},fact,{dims[k % 4]}" for k in range(n)]
-    path = write(tmp_path, HEADER + "\n".join(lines) + "\n")
-    start = time.perf_counter()
-    frame = read_results(path)
-    elapsed = time.perf_counter() - start
+    lines = [f"m{k // 4},e{x},e{y},{p},{3 - p},fact,{dims[k % 4]}"
+             for k, (x, y, p) in enumerate(zip(a.tolist(), b.tolist(), points.tolist()))]
+    frame = read_results(write(tmp_path, HEADER + "\n".join(lines) + "\n"))
     assert len(frame) == n
-    assert elapsed < 3.0, elapsed  # about 1 s of CPU on the 2-core development machine
+    assert frame["entry_a"].astype(str).tolist()[:1000] == [f"e{x}" for x in a[:1000]]
+    np.testing.assert_array_equal(frame["score_a"].to_numpy(), points)
+    assert frame["dimension"].astype(str).value_counts().to_dict() == dict.fromkeys(dims, n // 4)
+
+
+# --- the two readers: pyarrow's for clean files, pandas' for the rest, the same rows either way -----
+
+def read_by_pandas(path: Path, monkeypatch) -> pd.DataFrame:
+    """read_results with pyarrow's reader turned away, so that pandas' reads every file."""
+    with monkeypatch.context() as patched:
+        patched.setattr(results, "_arrow_rows", lambda raw, header, present: None)
+        return read_results(path)
+
+
+def arrow_takes(path: Path) -> bool:
+    """Whether pyarrow's reader reads the file (rather than leaving it to pandas')."""
+    raw = path.read_bytes()
+    header = list(pd.read_csv(io.BytesIO(raw), nrows=0, encoding="utf-8-sig").columns)
+    return results._arrow_rows(raw, header, [c for c in results.COLUMNS if c in header]) is not None
+
+
+CLEAN_FILES = [
+    pytest.param(SMALL, id="small"),
+    pytest.param("\ufeff" + "judge,match_id,entry_a,entry_b,score_a,score_b,forfeit,dimension,category,note\n"
+                 "j,m1,NA,null,2,1,,overall,fact,x\nj,m1,NA,null,1.5,1.5,,argument,fact,\n"
+                 "j,m2,null,NA,3,0,con,overall,value,y\nj,m3, a ,NA,0.5,2.5,,clarity,value,z\n"
+                 "j,m4,caf\u00e9,NA,1e0,2,,overall,fact,w", id="bom-extra-columns-forfeit-no-final-newline"),
+    # Names that look like numbers stay the text they are: "007" and "7" are two entries.
+    pytest.param("match_id,entry_a,entry_b,score_a,score_b,category\n1,007,7,2,1,1\n2,7,10,1,2,2.0\n"
+                 "3,10,007,3,0,1\n", id="numeric-looking-names"),
+    # A score's text is read by pandas' own number parser in either reader: spaces around it are allowed.
+    pytest.param(GOOD.replace("m1,a,b,3,0", "m1,a,b, 3 ,0.0"), id="score-with-spaces"),
+]
+
+
+@pytest.mark.parametrize("text", CLEAN_FILES)
+def test_pyarrow_reads_a_clean_file_as_pandas_does(tmp_path, monkeypatch, text):
+    path = write(tmp_path, text)
+    assert arrow_takes(path)
+    fast = read_results(path)
+    pd.testing.assert_frame_equal(fast, read_by_pandas(path, monkeypatch))
+    assert all(fast[c].map(type).eq(str).all() for c in fast.columns if c not in ("score_a", "score_b"))
+
+
+def test_names_that_look_like_numbers_stay_text(tmp_path, monkeypatch):
+    # pandas makes a category column of numbers-alike a column of numbers ("007" -> 7); read again as text.
+    path = write(tmp_path, CLEAN_FILES[2].values[0])
+    for frame in (read_results(path), read_by_pandas(path, monkeypatch)):
+        assert frame["entry_a"].tolist() == ["007", "7", "10"] and frame["category"].tolist() == ["1", "2.0", "1"]
+    data = rate_json("--results", path, "--bootstrap", "0")
+    assert sorted(r["entry"] for r in data["ratings"]) == ["007", "10", "7"]
+
+
+UNUSUAL_FILES = [
+    pytest.param(GOOD.replace("m2,b,c", '"m2",b,"c"'), id="quoted"),
+    pytest.param(GOOD.replace("\n", "\r\n"), id="crlf"),
+    pytest.param(GOOD + "\n", id="blank-line-at-the-end"),
+    pytest.param(GOOD.replace("category,dimension", "category,category"), id="repeated-header-name"),
+    pytest.param(GOOD.replace("m2,b,c,2,1,value,overall", "m2,b,c,2,1,value"), id="short-row"),
+    pytest.param(GOOD.replace("b,3,0", "b,3,0x"), id="score-no-number"),
+    pytest.param(HEADER, id="header-only"),
+]
+
+
+@pytest.mark.parametrize("text", UNUSUAL_FILES + [pytest.param(p.values[0], id=p.id) for p in BAD_FILES])
+def test_a_file_pyarrow_might_read_otherwise_goes_to_pandas(tmp_path, monkeypatch, text, request):
+    """Every unusual or bad file is read by pandas' reader or, if by pyarrow's, to the same rows or the same
+    message."""
+    path = write(tmp_path, text)
+    outcomes = []
+    for read in (read_results, lambda p: read_by_pandas(p, monkeypatch)):
+        try:
+            outcomes.append(read(path))
+        except ResultsError as exc:
+            outcomes.append(str(exc))
+    if isinstance(outcomes[1], str):
+        assert outcomes[0] == outcomes[1]
+    else:
+        pd.testing.assert_frame_equal(outcomes[0], outcomes[1])
+    if request.node.callspec.id in {p.id for p in UNUSUAL_FILES}:
+        assert not arrow_takes(path)
 
 
 def test_leaderboard_imports_nothing_from_arena():
