@@ -3,7 +3,8 @@
 The renderer is handed plain records and rating dicts (a SiteData); it never opens the store (the
 speeches of the matches it renders come through the caller's loader). Autoescaping is on for every template,
 so model- and user-supplied text renders as text; file names made from ids are sanitised, and links from
-models must be http(s).
+models must be http(s). The pages are in the content's language (SiteData.language): their lang, and their labels
+from leaderboard.messages' catalogue, resolved once per publish.
 
 Publishing is incremental: a match page is keyed by a digest of all it shows, and the site's manifest
 (leaderboard.published) records each file's key and identity; a page whose key is unchanged is hard-linked
@@ -24,7 +25,9 @@ from typing import Any, Callable, Mapping, Sequence
 
 import jinja2
 
-from leaderboard import published, svg
+from markupsafe import Markup
+
+from leaderboard import messages, published, svg
 from leaderboard.published import page_name
 from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS, DIMENSIONS, dimension_order
@@ -72,6 +75,7 @@ class SiteData:
     transcripts: Callable[[Sequence[str]], Mapping[str, tuple]] | None = None
     stamps: Mapping[str, str] = field(default_factory=dict)
     matches_per_page: int = 500  # rows per page of the matches list: matches.html, then matches-2.html, ...
+    language: str = "en"  # the content's language (the workspace's [arena] language): the pages' lang and labels
 
 
 @dataclass(frozen=True)
@@ -83,6 +87,7 @@ class Frame:
     judge: str | None
     simulated: bool
     judges: list[dict]
+    language: str = "en"
     generated_at: None = None
 
 
@@ -96,7 +101,7 @@ def list_page(number: int) -> str:
     return "matches.html" if number == 1 else f"matches-{number}.html"
 
 
-def _environment() -> jinja2.Environment:
+def _environment(language: str = "en") -> jinja2.Environment:
     # auto_reload off: templates do not change during a publish, and checking costs a stat per page
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True, auto_reload=False,
                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -108,7 +113,21 @@ def _environment() -> jinja2.Environment:
     env.filters["safe_url"] = safe_url
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
     env.globals["prior_sd"] = PRIOR_SD  # the weak prior's spread, which the methodology states
+    # The labels in the content's language, the catalogue resolved once per publish (leaderboard.messages)
+    # Filters, not globals: jinja calls a filter directly, a global through its context, which costs per label.
+    env.filters |= {"t": messages.translator(language), "word": messages.words(language), "code": _code}
+    env.globals |= {"lang": language, "link": _link}
     return env
+
+
+def _code(text: str) -> Markup:
+    """Text as code, escaped, for a translated sentence to carry as one of its values."""
+    return Markup("<code>%s</code>") % text
+
+
+def _link(href: str, text: str, download: bool = False) -> Markup:
+    """A link for a translated sentence to carry as one of its values, escaped like any."""
+    return Markup('<a href="{}"{}>{}</a>').format(href, Markup(" download") if download else "", text)
 
 
 def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: str = "") -> Path:
@@ -118,7 +137,8 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
     out = Path(out)
     for folder in ("matches", "entries", "motions", "judges"):
         (out / folder).mkdir(parents=True, exist_ok=True)
-    env = _environment()
+    env = _environment(data.language)
+    t = messages.plain(data.language)
     entries = {e["name"]: e for e in data.entries}
     for name in _unlisted(data, entries):  # played, or rated, but no longer configured: a page all the same
         entries[name] = {"name": name, "debater": "", "model": "", "simulated": False, "retired": False,
@@ -126,11 +146,12 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
                          "cost_unknown": False, "roles": {}}
     motions = _motions(data.matches)
     scores = {m.id: _score(m, data) for m in data.matches}  # shown on four kinds of page
-    judges = _judges(data)
+    judges = _judges(data, t)
     people = {j["name"]: j.get("people") or [] for j in data.judges}
     common = {"data": data, "entries": entries, "score": lambda m: scores[m.id],
               "stage_title": lambda m, stage: _stage_title(data, m, stage),
-              "judged": lambda m: _judged(m, data, people), "judges": judges}
+              "judged": lambda m: _judged(m, data, people), "judges": judges,
+              "unknown_cost": {name for name, e in entries.items() if e.get("cost_unknown")}}
     keys: dict[str, str] = {}  # every file written → its key ("" for a page rendered every time)
 
     def write(name: str, template: str, **extra) -> None:
@@ -139,9 +160,9 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
         keys[name] = ""
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
-    heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]])
+    heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]], t)
     write("index.html", "index.html.j2", boards=data.boards, views=_views(data.boards),
-          ci_svg=svg.ci_plot(overall["ratings"]),
+          ci_svg=svg.ci_plot(overall["ratings"], t=t),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
     pages = [list_page(k + 1) for k in range(max(1, -(-len(data.matches) // data.matches_per_page)))]
@@ -150,15 +171,15 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
         write(name, "matches.html.j2", rows=data.matches[first:first + data.matches_per_page], first=first,
               page=k + 1, pages=pages)
     write("methodology.html", "methodology.html.j2")
-    write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges))
-    write("history.html", "history.html.j2", history_svg=svg.history_plot(data.history),
+    write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges, t))
+    write("history.html", "history.html.j2", history_svg=svg.history_plot(data.history, t=t),
           legend=_legend(data.history))
     for judge in judges:  # the boards of each judge with rated matches; match pages are not rendered per judge
         boards = data.judge_boards[judge["name"]]
         write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
-              views=_views(boards), ci_svg=svg.ci_plot(boards["overall"]["ratings"]), heatmap_svg="")
+              views=_views(boards), ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="")
     # A match page is handed only what its key covers: the frame, and what the match itself shows.
-    frame = Frame(data.title, data.judge, data.simulated, data.judges)
+    frame = Frame(data.title, data.judge, data.simulated, data.judges, data.language)
     shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged")}}
     keys |= _match_pages(out, data, env, shown, previous)
     by_entry = _by_entry(data.matches)
@@ -208,8 +229,8 @@ def _match_key(base: bytes, match, data: SiteData) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _renderer_digest() -> str:
-    """A digest of this module and its templates: a new renderer renders every page anew."""
-    digest = hashlib.blake2b(Path(__file__).read_bytes(), digest_size=16)
+    """A digest of this module, its templates and labels: a new renderer renders every page anew."""
+    digest = hashlib.blake2b(Path(__file__).read_bytes() + Path(messages.__file__).read_bytes(), digest_size=16)
     for path in sorted(TEMPLATES.iterdir()):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -227,15 +248,17 @@ def _views(boards: dict) -> list[str]:
     return [v for v in VIEWS if v in boards] + [v for v in boards if v not in VIEWS]
 
 
-def judge_label(judge: dict) -> str:
+def judge_label(judge: dict, t: Callable[..., str] = messages.plain("en")) -> str:
     """How a judge's ratings are named: "Human-Elo (N people)" for people's ballots, else its kind and model."""
     n = len(judge.get("people") or [])
     if judge.get("imported"):
-        return f"imported from {judge.get('options', {}).get('source') or 'elsewhere'}"
-    return f"Human-Elo ({n} {'person' if n == 1 else 'people'})" if n else f"{judge['kind']} · {judge['model']}"
+        return t("imported from {source}", source=judge.get("options", {}).get("source") or t("elsewhere"))
+    if n:
+        return t("Human-Elo ({n} person)", n=n) if n == 1 else t("Human-Elo ({n} people)", n=n)
+    return f"{judge['kind']} · {judge['model']}"
 
 
-def _judges(data: SiteData) -> list[dict]:
+def _judges(data: SiteData, t: Callable[..., str]) -> list[dict]:
     """The judges with pages, in data.judge_boards order: each one's data.judges record with its people,
     simulated flag, label and page (a judge data.judges does not describe has only a name and a page)."""
     known = {j["name"]: j for j in data.judges}
@@ -243,11 +266,11 @@ def _judges(data: SiteData) -> list[dict]:
     for name in data.judge_boards:
         judge = known.get(name, {"name": name, "kind": "", "model": "", "runs": None})
         out.append({**judge, "people": judge.get("people") or [], "simulated": bool(judge.get("simulated")),
-                    "label": judge_label(judge) if name in known else "", "page": page_name("judges", name)})
+                    "label": judge_label(judge, t) if name in known else "", "page": page_name("judges", name)})
     return out
 
 
-def _consistency(stats: dict, data: SiteData, judges: list[dict]) -> dict:
+def _consistency(stats: dict, data: SiteData, judges: list[dict], t: Callable[..., str]) -> dict:
     """The consistency page's tables from `arena stats judges`' figures: pairs of judges, and per judge of
     people its pairs of people and each person against the other judges; each judge's label, and page if any."""
     of_people: dict[str, dict] = {}
@@ -256,7 +279,8 @@ def _consistency(stats: dict, data: SiteData, judges: list[dict]) -> dict:
     for row in stats.get("people_vs_judges", []):
         of_people.setdefault(row["judge"], {"pairs": [], "vs": []})["vs"].append(row)
     return {"pairs": stats.get("pairs", []), "people": of_people,
-            "labels": {j["name"]: judge_label(j) for j in data.judges}, "pages": {j["name"]: j["page"] for j in judges}}
+            "labels": {j["name"]: judge_label(j, t) for j in data.judges},
+            "pages": {j["name"]: j["page"] for j in judges}}
 
 
 def _legend(history: list[dict]) -> list[dict]:
@@ -277,14 +301,14 @@ def _unlisted(data: SiteData, listed: dict) -> list[str]:
     return [n for n in names if n not in listed]
 
 
-def _heatmap(matrices: dict, order: list[str]) -> str:
+def _heatmap(matrices: dict, order: list[str], t: Callable[..., str]) -> str:
     """The heatmap with entries in rating order, best first, so the colour runs from corner to corner."""
     names = matrices.get("entries", [])
     index = {name: i for i, name in enumerate(names)}
     keep = [index[name] for name in order if name in index]
     pick = lambda m: [[m[i][j] for j in keep] for i in keep]  # noqa: E731 - reorder rows and columns alike
     return svg.heatmap([names[i] for i in keep], pick(matrices["predicted"]), pick(matrices["observed_share"]),
-                       pick(matrices["counts"])) if keep else ""
+                       pick(matrices["counts"]), t=t) if keep else ""
 
 
 def _stage_title(data: SiteData, match, stage: str) -> str:

@@ -95,7 +95,7 @@ def test_the_site_leaves_out_every_trace_of_matches_people_are_still_judging(ws)
     assert rated(site) == set(SEEN)
     assert [line.split(",")[0] for line in site["results.csv"].splitlines()[1:]] == [SEEN_ID] * 4
     assert [s["matches"] for s in json.loads(site["history.json"])] == [1]
-    assert "<span>1 matches</span>" in site["index.html"]
+    assert "<span>1 match</span>" in site["index.html"]
     # The seen match is there, whole.
     assert all(name in site[page_name("matches", SEEN_ID)] for name in (*SEEN, "j1", "ann: PRO", "bo: CON"))
     # The site says how many it holds back, and never which.

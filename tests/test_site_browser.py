@@ -356,5 +356,38 @@ def test_a_chinese_match_page_shows_its_chinese_text_marked_with_its_language(br
     assert all(len(re.findall(r"[\u4e00-\u9fff]", s.text)) > 50 for s in speeches)  # the text is there, rendered
     font = browser.execute_script("return getComputedStyle(document.body).fontFamily")
     assert "Noto Sans CJK SC" in font and "Microsoft YaHei" in font  # a CJK-capable stack, whatever is installed
-    assert browser.find_element("css selector", "html").get_attribute("lang") == "en"  # the interface stays English
+    assert browser.find_element("css selector", "html").get_attribute("lang") == "zh"  # the labels are in zh too
+    assert browser.find_element("css selector", "h2").text.startswith("立论")
+    rationale = browser.find_element("css selector", "td.rationale")
+    assert rationale.value_of_css_property("white-space") == "pre-line"  # its paragraphs kept
     screenshot(browser, "site-match-zh.png")
+
+
+# The cells of the leaderboard a reader on a phone came for: Rating, 95% CI and W–T–L (columns 5, 6 and 8).
+NARROW_CELLS = """
+var right = document.documentElement.clientWidth, out = [];
+document.querySelectorAll('#panel-overall table tr').forEach(function (row) {
+  [4, 5, 7].forEach(function (i) {
+    var box = row.cells[i].getBoundingClientRect();
+    out.push([row.cells[i].textContent.trim(), box.left, box.right, right, box.width]);
+  });
+});
+return out;
+"""
+
+
+@pytest.mark.parametrize("which", ["site", "chinese_site"])
+def test_the_leaderboard_keeps_rating_ci_and_record_on_screen_at_420_px(browser, which, request):
+    site = request.getfixturevalue(which)
+    load(browser, site / "index.html", 420, 900)
+    assert browser.execute_script("return window.innerWidth") == 420
+    cells = browser.execute_script(NARROW_CELLS)
+    assert len(cells) == 3 * 7  # the header and six entries
+    off = [c for c in cells if not (c[1] >= 0 and c[2] <= c[3] + 0.5 and c[4] > 0)]
+    assert not off, f"cells outside the {cells[0][3]} px viewport: {off}"
+    # Debater and model, whose columns make way, are still shown under each entry's name.
+    under = browser.execute_script("return Array.from(document.querySelectorAll('#panel-overall small.narrow'))"
+                                   ".filter(function (s) { return s.offsetHeight > 0; }).length")
+    assert under == 6
+    assert console_errors(browser) == []
+    screenshot(browser, f"index-420-{which}.png")

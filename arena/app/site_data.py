@@ -58,6 +58,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
     matches = [m for m in every if m.id not in withheld]
     format_of = {m.id: formats[m.format] for m in matches}
     judged = {v.judge for m in matches for v in m.verdicts}
+    language = ws.config.arena.language
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         simulated=any(m.simulated for m in matches),
@@ -70,13 +71,13 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
         scores={m.id: _scores(m.verdicts) for m in matches},
         judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
         awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=withdrawn_pages(ws, withheld),
-        stage_titles={name: {stage: formats[name].title_of(stage) for stage in formats[name].stages}
+        stage_titles={name: {stage: formats[name].title_of(stage, language) for stage in formats[name].stages}
                       for name in {m.format for m in matches}},
         # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
         transcripts=lambda ids: {match_id: tuple(format_of[match_id].ordered(speeches))
                                  for match_id, speeches in ws.store.speeches_of(ids).items()},
         stamps={r["id"]: f"{r['status']} {r['finished_at']}" for r in ws.store.match_rows() if r["id"] in format_of},
-        matches_per_page=settings.matches_per_page)
+        matches_per_page=settings.matches_per_page, language=language)
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
