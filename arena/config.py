@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 from arena import limits
 from arena.errors import UserError, check_size
 from arena.formats import BUILTIN, WORKFLOWS, Format, Turn, format_names, known
+from arena.providers import unknown_provider
 from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec
 from arena.structured import STRUCTURED_MODES
 
@@ -179,7 +180,8 @@ _SECTIONS: dict[str, _Spec] = {
 }
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
-_MODEL = (lambda v: re.fullmatch(r"\S+", v), "a litellm model string such as 'openai/gpt-4o'")
+_MODEL = (lambda v: bool(re.fullmatch(r"\S+", v)) and (unknown_provider(v) or True),
+          "a litellm model string such as 'openai/gpt-4o'")
 # How a real model is reached and asked: the same keys for entries and judges.
 _MODEL_KEYS: _Spec = {
     "context_window": (int, (lambda v: 256 <= v <= 10_000_000, "a whole number of tokens from 256 up")),
@@ -339,6 +341,17 @@ def check_entry_value(key: str, value: Any, label: str) -> None:
     _check_table({key: value}, {key: _ENTRY[key]}, key, lambda _key, problem: UserError(f"{label}: {problem}"))
 
 
+def check_judge(table: dict, judge_runs: int, labels: Mapping[str, str]) -> JudgeSpec:
+    """Check one [[judges]] table as arena.toml's are and return its judge; the UserError names the value by
+    labels (its key, e.g. 'runs' or 'options.people', or its first part, → e.g. '--runs'; '' → the table)."""
+    def fail(key: str, problem: str) -> UserError:
+        key = key.removeprefix("judges[0]").lstrip(".")
+        return UserError(f"{labels.get(key) or labels.get(key.partition('.')[0]) or labels.get('', key)}: {problem}")
+
+    values = _check_table(table, _JUDGE, "judges[0]", fail)
+    return JudgeSpec(**{"runs": judge_runs, **values, **_human(values, 0, fail)})
+
+
 def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
     if not isinstance(table, dict):
         raise fail(prefix, "must be a table")
@@ -351,7 +364,10 @@ def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
         # bool is an int in Python; a 'true' where a number belongs is a mistake.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
             raise fail(full, f"expected {_type_name(types)}, got {value!r}")
-        if not check(value):
+        verdict = check(value)
+        if isinstance(verdict, str):  # a check that can say what is wrong better than 'expected ...'
+            raise fail(full, verdict)
+        if not verdict:
             raise fail(full, f"expected {wanted}, got {value!r}")
         out[key] = value
     return out

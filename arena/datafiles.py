@@ -38,7 +38,7 @@ except ImportError:  # pragma: no cover - a PyYAML built without libyaml
     _PARSING = (Reader, Scanner, Parser)
 
 
-_SEE = " (see Limits in docs/reference.md)"
+_SEE = " (see Limits in docs/reference/index.md)"
 _TOO_DEEP = object()
 
 

@@ -14,6 +14,17 @@ class ArenaError(Exception):
     """A failure that is not the user's input (a model that keeps failing, a broken store): exit 1."""
 
 
+def plural(count: int, noun: str, nouns: str | None = None) -> str:
+    """How messages count things: '1 match', '2 matches', '0 entries' (nouns: a plural English does not make
+    by -s, -es or -y → -ies)."""
+    if count == 1:
+        return f"1 {noun}"
+    if nouns is None:
+        nouns = (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in tuple("aeiou")
+                 else noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s"))
+    return f"{count:,} {nouns}"
+
+
 def read_user_text(path, what: str = "file", limit: int = MAX_DATA_FILE_BYTES) -> str:
     """A user's UTF-8 text file of at most limit bytes; a missing, unreadable, larger or non-UTF-8 file is a
     UserError naming it."""
@@ -36,4 +47,4 @@ def check_size(path, what: str, limit: int) -> None:
         return  # reading it says what is wrong
     if size > limit:
         raise UserError(f"{path}: {size:,} bytes; a {what} may hold at most {limit:,} bytes (see Limits in "
-                        "docs/reference.md)")
+                        "docs/reference/index.md)")

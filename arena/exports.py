@@ -1,7 +1,7 @@
 """`arena export`: a workspace as open data, and the reading of it back (`arena import arena`).
 
 An export is a folder: one Parquet table per kind of record (TABLES: each column's name, type and meaning, the
-stable names docs/reference.md lists), each in a folder of its own, DIR/<table>/<table>.parquet, so that
+stable names docs/reference/formats.md lists), each in a folder of its own, DIR/<table>/<table>.parquet, so that
 `datasets.load_dataset("parquet", data_dir=DIR/<table>)` and `pandas.read_parquet` read one table; a dataset card
 (README.md) whose `configs` let `datasets.load_dataset(DIR, "<table>")` read it too, and which says what the data
 is, its counts, its judges, what is simulated and its schema, with a licence line to fill in; and a manifest
@@ -46,7 +46,7 @@ _REDACTED = "[redacted]"
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: str  # the Parquet type as docs/reference.md shows it (a key of _ARROW)
+    type: str  # the Parquet type as docs/reference/formats.md shows it (a key of _ARROW)
     meaning: str  # says when the column is null, if it may be
     nullable: bool = False
 

@@ -1,6 +1,6 @@
 """The bounds on what users give the arena: every number, file and structure past one of these is refused
 with exit 2 before anything is written, so that no input costs minutes of CPU or gigabytes of memory.
-docs/reference.md ("Limits") lists them for users; this module imports nothing, so the CLI may read it at once.
+docs/reference/index.md ("Limits") lists them for users; this module imports nothing, so the CLI may read it at once.
 """
 from __future__ import annotations
 

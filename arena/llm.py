@@ -15,7 +15,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any
 
-from arena import models, offline, retry
+from arena import credentials, models, offline, retry
 from arena.config import LLMSettings
 from arena.errors import ArenaError
 from arena.models import ModelRef, prompt_tokens
@@ -246,7 +246,9 @@ class LLMGateway:
                 if not ledgered:  # the workspace's failure (a full disk), not the provider's: nothing was sent
                     raise
                 latency = time.perf_counter() - started
-                described = retry.describe(exc)
+                denied = retry.auth_status(exc)
+                # A refused key is named by its variable; the provider's answer (raw JSON, part of the key) is not kept.
+                described = credentials.refused(ref.model, ref.api_base, denied) if denied else retry.describe(exc)
                 refused = mode is not None and refuses_format(exc)
                 fallback = next_mode(mode) if refused and ref.structured == "auto" else None
                 if fallback:

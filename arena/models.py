@@ -5,9 +5,13 @@ A fact comes from arena.toml first, then litellm's model map, then what the serv
 from __future__ import annotations
 
 import functools
+import importlib.util
+import json
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from arena.lazy import litellm
@@ -155,6 +159,44 @@ def most_cost(model: str, messages: list[dict], max_tokens: int) -> float | None
         return None
     sent = sum(len(str(m.get("content", "")).encode()) for m in messages)
     return sent * unit[0] + max_tokens * unit[1]
+
+
+def listed_price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    """Tokens at the flat USD per-token prices litellm's bundled price map lists for model (under its name, or
+    under its name after the provider in that provider's row); 0 for the offline simulator; None if the map lists
+    none. Read as JSON, without importing litellm (~6 s of CPU, most of a dry run); when litellm is to fetch its
+    map (LITELLM_LOCAL_MODEL_COST_MAP not true), litellm prices it (price)."""
+    if is_simulated(model):
+        return 0.0
+    table = _bundled_map()
+    if table is None:
+        return price(model, prompt_tokens, completion_tokens)
+    provider, _, name = model.partition("/")
+    row = table.get(model) or (table.get(name) if table.get(name, {}).get("litellm_provider") == provider else None)
+    if not isinstance(row, dict) or not all(isinstance(row.get(k), (int, float))
+                                            for k in ("input_cost_per_token", "output_cost_per_token")):
+        return None
+    return prompt_tokens * row["input_cost_per_token"] + completion_tokens * row["output_cost_per_token"]
+
+
+def listed_of(provider: str) -> int | None:
+    """How many models of provider litellm's bundled price map lists; None when it is not read (listed_price)."""
+    table = _bundled_map()
+    return None if table is None else sum(1 for row in table.values()
+                                          if isinstance(row, dict) and row.get("litellm_provider") == provider)
+
+
+@functools.lru_cache(maxsize=1)
+def _bundled_map() -> dict | None:
+    """The price map litellm ships and reads when LITELLM_LOCAL_MODEL_COST_MAP is true; None otherwise."""
+    if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").lower() != "true":
+        return None
+    spec = importlib.util.find_spec("litellm")  # where the package is, without running it
+    for folder in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(folder) / "model_prices_and_context_window_backup.json"
+        if path.is_file():
+            return json.loads(path.read_bytes())
+    return None
 
 
 def priced(model: str) -> bool:

@@ -13,8 +13,8 @@ from datetime import date, time
 from pathlib import Path
 from typing import Any, Callable, Collection, Mapping, Sequence
 
-from arena.config import Config, check_entry_value, is_http_url, parse_config
-from arena.errors import ArenaError, UserError
+from arena.config import Config, check_entry_value, check_judge, is_http_url, parse_config
+from arena.errors import ArenaError, UserError, plural
 from arena.files import atomic_copy, atomic_write_bytes, no_space
 from arena.records import HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec, Motion, is_simulated
 from arena.registry import Registry
@@ -64,9 +64,8 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
                         "matches keep it; choose another name")
     if not kinds.has(debater):
         raise UserError(f"--debater {debater!r}: unknown debater kind (known: {', '.join(kinds.names())})")
-    if not _PROVIDER_MODEL.fullmatch(model):
-        raise UserError(f"--model {model!r}: name the provider as PROVIDER/MODEL, e.g. 'openai/gpt-4o' "
-                        f"('offline/NAME' is the built-in simulator)")
+    _check_provider_model(model)
+    check_entry_value("model", model, "--model")  # a provider litellm knows
     if api_base is not None and not is_http_url(api_base):
         raise UserError(f"--api-base {api_base!r}: expected an http(s) URL, e.g. 'http://127.0.0.1:8000/v1'")
     if strength is not None:
@@ -89,6 +88,116 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
     if entry.params:
         lines += ["[entries.params]", *_values(entry.params)]
     return _append(config, lines, lambda new: new.entries == (*config.entries, entry))
+
+
+_JUDGE_LABELS = {"": "--model", "name": "NAME", "kind": "--kind", "model": "--model", "api_base": "--api-base",
+                 "runs": "--runs", "options": "--option", "options.people": "--people"}
+
+
+def add_judge(config: Config, kept: Callable[[str], int], kinds: Registry, *, name: str, kind: str,
+              model: str | None = None, api_base: str | None = None, runs: int | None = None,
+              options: Mapping[str, Any] | None = None, people: Sequence[str] | None = None) -> Config:
+    """Check a new judge as arena.toml's are checked, then append it as a [[judges]] table; return the new config.
+
+    kept(name): how many verdicts and ballot links the database keeps under that name (a judge removed from
+    arena.toml leaves them), which a new judge of the name would take over.
+    """
+    for i, j in enumerate(config.judges):
+        if j.name == name:
+            raise UserError(f"NAME {name!r}: {config.where(f'judges[{i}].name')} already registers a judge of that "
+                            "name; choose another name")
+    if kept(name):
+        raise UserError(f"NAME {name!r}: the workspace database keeps verdicts of a removed judge of that name; "
+                        "choose another name")
+    if not kinds.has(kind):
+        raise UserError(f"--kind {kind!r}: unknown judge kind (known: {', '.join(kinds.names())})")
+    if kind == IMPORTED:
+        raise UserError(f"--kind {kind!r}: imported judges come with their verdicts from 'arena import'")
+    options = dict(options or {})
+    if people is not None:
+        if kind != HUMAN_JUDGE:
+            raise UserError(f"--people: only judges of people (--kind {HUMAN_JUDGE}) have people; a {kind} judge "
+                            "runs on --model")
+        if "people" in options:
+            raise UserError("--people and --option people=...: name the people once")
+        options["people"] = list(people)
+    if model is not None:
+        _check_provider_model(model)
+    keys = {"name": name, "kind": kind, "model": model, "api_base": api_base, "runs": runs}
+    keys = {k: v for k, v in keys.items() if v is not None}
+    judge = check_judge({**keys, **({"options": options} if options else {})}, config.arena.judge_runs,
+                        _JUDGE_LABELS)
+    try:
+        kinds.get(kind)(judge)  # the kind's own options checks
+    except UserError as exc:
+        raise UserError(f"--option: {exc}") from None
+    lines = ["[[judges]]", *_values(keys)]
+    if options:
+        lines += ["[judges.options]", *_values(options)]
+    return _append(config, lines, lambda new: new.judges == (*config.judges, judge))
+
+
+def remove_entry(config: Config, name: str, matches: Mapping[str, int]) -> Config:
+    """Take an entry's [[entries]] table out of arena.toml; refused once it is in a match (matches: its matches by
+    status), for its matches name it. Return the new config."""
+    entry = config.entry(name)
+    if matches:
+        counts = ", ".join(f"{n} {status}" for status, n in sorted(matches.items()))
+        raise UserError(f"entry {name!r} is in {plural(sum(matches.values()), 'match')} ({counts}), which keep its "
+                        f"name: it cannot be removed; 'arena entry retire {name}' stops scheduling it instead")
+    index = config.entries.index(entry)
+    return _remove_table(config, f"entries[{index}]",
+                         lambda new: new.entries == config.entries[:index] + config.entries[index + 1:])
+
+
+def remove_judge(config: Config, name: str, kept: int) -> Config:
+    """Take a judge's [[judges]] table out of arena.toml; refused once the database keeps verdicts or ballot
+    links of it (kept: how many). Return the new config."""
+    judge = config.judge(name)
+    if kept:
+        raise UserError(f"judge {name!r} has verdicts or ballot links in the workspace database, which its name "
+                        "keeps: it cannot be removed; leave it configured (only the first judge is rated by default: "
+                        "'arena rate --judge NAME' picks another)")
+    index = config.judges.index(judge)
+    return _remove_table(config, f"judges[{index}]",
+                         lambda new: new.judges == config.judges[:index] + config.judges[index + 1:])
+
+
+def _remove_table(config: Config, table: str, meant: Callable[[Config], bool]) -> Config:
+    """Remove an array table (e.g. 'entries[2]') with its subtables and the blank line right before it (as _append
+    wrote it), keeping every other byte: no comment outside the table goes, since which table a comment speaks of
+    (the one above, the one below, the file) cannot be told."""
+    header = config.key_lines.get(table)
+    if header is None:
+        raise ArenaError(f"{config.path}: cannot find the [[{table.partition('[')[0]}]] table of {table}; edit the "
+                         "file by hand")
+    old = config.path.read_bytes()
+    lines = old.decode("utf-8").splitlines(keepends=True)  # numbered as config.key_lines numbers them
+    subtables = {n - 1 for k, n in config.key_lines.items() if k.startswith(f"{table}.")}
+    start, last = header - 1, _last_key_line(lines, header - 1, config.path)
+    while (following := _next_header(lines, last + 1)) in subtables:
+        last = _last_key_line(lines, following, config.path)
+    if start > 0 and not lines[start - 1].strip():
+        start -= 1
+    del lines[start:last + 1]
+    return _rewrite(config.path, old, "".join(lines).encode("utf-8"), meant)
+
+
+def _next_header(lines: list[str], start: int) -> int | None:
+    """Index of the first table header from lines[start] on, past blank and comment lines; None if a key comes first."""
+    for k in range(start, len(lines)):
+        stripped = lines[k].strip()
+        if stripped and not stripped.startswith("#"):
+            return k if stripped.startswith("[") else None
+    return None
+
+
+def _check_provider_model(model: str) -> None:
+    """--model names its provider: arena.toml takes any litellm string, but on the command line a bare name is
+    more likely a slip than meant."""
+    if not _PROVIDER_MODEL.fullmatch(model):
+        raise UserError(f"--model {model!r}: name the provider as PROVIDER/MODEL, e.g. 'openai/gpt-4o' "
+                        f"('offline/NAME' is the built-in simulator)")
 
 
 def add_records(config: Config, entries: Sequence[Entry], judges: Sequence[JudgeSpec], note: str) -> Config:

@@ -1,4 +1,4 @@
-"""Judged matches → results rows (the results CSV schema of docs/reference.md), the input of every rating fit."""
+"""Judged matches → results rows (the results CSV of docs/reference/formats.md), the input of every rating fit."""
 from __future__ import annotations
 
 import json

@@ -18,6 +18,8 @@ _RETRYABLE_NAMES = frozenset({"Timeout", "APIConnectionError", "TimeoutError", "
 
 def retryable(exc: Exception) -> bool:
     """Whether the call that raised exc may succeed if tried again unchanged."""
+    if unreachable(exc):  # a name that does not resolve, a port nobody listens on: seconds later, the same
+        return False
     status = _status(exc)
     if status is not None:
         return status in _RETRYABLE_STATUS or status >= 500
@@ -56,7 +58,9 @@ def delay(backoff_s: float, attempt: int) -> float:
 
 def describe(exc: Exception) -> str:
     """The error in one line, 'TypeName status: first line of its message', with any secret it echoes redacted
-    (providers echo keys; httpx adds a line of advice after the first)."""
+    (providers echo keys; httpx adds a line of advice after the first); a failed connection as unreachable tells it."""
+    if found := unreachable(exc):
+        return redact(found)
     status = getattr(exc, "status_code", None)
     message = str(exc).splitlines()[0][:300] if str(exc) else ""
     return redact(f"{type(exc).__name__}" + (f" {status}" if status else "") + (f": {message}" if message else ""))
@@ -65,3 +69,51 @@ def describe(exc: Exception) -> str:
 def given_up(described: str, attempt: int, worth_retrying: bool) -> str:
     """What a failed call says last: its error, and the tries spent on it when the error was worth retrying."""
     return described + (f" (after {attempt + 1} tries)" if worth_retrying else "")
+
+
+def unreachable(exc: BaseException) -> str | None:
+    """'cannot reach HOST: name not resolved' (or ': connection refused') when exc, or an exception it was raised
+    from, is a DNS failure or a refused connection; None otherwise. litellm reports both as a 500 (its
+    InternalServerError) around aiohttp's or httpx's error, so the cause is sought down the chain."""
+    import socket
+
+    chain = _chain(exc)
+    reason = next(("name not resolved" if isinstance(e, socket.gaierror) else "connection refused"
+                   for e in chain if isinstance(e, (socket.gaierror, ConnectionRefusedError))), None)
+    if reason is None:
+        return None
+    # Deepest first: litellm's own exceptions carry stand-in requests (api.openai.com) whatever the real host.
+    host = next((h for h in map(_host, reversed(chain)) if h), None)
+    return f"cannot reach {host}: {reason}" if host else f"cannot connect: {reason}"
+
+
+def auth_status(exc: Exception) -> int | None:
+    """401 or 403 when the provider refused the credentials (litellm's status, tavily-python's own errors)."""
+    status = _status(exc)
+    if status in (401, 403):
+        return status
+    # tavily-python's 401; its ForbiddenError stands for plan limits (432, 433) as well as 403, so it is left as is.
+    named = type(exc).__name__ in ("InvalidAPIKeyError", "MissingAPIKeyError")
+    return 401 if named and type(exc).__module__.startswith("tavily") else None
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """exc and the exceptions it was raised from or while handling, each once."""
+    found: list[BaseException] = []
+    while exc is not None and all(exc is not e for e in found):
+        found.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return found
+
+
+def _host(exc: BaseException) -> str | None:
+    """The 'host:port' a connection error names: aiohttp's connector errors carry it; httpx's, their request."""
+    host, port = getattr(exc, "host", None), getattr(exc, "port", None)
+    if isinstance(host, str) and host:
+        return f"{host}:{port}" if port and port not in (80, 443) else host
+    try:
+        url = exc.request.url  # httpx's errors; accessing a missing request raises RuntimeError
+    except Exception:
+        return None
+    host = getattr(url, "host", None)
+    return (f"{host}:{url.port}" if url.port else host) if host else None

@@ -25,7 +25,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Callable, Hashable, Mapping, Sequence
 
-from arena.errors import UserError
+from arena.errors import UserError, plural
 from arena.limits import MAX_PLAN_MATCHES, MAX_ROUNDS
 from arena.records import CATEGORIES, Motion
 # The kernel's one import from leaderboard: the Elo scale and prior, a standard-library-only module.
@@ -108,7 +108,7 @@ def _check_size(fmt: str, request: DrawRequest) -> None:
     """A UserError before drawing a plan larger than arena.limits allows: drawing it would take minutes."""
     rounds, n = 1 if request.rounds is None else request.rounds, len(request.entries)
     if rounds > MAX_ROUNDS:
-        raise UserError(f"--rounds {rounds}: at most {MAX_ROUNDS} (see Limits in docs/reference.md)")
+        raise UserError(f"--rounds {rounds}: at most {MAX_ROUNDS} (see Limits in docs/reference/index.md)")
     if fmt in ("round-robin", "swiss"):
         size, option = (n * (n - 1) if fmt == "round-robin" else n // 2) * rounds, f"--rounds {rounds} ({n} entries)"
     else:
@@ -116,7 +116,7 @@ def _check_size(fmt: str, request: DrawRequest) -> None:
         option = f"--matches {size}"
     if size > MAX_PLAN_MATCHES:
         raise UserError(f"{option}: a plan of {size:,} matches; one schedule holds at most {MAX_PLAN_MATCHES:,} "
-                        "(see Limits in docs/reference.md)")
+                        "(see Limits in docs/reference/index.md)")
 
 
 # --- the generators ------------------------------------------------------------------------------
@@ -292,7 +292,7 @@ def onboard(request: DrawRequest) -> Draw:
     picks = ([pool[int(i * (len(pool) - 1) / (k - 1) + 0.5)] for i in range(k)] if k > 1
              else [pool[(len(pool) - 1) // 2]])
     if count > k:
-        flags.append(f"{k} opponent(s) for {count} matches: {new} meets each {count // k}"
+        flags.append(f"{plural(k, 'opponent')} for {plural(count, 'match')}: {new} meets each {count // k}"
                      + (f" or {count // k + 1}" if count % k else "") + " times")
     return _finish(request, rng, [(new, picks[i % k], None, None) for i in range(count)], flags)
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from arena import retry
 from arena.config import SearchSettings
+from arena.credentials import SEARCH_KEY, search_refused
 from arena.errors import ArenaError, UserError
 from arena.redact import redact
 from arena.store import IN_FLIGHT
@@ -66,7 +67,7 @@ class SearchGateway:
         """Tavily's results; a retryable failure is tried again up to `retries` times, and every try is ledgered."""
         from tavily import AsyncTavilyClient  # lazy, like litellm
 
-        key = os.environ.get("TAVILY_API_KEY")
+        key = os.environ.get(SEARCH_KEY)
         if not key:
             raise UserError("TAVILY_API_KEY is not set: export it, or set [search] provider = \"offline\" in arena.toml")
         async with AsyncTavilyClient(api_key=key, api_base_url=self.settings.api_base_url or None) as client:
@@ -76,7 +77,9 @@ class SearchGateway:
                 try:
                     answer = await client.search(query, max_results=limit, search_depth=depth, timeout=self.timeout_s)
                 except Exception as exc:  # tavily-python raises its own and httpx's errors; classified by retry
-                    retryable, described = retry.retryable(exc), retry.describe(exc)
+                    denied = retry.auth_status(exc)  # named by its variable: the server's answer may echo the key
+                    retryable = retry.retryable(exc) and not denied
+                    described = search_refused(denied) if denied else retry.describe(exc)
                     self._ledger("tavily", tag, time.perf_counter() - started, error=described, call_id=sent)
                     if not retryable or attempt == self.retries:
                         failure = retry.given_up(described, attempt, retryable)

@@ -313,6 +313,27 @@ class Store:
                 counts[name] = counts.get(name, 0) + 1
         return counts
 
+    def entry_matches(self, name: str) -> dict[str, int]:
+        """The entry's matches by status, scheduled, failed and done alike."""
+        rows = self.conn.execute("SELECT status, COUNT(*) FROM matches WHERE pro=? OR con=? GROUP BY status",
+                                 (name, name))
+        return {status: count for status, count in rows}
+
+    def status_counts(self) -> dict[str, int]:
+        """Matches by status."""
+        return dict(self.conn.execute("SELECT status, COUNT(*) FROM matches GROUP BY status").fetchall())
+
+    def forget_entry(self, name: str) -> None:
+        """Drop an entry that is in no match: nothing keeps its name, so it may be registered afresh."""
+        with _transaction(self.conn):
+            self.conn.execute("DELETE FROM entries WHERE name=? AND name NOT IN (SELECT pro FROM matches "
+                              "UNION SELECT con FROM matches)", (name,))
+
+    def judge_records(self, name: str) -> int:
+        """Verdicts (runs and ballots, failed ones too) and ballot links the database keeps under a judge's name."""
+        return self.conn.execute("SELECT (SELECT COUNT(*) FROM verdicts WHERE judge=?) + "
+                                 "(SELECT COUNT(*) FROM ballot_links WHERE judge=?)", (name, name)).fetchone()[0]
+
     def add_motions(self, motions: Iterable[Motion]) -> None:
         with _transaction(self.conn):
             self.conn.executemany(
@@ -714,9 +735,10 @@ class Store:
         return [tuple(r) for r in self.conn.execute("SELECT id, error FROM matches WHERE status='failed' ORDER BY seq")]
 
     def call_sides(self) -> list[sqlite3.Row]:
-        """Every call of a match with whom it was for: kind, side, judge, the match's pro and con, tokens."""
+        """Every call of a match with whom it was for: match id, kind, side, judge, the match's pro and con,
+        tokens."""
         return self.conn.execute(
-            "SELECT c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
+            "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
             "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()
 
     # --- exports (arena.exports): every row of a kind, in a stable order ------------------------

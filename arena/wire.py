@@ -14,6 +14,7 @@ import json
 import os
 from typing import Any
 
+from arena.credentials import stand_in_key
 from arena.lazy import litellm
 from arena.models import price
 
@@ -56,8 +57,7 @@ async def send(model: str, messages: list[dict], params: dict[str, Any], *, api_
     dropped; errors are litellm's exception types; response._hidden_params["response_cost"] is the price
     from litellm's map (None when the model is not in it)."""
     api_key = None
-    # Local OpenAI-compatible servers (vLLM, Ollama, llama.cpp) need no key, but the clients insist on one.
-    if api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+    if stand_in_key(model, api_base):  # local OpenAI-compatible servers need no key; the clients insist on one
         api_key = "no-key-needed"
     route = _route(model, api_base) if path == "direct" and params.keys() <= _MAPPED else None
     if route is None:

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from arena.config import CONFIG_NAME, Config, parse_config
-from arena.errors import UserError
+from arena.errors import UserError, plural
 from arena.files import atomic_write_text
 from arena.formats import Format, get_format
 from arena.records import Entry, Motion
@@ -14,7 +14,7 @@ from arena.registry import Registry
 from arena.store import DB_NAME, Store
 
 TEMPLATE = '''\
-# Debate Arena workspace. Keys and meanings: see the README ("arena.toml").
+# Debate Arena workspace. Keys and meanings: docs/reference/config.md ("arena.toml").
 # API keys never go here: they come from the environment (OPENAI_API_KEY, TAVILY_API_KEY, ...).
 
 [arena]
@@ -47,10 +47,10 @@ view_intervals = "sandwich"  # the category and dimension tabs' intervals
 replicates = 1000          # bootstrap replicates
 matches_per_page = 500     # rows per page of the matches list
 
-# One [[entries]] table per registered debater entry, for example:
+# One [[entries]] table per registered debater entry (arena entry add), for example:
 # [[entries]]
 # name = "direct-gpt-4o"
-# debater = "direct"       # a debater kind: direct | human | plug-in
+# debater = "direct"       # a debater kind: {debaters}
 # model = "openai/gpt-4o"  # any litellm model string; "offline/<name>" is the simulator
 # api_base = ""            # optional, e.g. "http://127.0.0.1:8000/v1" for a local server
 # strength = 0.0           # offline models only: planted strength (logit scale)
@@ -58,10 +58,10 @@ matches_per_page = 500     # rows per page of the matches list
 # temperature = 0.2
 # top_p = 0.75
 
-# One [[judges]] table per judge, for example:
+# One [[judges]] table per judge (arena judge add), for example:
 # [[judges]]
 # name = "single-mini"
-# kind = "single"          # a judge kind: single | debatrix | panel | devils_advocate | human | plug-in
+# kind = "single"          # a judge kind: {judges}
 # model = "openai/gpt-4o-mini"
 # runs = 3
 # [judges.options]         # kind-specific options
@@ -74,6 +74,12 @@ matches_per_page = 500     # rows per page of the matches list
 # [judges.options]
 # people = ["ann", "bo", "cy"]
 '''
+
+
+def template(debaters: Iterable[str], judges: Iterable[str]) -> str:
+    """TEMPLATE naming the debater and judge kinds installed (the registries' names), so it cannot fall behind them;
+    'arena kinds' describes each."""
+    return TEMPLATE.replace("{debaters}", " | ".join(debaters)).replace("{judges}", " | ".join(judges))
 
 
 @dataclass
@@ -174,8 +180,8 @@ def _check_played_unchanged(config: Config, store: Store) -> None:
                    if getattr(recorded, key) != getattr(entry, key)]
         if changes:
             matches = store.match_counts().get(entry.name, 0)
-            raise UserError(f"{config.where(f'entries[{i}]')}: entry {entry.name!r} has played {matches} "
-                            f"match{'es' if matches != 1 else ''}, so its configuration is fixed, but it changed: "
+            raise UserError(f"{config.where(f'entries[{i}]')}: entry {entry.name!r} has played "
+                            f"{plural(matches, 'match')}, so its configuration is fixed, but it changed: "
                             f"{'; '.join(changes)}. Put the old configuration back and register the new one under "
                             f"a new name instead (arena entry add NEW-NAME ...).")
 

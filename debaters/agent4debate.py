@@ -169,6 +169,11 @@ class Agent4Debate:
         self.agents = set(self.params["agents"])
         self.sampling = sampling(self.params)
 
+    @property
+    def uses_search(self) -> bool:
+        """Whether it searches the web (the key of [search] provider is needed before a run): with a Searcher."""
+        return "searcher" in self.agents
+
     @staticmethod
     def check_format(fmt: Format) -> None:
         """Refuse a format with a turn that maps onto none of the three workflows, naming the first such turn."""

@@ -15,6 +15,7 @@ from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling,
 
 class SearchBaseline:
     uses_json = False  # the run's probe asks its model for no structured answer
+    uses_search = True  # the key of [search] provider is needed before a run
     PARAMS = {
         **SAMPLING,
         **LENGTHS,

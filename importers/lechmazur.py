@@ -1,6 +1,6 @@
 """The `lechmazur` importer: a checkout of lechmazur/debate (github.com/lechmazur/debate) as imported records.
 
-What it reads, and how each thing maps (docs/reference.md, "Importers"):
+What it reads, and how each thing maps (docs/reference/formats.md, "Importers"):
 - transcripts/<debate id>.md: one match per transcript, id = the debate id; its ten turns ("## Turn k: PRO
   Opening", ...) are the speeches in the `lechmazur` format, text = the turn's body as written (claim labels
   such as [P1.1] kept), after the turn's own "- key: value" lines. Its motion: id = topic_id (motion_ids: with

@@ -141,7 +141,7 @@ def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Mot
         raise UserError(f"{name}: contains no motions")
     if len(items) > MAX_MOTIONS:
         raise UserError(f"{name}: {items[MAX_MOTIONS].where}: motion {MAX_MOTIONS + 1:,}; a set may hold at most "
-                        f"{MAX_MOTIONS:,} motions (see Limits in docs/reference.md)")
+                        f"{MAX_MOTIONS:,} motions (see Limits in docs/reference/index.md)")
     motions: list[Motion] = []
     first_ref: dict[str, str] = {}
     for item in items:
@@ -231,7 +231,7 @@ def _optional(data: dict, key: str, where: str) -> str | None:
         raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
     if len(value) > MAX_MOTION_CHARS:
         raise UserError(f"{where}: '{key}' has {len(value):,} characters; at most {MAX_MOTION_CHARS:,} (see Limits "
-                        "in docs/reference.md)")
+                        "in docs/reference/index.md)")
     return value.strip() or None
 
 

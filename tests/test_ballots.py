@@ -123,7 +123,7 @@ def test_import_stores_ballots_as_verdicts_by_person_and_a_later_row_replaces(pl
     path.write_text(CSV, encoding="utf-8")
     result = invoke("ballots", "import", path, "--judge", "experts", "-w", played)
     assert result.exit_code == 0, result.output
-    assert "stored 3 ballot(s) of 2 person(s)" in result.output
+    assert "stored 3 ballots of 2 people" in result.output
     assert verdicts(played, "experts") == [
         ("m00001", 0, "con", {"argument": "con", "source": "con", "language": "con"}, "changed my mind", 0),
         ("m00001", 1, "con", {}, "", 0),

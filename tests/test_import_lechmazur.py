@@ -123,7 +123,7 @@ def test_a_second_import_adds_nothing_and_says_so(ws, checkout):
     before = snapshot(ws)
     again = invoke("import", "lechmazur", checkout, "-w", ws)
     assert again.exit_code == 0, again.output
-    assert "nothing new" in again.stdout and "12 matches, 4 entries and 1 judge(s)" in again.stdout
+    assert "nothing new" in again.stdout and "12 matches, 4 entries and 1 judge are" in again.stdout
     after = snapshot(ws)
     assert after["arena.toml"] == before["arena.toml"]
     assert query(ws, "SELECT COUNT(*) FROM matches") == [(12,)]

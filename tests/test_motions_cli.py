@@ -98,7 +98,7 @@ def test_import_copies_the_file_and_adds_its_set(ws, tmp_path, name, text, ids):
     source = write(tmp_path / name, text)
     result = invoke("motion", "import", source, "-w", ws)
     assert result.exit_code == 0, result.output
-    assert f"imported 2 motion(s) from {source} as file:motions/{name}" in result.output
+    assert f"imported 2 motions from {source} as file:motions/{name}" in result.output
     assert (ws / "motions" / name).read_text(encoding="utf-8") == text
     toml = (ws / "arena.toml").read_text(encoding="utf-8")
     assert toml == CONFIG.replace('sets = ["builtin:en"]', f'sets = ["builtin:en", "file:motions/{name}"]')
@@ -204,4 +204,4 @@ def test_import_into_a_zh_workspace_notes_motions_schedules_will_skip(tmp_path):
     write(ws / "arena.toml", '[arena]\nlanguage = "zh"\n[motions]\nsets = ["builtin:zh"]\n')
     result = invoke("motion", "import", write(tmp_path / "mine.yaml", MINE_YAML), "-w", ws)
     assert result.exit_code == 0, result.output
-    assert "note: 2 motion(s) in en, not the workspace's language 'zh'" in result.output
+    assert "note: 2 motions in en, not the workspace's language 'zh'" in result.output

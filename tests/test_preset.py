@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from arena.app import demo
 from arena.app.commands import open_workspace
 from tests.helpers import assert_user_error, invoke, new_workspace, snapshot
 from tests.sites import demo_workspace
@@ -96,5 +97,8 @@ def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(tmp_path):
 
 def test_demo_in_another_language_than_its_workspace_exits_2(tmp_path):
     path = new_workspace(tmp_path / "demo", arena={"language": "zh"}, search=None, init=None)
+    # Marked as the demo's own, as a demo started with --language zh would be.
+    toml = path / "arena.toml"
+    toml.write_text(demo.MARK + "\n" + toml.read_text())
     assert_user_error(invoke("demo", "-w", path), "a demo in language 'zh'", "--language zh")
     assert [p.name for p in path.iterdir()] == ["arena.toml"]  # refused before opening: no arena.db

@@ -12,7 +12,7 @@ from arena.errors import UserError
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
 from judges.registry import JUDGES
-from tests.helpers import arena_process as arena, entry, install_plugin, judge, workspace_toml
+from tests.helpers import arena_process as arena, entry, install_plugin, invoke, judge, workspace_toml
 
 PLUGIN = '''
 from arena.protocol import Draft
@@ -74,7 +74,9 @@ def test_a_plugin_that_takes_a_builtin_name_is_an_error_naming_both(tmp_path):
     assert "debaters.direct:DirectDebater" in done.stderr and "shadow_plugin" in done.stderr
     # The same refusal wherever the kind is looked up, even for the built-in's own name.
     ws = tmp_path / "ws"
-    assert arena("init", str(ws), env=env).returncode == 0
+    refused = arena("init", str(ws), env=env)  # its template names the kinds installed
+    assert refused.returncode == 2 and "shadow_plugin:EchoDebater" in refused.stderr and not ws.exists()
+    assert invoke("init", ws).exit_code == 0  # without the plug-in
     listed = arena("entry", "list", "-w", str(ws), env=env)
     assert listed.returncode == 2 and "shadow_plugin:EchoDebater" in listed.stderr
 

@@ -150,7 +150,8 @@ def test_retry_failed_plays_failed_matches_again(tmp_path, fake_llm):
 
     broken["on"] = False
     result = invoke("run", "-w", path)  # failed matches wait for --retry-failed
-    assert result.exit_code == 0 and "0 done, 0 failed, of 0" in result.output
+    assert result.exit_code == 0 and "nothing to play" in result.output
+    assert "1 failed match waits for 'arena run --retry-failed'" in result.output
     result = invoke("run", "-w", path, "--retry-failed")
     assert result.exit_code == 0 and "1 done, 0 failed, of 1" in result.output
     assert_each_match_done_once(path, 2, judge_runs=1)
@@ -252,7 +253,7 @@ def test_dry_run_projects_calls_and_cost_per_model_and_writes_nothing(tmp_path, 
     assert {p.name: p.read_bytes() for p in path.iterdir()} == before
     assert fake_llm.requests == []
     assert "openai/mystery-model" in result.output and "unknown" in result.output
-    assert "no price in litellm's map for openai/mystery-model" in result.output
+    assert "  openai/mystery-model: not in litellm's price map" in result.output
 
     ws = open_workspace(path)
     projection = dry_run(ws)

@@ -5,16 +5,24 @@ mode that works (only if some entry or judge on it asks for JSON: a kind that ne
 with uses_json = False), its context window, latency, and whether litellm knows its price. What a probe
 finds is remembered in the workspace, so calls go straight to the mode that works, and
 `arena run` probes only models it has not seen work.
+
+Before any probe or call, the keys the models and the web search need are looked up in the environment
+(require_keys, arena.credentials): a missing one is named with the entries and judges that need it, and nothing
+is sent. `arena check` also probes the search provider when a real entry searches the web.
 """
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Iterable
 
+from arena.credentials import Caller, require
 from arena.errors import ArenaError, UserError
 from arena.llm import LLMGateway
 from arena.models import ModelRef
 from arena.probe import Probe, probe
+from arena.records import is_simulated
+from arena.search import SearchGateway, SearchTag
 from arena.workspace import Workspace
 
 
@@ -35,13 +43,51 @@ def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRe
 
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
-    """One row per named entry or judge: {name, model, ok, structured, context_window, latency_s, error}."""
+    """One row per named entry or judge: {name, model, ok, structured, context_window, latency_s, error}, and a row
+    named "[search]" for the search provider when a real entry of them searches the web. A missing key is a
+    UserError before any probe (require_keys)."""
     chosen = targets(ws, names)
+    require_keys(ws, [name for name, _, _ in chosen])
     found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed),
                                   [(ref, asks_json) for _, ref, asks_json in chosen]))
-    return [{"name": name, "model": ref.model, "ok": p.ok, "structured": p.structured,
+    rows = [{"name": name, "model": ref.model, "ok": p.ok, "structured": p.structured,
              "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
             for name, ref, _ in chosen for p in [found[ref.key]]]
+    if ws.config.search.provider != "offline" and any(c.searches for c in callers(ws, [n for n, _, _ in chosen])):
+        rows.append(probe_search(ws))
+    return rows
+
+
+def callers(ws: Workspace, names: Iterable[str]) -> list[Caller]:
+    """The named entries and judges that call a real model, as arena.credentials sees them: model, endpoint, and
+    whether the entry's kind searches the web (uses_search)."""
+    names = set(names)
+    cfg = ws.config
+    found = [Caller("entry", e.name, e.model, e.api_base, getattr(ws.debaters.get(e.name), "uses_search", False))
+             for e in cfg.entries if e.name in names and _calls_model(ws.debaters.get(e.name))]
+    found += [Caller("judge", j.name, j.model, j.api_base) for j in cfg.judges
+              if j.name in names and _calls_model(ws.judges.get(j.name))]
+    return [c for c in found if not is_simulated(c.model)]
+
+
+def require_keys(ws: Workspace, names: Iterable[str]) -> None:
+    """Before any call: a UserError naming each key the environment lacks and the entries and judges (of names)
+    that need it (arena.credentials.require)."""
+    require(callers(ws, names), ws.config.search.provider, ws.config.path.name)
+
+
+def probe_search(ws: Workspace) -> dict:
+    """`arena check`'s row for the search provider: one uncached search, not retried."""
+    gateway = SearchGateway(ws.config.search, ws.store, cache=False, timeout_s=ws.config.llm.timeout_s)
+    started = time.perf_counter()
+    error = None
+    try:
+        asyncio.run(gateway.search("debate", tag=SearchTag(role="probe"), max_results=1))
+    except (ArenaError, UserError) as exc:
+        error = str(exc)
+    return {"name": "[search]", "model": ws.config.search.provider, "ok": error is None, "structured": None,
+            "context_window": None, "latency_s": None if error else round(time.perf_counter() - started, 3),
+            "error": error, "priced": False}
 
 
 async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]]) -> dict[tuple[str, str], Probe]:
@@ -56,9 +102,12 @@ async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]]) 
 
 
 def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
-    """Before a run: probe, through the run's own gateway, each model of these entries and judges that has not
-    been seen to work; refuse (ArenaError) if any is unusable."""
-    pending = [(name, ref, asks_json) for name, ref, asks_json in targets(ws, names)
+    """Before a run: refuse (UserError) if a key is missing (require_keys), then probe, through the run's own
+    gateway, each model of these entries and judges that has not been seen to work; refuse (ArenaError) if any is
+    unusable."""
+    chosen = targets(ws, names)
+    require_keys(ws, [name for name, _, _ in chosen])
+    pending = [(name, ref, asks_json) for name, ref, asks_json in chosen
                if not ref.simulated and not _seen_working(gateway.facts(ref), asks_json)]
     if not pending:
         return

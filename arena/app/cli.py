@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 import click
 
 from arena import limits
-from arena.errors import ArenaError, UserError
+from arena.errors import ArenaError, UserError, plural
 from arena.redact import redact
 
 
@@ -68,7 +68,7 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
-# The bounds of every number an option takes (arena.limits, documented under Limits in docs/reference.md).
+# The bounds of every number an option takes (arena.limits, documented under Limits in docs/reference/index.md).
 SEED = click.IntRange(0, limits.MAX_SEED)
 CONCURRENCY = click.IntRange(1, limits.MAX_CONCURRENCY)
 
@@ -249,6 +249,19 @@ def entry_retire(name: str, workspace: Path):
     click.echo(f"retired entry {name!r}: its matches still count, and new schedules leave it out")
 
 
+@entry.command("remove")
+@click.argument("name")
+@workspace_option
+def entry_remove(name: str, workspace: Path):
+    """Remove an entry that is in no match: its [[entries]] table leaves arena.toml, the rest of the file as is.
+    An entry that has played or is scheduled is retired instead (arena entry retire)."""
+    from arena.app import commands as app
+
+    ws = _open(workspace)
+    app.entry_remove(ws, name)
+    click.echo(f"removed entry {name!r} from {ws.config.path}")
+
+
 @main.group()
 def motion():
     """The motion library: the sets [motions] sets names in arena.toml."""
@@ -292,7 +305,7 @@ def motion_import(file: Path, workspace: Path):
     from arena.app import commands as app
 
     done = app.motion_import(_open(workspace), file)
-    click.echo(f"imported {done['motions']} motion(s) from {file} as {done['set']} (copied to {done['path']})")
+    click.echo(f"imported {plural(done['motions'], 'motion')} from {file} as {done['set']} (copied to {done['path']})")
     for note in done["notes"]:
         click.echo(f"note: {note}")
 
@@ -312,14 +325,14 @@ def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: st
     if fmt == "json":
         _json(done)
         return
-    judges = f"{len(done['judges'])} judge{'s' if len(done['judges']) != 1 else ''}" + (
-        f" ({', '.join(done['judges'])})" if done["judges"] else "")
-    added = (f"{done['matches']} matches, {done['entries']} entries, {judges}, {done['runs']} judge runs, "
-             f"{done['motions']} motions")
+    judges = plural(len(done["judges"]), "judge") + (f" ({', '.join(done['judges'])})" if done["judges"] else "")
+    added = (f"{plural(done['matches'], 'match')}, {plural(done['entries'], 'entry')}, {judges}, "
+             f"{plural(done['runs'], 'judge run')}, {plural(done['motions'], 'motion')}")
     known = done["known"]
     click.echo(f"imported from {done['source']}: {added}" if done["matches"] or done["entries"] or done["judges"]
-               else f"nothing new from {done['source']}: its {known['matches']} matches, {known['entries']} entries "
-                    f"and {known['judges']} judge(s) are in the workspace already")
+               else f"nothing new from {done['source']}: its {plural(known['matches'], 'match')}, "
+                    f"{plural(known['entries'], 'entry')} and {plural(known['judges'], 'judge')} are in the workspace "
+                    "already")
     skipped = done["skipped"]
     if skipped:
         click.echo(f"skipped {len(skipped)}:")
@@ -441,7 +454,8 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
         raise UserError("--format is required (or use --show)")
     done = app.schedule(_open(workspace), fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
     ids = done.match_ids
-    click.echo(f"scheduled {len(ids)} {fmt} matches ({ids[0]}–{ids[-1]})")
+    span = "" if not ids else f" ({ids[0]})" if len(ids) == 1 else f" ({ids[0]}–{ids[-1]})"
+    click.echo(f"scheduled {plural(len(ids), f'{fmt} match')}{span}")
     for flag in done.flags:
         click.echo(f"flag: {flag}")
 
@@ -479,7 +493,8 @@ def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, ret
 @workspace_option
 def check(names: tuple[str, ...], fmt: str, workspace: Path):
     """Probe the models of the named entries and judges (default: all): a one-line chat, the structured-output
-    mode that works, the context window, latency, and whether the price is known. Exit 1 if any is unusable."""
+    mode that works, the context window, latency, and whether the price is known; then the search provider (row
+    "[search]") when an entry searches the web. Exit 2 if a key is missing, 1 if any is unusable."""
     from arena.app import commands as app
 
     rows = app.check(_open(workspace), names)
@@ -497,38 +512,106 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
 
 def _projection(p: dict) -> None:
     """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
-    click.echo(f"dry run: {p['matches']} pending matches played on the offline simulator; nothing was written\n")
-    _table([{**r, "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
+    sampled = "played" if p["sampled"] == p["matches"] else (
+        f"projected from {plural(p['sampled'], 'sampled match')} played")
+    click.echo(f"dry run: {plural(p['matches'], 'pending match')} {sampled} on the offline simulator; "
+               "nothing was written\n")
+    if p["sampled"] < p["matches"]:  # say what a projection is, once, before its figures
+        from arena.app.commands import DRY_RUN_EVERY
+
+        click.echo(f"(one in {DRY_RUN_EVERY} of the matches alike in format, motion language and each side's debater "
+                   "kind is played; the others count as their like's mean)\n")
+    _table([{**r, "calls": f"{r['calls']:,}", "prompt_tokens": f"{r['prompt_tokens']:,}",
+             "completion_tokens": f"{r['completion_tokens']:,}",
+             "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
-    unknown = f" + unknown (no price in litellm's map for {', '.join(p['unknown'])})" if p["unknown"] else ""
-    per = p["per_match"]
-    click.echo(f"\nprojected cost: ${p['cost']:.4f}{unknown}\n"
-               f"per match: {per['calls']:.1f} calls, {per['tokens']:.0f} tokens, ${per['cost']:.4f}")
+    per, models = p["per_match"], len(p["models"])
+    if p["unknown"]:  # a total over some models only says so, and why the others have no price
+        click.echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
+                   f"models (partial); {len(p['unknown'])} unpriced:")
+        for row in p["why_unknown"]:
+            click.echo(f"  {row['model']}: {row['reason']}")
+    else:
+        click.echo(f"\nprojected cost: ${p['cost']:.4f}")
+    click.echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
+               + (" (priced models only)" if p["unknown"] else ""))
     if p["searches"] and p["search_provider"] != "offline":
-        click.echo(f"plus {p['searches']} {p['search_provider']} searches (not priced here)")
+        click.echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
     for failure in p["failed"]:
-        click.echo(f"not counted: {failure['id']} failed in the simulation: {failure['error']}")
+        click.echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
 
 
-@main.command("judge")
+# A group that also runs by itself: `arena judge` judges, `arena judge add|remove` edit the registry.
+@main.group("judge", invoke_without_command=True, subcommand_metavar="[add|remove ...]")
 @click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
 @click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
 @click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Matches judged at once.")
 @workspace_option
-def judge(judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
-    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs."""
+@click.pass_context
+def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
+    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or register (add)
+    and remove judges."""
     from arena.app import commands as app
 
+    if ctx.invoked_subcommand is not None:
+        given = [p.opts[-1] for p in ctx.command.params
+                 if ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # e.g. `arena judge -w DIR add ...` would edit another workspace than meant
+            raise UserError(f"{given[0]} is an option of 'arena judge' itself; 'arena judge "
+                            f"{ctx.invoked_subcommand}' takes its own options after its name")
+        return
     totals = app.judge(_open(workspace), judges, rejudge=rejudge, concurrency=concurrency,
                        progress=lambda line: click.echo(line, err=True))
     for t in totals:
-        click.echo(f"judged {t['matches']} match{'es' if t['matches'] != 1 else ''} with {t['judge']}: "
-                   f"{t['verdicts']} verdicts, {t['failed_runs']} failed runs"
+        click.echo(f"judged {plural(t['matches'], 'match')} with {t['judge']}: {plural(t['verdicts'], 'verdict')}, "
+                   f"{plural(t['failed_runs'], 'failed run')}"
                    + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
     failed = sum(t["failed_runs"] for t in totals)
     if failed:
-        raise ArenaError(f"{failed} judge run{'s' if failed != 1 else ''} failed (see 'arena match show ID'); "
+        raise ArenaError(f"{plural(failed, 'judge run')} failed (see 'arena match show ID'); "
                          f"run 'arena judge' again to retry them")
+
+
+def _people(ctx, option, value: str | None) -> list[str] | None:
+    """--people a,b,c as names, in order; the config's checks of each name apply after."""
+    return None if value is None else [p.strip() for p in value.split(",")]
+
+
+@judge.command("add")
+@click.argument("name")
+@click.option("--kind", required=True, help="The judge kind (single, debatrix, panel, ... or a plug-in); "
+              "'arena kinds' lists them with their options.")
+@click.option("--model", default=None, help="PROVIDER/MODEL, e.g. openai/gpt-4o-mini; offline/NAME is the "
+              "simulator. Judges of people need none (an offline one simulates their ballots).")
+@click.option("--api-base", default=None, help="http(s) URL of the model's server, e.g. a local one.")
+@click.option("--runs", type=int, default=None, help="R, runs per match (default: [arena] judge_runs); a judge of "
+              "people's R is its number of people.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", callback=_params,
+              help="An option of the judge kind; VALUE is read as TOML (0.5, 200, true), else as text. Repeatable.")
+@click.option("--people", default=None, metavar="A,B,C", callback=_people,
+              help="Judges of people (--kind human): the people who vote, by name, comma-separated.")
+@workspace_option
+def judge_add(name: str, kind: str, model: str | None, api_base: str | None, runs: int | None, options: dict,
+              people: list[str] | None, workspace: Path):
+    """Register a judge: append a [[judges]] table to arena.toml, keeping the rest of the file as is."""
+    from arena.app import commands as app
+
+    ws = _open(workspace)
+    j = app.judge_add(ws, name, kind=kind, model=model, api_base=api_base, runs=runs, options=options, people=people)
+    on = f"people {', '.join(j.people)}" if j.casts_ballots else f"on {j.model}, {plural(j.runs, 'run')} a match"
+    click.echo(f"added judge {j.name!r} ({j.kind}, {on}) to {ws.config.path}")
+
+
+@judge.command("remove")
+@click.argument("name")
+@workspace_option
+def judge_remove(name: str, workspace: Path):
+    """Remove a judge with no verdicts or ballot links: its [[judges]] table leaves arena.toml, the rest as is."""
+    from arena.app import commands as app
+
+    ws = _open(workspace)
+    app.judge_remove(ws, name)
+    click.echo(f"removed judge {name!r} from {ws.config.path}")
 
 
 @main.command("judge-bench")
@@ -761,7 +844,8 @@ def ballots_import(file: Path, judge: str, workspace: Path):
     from arena.app import commands as app
 
     result = app.ballots_import(_open(workspace), file, judge)
-    click.echo(f"stored {result['ballots']} ballot(s) of {result['people']} person(s) for judge {result['judge']!r}")
+    click.echo(f"stored {plural(result['ballots'], 'ballot')} of {plural(result['people'], 'person', 'people')} for "
+               f"judge {result['judge']!r}")
 
 
 @main.group()
@@ -933,8 +1017,8 @@ def serve(host: str, port: int, workspace: Path):
 
     def ready(url: str, judges: list, private: bool) -> None:
         people = sum(len(j.people) for j in judges)
-        click.echo(f"serving ballots at {url} for {len(judges)} human judge{'s' if len(judges) != 1 else ''} "
-                   f"({people} {'person' if people == 1 else 'people'}: "
+        click.echo(f"serving ballots at {url} for {plural(len(judges), 'human judge')} "
+                   f"({plural(people, 'person', 'people')}: "
                    f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)}); Ctrl-C stops")
         if not private:
             click.echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "

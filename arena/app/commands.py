@@ -18,7 +18,8 @@ from arena import registration, scheduler
 from arena.app import demo as demo_workspace
 from arena.app import people, shapes
 from arena.app.check import check as check_models
-from arena.app.dryrun import dry_run as project
+from arena.app.check import require_keys
+from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
 from arena.app.engine import MatchRunner, run_bounded
 from arena.app.imports import import_folder
 from arena.app.presets import PRESETS
@@ -28,7 +29,7 @@ from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
 from arena.app.wiring import remember_sets
 from arena.config import RatingSettings
-from arena.errors import ArenaError, UserError, check_size
+from arena.errors import ArenaError, UserError, check_size, plural
 from arena.files import replace_folder
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
@@ -102,6 +103,26 @@ def entry_retire(ws: Workspace, name: str) -> None:
     reload(ws, registration.retire_entry(ws.config, name))
 
 
+def entry_remove(ws: Workspace, name: str) -> None:
+    """Take an entry in no match, played or scheduled, out of arena.toml and the database (retire one that is)."""
+    reload(ws, registration.remove_entry(ws.config, name, ws.store.entry_matches(name)))
+    ws.store.forget_entry(name)
+
+
+def judge_add(ws: Workspace, name: str, *, kind: str, model: str | None = None, api_base: str | None = None,
+              runs: int | None = None, options: Mapping[str, Any] | None = None,
+              people: list[str] | None = None) -> JudgeSpec:
+    """Register a judge: check it as arena.toml's are checked, then append it to arena.toml (every byte kept)."""
+    reload(ws, registration.add_judge(ws.config, ws.store.judge_records, JUDGES, name=name, kind=kind, model=model,
+                                      api_base=api_base, runs=runs, options=options, people=people))
+    return ws.config.judge(name)
+
+
+def judge_remove(ws: Workspace, name: str) -> None:
+    """Take a judge with no verdicts or ballot links out of arena.toml."""
+    reload(ws, registration.remove_judge(ws.config, name, ws.store.judge_records(name)))
+
+
 def match_list(ws: Workspace) -> list[dict]:
     """Every match in schedule order (shapes.match_row)."""
     return [shapes.match_row(r) for r in ws.store.match_rows()]
@@ -170,8 +191,8 @@ def motion_import(ws: Workspace, path: Path) -> dict:
     ws.store.add_motions(motions)
     remember_sets(ws)
     others = sorted({m.language for m in motions} - {ws.config.arena.language})
-    notes = [f"{sum(m.language in others for m in motions)} motion(s) in {', '.join(others)}, not the workspace's "
-             f"language {ws.config.arena.language!r}: schedules leave them out"] if others else []
+    notes = [(f"{plural(sum(m.language in others for m in motions), 'motion')} in {', '.join(others)}, not the "
+              f"workspace's language {ws.config.arena.language!r}: schedules leave them out")] if others else []
     return {"set": spec, "path": str(copy), "motions": len(motions), "notes": notes}
 
 
@@ -275,6 +296,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     if pro == con:
         raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
     specs = _judge_specs(ws, judges)
+    require_keys(ws, [pro, con, *(s.name for s in specs)])  # before the match is stored
 
     (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
                                           [(motion_id, pro, con)], debate_format=ws.config.arena.format)
@@ -327,6 +349,7 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
                         "ballots ('arena ballots issue'), so there is no one to judge")
     since = now() if rejudge else None
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
+    require_keys(ws, {spec.name for spec, _ in work})  # before any call: a missing key is named, nothing written
     runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
     totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0}
@@ -440,7 +463,7 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
     result = one(main, f"in {source}")
     if by is not None:
         result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The documented order (docs/reference.md): ratings, side, by, meta.
+    # The documented order (docs/reference/json.md): ratings, side, by, meta.
     return {key: result[key] for key in ("ratings", "side", "by", "meta") if key in result}
 
 
@@ -456,7 +479,7 @@ def _with_forfeits(result: dict, rows) -> dict:
 
 
 def _beside(row: dict, key: str, **added) -> dict:
-    """row with added's keys right after key, where docs/reference.md shows them."""
+    """row with added's keys right after key, where docs/reference/json.md shows them."""
     out = {}
     for name, value in row.items():
         out[name] = value
@@ -601,6 +624,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     "bench:<id>".
     """
     spec = _judge_specs(ws, [judge])[0]
+    require_keys(ws, [spec.name])  # before any call: a missing key is named, nothing written
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
     runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
@@ -644,9 +668,10 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     return check_models(ws, names)
 
 
-def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
-    """What `run` would cost, played on the simulator with nothing written (arena.app.dryrun)."""
-    return project(ws, retry_failed=retry_failed)
+def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY) -> dict:
+    """What `run` would cost, projected from one match in `every` of each class played on the simulator (1: every
+    match), with nothing written (arena.app.dryrun)."""
+    return project(ws, retry_failed=retry_failed, every=every)
 
 
 def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True) -> Path:

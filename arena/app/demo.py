@@ -44,13 +44,19 @@ people = ["ann", "bo", "cy"]
 ENTRIES = {"sim-ace": ("agent4debate", 1.5), "sim-bold": ("search-baseline", 0.9), "sim-calm": ("direct", 0.3),
            "sim-deft": ("agent4debate", -0.3), "sim-eager": ("search-baseline", -0.9), "sim-faint": ("direct", -1.5)}
 PEOPLE = "sim-experts"
+MARK = CONFIG.splitlines()[0]  # the first line of every arena.toml `arena demo` writes: what tells its workspaces
 
 
 def prepare(path: Path, language: str) -> None:
-    """Create the demo workspace at path in language, or check that the one there is in that language (a demo
-    resumes in the language it was started in)."""
+    """Create the demo workspace at path in language, or check that the one there is a demo, in that language (a
+    demo resumes in the language it was started in; a workspace of the user's own is never touched)."""
     path = Path(path)
-    if not (path / CONFIG_NAME).exists():
+    config = path / CONFIG_NAME
+    if config.exists() and not config.read_bytes().startswith(MARK.encode()):
+        beside = path.resolve().parent / f"{path.resolve().name}-demo"
+        raise UserError(f"-w {path}: a workspace not made by 'arena demo' is there ({config}); the demo plays only "
+                        f"in its own: give a new folder, e.g. 'arena demo -w {beside}'")
+    if not config.exists():
         entries = "".join(f'\n[[entries]]\nname = "{name}"\ndebater = "{kind}"\nmodel = "offline/{name}"\n'
                           f"strength = {strength}\n" for name, (kind, strength) in ENTRIES.items())
         init_workspace(path, CONFIG.format(entries=entries, language=language))

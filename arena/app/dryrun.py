@@ -1,64 +1,143 @@
-"""`arena run --dry-run`: what the pending plan would cost, found by playing it on the offline simulator.
+"""`arena run --dry-run`: what the pending plan would cost, projected from a sample played on the offline simulator.
 
-Every pending match is played in a scratch workspace (a temporary folder, deleted afterwards)
-in which each entry and judge runs as the simulator `offline/<its name>`, with search offline
-and nothing sent anywhere; the workspace's own arena.db is only read. Each simulated call is
-then attributed to the real model it stands for (the speaking side's entry, or the judge) and
-its tokens priced with litellm's price map. The simulator writes speeches of fixed lengths and
-counts tokens roughly (words), so the projection shows the shape of the bill — calls per match,
-which model dominates — rather than its exact amount.
+Every entry and judge runs as the simulator `offline/<its name>`, so the pending matches fall into classes the
+simulator plays alike: the same debate format and motion language, and on each side the same debater kind with
+the same settings. One match in EVERY of each class (at least one) is played in a scratch workspace (a
+temporary folder, deleted afterwards), with search offline and nothing sent anywhere; the workspace's own
+arena.db is only read. A played match counts as itself. Another counts, per side, as the mean of the played
+sides of its kind, settings and side (pooled over the classes: a side's calls depend on its own kind), and for
+its judges as the mean of its class's played matches (they read both sides). Each call is attributed to the
+real model it stands for (the speaking side's entry, or the judge) and its tokens priced at the per-token
+prices of litellm's bundled price map (arena.models.listed_price: read as JSON, as importing litellm would cost
+more than the simulation). The simulator writes speeches of fixed lengths and counts tokens roughly (words), so
+the projection shows the shape of the bill — calls per match, which model dominates — rather than its exact
+amount; `every=1` plays every match.
 """
 from __future__ import annotations
 
+import re
+import sys
 import tempfile
+from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
+from typing import Callable
+from urllib.parse import urlparse
 
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
-from arena.models import price
-from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec
+from arena.models import listed_of, listed_price
+from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec, Match
 from arena.store import DB_NAME, Store, now
 from arena.workspace import Workspace
 
 HUMAN = "human"  # the debater kind whose speeches people write: no LLM bill, and no editor during a dry run
+LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
+_USAGE = ("calls", "prompt_tokens", "completion_tokens", "searches")
+# One match in EVERY of each class is played: the simulated Agent4Debate's research and review rounds vary from
+# match to match (its calls per side spread by about a quarter of their mean), so a side's mean needs a few dozen
+# played sides; pooled over the classes (_means), a tenth of the preset's 200 matches keeps its totals within a
+# few per cent of playing every match at a tenth of the time (benchmarks/dryrun.py).
+EVERY = 10
+_NONE = dict.fromkeys(_USAGE, 0)  # a role that made no call in a match
 
 
-def dry_run(ws: Workspace, *, retry_failed: bool = False) -> dict:
+def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY,
+            progress: Callable[[str], None] | None = None) -> dict:
     """Project calls, tokens and cost of the matches `arena run` would play; write nothing.
 
-    Returns {"matches", "failed": [{id, error}] (matches the simulator could not play), "models": [{model,
-    calls, prompt_tokens, completion_tokens, cost (None: price unknown)}], "unknown" (models
-    without a price), "searches", "search_provider", "cost" (of the priced models), "per_match":
-    {calls, tokens, cost}}.
+    every: one match in `every` of each class is played, at least one (1: every match). progress(line) hears a
+    line per simulated match; without it a line is redrawn on stderr when that is a terminal. Returns {"matches",
+    "sampled" (matches played on the simulator), "failed": [{id, error}] (matches not counted: the simulator could
+    not play them, or every played match like them), "models": [{model, calls, prompt_tokens, completion_tokens,
+    cost (None: price unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}],
+    "searches", "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}}.
     """
     config = ws.config
     pending = [ws.store.match(match_id) for match_id in ws.store.pending_matches(now() if retry_failed else None)]
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
                         judges=tuple(_offline_judge(j) for j in config.automatic_judges),
                         search=replace(config.search, provider="offline"), llm=replace(config.llm, cache=False))
+    shapes = {e.name: _shape(e) for e in simulated.entries}
+    groups = classes(pending, shapes)
+    played = [m for group in groups for m in spread(group, -(-len(group) // max(1, every)))]
+    usage, failed = _simulate(ws, simulated, played, progress or _ticker(len(played)))
+    return {**_project(ws, groups, shapes, usage, failed, len(pending)), "sampled": len(played)}
+
+
+def classes(matches: list[Match], shapes: dict[str, str]) -> list[list[Match]]:
+    """The matches grouped by what the simulator's calls depend on, each group in schedule order."""
+    groups: dict[tuple, list[Match]] = defaultdict(list)
+    for m in matches:
+        groups[_class(m, shapes)].append(m)
+    return list(groups.values())
+
+
+def _class(match: Match, shapes: dict[str, str]) -> tuple:
+    return match.format, match.motion.language, shapes[match.pro], shapes[match.con]
+
+
+def spread(group: list, k: int) -> list:
+    """k members of group evenly spaced through it (all of it when k >= its size)."""
+    n = len(group)
+    return group if k >= n else [group[i * n // k] for i in range(k)]
+
+
+def _shape(entry: Entry) -> str:
+    # Name and model only seed the simulator's wording; the kind and its settings decide the calls.
+    return repr(replace(entry, name="", model="", params=sorted(entry.params.items())))
+
+
+def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[dict, dict]:
+    """Play the matches in a scratch workspace: ({match id: {role: usage}}, {match id: error of a failed one})."""
     with tempfile.TemporaryDirectory(prefix="arena-dry-run-") as scratch:
         store = Store(Path(scratch) / DB_NAME)
         try:
             store.sync_entries(simulated.entries)
-            store.add_motions({m.motion.id: m.motion for m in pending}.values())
-            # Each match in its own debate format: a tournament per format, the pending matches in that order.
-            formats = list(dict.fromkeys(m.format for m in pending))
-            pending.sort(key=lambda m: formats.index(m.format))
+            store.add_motions({m.motion.id: m.motion for m in played}.values())
+            # Each match in its own debate format: a tournament per format, the played matches in that order.
+            formats = list(dict.fromkeys(m.format for m in played))
+            ordered = sorted(played, key=lambda m: formats.index(m.format))
             ids = [match_id for fmt in formats
-                   for match_id in store.add_tournament("dry-run", config.arena.seed, {},
-                                                        [(m.motion.id, m.pro, m.con) for m in pending
+                   for match_id in store.add_tournament("dry-run", ws.config.arena.seed, {},
+                                                        [(m.motion.id, m.pro, m.con) for m in ordered
                                                          if m.format == fmt], debate_format=fmt)]
+            real = {scratch_id: m.id for scratch_id, m in zip(ids, ordered)}
             scratch_ws = Workspace(Path(scratch), simulated, store, ws.motions, *kinds_of(simulated))
-            outcome = run(scratch_ws, concurrency=8, progress=lambda line: None)
+            outcome = run(scratch_ws, concurrency=8, progress=progress)
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
-            calls = store.call_sides()
-            real = {scratch_id: m.id for scratch_id, m in zip(ids, pending)}
-            failed = [{"id": real[match_id], "error": error} for match_id, error in store.failed_matches()]
+            usage: dict[str, dict] = {real[i]: {} for i in ids}
+            for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens in store.call_sides():
+                if kind not in ("llm", "search"):  # a degraded step's ledger row: no call
+                    continue
+                role = usage[real[match_id]].setdefault(("judge", judge) if judge else ("side", side),
+                                                        dict.fromkeys(_USAGE, 0))
+                if kind == "search":
+                    role["searches"] += 1
+                else:
+                    role["calls"] += 1
+                    role["prompt_tokens"] += prompt_tokens
+                    role["completion_tokens"] += completion_tokens
+            failed = {real[match_id]: error for match_id, error in store.failed_matches()}
         finally:
             store.close()
-    return {**_project(ws, calls, len(pending)), "failed": failed}
+    return usage, failed
+
+
+def _ticker(total: int) -> Callable[[str], None]:
+    """A status line redrawn on stderr as simulated matches finish, when stderr is a terminal; else silence."""
+    if not sys.stderr.isatty():
+        return lambda line: None
+
+    def say(line: str) -> None:
+        finished = re.match(r"\[(\d+)/", line)  # Progress's line per finished match: "[k/N] ID done (..)"
+        if finished:
+            sys.stderr.write(f"\rdry run: simulating {finished[1]}/{total} sampled matches\x1b[K")
+        else:  # the run's closing summary: the status line has had its say
+            sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+    return say
 
 
 def _offline_entry(entry: Entry) -> Entry:
@@ -73,37 +152,101 @@ def _offline_judge(spec: JudgeSpec) -> JudgeSpec:
     return spec if spec.simulated else replace(spec, model=OFFLINE_PREFIX + spec.name, api_base="")
 
 
-def _project(ws: Workspace, calls, matches: int) -> dict:
-    """Sum the simulated calls per real model and price them."""
+def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict,
+             matches: int) -> dict:
+    """Sum each match's calls per real model and price them: a played match's own, another's estimated (_means)."""
     config = ws.config
     entries = {e.name: e for e in config.entries}
-    judges = {j.name: j.model for j in config.judges}
-    totals: dict[str, dict] = {}
-    searches = 0
-    for kind, side, judge, pro, con, prompt_tokens, completion_tokens in calls:
-        if kind == "search":
-            searches += 1
-            continue
-        if kind != "llm":  # a degraded step's ledger row: no call
-            continue
-        if judge is not None:
-            model = judges[judge]
-        else:
-            entry = entries.get(pro if side == "pro" else con)
-            if entry is None or entry.debater == HUMAN:
-                continue  # a person's speech calls no model
-            model = entry.model
-        row = totals.setdefault(model, {"model": model, "calls": 0, "prompt_tokens": 0, "completion_tokens": 0})
-        row["calls"] += 1
-        row["prompt_tokens"] += prompt_tokens
-        row["completion_tokens"] += completion_tokens
-    models = [{**row, "cost": price(row["model"], row["prompt_tokens"], row["completion_tokens"])}
-              for row in sorted(totals.values(), key=lambda r: r["model"])]
+    judges = {j.name: j for j in config.judges}
+    means = _means(groups, shapes, usage, failed)
+    totals: dict[str, dict] = defaultdict(lambda: dict.fromkeys(_USAGE, 0.0))
+    not_counted = []
+    for group in groups:
+        sample = next((m.id for m in group if m.id in usage), None)
+        for m in group:
+            if m.id in failed:
+                not_counted.append({"id": m.id, "error": failed[m.id]})
+                continue
+            if m.id in usage:
+                used = usage[m.id]
+            elif ("judges", *_class(m, shapes)) in means:
+                used = {**{("side", side): means[_side(m, side, shapes)] for side in ("pro", "con")},
+                        **means[("judges", *_class(m, shapes))]}
+            else:  # every played match of its class failed
+                not_counted.append({"id": m.id, "error": f"not played: {sample}, a match like it, failed"})
+                continue
+            for (who, name), row in used.items():
+                model = _model_of(who, name, m, entries, judges)
+                total = totals["" if model is None else model]  # "": a person's side, which calls no model
+                for key in _USAGE:
+                    total[key] += row[key]
+    searches = round(sum(row["searches"] for row in totals.values()))
+    rows = {model: {k: round(v) for k, v in row.items()} for model, row in totals.items() if model}
+    models = [{"model": model, "calls": row["calls"], "prompt_tokens": row["prompt_tokens"],
+               "completion_tokens": row["completion_tokens"],
+               "cost": listed_price(model, row["prompt_tokens"], row["completion_tokens"])}
+              for model, row in sorted(rows.items()) if row["calls"]]
     cost = sum(r["cost"] for r in models if r["cost"] is not None)
     calls_total = sum(r["calls"] for r in models)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in models)
     per = max(1, matches)
-    return {"matches": matches, "models": models,
-            "unknown": [r["model"] for r in models if r["cost"] is None],
+    unknown = [r["model"] for r in models if r["cost"] is None]
+    bases = {spec.model: spec.api_base for spec in (*config.entries, *config.judges)}
+    return {"matches": matches, "models": models, "unknown": unknown,
+            "why_unknown": [{"model": m, "reason": why_unpriced(m, bases.get(m, ""))} for m in unknown],
             "searches": searches, "search_provider": config.search.provider, "cost": cost,
-            "per_match": {"calls": calls_total / per, "tokens": tokens / per, "cost": cost / per}}
+            "per_match": {"calls": calls_total / per, "tokens": tokens / per, "cost": cost / per},
+            "failed": not_counted}
+
+
+def _means(groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict) -> dict:
+    """Mean usage of the played matches: per side by (format, language, debater shape, side), pooled over the
+    classes, as a side's calls depend on its own kind and settings; the judges' per class, as they read both."""
+    pooled: dict[tuple, list[dict]] = defaultdict(list)
+    means: dict[tuple, dict] = {}
+    for group in groups:
+        played = [usage[m.id] for m in group if m.id in usage and m.id not in failed]
+        if not played:
+            continue
+        judging = {role for used in played for role in used if role[0] == "judge"}
+        for m in group:
+            if m.id in usage and m.id not in failed:
+                for side in ("pro", "con"):
+                    pooled[_side(m, side, shapes)].append(usage[m.id].get(("side", side), _NONE))
+        means[("judges", *_class(group[0], shapes))] = {
+            role: _mean([used.get(role, _NONE) for used in played]) for role in judging}
+    return {**means, **{key: _mean(rows) for key, rows in pooled.items()}}
+
+
+def _side(match: Match, side: str, shapes: dict[str, str]) -> tuple:
+    return "side", match.format, match.motion.language, shapes[match.pro if side == "pro" else match.con], side
+
+
+def _mean(rows: list[dict]) -> dict:
+    """The mean of usage rows ({calls, prompt_tokens, completion_tokens, searches})."""
+    return {k: sum(row[k] for row in rows) / len(rows) for k in _USAGE}
+
+
+def _model_of(who: str, name: str, match: Match, entries: dict, judges: dict) -> str | None:
+    """The real model a call of the simulation stands for; None for a person's speech."""
+    if who == "judge":
+        return judges[name].model
+    entry = entries.get(match.pro if name == "pro" else match.con)
+    return None if entry is None or entry.debater == HUMAN else entry.model
+
+
+def why_unpriced(model: str, api_base: str = "") -> str:
+    """Why litellm's price map gives no price for model, in a few words."""
+    host = urlparse(api_base).hostname or ""
+    if host in LOCAL_HOSTS or host.endswith(".local"):
+        return f"a local server ({api_base}): no per-token price"
+    if api_base:
+        return f"served at {api_base}, which litellm's price map does not cover"
+    provider = model.partition("/")[0]
+    listed = listed_of(provider)
+    if listed is None:
+        return "not in litellm's price map"
+    if not listed:
+        return f"litellm's price map lists no model of the provider {provider}/"
+    # A name the map lacks among the provider's others: a retired model (dropped from the map) or a misspelling.
+    return f"not in litellm's price map, which lists {listed} other {provider}/ models (retired or misspelt?)"

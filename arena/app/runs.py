@@ -11,6 +11,8 @@ from arena.app.engine import MatchRunner, play_claimed
 from arena.app.progress import Progress
 from arena.app.workers import fan_out
 from arena.claims import LEASE_S
+from arena.errors import plural
+from arena.scheduler import GENERATORS
 from arena.store import now
 from arena.wire import preload
 from arena.workspace import Workspace
@@ -33,15 +35,21 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
     not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
     "interrupted", cost (this run's), ledger_cost, unpriced, cpu_s (CPU seconds its processes spent
-    playing and judging, start-up not included)}.
+    playing and judging, start-up not included)}; with nothing to play, also running (matches other runs
+    play) and failed_waiting (failed matches that only --retry-failed plays).
     """
     failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
     pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
+    if not pending:  # nothing to claim: no probe, no progress display, and the summary says why
+        statuses = ws.store.status_counts()
+        return {"done": 0, "failed": 0, "total": 0, "not_started": 0, "elsewhere": 0, "stopped": None, "cost": 0.0,
+                "ledger_cost": ws.store.total_cost(), "unpriced": 0, "cpu_s": 0.0,
+                "running": statuses.get("running", 0), "failed_waiting": statuses.get("failed", 0)}
     runner = MatchRunner.of(ws, lease_s=lease_s)
-    if pending:  # a model that cannot answer would fail every match it is in: find out first, once
-        entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
-        judges = [j.name for j in ws.config.automatic_judges]
-        preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
+    # A model that cannot answer would fail every match it is in: find out first, once.
+    entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
+    judges = [j.name for j in ws.config.automatic_judges]
+    preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
     asked, workers = workers, max(1, min(workers, len(pending), concurrency))
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
     if workers < asked and workers < len(pending):
@@ -75,17 +83,27 @@ def shares(concurrency: int, workers: int) -> list[int]:
 
 
 def summary(result: dict, budget: float | None = None) -> str:
-    """How a run ended, in one line for people."""
+    """How a run ended, in one line for people; a run that found nothing to play says how to schedule."""
+    if not result["total"]:
+        running, waiting = result.get("running", 0), result.get("failed_waiting", 0)
+        if running:
+            return f"nothing to play: {plural(running, 'match')} under way in other runs on this workspace"
+        if waiting:
+            return (f"nothing to play: no scheduled matches, and {plural(waiting, 'failed match')} "
+                    f"{'waits' if waiting == 1 else 'wait'} for 'arena run --retry-failed'")
+        return ("nothing to play: no scheduled matches. Schedule some with 'arena schedule --format round-robin' "
+                f"(or {', '.join(f for f in GENERATORS if f != 'round-robin')}), then 'arena run'")
     line = f"{result['done']} done, {result['failed']} failed, of {result['total']}"
     if result.get("elsewhere"):
         line += f" ({result['elsewhere']} played or being played by other runs on this workspace)"
     left = result["not_started"]
-    matches = f"{left} match{'es' if left != 1 else ''}"
+    matches = plural(left, "match")
     if result["stopped"] == "interrupted":
         line += f"; interrupted: {matches} not done are scheduled again, and 'arena run' resumes them"
     elif result["stopped"] == "budget":
         line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
                  f"${budget:.4f}, so {matches} stay scheduled")
     if budget is not None and result["unpriced"]:
-        line += (f" (note: {result['unpriced']} calls had no known price and counted as $0 against the budget)")
+        line += (f" (note: {plural(result['unpriced'], 'call')} had no known price and counted as $0 against the "
+                 "budget)")
     return line

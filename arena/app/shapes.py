@@ -1,4 +1,4 @@
-"""The JSON shapes commands print (docs/reference.md): records turned into plain dicts, in one place."""
+"""The JSON shapes commands print (docs/reference/json.md): records turned into plain dicts, in one place."""
 from __future__ import annotations
 
 from dataclasses import asdict

@@ -14,7 +14,7 @@ from arena.config import Config, load_config
 from arena.errors import UserError
 from arena.records import Motion
 from arena.store import DB_NAME, Store
-from arena.workspace import TEMPLATE, Workspace, build_kinds, init_workspace, open_store
+from arena.workspace import Workspace, build_kinds, init_workspace, open_store, template
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
 from motions.library import load_set_map, set_digests
@@ -117,10 +117,11 @@ def _naming_sets(config: Config, read: Callable[[], Any]) -> Any:
         raise UserError(f"{config.where('motions.sets')}: {exc}") from None
 
 
-def init(path: Path, config_text: str = TEMPLATE) -> Path:
+def init(path: Path, config_text: str | None = None) -> Path:
     """`arena init`: create path/arena.toml and path/arena.db, the database stored as the first open would
     store it (entries, the motions of the configured sets and what it remembers of them), so a command refused
-    right after init leaves arena.db byte-identical. Returns the path of arena.toml.
+    right after init leaves arena.db byte-identical. Returns the path of arena.toml. config_text: by default
+    the commented template, naming the debater and judge kinds installed now (plug-ins too).
 
     Motion sets that do not load refuse init before anything is written. Kinds are not built here: they
     come from the installation (plug-ins), not the workspace, and opening checks them every time.
@@ -132,6 +133,8 @@ def init(path: Path, config_text: str = TEMPLATE) -> Path:
         read.append(MotionSets(config, path))
         return read[0].unstored(None)
 
+    if config_text is None:
+        config_text = template(DEBATERS.names(), JUDGES.names())
     created = init_workspace(path, config_text, load)
     store = Store(path / DB_NAME)
     try:
