@@ -19,7 +19,7 @@ from arena.store import DB_NAME, Store
 from tests.helpers import (PEOPLE, PLAYED_PEOPLE, TWO_OFFLINE, assert_user_error, entry, invoke, judge,
                            new_workspace, play_round_robin, played_with_people, query, snapshot)
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
+DOC = Path(__file__).resolve().parents[1] / "docs" / "reference" / "formats.md"
 NAMES = PLAYED_PEOPLE  # the people of played_with_people's judge "experts"
 
 

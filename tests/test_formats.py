@@ -350,7 +350,7 @@ def test_a_format_lists_speeches_in_its_order_and_unknown_stages_last():
 
 @pytest.mark.parametrize("fmt", [AGENT4DEBATE, LECHMAZUR], ids=lambda f: f.name)
 def test_the_reference_tables_the_built_in_formats_as_the_code_declares_them(fmt):
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference.md").read_text(encoding="utf-8")
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "reference" / "formats.md").read_text(encoding="utf-8")
     section = re.split(rf"^### format `{fmt.name}`.*$", doc, flags=re.MULTILINE)[1].split("\n#")[0]
     row = r"^\| (\d+) \| `(\w+)` \| (PRO|CON) \| (.+?) \((.+?)\) \| (\d+) \| (\d+) \| (.+?) \| `?(\w+)`? \|$"
     rows = re.findall(row, section, re.MULTILINE)

@@ -1,6 +1,7 @@
-"""docs/reference.md is the user-facing contract; these tests keep it true to the code.
+"""docs/reference/ is the user-facing contract; these tests keep it true to the code.
 
-The document is parsed into sections by heading (outside code fences). A command's section is
+The reference is four pages: cli.md (the commands), config.md, formats.md and json.md (what commands
+print with --format json, headed by command like cli.md), with index.md before them. Each page is parsed into sections by heading (outside code fences). A command's section is
 headed by its path alone, e.g. "### `arena entry add`", and runs to the next heading of the same
 or a higher level, or to the next command heading. Every check of a command looks only inside
 its own section, so an option documented under another command does not count.
@@ -32,11 +33,15 @@ import pytest
 from arena import config as arena_config
 from arena.app.cli import main
 from arena.records import Entry, JudgeSpec
-from arena.workspace import TEMPLATE
+from arena.workspace import template
+from debaters.registry import DEBATERS
+from judges.registry import JUDGES
 from tests import helpers
 from tests.lechmazur_checkout import tournament, write_checkout
 
-DOC_PATH = Path(__file__).resolve().parents[1] / "docs" / "reference.md"
+ROOT = Path(__file__).resolve().parents[1]
+REFERENCE = ROOT / "docs" / "reference"
+PAGE_NAMES = ("index.md", "cli.md", "config.md", "formats.md", "json.md")
 
 HEADING = re.compile(r"^(#{1,6})\s+(.+?)\s*#*\s*$")
 COMMAND_WORD = r"[a-z][a-z0-9-]*"
@@ -118,13 +123,23 @@ def parse(text: str) -> list[Section]:
     return sections
 
 
-DOC = DOC_PATH.read_text(encoding="utf-8")
-SECTIONS = parse(DOC)
+PAGES = {name: (REFERENCE / name).read_text(encoding="utf-8") for name in PAGE_NAMES}
+PAGE_SECTIONS = {name: parse(text) for name, text in PAGES.items()}
+# Every page but json.md, whose headings repeat the command line's.
+SECTIONS = [s for name, sections in PAGE_SECTIONS.items() if name != "json.md" for s in sections]
+CONFIG = "docs/reference/config.md"
+DOC = "\n".join(PAGES.values())  # for facts that may be on any page
+
+
+def where_is(section: Section) -> str:
+    """The page and line of a section, e.g. docs/reference/cli.md:12."""
+    page = next(n for n, sections in PAGE_SECTIONS.items() if any(s is section for s in sections))
+    return f"docs/reference/{page}:{section.line}"
 
 
 def section_titled(title: str) -> Section:
     found = [s for s in SECTIONS if s.title.replace("`", "").strip() == title]
-    assert len(found) == 1, f"docs/reference.md: expected one section headed {title!r}, found {len(found)}"
+    assert len(found) == 1, f"docs/reference: expected one section headed {title!r}, found {len(found)}"
     return found[0]
 
 
@@ -148,9 +163,9 @@ def name(path: tuple[str, ...]) -> str:
     return " ".join(("arena", *path))
 
 
-def command_section(path: tuple[str, ...]) -> Section:
-    found = [s for s in SECTIONS if s.command == path]
-    assert len(found) == 1, f"docs/reference.md: expected one section headed `{name(path)}`, found {len(found)}"
+def command_section(path: tuple[str, ...], page: str = "cli.md") -> Section:
+    found = [s for s in PAGE_SECTIONS[page] if s.command == path]
+    assert len(found) == 1, f"docs/reference/{page}: expected one section headed `{name(path)}`, found {len(found)}"
     return found[0]
 
 
@@ -195,7 +210,7 @@ def test_each_command_has_one_section_with_its_usage_line(path):
     usage = " ".join(cmd.get_usage(ctx).split())
     section = command_section(path)
     assert usage in [" ".join(line.split()) for line in section.lines], \
-        f"docs/reference.md:{section.line}: section `{name(path)}` lacks its usage line {usage!r}"
+        f"{where_is(section)}: section `{name(path)}` lacks its usage line {usage!r}"
 
 
 @pytest.mark.parametrize("path", PATHS, ids=name)
@@ -203,7 +218,7 @@ def test_each_option_has_a_row_in_its_commands_section(path):
     cmd, _ = COMMANDS[path]
     section = command_section(path)
     rows = section.rows("option")
-    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    where = f"{where_is(section)}: section `{name(path)}`"
     for option in _options(cmd):
         flags = [*option.opts, *option.secondary_opts]
         longs = [f for f in flags if f.startswith("--")]
@@ -226,7 +241,7 @@ def test_each_argument_has_a_row_in_its_commands_section(path):
     cmd, _ = COMMANDS[path]
     section = command_section(path)
     rows = section.rows("argument")
-    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    where = f"{where_is(section)}: section `{name(path)}`"
     for argument in _arguments(cmd):
         metavar = argument.human_readable_name
         row = next((r for r in rows if metavar in CODE_SPAN.findall(r[0])), None)
@@ -242,7 +257,7 @@ def test_each_argument_has_a_row_in_its_commands_section(path):
 def test_no_section_documents_an_option_or_argument_its_command_lacks(path):
     cmd, _ = COMMANDS[path]
     section = command_section(path)
-    where = f"docs/reference.md:{section.line}: section `{name(path)}`"
+    where = f"{where_is(section)}: section `{name(path)}`"
     real = {f for o in _options(cmd) for f in (*o.opts, *o.secondary_opts)} | {"-h", "--help"}
     for row in section.rows("option"):
         for flag in FLAG.findall(row[0]):
@@ -254,43 +269,49 @@ def test_no_section_documents_an_option_or_argument_its_command_lacks(path):
 
 
 def test_every_command_heading_names_a_real_command():
-    for s in SECTIONS:
+    for s in (s for sections in PAGE_SECTIONS.values() for s in sections):
         plain = s.title.replace("`", "").strip()
         if KIND_TITLE.fullmatch(s.title):
             continue  # a kind's section, such as importer kind `arena`
         if re.search(r"(?<![\w.-])arena(?=\s|$)", plain):
             assert s.command is not None, \
-                f"docs/reference.md:{s.line}: heading {s.title!r} mentions a command but is not a command path alone"
-            assert s.command in COMMANDS, f"docs/reference.md:{s.line}: `{name(s.command)}` is not a command"
+                f"{where_is(s)}: heading {s.title!r} mentions a command but is not a command path alone"
+            assert s.command in COMMANDS, f"{where_is(s)}: `{name(s.command)}` is not a command"
+
+
+def lines_of_the_docs():
+    """(page, line number, line) of every page of the docs site, the guides and README.md included."""
+    for path in [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]:
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+            yield path.relative_to(ROOT).as_posix(), number, line
 
 
 def test_every_usage_line_names_a_real_command():
-    for number, line in enumerate(DOC.splitlines(), start=1):
+    for page, number, line in lines_of_the_docs():
         m = re.match(r"\s*Usage: arena\b(.*)", line)
         if m:
             words = re.match(rf"((?: {COMMAND_WORD})*)", m.group(1)).group(1).split()
-            assert tuple(words) in COMMANDS, f"docs/reference.md:{number}: {line.strip()!r} is no command's usage"
+            assert tuple(words) in COMMANDS, f"{page}:{number}: {line.strip()!r} is no command's usage"
 
 
 def test_every_command_in_a_code_span_is_real_outside_the_planned_section():
     planned = section_titled(PLANNED)
-    planned_lines = set(range(planned.line, planned.line + len(planned.lines) + 1))
-    for number, line in enumerate(DOC.splitlines(), start=1):
+    planned_lines = {("docs/reference/index.md", n) for n in range(planned.line, planned.line + len(planned.lines) + 1)}
+    for page, number, line in lines_of_the_docs():
         for span in CODE_SPAN.findall(line):
             m = re.match(rf"arena((?: {COMMAND_WORD})+)", span)
             if not m:
                 continue
             words = m.group(1).split()
-            if number in planned_lines:
+            if (page, number) in planned_lines:
                 assert resolve(words) is None or resolve(words) != tuple(words), \
-                    f"docs/reference.md:{number}: `{span}` exists now; move it out of '{PLANNED}'"
+                    f"{page}:{number}: `{span}` exists now; move it out of '{PLANNED}'"
             else:
-                assert resolve(words) is not None, f"docs/reference.md:{number}: `{span}` names no command"
+                assert resolve(words) is not None, f"{page}:{number}: `{span}` names no command"
 
 
 def test_every_python_name_and_source_file_the_document_cites_exists():
-    root = DOC_PATH.parents[1]
-    for number, line in enumerate(DOC.splitlines(), start=1):
+    for page, number, line in lines_of_the_docs():
         for span in CODE_SPAN.findall(line):
             if re.fullmatch(r"arena(\.\w+){2,}", span):  # arena.app.commands.run, not arena.toml
                 module, attribute = span, []
@@ -302,18 +323,20 @@ def test_every_python_name_and_source_file_the_document_cites_exists():
                         module, _, last = module.rpartition(".")
                         attribute.insert(0, last)
                 for part in attribute:
-                    assert hasattr(found, part), f"docs/reference.md:{number}: `{span}` does not exist"
+                    assert hasattr(found, part), f"{page}:{number}: `{span}` does not exist"
                     found = getattr(found, part)
             elif re.fullmatch(r"[\w/]+\.py", span):
-                assert (root / span).is_file(), f"docs/reference.md:{number}: `{span}` is no file of the repository"
+                assert (ROOT / span).is_file(), f"{page}:{number}: `{span}` is no file of the repository"
 
 
-def test_every_json_example_is_json():
-    for m in re.finditer(r"```json\n(.*?)```", DOC, re.S):
+@pytest.mark.parametrize("page", PAGE_NAMES)
+def test_every_json_example_is_json(page):
+    text = PAGES[page]
+    for m in re.finditer(r"```json\n(.*?)```", text, re.S):
         try:
             json.loads(m.group(1))
         except json.JSONDecodeError as exc:
-            raise AssertionError(f"docs/reference.md:{DOC[:m.start()].count(chr(10)) + 2}: not JSON: {exc}") from None
+            raise AssertionError(f"docs/reference/{page}:{text[:m.start()].count(chr(10)) + 2}: not JSON: {exc}") from None
 
 
 # --- arena.toml --------------------------------------------------------------------------------
@@ -348,8 +371,8 @@ def test_config_tables_pair_sections_with_their_settings():
 
 def test_every_config_key_is_in_the_document():
     keys = {key for spec in (*arena_config._SECTIONS.values(), arena_config._ENTRY, arena_config._JUDGE) for key in spec}
-    missing = sorted(key for key in keys if f"`{key}`" not in DOC)
-    assert not missing, f"docs/reference.md does not mention arena.toml keys {missing}"
+    missing = sorted(key for key in keys if f"`{key}`" not in PAGES["config.md"])
+    assert not missing, f"{CONFIG} does not mention arena.toml keys {missing}"
 
 
 def _toml_value(cell: str):
@@ -377,7 +400,7 @@ def _same(documented, actual) -> bool:
 def test_each_config_table_documents_exactly_its_keys_with_their_defaults(title):
     spec, defaults = CONFIG_TABLES[title]
     section = section_titled(title)
-    where = f"docs/reference.md:{section.line}: section `{title}`"
+    where = f"{where_is(section)}: section `{title}`"
     rows = {CODE_SPAN.findall(r[0])[0]: r for r in section.rows("key") if CODE_SPAN.findall(r[0])}
     assert set(rows) == set(spec), \
         f"{where}: documented keys {sorted(rows)} are not the code's {sorted(spec)}"
@@ -397,7 +420,8 @@ def test_each_config_table_documents_exactly_its_keys_with_their_defaults(title)
 
 
 def test_the_template_arena_init_writes_is_in_the_document():
-    assert TEMPLATE.strip() in DOC, "docs/reference.md does not show arena.workspace.TEMPLATE as it is"
+    shown = template(sorted(DEBATERS.builtins), sorted(JUDGES.builtins))  # `arena init`'s, no plug-in installed
+    assert shown.strip() in PAGES["config.md"], f"{CONFIG} does not show the template `arena init` writes as it is"
 
 
 # --- kinds -------------------------------------------------------------------------------------
@@ -412,9 +436,9 @@ def test_the_kind_tables_are_arena_kinds_of_the_built_in_kinds():
         if m:
             documented[(m.group(1), m.group(2))] = s
     assert set(documented) == set(built_in), \
-        f"docs/reference.md kind sections {sorted(documented)} are not the built-in kinds {sorted(built_in)}"
+        f"docs/reference kind sections {sorted(documented)} are not the built-in kinds {sorted(built_in)}"
     for key, section in documented.items():
-        where = f"docs/reference.md:{section.line}: {key[0]} kind {key[1]}"
+        where = f"{where_is(section)}: {key[0]} kind {key[1]}"
         rows = [(CODE_SPAN.findall(r[0])[0], r) for r in section.rows("param")]
         assert [n for n, _ in rows] == [p["name"] for p in built_in[key]], f"{where}: params differ from arena kinds"
         for (param, row), p in zip(rows, built_in[key]):
@@ -504,11 +528,11 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
                                   ("stats", "judges"), ("stats", "sides"), ("stats", "paper"), ("import",)], ids=name)
 def test_each_json_key_is_documented_in_its_commands_section(printed, path):
-    section = command_section(path)
+    section = command_section(path, "json.md")
     keys = set().union(*(json_keys(value) for value in printed[path]))
     assert keys, f"no JSON from `{name(path)}`"
     missing = sorted(k for k in keys if f'"{k}"' not in section.text)
-    assert not missing, f"docs/reference.md:{section.line}: section `{name(path)}` lacks JSON keys {missing}"
+    assert not missing, f"{where_is(section)}: section `{name(path)}` lacks JSON keys {missing}"
 
 
 # --- the checks can fail -----------------------------------------------------------------------

@@ -1,0 +1,304 @@
+"""Rewrite the generated regions of the docs from the code, so the docs and `arena --help` cannot disagree.
+
+A region is `<!-- generated:KEY -->` ... `<!-- /generated -->` in a page under docs/. KEY is one of:
+
+  cli arena PATH...        a command's usage line and its argument and option tables (the click tree)
+  config SECTION           an arena.toml table's keys and defaults (arena.config's schema)
+  kind FAMILY NAME         a built-in kind's params or options (what `arena kinds` prints)
+  template                 the arena.toml that `arena init` writes (arena.workspace.template)
+  modules                  every Python module of the packages, with its docstring's first paragraph
+
+Hand-written cells (an option's or key's meaning, a key's type, a nuanced default that agrees with the
+code) are kept from the page; everything the code knows is rewritten. A command without a section gets
+one on the command-line page, placed after its predecessor in the command tree.
+
+    python docs/gen.py           rewrite the pages
+    python docs/gen.py --check   exit 1, naming the stale pages, when a rewrite would change anything
+"""
+from __future__ import annotations
+
+import ast
+import inspect
+import dataclasses
+import json
+import re
+import sys
+from pathlib import Path
+
+DOCS = Path(__file__).resolve().parent
+ROOT = DOCS.parent
+CLI_PAGE = DOCS / "reference" / "cli.md"
+PACKAGES = ("arena", "debaters", "judges", "importers", "leaderboard", "motions")
+REGION = re.compile(r"<!-- generated:(?P<key>[^>]+?) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
+FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
+SPAN = re.compile(r"`([^`]+)`")
+
+
+# --- tables --------------------------------------------------------------------------------------
+
+def cells(line: str) -> list[str]:
+    """The cells of one markdown table row (`\\|` is a pipe inside a cell)."""
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def table_rows(body: str, first: str) -> list[list[str]]:
+    """The body rows of the tables in `body` whose first header cell is `first`."""
+    rows, inside = [], False
+    for line in body.splitlines():
+        if not line.lstrip().startswith("|"):
+            inside = False
+            continue
+        row = cells(line)
+        if row and row[0] == first:
+            inside = True
+        elif inside and not all(re.fullmatch(r":?-{3,}:?", c) for c in row):
+            rows.append(row)
+    return rows
+
+
+def table(header: list[str], rows: list[list[str]]) -> str:
+    """A markdown table."""
+    lines = ["| " + " | ".join(header) + " |", "| " + " | ".join("---" for _ in header) + " |"]
+    return "\n".join([*lines, *("| " + " | ".join(r) + " |" for r in rows)])
+
+
+def escape(text: str) -> str:
+    """Text for a table cell: no pipe or line break breaks the row."""
+    return " ".join(text.split()).replace("|", "\\|").replace("<", "&lt;")
+
+
+# --- the command line ----------------------------------------------------------------------------
+
+def command_tree():
+    """(path, command, context) for every visible command, in the order `arena --help` lists them."""
+    import click
+
+    from arena.app.cli import main
+
+    def walk(cmd, ctx, path):
+        yield path, cmd, ctx
+        if isinstance(cmd, click.Group):
+            for name in cmd.list_commands(ctx):
+                sub = cmd.get_command(ctx, name)
+                if sub is not None and not sub.hidden:
+                    yield from walk(sub, click.Context(sub, info_name=name, parent=ctx), (*path, name))
+
+    return list(walk(main, click.Context(main, info_name="arena"), ()))
+
+
+def _plain(default) -> bool:
+    """Whether a default is a value the page states as it is (not none, unset or computed)."""
+    return isinstance(default, (str, int, float, Path)) and not isinstance(default, bool)
+
+
+def _default_cell(param, old: str | None) -> str:
+    """The default column: the page's own wording when it agrees with the code, else the code's value."""
+    if param.required:
+        return old if old and "required" in old else "required"
+    if getattr(param, "is_flag", False):
+        return old or "off"
+    if _plain(param.default):
+        return old if old and str(param.default) in old else f"`{param.default}`"
+    return old or "none"
+
+
+def command_region(cmd, ctx, old_body: str) -> str:
+    """A command's usage line, then a table of its arguments and of its options."""
+    import click
+
+    usage = " ".join(["Usage:", ctx.command_path, *cmd.collect_usage_pieces(ctx)])
+    parts = [f"```\n{usage}\n```"]
+    old_args = {SPAN.findall(r[0])[0]: r for r in table_rows(old_body, "argument") if SPAN.findall(r[0])}
+    args = [p for p in cmd.params if isinstance(p, click.Argument)]
+    if args:
+        rows = []
+        for a in args:
+            old = old_args.get(a.human_readable_name)
+            rows.append([f"`{a.human_readable_name}`", _default_cell(a, old and old[1]), old[2] if old else ""])
+        parts.append(table(["argument", "default", "meaning"], rows))
+    old_opts = {}
+    for r in table_rows(old_body, "option"):
+        for flag in FLAG.findall(r[0]):
+            old_opts.setdefault(flag, r)
+    opts = [p for p in cmd.params if isinstance(p, click.Option) and not p.hidden]
+    if opts:
+        rows = []
+        for o in opts:
+            record = o.get_help_record(ctx)
+            old = next((old_opts[f] for f in (*o.opts, *o.secondary_opts) if f in old_opts), None)
+            meaning = old[2] if old else escape(o.help or "").rstrip(".")
+            rows.append([f"`{escape(record[0])}`", _default_cell(o, old and old[1]), meaning])
+        parts.append(table(["option", "default", "meaning"], rows))
+    return "\n\n".join(parts) + "\n"
+
+
+def place_new_commands(text: str, tree) -> str:
+    """Add a section for each command the page lacks, after the section of the command before it."""
+    have = {m.group("key") for m in REGION.finditer(text)}
+    for k, (path, cmd, ctx) in enumerate(tree):
+        key = " ".join(("cli", "arena", *path))
+        if key in have:
+            continue
+        # the next command that has a section: the new one goes just before its heading
+        later = next((" ".join(("cli", "arena", *p)) for p, _, _ in tree[k + 1:]
+                      if " ".join(("cli", "arena", *p)) in have), None)
+        level = "#" * min(len(path) + 1, 3)
+        help_text = " ".join(inspect.cleandoc(cmd.help or "").split("\n\n")[0].split())
+        section = f"{level} `{ctx.command_path}`\n\n<!-- generated:{key} -->\n<!-- /generated -->\n\n{help_text}\n\n"
+        if later is None:
+            text = text.rstrip("\n") + "\n\n" + section.rstrip("\n") + "\n"
+        else:
+            at = text.index(f"<!-- generated:{later} -->")
+            heading = text.rfind("\n#", 0, at) + 1
+            text = text[:heading] + section + text[heading:]
+        have.add(key)
+    return text
+
+
+# --- arena.toml ----------------------------------------------------------------------------------
+
+def toml_value(value) -> str:
+    """A default as TOML."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (tuple, list)):
+        return json.dumps(list(value), ensure_ascii=False)
+    if isinstance(value, dict):
+        return "{}" if not value else json.dumps(value)
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)
+    return repr(value)
+
+
+def config_tables() -> dict[str, tuple[dict, dict, tuple[str, ...]]]:
+    """Per arena.toml table: its schema, its defaults and its required keys."""
+    from arena import config
+    from arena.records import Entry, JudgeSpec
+
+    def defaults(cls) -> dict:
+        out = {}
+        for f in dataclasses.fields(cls):
+            if f.default is not dataclasses.MISSING:
+                out[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                out[f.name] = f.default_factory()
+        return out
+
+    settings = (config.ArenaSettings, config.LLMSettings, config.SearchSettings, config.MotionSettings,
+                config.RatingSettings, config.SiteSettings)
+    tables = {name: (spec, defaults(cls), ()) for (name, spec), cls in zip(config._SECTIONS.items(), settings)}
+    tables["entries"] = (config._ENTRY, defaults(Entry), config._REQUIRED["entries"])
+    tables["judges"] = (config._JUDGE, defaults(JudgeSpec), config._REQUIRED["judges"])
+    return tables
+
+
+def config_region(name: str, old_body: str) -> str:
+    """An arena.toml table: a row per key in the schema's order; type and meaning kept from the page."""
+    spec, defaults, required = config_tables()[name]
+    old = {SPAN.findall(r[0])[0]: r for r in table_rows(old_body, "key") if SPAN.findall(r[0])}
+    rows = []
+    for key, (_, check, *_) in spec.items():
+        was = old.get(key)
+        if key in required:
+            default = was[2] if was and "required" in was[2] else "required"
+        elif key in defaults and not name.startswith(("entries", "judges")):
+            default = f"`{toml_value(defaults[key])}`"
+        else:  # an entry's or judge's default may be computed ("[arena] judge_runs"): the page says how
+            default = was[2] if was else (f"`{toml_value(defaults[key])}`" if key in defaults else "none")
+        kind = was[1] if was else escape(check[1])
+        rows.append([f"`{key}`", kind, default, was[3] if was else ""])
+    return table(["key", "type", "default", "meaning"], rows) + "\n"
+
+
+# --- kinds, the template, the modules ------------------------------------------------------------
+
+def kind_region(family: str, kind: str) -> str:
+    """A built-in kind's params or options, as `arena kinds --format json` gives them."""
+    from arena.app.commands import kinds
+
+    found = [k for k in kinds() if (k["family"], k["kind"], k["source"]) == (family, kind, "built-in")]
+    if not found:
+        raise SystemExit(f"docs: no built-in {family} kind {kind!r}: remove its section")
+    rows = [[f"`{p['name']}`", f"`{json.dumps(p['default'], ensure_ascii=False)}`", escape(p["accepts"]),
+             escape(p["help"])] for p in found[0]["params"]]
+    return table(["param", "default", "accepts", "meaning"], rows) + "\n"
+
+
+def template_region() -> str:
+    """The arena.toml `arena init` writes where no plug-in is installed."""
+    from arena.workspace import template
+    from debaters.registry import DEBATERS
+    from judges.registry import JUDGES
+
+    return f"```toml\n{template(sorted(DEBATERS.builtins), sorted(JUDGES.builtins)).strip()}\n```\n"
+
+
+def modules() -> list[Path]:
+    """Every Python module of the packages, relative to the repository."""
+    return sorted(p.relative_to(ROOT) for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py")
+                  if "__pycache__" not in p.parts)
+
+
+def modules_region() -> str:
+    """A table of every module with the first paragraph of its docstring."""
+    rows = []
+    for path in modules():
+        doc = ast.get_docstring(ast.parse((ROOT / path).read_text(encoding="utf-8"))) or ""
+        summary = doc.strip().split("\n\n")[0] or ("the package" if path.name == "__init__.py" else "")
+        rows.append([f"`{path.as_posix()}`", escape(summary)])
+    return table(["module", "what it is"], rows) + "\n"
+
+
+# --- the pages -----------------------------------------------------------------------------------
+
+def render(key: str, old_body: str, commands: dict) -> str:
+    """The body of one region."""
+    words = key.split()
+    if words[0] == "cli":
+        path = tuple(words[2:])
+        if path not in commands:
+            raise SystemExit(f"docs: `{' '.join(words[1:])}` is no command: remove its section from the page")
+        cmd, ctx = commands[path]
+        return command_region(cmd, ctx, old_body)
+    if words[0] == "config":
+        return config_region(words[1], old_body)
+    if words[0] == "kind":
+        return kind_region(words[1], words[2])
+    if key == "template":
+        return template_region()
+    if key == "modules":
+        return modules_region()
+    raise SystemExit(f"docs: unknown generated region {key!r}")
+
+
+def regenerate(path: Path, text: str, tree) -> str:
+    """A page with every region rewritten."""
+    if path == CLI_PAGE:
+        text = place_new_commands(text, tree)
+    commands = {p: (cmd, ctx) for p, cmd, ctx in tree}
+    return REGION.sub(lambda m: f"<!-- generated:{m.group('key')} -->\n{render(m.group('key'), m.group('body'), commands)}"
+                                "<!-- /generated -->", text)
+
+
+def main(argv: list[str]) -> int:
+    sys.path.insert(0, str(ROOT))
+    check = "--check" in argv
+    tree = command_tree()
+    stale = []
+    for path in sorted(DOCS.rglob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        new = regenerate(path, text, tree)
+        if new != text:
+            stale.append(path.relative_to(ROOT).as_posix())
+            if not check:
+                path.write_text(new, encoding="utf-8")
+    if check and stale:
+        print(f"docs are stale: {', '.join(stale)}; run `python docs/gen.py`", file=sys.stderr)
+        return 1
+    if not check:
+        print(f"rewrote {len(stale)} page(s)" + (f": {', '.join(stale)}" if stale else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
