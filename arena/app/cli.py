@@ -622,7 +622,7 @@ def judge_remove(name: str, workspace: Path):
 @workspace_option
 def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
     """Score a judge against human labels: DATASET is a JSONL file, a folder, or PanelBench's DebateArt folder
-    (see README, Judge statistics and benchmarks)."""
+    (see docs/guides/judges.md and docs/reference/formats.md)."""
     from arena.app import commands as app
 
     result = app.judge_bench(_open(workspace), dataset, judge_name, concurrency=concurrency,

@@ -66,7 +66,7 @@ side = "ignore"            # the paper's weighted Bradley-Terry has no Pro-advan
 # Not in the paper: the model alone, no search, to show what the frameworks add.
 {_entry("direct-gpt-4o", "direct", "openai/gpt-4o")}
 # --- People ("ten experienced human debaters"): speeches typed in an editor or read from files -----------
-{_entry("humans", "human", "human/debaters", "see the README's Human entries: speeches_dir or an editor")}
+{_entry("humans", "human", "human/debaters", "see docs/guides/debaters.md, Human entries: speeches_dir or an editor")}
 # --- Judges ------------------------------------------------------------------------------------------
 # Debatrix on GPT-4o-mini, R = 3 ("Debatrix-Elo"): win, lose or tie per dimension as Debatrix's rules allow
 # (ties on source and language), and the overall result ternary too, as the paper converts it.
