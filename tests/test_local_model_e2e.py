@@ -69,6 +69,10 @@ def test_check_finds_the_model_usable_with_the_mode_it_accepts(real):
     assert real["checked"].exit_code == 0, real["checked"].output
     assert "WARNING" not in real["checked"].stderr  # litellm's logger stays quiet
     rows = json.loads(real["checked"].stdout)
+    # a4d searches through the fake Tavily, so the search provider is probed too, in a row of its own.
+    [search] = [r for r in rows if r["name"] == "[search]"]
+    assert search["model"] == "tavily" and search["ok"] is True and search["error"] is None
+    rows = [r for r in rows if r is not search]
     assert {r["name"] for r in rows} == {"plain-a", "plain-b", "a4d", "single"}
     for row in rows:
         assert row["ok"] is True and row["error"] is None
