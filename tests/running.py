@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -47,7 +48,14 @@ def start_run(path: Path, *args: str) -> subprocess.Popen:
     """`arena run -w path` (with args) as a process of its own."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     return subprocess.Popen([sys.executable, "-m", "arena", "run", "-w", str(path), *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=_as_in_a_terminal)
+
+
+def _as_in_a_terminal() -> None:
+    """The run takes Ctrl-C as a foreground command does, even when the tests themselves were started in the
+    background by a shell without job control, which (as POSIX asks) has them and their children ignore SIGINT."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def assert_each_match_done_once(path: Path, matches: int, judge_runs: int = 1) -> None:
