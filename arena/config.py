@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import re
 import tomllib
-from dataclasses import dataclass, field
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from typing import Any, Mapping
 from urllib.parse import urlsplit
@@ -256,6 +256,23 @@ def _human(judge: dict, i: int, fail) -> dict:
             raise fail(key, f"{person!r} is listed twice")
         seen.add(person)
     return {"runs": len(people), "model": judge.get("model", HUMAN_JUDGE)}
+
+
+def tables() -> dict[str, tuple[_Spec, dict, tuple[str, ...]]]:
+    """Per arena.toml table (each section, then entries and judges): its keys' checks, the defaults the code
+    gives them, and its required keys; what the docs print of each table and their tests check."""
+    settings = {"arena": ArenaSettings, "llm": LLMSettings, "search": SearchSettings, "motions": MotionSettings,
+                "rating": RatingSettings, "site": SiteSettings}
+    found = {name: (spec, _defaults(settings[name]), ()) for name, spec in _SECTIONS.items()}
+    found["entries"] = (_ENTRY, _defaults(Entry), _REQUIRED["entries"])
+    found["judges"] = (_JUDGE, _defaults(JudgeSpec), _REQUIRED["judges"])
+    return found
+
+
+def _defaults(cls) -> dict:
+    """A dataclass's fields that have defaults, with them."""
+    return {f.name: f.default if f.default is not MISSING else f.default_factory()
+            for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
 
 
 def load_config(workspace: Path) -> Config:

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import inspect
-import dataclasses
 import json
 import re
 import sys
@@ -170,31 +169,11 @@ def toml_value(value) -> str:
     return repr(value)
 
 
-def config_tables() -> dict[str, tuple[dict, dict, tuple[str, ...]]]:
-    """Per arena.toml table: its schema, its defaults and its required keys."""
-    from arena import config
-    from arena.records import Entry, JudgeSpec
-
-    def defaults(cls) -> dict:
-        out = {}
-        for f in dataclasses.fields(cls):
-            if f.default is not dataclasses.MISSING:
-                out[f.name] = f.default
-            elif f.default_factory is not dataclasses.MISSING:
-                out[f.name] = f.default_factory()
-        return out
-
-    settings = (config.ArenaSettings, config.LLMSettings, config.SearchSettings, config.MotionSettings,
-                config.RatingSettings, config.SiteSettings)
-    tables = {name: (spec, defaults(cls), ()) for (name, spec), cls in zip(config._SECTIONS.items(), settings)}
-    tables["entries"] = (config._ENTRY, defaults(Entry), config._REQUIRED["entries"])
-    tables["judges"] = (config._JUDGE, defaults(JudgeSpec), config._REQUIRED["judges"])
-    return tables
-
-
 def config_region(name: str, old_body: str) -> str:
     """An arena.toml table: a row per key in the schema's order; type and meaning kept from the page."""
-    spec, defaults, required = config_tables()[name]
+    from arena import config
+
+    spec, defaults, required = config.tables()[name]
     old = {SPAN.findall(r[0])[0]: r for r in table_rows(old_body, "key") if SPAN.findall(r[0])}
     rows = []
     for key, (_, check, *_) in spec.items():

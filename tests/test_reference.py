@@ -18,7 +18,6 @@ appears in the section of the command that prints it.
 """
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 import re
@@ -32,7 +31,6 @@ import pytest
 
 from arena import config as arena_config
 from arena.app.cli import main
-from arena.records import Entry, JudgeSpec
 from arena.workspace import template
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
@@ -341,25 +339,8 @@ def test_every_json_example_is_json(page):
 
 # --- arena.toml --------------------------------------------------------------------------------
 
-def _field_defaults(cls) -> dict:
-    out = {}
-    for f in dataclasses.fields(cls):
-        if f.default is not dataclasses.MISSING:
-            out[f.name] = f.default
-        elif f.default_factory is not dataclasses.MISSING:
-            out[f.name] = f.default_factory()
-    return out
-
-
-CONFIG_TABLES = {
-    **{f"[{section}]": (spec, _field_defaults(settings))
-       for (section, spec), settings in zip(arena_config._SECTIONS.items(),
-                                            (arena_config.ArenaSettings, arena_config.LLMSettings,
-                                             arena_config.SearchSettings, arena_config.MotionSettings,
-                                             arena_config.RatingSettings, arena_config.SiteSettings))},
-    "[[entries]]": (arena_config._ENTRY, _field_defaults(Entry)),
-    "[[judges]]": (arena_config._JUDGE, _field_defaults(JudgeSpec)),
-}
+CONFIG_TABLES = {(f"[[{name}]]" if required else f"[{name}]"): (spec, defaults)
+                 for name, (spec, defaults, required) in arena_config.tables().items()}
 
 
 def test_config_tables_pair_sections_with_their_settings():
