@@ -83,7 +83,8 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
                                      "provider's own"),
         Column("strength", "double", "planted strength on the logit scale (simulated entries only; else 0)"),
         Column("params", JSON, "the debater kind's params (values of secret-named params redacted)"),
-        Column("simulated", "bool", "its model is the offline simulator: its speeches are simulated"),
+        Column("simulated", "bool", "any of its speeches or searches came from the offline simulator (its model is "
+                                    "offline/NAME, or it searched with the offline search provider)"),
         Column("retired", "bool", "retired: its matches count, it is scheduled no more"),
         Column("matches", "int64", "the done matches it played, of this export's"),
     )),
@@ -106,8 +107,8 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
         Column("con", "string", "the entry speaking against it (entries.name)"),
         Column("format", "string", "the debate format of its speeches: agent4debate, lechmazur, ..."),
         Column("status", "string", "scheduled, running, done or failed"),
-        Column("simulated", "bool", "an entry or judge of it runs on the offline simulator: its results are "
-                                    "simulated"),
+        Column("simulated", "bool", "an entry or judge of it runs on the offline simulator, or its debaters searched "
+                                    "with the offline search provider: its results are simulated"),
         Column("forfeit", "string", "the side that forfeited (could not debate): pro or con; null: none",
                True),
         Column("forfeit_reason", "string", "why that side forfeited; null: no forfeit", True),
@@ -240,10 +241,10 @@ class _Rows:
     def error(self, text: str | None) -> str | None:
         return None if text is None or self.public else self.clean(text)
 
-    def entry(self, r: Mapping, matches: int) -> dict:
+    def entry(self, r: Mapping, matches: int, simulated: bool) -> dict:
         return {"name": r["name"], "debater": r["debater"], "model": self.clean(r["model"]),
                 "api_base": self.url(r["api_base"]), "strength": r["strength"],
-                "params": _json(self.scrub(json.loads(r["params"]))), "simulated": bool(r["simulated"]),
+                "params": _json(self.scrub(json.loads(r["params"]))), "simulated": simulated,
                 "retired": bool(r["retired"]), "matches": matches}
 
     def match(self, r: Mapping) -> dict:
@@ -334,8 +335,10 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     played = Counter(name for m in matches if m["status"] == "done" for name in (m["pro"], m["con"]))
     named = {e.name for e in config.entries} | {n for m in matches for n in (m["pro"], m["con"])}
     motions = store.motions()
+    simulated = store.simulated_entries()
     return {
-        "entries": [rows.entry(r, played[r["name"]]) for r in store.entry_rows() if r["name"] in named],
+        "entries": [rows.entry(r, played[r["name"]], r["name"] in simulated) for r in store.entry_rows()
+                    if r["name"] in named],
         "motions": [_motion_row(motions[i]) for i in sorted({m["motion_id"] for m in matches})],
         "matches": matches,
         "speeches": [_speech_row(r) for r in store.speech_rows() if r["match_id"] in kept],

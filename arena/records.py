@@ -228,10 +228,14 @@ def score(verdicts: tuple[Verdict, ...] | list[Verdict], key: str = "overall") -
     return sum((points(o, "pro") for o in outcomes), 0.0), sum((points(o, "con") for o in outcomes), 0.0)
 
 
-def simulated(*parties: Entry | JudgeSpec) -> bool:
-    """Whether results made by these entries and judges are simulated: any of them runs on the simulator.
+def simulated(*parties: Entry | JudgeSpec, simulated_calls: bool = False) -> bool:
+    """Whether results made by these entries and judges are simulated: any of them runs on the simulator, or
+    the simulator answered any call made for them (simulated_calls: the ledger's `simulated` column, which also
+    marks every search the offline search provider answered, `[search] provider = "offline"`).
 
-    The one rule for a match's `simulated` flag, applied when its results are committed; everything
-    downstream reads the stored flag.
+    The one rule for a match's `simulated` flag, applied when its results are committed (with the calls of that
+    play of the match, Store.simulated_sides); everything downstream reads the stored flag. An entry is
+    simulated by the same rule over its own side's calls only (Store.simulated_entries): its opponent's
+    simulated speeches make the match simulated, not the entry.
     """
-    return any(p.simulated for p in parties)
+    return simulated_calls or any(p.simulated for p in parties)

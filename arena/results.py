@@ -33,7 +33,8 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
     dimensions are every one found in the judge's verdicts (a debatrix judge may define its own),
     overall first, then in ordered_dimensions' order. A forfeit gives the other side all R runs of
     every one of those dimensions (R–0): the match is rated, so an entry that cannot debate is not
-    rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None.
+    rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None; and
+    `simulated`: the match's flag (arena.records.simulated: anything of it came from the simulator).
     """
     judged = judged_runs({**dict(r), "dimensions": json.loads(r["dimensions"])} for r in store.verdict_rows(judge))
     dimensions = ordered_dimensions(d for _, verdicts in judged.values() for v in verdicts for d in v.dimensions)
@@ -44,10 +45,11 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
             if pro + con > 0:
                 out.append({"match_id": match_id, "entry_a": first["pro"], "entry_b": first["con"],
                             "score_a": pro, "score_b": con, "category": first["category"], "dimension": dimension,
-                            "forfeit": None})
+                            "forfeit": None, "simulated": bool(first["match_simulated"])})
     for match in store.forfeits():
         pro = float(runs) if match["forfeit"] == "con" else 0.0
         out += [{"match_id": match["id"], "entry_a": match["pro"], "entry_b": match["con"], "score_a": pro,
                  "score_b": runs - pro, "category": match["category"], "dimension": dimension,
-                 "forfeit": match["forfeit"]} for dimension in ("overall", *dimensions)]
+                 "forfeit": match["forfeit"], "simulated": bool(match["simulated"])}
+                for dimension in ("overall", *dimensions)]
     return out

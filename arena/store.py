@@ -68,6 +68,11 @@ CREATE TRIGGER ledger_total_delete AFTER DELETE ON calls WHEN OLD.cost IS NOT NU
     BEGIN UPDATE ledger_total SET cost = cost - OLD.cost; END;
 """
 
+# The debaters' calls the simulator answered (their side known), of each match's latest play: the calls ledgered
+# since it was last claimed (a failed play's calls, before a retry, are not its speeches').
+_SIMULATED_CALLS = ("FROM calls c JOIN matches m ON m.id = c.match_id WHERE c.simulated AND c.side IN ('pro', 'con') "
+                    "AND c.created_at >= COALESCE(m.started_at, '')")
+
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE entries (
@@ -630,9 +635,10 @@ class Store:
         return row[0] if row else None
 
     def forfeits(self) -> list[sqlite3.Row]:
-        """Every forfeited match in schedule order: id, pro, con, category, forfeit (the side), forfeit_reason."""
+        """Every forfeited match in schedule order: id, pro, con, category, forfeit (the side), forfeit_reason,
+        simulated."""
         return self.conn.execute(
-            "SELECT m.id, m.pro, m.con, mo.category, m.forfeit, m.forfeit_reason FROM matches m "
+            "SELECT m.id, m.pro, m.con, mo.category, m.forfeit, m.forfeit_reason, m.simulated FROM matches m "
             "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done' AND m.forfeit IS NOT NULL "
             "ORDER BY m.seq").fetchall()
 
@@ -713,7 +719,8 @@ class Store:
         return [{"debater": r["debater"], "stage": r["stage"], "agents": json.loads(r["agents"])} for r in rows]
 
     def verdict_rows(self, judge: str | None = None) -> list[sqlite3.Row]:
-        sql = ("SELECT v.*, m.pro, m.con, mo.category FROM verdicts v JOIN matches m ON m.id = v.match_id "
+        sql = ("SELECT v.*, m.pro, m.con, mo.category, m.simulated AS match_simulated FROM verdicts v "
+               "JOIN matches m ON m.id = v.match_id "
                "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done'")
         args: tuple = ()
         if judge is not None:
@@ -800,6 +807,21 @@ class Store:
         return bool(self.conn.execute(
             "SELECT EXISTS (SELECT 1 FROM verdicts v JOIN matches m ON m.id = v.match_id "
             "WHERE v.judge=? AND m.status='done' AND v.simulated)", (judge,)).fetchone()[0])
+
+    def simulated_sides(self, match_id: str) -> set[str]:
+        """The sides of a match whose debater the simulator answered in its latest play (since it was last claimed):
+        a call of an offline/ model, or a search of the offline search provider (arena.records.simulated)."""
+        return {r[0] for r in self.conn.execute(
+            f"SELECT DISTINCT c.side {_SIMULATED_CALLS} AND m.id=?", (match_id,))}
+
+    def simulated_entries(self) -> set[str]:
+        """The entries any of whose speeches or searches came from the simulator: those on an offline/ model, and
+        those the simulator answered (a model call or a search) on their own side of a done match's latest play.
+        An entry is not simulated for its opponent's simulated speeches (arena.records.simulated)."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT name FROM entries WHERE simulated UNION "
+            f"SELECT DISTINCT CASE c.side WHEN 'pro' THEN m.pro ELSE m.con END {_SIMULATED_CALLS} "
+            "AND m.status='done'")}
 
     def total_cost(self) -> float:
         """The ledger's cost summed, row by row (what reports show)."""

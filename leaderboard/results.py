@@ -1,9 +1,10 @@
 """Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
 
 The CSV (docs/reference/formats.md) has a header line and one row per match and dimension:
-match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit]; other columns are ignored.
-forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
-side), else empty.
+match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit][,simulated]; other columns are
+ignored. forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
+side), else empty. simulated, when present, is "true" on a match anything of which came from the offline
+simulator (a speech, a search, a verdict), "false" or empty otherwise (any case); it is read as a bool.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
 rates nothing; a file without even a header is an error. Blank lines are skipped. Names are text as
 written ("007" and "7" are two entries).
@@ -23,17 +24,18 @@ import numpy as np
 import pandas as pd
 
 REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
-COLUMNS = (*REQUIRED, "category", "dimension", "forfeit")
+COLUMNS = (*REQUIRED, "category", "dimension", "forfeit", "simulated")
 SCORES = ("score_a", "score_b")
 OVERALL = "overall"
 DIMENSIONS = ("argument", "source", "language")  # the default dimensions, listed first wherever dimensions are
-HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit]"
+HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated]"
 FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
+FLAGS = ("", "true", "false")  # the values of the simulated column, in any case ("" is false)
 
 # Names are read as categoricals so that the per-row checks compare integer codes and the
 # text work (stripping, searching) runs once per distinct value, not once per row.
 _TEXT_DTYPES = {"match_id": object, "entry_a": "category", "entry_b": "category", "category": "category",
-                "dimension": "category", "forfeit": "category"}
+                "dimension": "category", "forfeit": "category", "simulated": "category"}
 # Totals are compared after rounding, so that shares like 1/3 + 2/3 count as the same total 1.
 _TOTAL_DECIMALS = 9
 # Bytes on which pyarrow's CSV reader and pandas' could read a file differently: quotes, line ends other than
@@ -62,7 +64,26 @@ def read_results(path) -> pd.DataFrame:
     for column in present:
         if column not in SCORES:
             frame[column] = _text(frame[column])
+    if "simulated" in frame.columns:
+        frame["simulated"] = frame["simulated"].str.lower() == "true"
     return frame
+
+
+def simulated_entries(frame: pd.DataFrame) -> set[str]:
+    """The entries of the rows' simulated matches (none without a simulated column): what a results CSV, which
+    records simulation per match, can tell of entries. A workspace knows each entry's own side
+    (arena.store.Store.simulated_entries)."""
+    if "simulated" not in frame.columns or not len(frame):
+        return set()
+    flagged = frame[frame["simulated"].astype(bool)]
+    return {str(name) for column in ("entry_a", "entry_b") for name in flagged[column]}
+
+
+def csv_text(frame: pd.DataFrame) -> str:
+    """A frame of results rows as the results CSV: its columns in order, simulated written true or false."""
+    if "simulated" in frame.columns:
+        frame = frame.assign(simulated=frame["simulated"].map(lambda v: "true" if v is True or v == 1 else "false"))
+    return frame.to_csv(index=False, lineterminator="\n")
 
 
 def main_rows(frame: pd.DataFrame) -> pd.DataFrame:
@@ -285,12 +306,15 @@ def _row_checks(frame: pd.DataFrame) -> list:
     # Names count as empty when blank too; ids are only checked for "", as stripping every
     # distinct id of a large file would cost more than all the other checks together.
     checks.append((_rows_where(coded["match_id"], lambda v: v == ""), lambda i: "match_id is empty"))
-    for column in [c for c in coded if c not in ("match_id", "forfeit")]:
+    for column in [c for c in coded if c not in ("match_id", "forfeit", "simulated")]:
         checks.append((_rows_where(coded[column], lambda v: v.str.strip() == ""),
                        lambda i, column=column: f"{column} is empty"))
     if "forfeit" in coded:
         checks.append((_rows_where(coded["forfeit"], lambda v: ~v.isin(FORFEITS)),
                        lambda i: f"forfeit {frame['forfeit'].iloc[i]!r} is not pro, con or empty"))
+    if "simulated" in coded:
+        checks.append((_rows_where(coded["simulated"], lambda v: ~v.str.lower().isin(FLAGS)),
+                       lambda i: f"simulated {frame['simulated'].iloc[i]!r} is not true, false or empty"))
     names = coded["entry_a"][1].union(coded["entry_b"][1])
     entry_a = names.get_indexer(coded["entry_a"][1])[coded["entry_a"][0]]
     entry_b = names.get_indexer(coded["entry_b"][1])[coded["entry_b"][0]]

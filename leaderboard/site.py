@@ -384,19 +384,28 @@ def _downloads(out: Path, data: SiteData) -> list[str]:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=COLUMNS, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    writer.writerows(data.results)
+    writer.writerows({**row, "simulated": _flag(row.get("simulated"))} for row in data.results)
     (out / "results.csv").write_text(buffer.getvalue(), encoding="utf-8")
 
+    # Each rating row says whether its entry is simulated (any of its speeches or searches came from the simulator)
+    simulated = {e["name"] for e in data.entries if e.get("simulated")}
+    views = {view: {**board, "ratings": [{**row, "simulated": row["entry"] in simulated} for row in board["ratings"]]}
+             for view, board in data.boards.items()}
     columns = ["view", "rank_ub", "entry", "rating", "ci_low", "ci_high", "matches", "wins", "ties", "losses",
-               "provisional"]
+               "provisional", "simulated"]
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=columns, extrasaction="ignore", lineterminator="\n")
     writer.writeheader()
-    for view, board in data.boards.items():
-        writer.writerows({**row, "view": view} for row in board["ratings"])
+    for view, board in views.items():
+        writer.writerows({**row, "view": view, "simulated": _flag(row["simulated"])} for row in board["ratings"])
     (out / "leaderboard.csv").write_text(buffer.getvalue(), encoding="utf-8")
     payload = {"generated_at": data.generated_at, "judge": data.judge, "simulated": data.simulated,
-               "views": data.boards}
+               "views": views}
     (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     (out / "history.json").write_text(json.dumps(data.history, indent=1), encoding="utf-8")
     return ["results.csv", "leaderboard.csv", "leaderboard.json", "history.json"]
+
+
+def _flag(value) -> str:
+    """A bool as the CSV downloads write it: true or false."""
+    return "true" if value else "false"

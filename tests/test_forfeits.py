@@ -74,7 +74,7 @@ def test_a_forfeit_is_every_run_of_every_judge_in_the_results_rows(tmp_path, fak
     path, _ = played(tmp_path, fake_llm, broken_side("alpha-model", stage="rebuttal"))
 
     out = invoke("rate", "-w", path, "--format", "csv").output.splitlines()
-    assert out[0] == "match_id,entry_a,entry_b,score_a,score_b,category,dimension,forfeit"
+    assert out[0] == "match_id,entry_a,entry_b,score_a,score_b,category,dimension,forfeit,simulated"
     rows = [line.split(",") for line in out[1:]]
     # R = 3 runs, all to the side that did not forfeit; the CSV says which side forfeited.
     assert {(r[0], r[3], r[4], r[7]) for r in rows} == {("m00001", "0.0", "3.0", "pro"),

@@ -533,8 +533,9 @@ def test_csv_export_round_trips_through_results(demo_ws, tmp_path):
     assert exported.exit_code == 0, exported.output
     frame = pd.read_csv(io.StringIO(exported.output), keep_default_na=False)
     assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension",
-                                   "forfeit"]
+                                   "forfeit", "simulated"]
     assert set(frame["forfeit"]) == {""}  # the demo's simulated debaters never forfeit
+    assert set(frame["simulated"]) == {True}  # pandas reads true as True: every match of offline entries
     assert sorted(frame["dimension"].unique()) == ["argument", "language", "overall", "source"]
     assert (frame["dimension"] == "overall").sum() == 24
     path = write(tmp_path, exported.output, "export.csv")

@@ -701,7 +701,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         raise UserError("--format csv exports the results rows, not ratings; with --history use json or table")
     if fmt == "csv":
         frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
-        click.echo(frame.to_csv(index=False, lineterminator="\n"), nl=False)
+        click.echo(app.results_csv(frame), nl=False)
         return
     options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor,
                "side": side}

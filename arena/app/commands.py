@@ -80,8 +80,10 @@ def kinds() -> list[dict]:
 
 def entry_list(ws: Workspace) -> list[dict]:
     """Every configured entry (shapes.entry_row)."""
-    counts, forfeits = ws.store.match_counts(), ws.store.forfeit_counts()
-    return [shapes.entry_row(e, counts.get(e.name, 0), forfeits.get(e.name, 0)) for e in ws.config.entries]
+    counts, forfeits, simulated = ws.store.match_counts(), ws.store.forfeit_counts(), ws.store.simulated_entries()
+    return [shapes.entry_row(e, counts.get(e.name, 0), forfeits.get(e.name, 0),
+                             e.simulated or e.name in simulated)
+            for e in ws.config.entries]
 
 
 def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
@@ -94,8 +96,9 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
 
 def entry_show(ws: Workspace, name: str) -> dict:
     """One entry's configuration, status and completed-match count (shapes.entry_detail)."""
-    return shapes.entry_detail(ws.config.entry(name), ws.store.match_counts().get(name, 0),
-                               ws.store.forfeit_counts().get(name, 0))
+    entry = ws.config.entry(name)
+    return shapes.entry_detail(entry, ws.store.match_counts().get(name, 0), ws.store.forfeit_counts().get(name, 0),
+                               entry.simulated or name in ws.store.simulated_entries())
 
 
 def entry_retire(ws: Workspace, name: str) -> None:
@@ -395,10 +398,11 @@ def judge_or_first(ws: Workspace, judge: str | None) -> str:
 
 def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None, **options) -> dict:
     """Ratings from one judge's verdicts (default: the first configured judge); side and options as
-    rate_frame (default side: the workspace's, rating_side)."""
+    rate_frame (default side: the workspace's, rating_side). Each row's `simulated` says whether any of that
+    entry's own speeches or searches came from the simulator (Store.simulated_entries)."""
     judge = judge_or_first(ws, judge)
     result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", side=rating_side(ws, side),
-                        **options)
+                        simulated=ws.store.simulated_entries(), **options)
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = ws.store.judge_simulated(judge)
     return result
@@ -411,6 +415,13 @@ def results_frame(ws: Workspace, judge: str | None = None):
 
     judge = judge_or_first(ws, judge)
     return pd.DataFrame(results_rows(ws.store, judge, ws.config.judge(judge).runs), columns=list(COLUMNS))
+
+
+def results_csv(frame) -> str:
+    """Results rows (results_frame, read_results) as the results CSV's text (docs/reference/formats.md)."""
+    from leaderboard.results import csv_text
+
+    return csv_text(frame)
 
 
 def read_results(path: Path):
@@ -440,12 +451,13 @@ def rate_results(path: Path, *, side: str | None = None, **options) -> dict:
 
 def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstrap", bootstrap: int = 1000,
                seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None,
-               side: str = "fit") -> dict:
+               side: str = "fit", simulated: Collection[str] | None = None) -> dict:
     """The main fit of results rows (see leaderboard.results.main_rows) and, with by, one fit per category
     or dimension, each with the same options (side: fit the Pro advantage or ignore it); source names the
-    rows in messages."""
+    rows in messages. simulated: the entries whose rows say `"simulated": true` (default: those the rows'
+    simulated column gives, leaderboard.results.simulated_entries)."""
     from leaderboard.ratings import rate as fit
-    from leaderboard.results import groups, main_rows
+    from leaderboard.results import groups, main_rows, simulated_entries
 
     main = main_rows(frame)
     if len(frame) and not len(main):
@@ -453,12 +465,13 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
         raise UserError(f"{source}: no rows of dimension 'overall' to rate (dimensions found: {found})")
     if by is not None and by not in frame.columns:
         raise UserError(f"--by {by}: {source} has no {by} column")
+    fakes = set(simulated_entries(frame) if simulated is None else simulated)
 
     def one(rows, where: str) -> dict:
         if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
             raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
         return _with_forfeits(fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor,
-                                  side=side), rows)
+                                  side=side), rows, fakes)
 
     result = one(main, f"in {source}")
     if by is not None:
@@ -467,14 +480,16 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
     return {key: result[key] for key in ("ratings", "side", "by", "meta") if key in result}
 
 
-def _with_forfeits(result: dict, rows) -> dict:
-    """The fit with each entry's forfeits beside its matches: rows whose forfeit column names its side."""
+def _with_forfeits(result: dict, rows, simulated: Collection[str]) -> dict:
+    """The fit with each entry's forfeits beside its matches (rows whose forfeit column names its side), and
+    whether it is simulated (in simulated) last."""
     forfeited: dict[str, int] = {}
     if "forfeit" in rows.columns:
         for side, entry in (("pro", "entry_a"), ("con", "entry_b")):
             for name, count in rows.loc[rows["forfeit"] == side, entry].value_counts().items():
                 forfeited[name] = forfeited.get(name, 0) + int(count)
-    result["ratings"] = [_beside(row, "matches", forfeits=forfeited.get(row["entry"], 0)) for row in result["ratings"]]
+    result["ratings"] = [_beside(row, "matches", forfeits=forfeited.get(row["entry"], 0))
+                         | {"simulated": row["entry"] in simulated} for row in result["ratings"]]
     return result
 
 
@@ -496,7 +511,8 @@ def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None =
 
     judge = judge_or_first(ws, judge)
     snapshots = history_frame(in_order(results_frame(ws, judge), ws.store.finish_order()),
-                              f"the verdicts of judge {judge!r}", every=every, side=rating_side(ws, side), **options)
+                              f"the verdicts of judge {judge!r}", every=every, side=rating_side(ws, side),
+                              simulated=ws.store.simulated_entries(), **options)
     simulated = ws.store.judge_simulated(judge)
     for snapshot in snapshots:
         snapshot["meta"] |= {"judge": judge, "simulated": simulated}

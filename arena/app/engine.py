@@ -147,7 +147,8 @@ class MatchRunner:
                 async with slot or nullcontext():
                     verdicts = [v for spec in judges for v in await self.judge(match.id, view, spec, log)]
             done = replace(match, status="done", error=None,
-                           simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges),
+                           simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges,
+                                               simulated_calls=bool(self.ws.store.simulated_sides(match.id))),
                            verdicts=tuple(sorted(verdicts, key=lambda v: (v.judge, v.run))))  # as the store orders them
             self.ws.store.commit_match(done.id, list(done.speeches), list(done.verdicts), log.messages,
                                        done.simulated, holder=self.holder, forfeit=done.forfeit)

@@ -59,11 +59,13 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
     format_of = {m.id: formats[m.format] for m in matches}
     judged = {v.judge for m in matches for v in m.verdicts}
     language = ws.config.arena.language
+    entries = _entries(ws, matches, withheld)
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
-        simulated=any(m.simulated for m in matches),
+        # Every page carries the banner when anything shown is simulated: a match, or an entry (arena.records.simulated)
+        simulated=any(m.simulated for m in matches) or any(e["simulated"] for e in entries),
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
-        entries=_entries(ws, matches, withheld), matches=matches, results=rows,
+        entries=entries, matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
                  "people": list(j.people), "simulated": ws.store.judge_simulated(j.name), "imported": j.imported,
                  "judged": j.name in judged}
@@ -173,6 +175,7 @@ def _scores(verdicts) -> dict[str, tuple[float, float]]:
 def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
     costs = ws.store.entry_costs(skip=withheld)
     roles = ws.store.role_usage(skip=withheld)
+    simulated = ws.store.simulated_entries()  # any of its speeches or searches came from the simulator
     played: dict[str, int] = defaultdict(int)
     forfeits: dict[str, int] = defaultdict(int)
     for m in matches:
@@ -185,7 +188,7 @@ def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
     out = []
     for e in ws.config.entries:
         cost, unknown = costs.get(e.name, (0.0, False))
-        out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.simulated,
+        out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.name in simulated,
                     "retired": e.retired, "params": dict(e.params), "matches": played[e.name],
                     "forfeits": forfeits[e.name], "cost": cost,
                     "cost_per_match": cost / played[e.name] if played[e.name] else None, "cost_unknown": unknown,
