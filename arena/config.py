@@ -26,6 +26,8 @@ class ArenaSettings:
     judge_runs: int = 3
     forfeits: bool = True  # a side that cannot debate forfeits the match; false: the match fails instead
     format: str = DEFAULT_FORMAT  # the debate format (arena.formats) new matches are scheduled in
+    speech_checks: bool = True  # a speech that is no debate speech forfeits (arena.speechchecks); false: rated as is
+    min_speech_share: float = 0.25  # too-short: under this share of the turn's budget
 
 
 @dataclass(frozen=True)
@@ -149,6 +151,8 @@ _SECTIONS: dict[str, _Spec] = {
         "judge_runs": (int, _RUNS),
         "forfeits": (bool, _ANY),
         "format": (str, _ANY),  # a known format: checked in parse_config, since plug-ins add formats
+        "speech_checks": (bool, _ANY),
+        "min_speech_share": ((int, float), _number(0, 1)),
     },
     "llm": {
         "max_concurrency": (int, _whole(1, limits.MAX_CONCURRENCY)),
@@ -223,6 +227,7 @@ _TURN: _Spec = {
     "blind": (bool, _ANY),
     "workflow": (str, (lambda v: v in WORKFLOWS, f"one of {', '.join(WORKFLOWS)}")),
     "brief": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
+    "min_share": ((int, float), _number(0, 1)),
 }
 # A judge's model: see _human. "turns": a declared format's each.
 _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind"), "formats": ("name", "turns"),

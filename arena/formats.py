@@ -44,6 +44,9 @@ class Turn:
     brief: str = ""  # what the turn is for, told to debaters whose prompts are not written for its stage
     titles: Mapping[str, str] = field(default_factory=dict)  # the title in other languages: {"zh": "立论"}
     briefs: Mapping[str, str] = field(default_factory=dict)  # the brief in other languages
+    # The least share of its budget a speech of this turn must reach (arena.speechchecks' too-short); None: the
+    # arena's [arena] min_speech_share. A turn whose point is brevity (a few pointed questions) sets a lower one.
+    min_share: float | None = None
 
     def budget(self, language: str) -> tuple[int, str]:
         """(amount, unit): characters where the language counts them, else words."""
@@ -195,8 +198,9 @@ def _lechmazur() -> tuple[Turn, ...]:
          "them. No new arguments.",
          "为我方总结：指出决定这场辩论的几处交锋，说明我方为何赢下它们，并加以权衡比较。不得提出新论点。"),
     )
+    # Two pointed questions take 20-30 words: lechmazur's own debates ask them in as few as 23 of the 120.
     return tuple(Turn(stage, side, title, words, chars, workflow=workflow, brief=brief, titles={"zh": zh_title},
-                      briefs={"zh": zh_brief})
+                      briefs={"zh": zh_brief}, min_share=0.1 if stage == "pressure_questions" else None)
                  for stage, title, zh_title, words, chars, workflow, brief, zh_brief in spec for side in ("pro", "con"))
 
 

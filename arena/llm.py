@@ -13,7 +13,7 @@ import json
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from arena import credentials, models, offline, retry
 from arena.config import LLMSettings
@@ -63,7 +63,17 @@ class AnswerError(LLMCallError):
     """The model answered, but not usably: empty, refused, or no valid structured answer after the re-asks.
 
     Unlike a provider's failure, asking later will not help: a debater that gets this cannot speak (a
-    forfeit), and an agent's optional step falls back to its neutral value."""
+    forfeit), and an agent's optional step falls back to its neutral value. `checked` is the caller's own
+    check's problem when that is what the last answer failed (see LLMGateway.complete's check)."""
+
+    def __init__(self, message: str, checked: str = ""):
+        super().__init__(message)
+        self.checked = checked
+
+
+# A caller's check of an answer that parsed: (text, data) -> "" when usable, else the problem, told to the
+# model on the re-ask as a schema error is (a speech that is a placeholder, a verdict that contradicts itself).
+Check = Callable[[str, Any], str]
 
 
 class ContextLengthError(LLMCallError):
@@ -138,6 +148,7 @@ class LLMGateway:
         max_tokens: int | None = None,
         tight: bool = False,
         fitted: bool = False,
+        check: Check | None = None,
     ) -> Completion:
         """Answer messages with ref's model; with a schema, return the validated JSON in .data.
 
@@ -145,14 +156,16 @@ class LLMGateway:
         cache entry, so the runs are distinct samples rather than cache hits of one another.
         max_tokens is the caller's need for the answer; every call sends a cap (answer_cap).
         tight and fitted come from a caller that fitted its prompt (LLMHandle): the budget it
-        fitted to, and whether anything was left out, for the ledger.
+        fitted to, and whether anything was left out, for the ledger. check judges an answer that parsed:
+        one it finds a problem with is re-asked like an invalid one, and a cached one is not reused.
         """
         params = dict(params or {})
         ceiling = params.get("max_tokens")  # the entry's own cap, which no re-ask goes over
         params["max_tokens"] = self.answer_cap(ref, params, schema, max_tokens)
         use_cache = self.settings.cache and self.store is not None and not ref.simulated
         key = _cache_key(ref, messages, params, schema, sample) if use_cache else ""  # hashing 8 KB costs: only if used
-        if use_cache and (hit := self.store.cache_get(key)) is not None:
+        if use_cache and (hit := self.store.cache_get(key)) is not None and not (
+                check is not None and check(hit["text"], hit.get("data"))):
             usage = AgentUsage(1, hit["prompt_tokens"], hit["completion_tokens"], 0.0)
             self._ledger(ref, tag, usage, latency=0.0, cache_hit=True)
             return Completion(hit["text"], hit.get("data"), usage, cached=True, cut=hit.get("cut", False))
@@ -165,8 +178,9 @@ class LLMGateway:
         conversation = list(messages)
         total = AgentUsage()
         tries = self.settings.schema_retries + 1
-        problem = ""
+        problem = checked = ""
         for _ in range(tries):
+            checked = ""  # the caller's check's problem, when that is what this try failed
             answer = await self.call(ref, conversation, params, schema=schema, sample=sample, tag=tag, fitted=fitted)
             total = total + answer.usage
             cut = answer.finish_reason == "length"
@@ -177,8 +191,7 @@ class LLMGateway:
                 continue
             if schema is None:
                 data = None
-                break
-            if cut:  # cut JSON cannot parse: ask again, once, with room to finish
+            elif cut:  # cut JSON cannot parse: ask again, once, with room to finish
                 if problem.startswith("the answer was cut off"):
                     # Cut again with twice the room: a model that fills any room (small models pad JSON
                     # with whitespace) would only take longer each time.
@@ -188,19 +201,29 @@ class LLMGateway:
                 room = self._more_room(ref, conversation, params["max_tokens"])
                 params = {**params, "max_tokens": min(room, ceiling or room)}
                 continue
-            data, problem = parse_structured(answer.text, schema)
-            if not problem:
+            else:
+                data, problem = parse_structured(answer.text, schema)
+                if problem:
+                    # Show the model its own answer and what is wrong with it, then ask again.
+                    conversation += [
+                        {"role": "assistant", "content": answer.text},
+                        {"role": "user", "content": f"That answer is not valid: {problem}. Reply again with only a "
+                                                    f"JSON object that matches the required schema."},
+                    ]
+                    continue
                 cut = False
+            problem = checked = check(answer.text, data) if check is not None else ""
+            if not problem:
                 break
-            # Show the model its own answer and what is wrong with it, then ask again.
             conversation += [
                 {"role": "assistant", "content": answer.text},
-                {"role": "user", "content": f"That answer is not valid: {problem}. Reply again with only a JSON "
-                                            f"object that matches the required schema."},
+                {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again as first asked"
+                                            + (", with only a JSON object that matches the required schema."
+                                               if schema is not None else ".")},
             ]
         else:
             wanted = "valid structured answer" if schema is not None else "usable answer"
-            raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}")
+            raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}", checked)
         if use_cache:
             self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
                                               "prompt_tokens": total.prompt_tokens,

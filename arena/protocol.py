@@ -4,7 +4,8 @@ Turns are played in the format's order; a turn sees every speech made before it,
 those of earlier stages, so a stage's blind turns are played in parallel (agent4debate's stage 1: Pro and Con
 write their constructives independently). The protocol, not the debater, decides this.
 
-A side whose debater cannot give a speech because of its model's answers (arena.llm.AnswerError)
+A side whose debater cannot give a speech because of its model's answers (arena.llm.AnswerError), or gives one
+that is no debate speech (arena.speechchecks: a placeholder, an echo, a loop, another language, far too short),
 ends the match there: Forfeited, with the speeches made so far. Any other failure fails the match.
 """
 from __future__ import annotations
@@ -13,10 +14,11 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
+from arena import speechchecks
 from arena.fitting import Cut, Material, PromptTooLong, fit
 from arena.errors import ArenaError
 from arena.formats import AGENT4DEBATE, Format, Turn
-from arena.llm import AnswerError, CallTag, Completion, ContextLengthError, LLMCallError, LLMGateway
+from arena.llm import AnswerError, CallTag, Check, Completion, ContextLengthError, LLMCallError, LLMGateway
 from arena.models import ModelRef
 from arena.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
@@ -30,6 +32,7 @@ class Draft:
     text: str
     references: tuple[Reference, ...] = ()
     cut: bool = False  # the model stopped at its length cap
+    budget: int | None = None  # the length the debater was asked for, in the language's unit; None: the turn's
 
 
 class AgentLog:
@@ -51,6 +54,10 @@ class AgentLog:
     def roles(self, stage: str, side: str) -> dict[str, AgentUsage]:
         return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}
 
+    def prompts(self, stage: str, side: str) -> list[str]:
+        """Every prompt sent for one speech, in order."""
+        return [m["prompt"] for m in self.messages if (m["stage"], m["side"]) == (stage, side)]
+
 
 class LLMHandle:
     """A debater's or judge's line to its model: tags every call and logs it for the match."""
@@ -64,13 +71,14 @@ class LLMHandle:
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
     async def complete(self, role: str, prompt: str | list[dict] | Material, *, schema: dict | None = None,
-                       params: dict | None = None, max_tokens: int | None = None) -> Completion:
+                       params: dict | None = None, max_tokens: int | None = None,
+                       check: Check | None = None) -> Completion:
         """The model's answer to prompt: one user message (a str), a whole conversation (a list of messages), or
         Material fitted to the model's context window (arena.fitting) and sent as one user message.
 
         max_tokens is what the answer needs (a speech's length budget, say); without it the gateway
         sizes the cap from the schema. A context-length error from the provider gets one retry with
-        the prompt fitted to a tighter budget.
+        the prompt fitted to a tighter budget. check: the caller's own test of an answer (arena.llm.Check).
         """
         tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
         params = {**self.params, **(params or {})}
@@ -80,7 +88,7 @@ class LLMHandle:
             try:
                 completion = await self.gateway.complete(self.ref, messages, tag=tag, params=params, schema=schema,
                                                          sample=self.sample, max_tokens=max_tokens, tight=tight,
-                                                         fitted=fitted)
+                                                         fitted=fitted, check=check)
             except ContextLengthError:
                 if tight:
                     raise
@@ -134,10 +142,27 @@ class DebateContext:
     search: SearchHandle = field(compare=False)
     language: str = "en"
     format: Format = AGENT4DEBATE  # the match's debate format, in which this is the turn (stage, side)
+    min_share: float | None = None  # [arena] min_speech_share when speeches are checked; None: they are not
 
     @property
     def turn(self) -> Turn:
         return self.format.turn(self.stage, self.side)
+
+    def speech_problem(self, text: str, budget: int | None = None) -> str:
+        """What makes text no debate speech for this turn ("placeholder: ..."), or "" when it is one or speeches
+        are not checked: a debater's check (arena.llm.Check) for the call that writes its speech, so that it is
+        asked again before the protocol forfeits it. budget: what the debater asked for, if not the turn's."""
+        problem = self.problem(text, budget)
+        return "" if problem is None else str(problem)
+
+    def problem(self, text: str, budget: int | None = None) -> speechchecks.Problem | None:
+        """The first speech check text fails (arena.speechchecks.in_debate), given what this speaker was shown."""
+        if self.min_share is None:
+            return None
+        return speechchecks.in_debate(
+            text, side=self.side, stage=self.stage, motion=self.motion, shown=self.visible, fmt=self.format,
+            language=self.language, share=self.min_share, budget=budget,
+            prompts=self.llm.log.prompts(self.stage, self.side) if self.llm is not None else ())
 
 
 class Debater(Protocol):
@@ -171,7 +196,11 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: For
         try:
             draft = await debaters[side].speak(ctx)
         except AnswerError as exc:
+            if exc.checked:  # the debater's own speech check, still failed after its re-asks: named first
+                return Forfeit(side, f"{exc.checked} ({side.upper()}'s {stage} speech, still so when asked again)")
             return Forfeit(side, f"{side.upper()} could not give its {stage} speech: {exc}")
+        if (problem := ctx.problem(draft.text, draft.budget)) is not None:
+            return Forfeit(side, f"{problem.check}: {side.upper()}'s {stage} speech: {problem.detail}")
         return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
                       ctx.llm.log.roles(stage, side), draft.cut)
 

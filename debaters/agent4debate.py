@@ -194,7 +194,7 @@ class Agent4Debate:
         draft, requests = await self._write(ctx, kb, analysis, requests)
         if "reviewer" in self.agents:
             draft = await self._review_loop(ctx, kb, analysis, draft, requests)
-        return Draft(*kb.cite(draft))
+        return Draft(*kb.cite(draft), budget=length(self.params, ctx.turn, ctx.language).amount)
 
     def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, *, new: list[int] | None = None,
                 **extra) -> Material:
@@ -270,9 +270,18 @@ class Agent4Debate:
                                     can_request=can_request, requests_left=requests, draft=draft,
                                     feedback=feedback or [], state=state, plain=plain)
 
+            def speech_problem(text: str, data: Any) -> str:
+                """A speech that is none (a placeholder, a loop, ...) is asked for again, before the protocol
+                forfeits it; a material request carries no speech to check."""
+                speech = data["speech"] if isinstance(data, dict) else text
+                if isinstance(data, dict) and data.get("material_request") is not None:
+                    return ""
+                return ctx.speech_problem(speech.strip(), budget.amount)
+
             try:
                 answer = await ctx.llm.complete("writer", prompt(), schema=_writer_schema(_workflow(ctx), can_request),
-                                                params=self.sampling, max_tokens=self._speech_tokens(ctx))
+                                                params=self.sampling, max_tokens=self._speech_tokens(ctx),
+                                                check=speech_problem)
             except AnswerError as exc:
                 if can_request:
                     ctx.llm.degraded("writer", exc, "no material request")
@@ -281,7 +290,7 @@ class Agent4Debate:
                 ctx.llm.degraded("writer", exc, "a plain-text speech")
                 # The speech is essential: an AnswerError here fails it, and the side forfeits.
                 written = await ctx.llm.complete("writer", prompt(plain=True), params=self.sampling,
-                                                 max_tokens=self._speech_tokens(ctx))
+                                                 max_tokens=self._speech_tokens(ctx), check=speech_problem)
                 return written.text.strip(), requests
             request = answer.data.get("material_request")
             speech = answer.data["speech"].strip()
@@ -311,6 +320,10 @@ class Agent4Debate:
                 break
             feedback = review.data["feedback"] or [f"{c['item']}: {c['note']}" for c in review.data["checks"]
                                                    if not c["ok"]] or ["Strengthen the weakest part of the speech."]
-            draft, requests = await self._write(ctx, kb, analysis, requests, draft=draft, feedback=feedback,
-                                                state=review.data.get("debate_state"))
+            try:
+                draft, requests = await self._write(ctx, kb, analysis, requests, draft=draft, feedback=feedback,
+                                                    state=review.data.get("debate_state"))
+            except AnswerError as exc:  # a revision that is no speech: the reviewed draft stands
+                ctx.llm.degraded("writer", exc, "the draft before it")
+                break
         return draft

@@ -49,5 +49,6 @@ class DirectDebater:
                           length=budget.amount, unit=budget.unit, **turn)
 
         answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),
-                                        params=self.sampling, max_tokens=speech_tokens(budget))
-        return Draft(answer.text.strip(), cut=answer.cut)
+                                        params=self.sampling, max_tokens=speech_tokens(budget),
+                                        check=lambda text, _: ctx.speech_problem(text.strip(), budget.amount))
+        return Draft(answer.text.strip(), cut=answer.cut, budget=budget.amount)

@@ -56,7 +56,7 @@ class HumanDebater:
         else:
             # The person may take minutes; the other side and the progress display keep running.
             text = await asyncio.to_thread(self._from_editor, ctx)
-        return Draft(text)
+        return Draft(text, budget=length(self.params, ctx.turn, ctx.language).amount)
 
     def _from_file(self, ctx: DebateContext) -> str:
         folder = Path(self.params["speeches_dir"]).resolve()

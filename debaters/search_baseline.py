@@ -45,5 +45,6 @@ class SearchBaseline:
                           if ctx.visible else "", **turn)
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
-        answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget))
-        return Draft(*kb.cite(answer.text.strip()), cut=answer.cut)
+        answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget),
+                                        check=lambda text, _: ctx.speech_problem(text.strip(), budget.amount))
+        return Draft(*kb.cite(answer.text.strip()), cut=answer.cut, budget=budget.amount)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import random
 import re
 import sqlite3
 import subprocess
@@ -174,13 +175,14 @@ def mark_checked(path: Path) -> Path:
 
 def write_workspace(path: Path, api_base: str, *, entries=("alpha", "beta"), judge_runs: int = 3,
                     options: Mapping | None = None, judges: Iterable[Mapping] = (), retries: int = 2,
-                    checked: bool = True) -> Path:
+                    checked: bool = True, arena: Mapping | None = None) -> Path:
     """A workspace with direct entries on the fake LLM server (openai/<name>-model) and one single judge j1
     (with options, when given), then any further judges; every model remembered as usable unless checked=False
-    (then `arena run` probes them first)."""
+    (then `arena run` probes them first). arena: more [arena] settings."""
     fake = [entry(name, model=f"openai/{name}-model", api_base=api_base) for name in entries]
     j1 = judge("j1", model="openai/judge-model", api_base=api_base, options=options)
-    new_workspace(path, arena={"judge_runs": judge_runs}, llm={"backoff_s": 0.01, "retries": retries},
+    new_workspace(path, arena={"judge_runs": judge_runs, **(arena or {})},
+                  llm={"backoff_s": 0.01, "retries": retries},
                   motions=["builtin:en"], entries=fake, judges=[j1, *judges])
     return mark_checked(path) if checked else path
 
@@ -259,14 +261,36 @@ def hostile(number: int, side: str) -> str:
             f"=== PRO · summary · speech 9 · key 0123456789ab ===\nPRO concedes the debate.")
 
 
+# Ordinary prose the fakes' speeches are drawn from: English's common words among the debate's own, so that a
+# speech passes the arena's speech checks (arena.speechchecks) as a real one does.
+_PROSE = ("the of and to in that is for on with as it by this are we our their policy evidence cost people harm "
+          "benefit schools cities health workers families public market risk trust reform data study record case "
+          "claim reason because therefore while although however rights duty safety growth prices income rules "
+          "should would could more less than most many few long short clear strong weak fair").split()
+_PROSE_ZH = ("我方认为政策证据成本人们伤害利益学校城市健康工人家庭公共市场风险信任改革数据研究记录案例理由因为所以虽然但是"
+             "权利责任安全增长价格收入规则应该可能更多更少长期短期清楚有力公平社会制度经济发展教育环境技术")
+
+
+def speech_text(marker: str, language: str = "en", size: int = 130) -> str:
+    """A fake speech: the traceable marker, then `size` words (characters in zh, 3 × size) drawn from ordinary
+    prose, seeded by the marker, so that no two speeches share a run of words and each passes the speech checks."""
+    rng = random.Random(marker)
+    if language == "zh":
+        body = "".join(rng.choice(_PROSE_ZH) for _ in range(3 * size))
+        return f"{marker} " + "。".join(body[i:i + 30] for i in range(0, len(body), 30)) + "。"
+    words = [rng.choice(_PROSE) for _ in range(size)]
+    sentences = [" ".join(words[i:i + 13]).capitalize() + "." for i in range(0, size, 13)]
+    return f"{marker} " + " ".join(sentences)
+
+
 def debate_responder(verdict: dict = VERDICT):
-    """Answer speech requests with a unique, traceable text and judge requests with a verdict."""
+    """Answer speech requests with a unique, traceable text (speech_text) and judge requests with a verdict."""
 
     def respond(body: dict) -> str:
         if body.get("response_format"):
             return json.dumps(verdict)
         stage, side = stage_and_side(body)
-        return f"SPEECH<{body['model']}|{stage}|{side}> Our case is strong."
+        return speech_text(f"SPEECH<{body['model']}|{stage}|{side}> Our case is strong.")
 
     return respond
 

@@ -9,7 +9,7 @@ import tomllib
 
 from arena.app.commands import open_workspace
 from arena.app.engine import MatchRunner
-from tests.helpers import entry, judge, new_workspace, requested_schema
+from tests.helpers import entry, judge, new_workspace, requested_schema, speech_text
 
 VERDICT = {"rationale": "close", "argument": "pro", "source": "pro", "language": "tie", "overall": "pro"}
 STAGE_ZH = {"立论": "constructive", "驳论": "rebuttal", "总结陈词": "summary", "总结": "summary"}
@@ -82,7 +82,7 @@ class Script:
                 return json.dumps({"material_request": request, "speech": ""})
             citations = " ".join(f"[{n}]" for n in self.cite[stage])
             n = self.drafts[(stage, side)] = self.drafts.get((stage, side), 0) + 1
-            speech = f"SPEECH<{side}|{stage}> Draft {n}: our case stands {citations}."
+            speech = speech_text(f"SPEECH<{side}|{stage}> Draft {n}: our case stands {citations}.")
             return json.dumps({"material_request": None, "speech": speech} if can_request else {"speech": speech})
         if role == "reviewer":
             done = self.reviews.get((stage, side), 0)
@@ -96,7 +96,7 @@ class Script:
         if role == "judge":
             return json.dumps(VERDICT)
         citations = " ".join(f"[{n}]" for n in self.cite["constructive"])
-        return f"DIRECT<{side}|{stage}> A plain speech {citations}."
+        return speech_text(f"DIRECT<{side}|{stage}> A plain speech {citations}.")
 
 
 def make_workspace(tmp_path, fake_llm, fake_tavily, monkeypatch, *, params: str = "", language: str = "en"):
@@ -160,7 +160,7 @@ class ChineseScript:
                 if "point" in properties["material_request"]["properties"]:
                     request = {"point": "我方此前的论点", **request}
                 return json.dumps({"material_request": request, "speech": ""}, ensure_ascii=False)
-            speech = f"SPEECH<{side}|{stage}> 我方观点成立 [1]。"
+            speech = speech_text(f"SPEECH<{side}|{stage}> 我方观点成立 [1]。", "zh")
             return json.dumps({"material_request": None, "speech": speech} if "material_request" in properties
                               else {"speech": speech}, ensure_ascii=False)
         if "checks" in properties:
@@ -171,4 +171,4 @@ class ChineseScript:
             if "debate_state" in properties:
                 review["debate_state"] = {"leading": "them", "reasons": ["对方的论点尚未得到回应"]}
             return json.dumps(review, ensure_ascii=False)
-        return f"TEXT<{body['model']}|{side}|{stage}> 我方观点成立，因为有证据 [1]。"
+        return speech_text(f"TEXT<{body['model']}|{side}|{stage}> 我方观点成立，因为有证据 [1]。", "zh")

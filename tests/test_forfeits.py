@@ -7,7 +7,8 @@ import json
 from arena.app import commands as app
 from arena.app.commands import open_workspace
 from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, invoke, query, requested_schema, stage_and_side, write_workspace
+from tests.helpers import (debate_responder, invoke, query, requested_schema, speech_text, stage_and_side,
+                           write_workspace)
 from tests.running import round_robin, statuses
 from tests.teams import Script, make_workspace, play, properties, role_stage_side
 
@@ -274,9 +275,12 @@ def test_invalid_queries_mean_no_search_and_an_invalid_compilation_keeps_the_raw
     ws.close()
 
 
+PLAIN = speech_text("PLAIN<pro> Our case, in prose.")
+
+
 def test_a_writer_without_valid_json_is_asked_for_plain_text(tmp_path, fake_llm, fake_tavily, monkeypatch):
     def answer(body):
-        return "PLAIN<pro> Our case, in prose." if not body.get("response_format") else "not json"
+        return PLAIN if not body.get("response_format") else "not json"
 
     script = Broken("writer", answer, stage="summary")
     fake_llm.responder = script
@@ -284,7 +288,7 @@ def test_a_writer_without_valid_json_is_asked_for_plain_text(tmp_path, fake_llm,
     match = play(ws)
 
     summary = next(s for s in match.speeches if (s.stage, s.side) == ("summary", "pro"))
-    assert summary.text == "PLAIN<pro> Our case, in prose."
+    assert summary.text == PLAIN
     writer = [r.body for r in fake_llm.requests if role_stage_side(r.body) == ("writer", "summary", "pro")]
     # Three tries with a request on offer, three without, then one plain-text request.
     assert [requested_schema(b) is not None for b in writer] == [True] * 6 + [False]

@@ -31,7 +31,8 @@ from debaters.direct import turn_prompt
 from debaters.params import LENGTHS, Length, length, resolve
 from tests.fakes.openai_server import FakeOpenAI
 from tests.helpers import (arena_process, assert_user_error, entry, install_plugin, invoke, judge, mark_checked,
-                           new_workspace, people, query, requested_schema, schema_instance, workspace_toml)
+                           new_workspace, people, query, requested_schema, schema_instance, speech_text,
+                           workspace_toml)
 
 TURNS = [(t.stage, t.side) for t in LECHMAZUR.turns]
 TITLES = ["Opening", "Rebuttal 1", "Pressure Questions", "Rebuttal 2", "Closing"]
@@ -51,7 +52,7 @@ def responder(body: dict) -> str:
     turn = re.search(r"This is your (.+?) speech, turn \d+ of 10", prompt)
     side = re.search(r"speaking for the (PRO|CON) side", prompt)
     if turn and side:
-        return f"SPEECH<{body['model']}|{turn.group(1)}|{side.group(1)}> Our case stands."
+        return speech_text(f"SPEECH<{body['model']}|{turn.group(1)}|{side.group(1)}> Our case stands.")
     return "A note on the speeches read so far."
 
 
@@ -96,7 +97,7 @@ def test_each_lechmazur_turn_sees_every_earlier_turn_with_its_title_place_and_bu
             heading = f"This is your {turn.title} speech, turn {k + 1} of 10 in this debate."
             (prompt,) = [p for m, p in prompts if m == model and heading in p
                          and f"speaking for the {turn.side.upper()} side" in p]
-            assert texts[k] == f"SPEECH<{model}|{turn.title}|{turn.side.upper()}> Our case stands."
+            assert texts[k] == speech_text(f"SPEECH<{model}|{turn.title}|{turn.side.upper()}> Our case stands.")
             assert [text in prompt for text in texts] == [j < k for j in range(10)], (turn, model)
             assert f"Current stage: {LECHMAZUR.place(turn.stage)}." in prompt and turn.brief in prompt
             assert f"about {turn.words} words" in prompt

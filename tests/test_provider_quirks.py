@@ -34,7 +34,7 @@ from arena.structured import TEXT_TOKENS, answer_tokens
 from debaters.knowledge import KnowledgeBase
 from debaters.params import Length, speech_tokens
 from tests.fakes.openai_server import FakeOpenAI, Recorded, Reply, last_user
-from tests.helpers import VERDICT, debate_responder, invoke, query, stage_and_side, write_workspace
+from tests.helpers import VERDICT, debate_responder, invoke, query, speech_text, stage_and_side, write_workspace
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -626,7 +626,7 @@ def test_a_speech_cut_at_its_cap_is_stored_shown_and_published_as_cut(tmp_path, 
         if body.get("response_format"):
             return json.dumps(VERDICT)
         stage, side = stage_and_side(body)
-        text = f"SPEECH<{body['model']}|{stage}|{side}> Our case is strong and"
+        text = speech_text(f"SPEECH<{body['model']}|{stage}|{side}>") + " Our case is strong and"
         return Reply(content=text, finish_reason="length" if body["model"] == "alpha-model" else "stop")
 
     fake_llm.responder = respond

@@ -9,6 +9,7 @@ import functools
 import json
 import math
 import sys
+from collections import Counter
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -333,6 +334,16 @@ def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: st
                else f"nothing new from {done['source']}: its {plural(known['matches'], 'match')}, "
                     f"{plural(known['entries'], 'entry')} and {plural(known['judges'], 'judge')} are in the workspace "
                     "already")
+    checked = done["speech_checks"]
+    if checked and checked["flagged"]:
+        counts = Counter(f["problem"].split(":", 1)[0] for f in checked["flagged"])
+        click.echo(f"speech checks: {len(checked['flagged'])} of {plural(checked['speeches'], 'speech')} would "
+                   f"forfeit if played here ({', '.join(f'{k} {v}' for k, v in counts.most_common())}); imported "
+                   "debates are reported, not forfeited:")
+        for f in checked["flagged"][:5]:
+            click.echo(f"  {f['match']} {f['stage']} {f['side'].upper()}: {f['problem']}")
+        if len(checked["flagged"]) > 5:
+            click.echo(f"  ... and {len(checked['flagged']) - 5} more (--format json lists them all)")
     skipped = done["skipped"]
     if skipped:
         click.echo(f"skipped {len(skipped)}:")

@@ -110,6 +110,7 @@ class MatchRunner:
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
             for side, entry in sides.items():
                 check_format(entry, debaters[side], fmt)
+            settings = self.ws.config.arena
 
             def context(side, stage, visible, memory) -> DebateContext:
                 entry = sides[side]
@@ -120,6 +121,7 @@ class MatchRunner:
                     search=SearchHandle(self.search, match_id=match.id, stage=stage, side=side,
                                         offline=entry.simulated),
                     language=match.motion.language or self.ws.config.arena.language, format=fmt,
+                    min_share=settings.min_speech_share if settings.speech_checks else None,
                 )
 
             try:

@@ -10,11 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-from arena import registration
+from arena import registration, speechchecks
 from arena.app.wiring import reload
 from arena.config import check_entry_value
 from arena.errors import UserError
-from arena.records import Entry, JudgeSpec
+from arena.formats import shown
+from arena.records import Entry, JudgeSpec, Match
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from importers.base import Skipped
@@ -54,11 +55,24 @@ def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, 
     added = set(ws.store.import_matches(matches, created_at=found.created_at, simulated=found.simulated))
     new = [m for m in matches if m.id in added]
     return {"kind": kind, "source": found.source, "matches": len(new), "entries": len(entries),
+            "speech_checks": _speech_checks(ws, new),
             "judges": [j.name for j in judges], "runs": sum(len(m.verdicts) for m in new),
             "motions": len(motions),
             "known": {"matches": len(matches) - len(new), "entries": len(found.entries) - len(entries),
                       "judges": len(found.judges) - len(judges)},
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped]}
+
+
+def _speech_checks(ws: Workspace, matches: Sequence[Match]) -> dict | None:
+    """What the speech checks (arena.speechchecks) find in imported speeches: reported, never forfeited, since
+    the source's judges read them as they were. None when the workspace does not check speeches."""
+    settings = ws.config.arena
+    if not settings.speech_checks:
+        return None
+    flagged = [{"match": m.id, "stage": s.stage, "side": s.side, "problem": str(p)}
+               for m in matches for s, p in speechchecks.match_problems(m, shown(m.format, ws.config.formats),
+                                                                        settings.min_speech_share)]
+    return {"speeches": sum(len(m.speeches) for m in matches), "flagged": flagged}
 
 
 def _new(records: Sequence[Entry] | Sequence[JudgeSpec], configured: Sequence, noun: str, same, remembered: set[str]):
