@@ -22,7 +22,7 @@ import pytest
 
 from arena.config import LLMSettings, SearchSettings
 from arena.errors import UserError
-from arena.llm import CallTag, Completion, LLMCallError, LLMGateway
+from arena.llm import AnswerError, CallTag, Completion, LLMCallError, LLMGateway
 from arena.models import ModelRef
 from arena.search import SearchGateway, SearchResult, SearchTag
 from arena.store import Store
@@ -344,6 +344,28 @@ def test_invalid_answer_is_not_cached(fake_llm, store):
     assert not result.cached
     assert result.data["winner"] == "pro"
     assert len(fake_llm.requests) == 2
+
+
+def test_a_callers_check_re_asks_an_unusable_answer_and_never_reuses_a_cached_one(fake_llm, store):
+    """check(text, data) -> problem: the answer is shown back with the problem and asked again, like an invalid
+    one; after the tries, AnswerError carries the problem; a cached answer that fails the check is asked anew."""
+    def no_placeholder(text, data):
+        return "placeholder: it is a placeholder" if text.startswith("<") else ""
+
+    fake_llm.script("<the full speech>", "A real speech at last.")
+    gw, ref = gateway(store), model(fake_llm)
+    first = complete(gw, ref, check=no_placeholder)
+    assert first.text == "A real speech at last." and len(fake_llm.requests) == 2
+    assert fake_llm.requests[1].body["messages"][-2:] == [
+        {"role": "assistant", "content": "<the full speech>"},
+        {"role": "user", "content": "That answer cannot be used: placeholder: it is a placeholder. Answer again as "
+                                    "first asked."}]
+    # The cached answer passes a lenient check and fails a stricter one: then it is asked for anew.
+    assert complete(gw, ref, check=no_placeholder).cached
+    fake_llm.script("<still a placeholder>")
+    with pytest.raises(AnswerError) as failed:
+        complete(gw, ref, check=lambda text, data: "too-short: one line" if len(text) < 100 else "")
+    assert failed.value.checked == "too-short: one line" and len(fake_llm.requests) == 2 + 3
 
 
 # ---------------------------------------------------------------- 6. concurrency cap
