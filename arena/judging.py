@@ -5,17 +5,23 @@ A kind is a class built from a JudgeSpec with `async decide(view, llm) -> Decisi
 debate only through a JudgeView (sides labelled PRO and CON, no entry or model names) and
 calls its model only through the LLMHandle it is given, which carries the run's sample index,
 so the R runs of a judge are distinct samples. `run_judge` does the rest for every kind:
-label swapping on alternate runs, mapping back, and recording a failure as a failed verdict.
+label swapping on alternate runs, mapping back (the outcomes, the scores and the rationale's side names),
+and recording a failure as a failed verdict.
+
+A scored answer whose winner contradicts its own scores (contradicts, scores_check) is re-asked as an invalid
+one is, and a run whose answers keep contradicting themselves fails: no winner is guessed for it.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
-from typing import Callable, Mapping
+from typing import Any, Callable, Mapping
 
 from arena import transcript
+from arena.contradictions import CONTRADICTION, contradiction, contradicts  # noqa: F401 - the judge contract's too
 from arena.fitting import Cut, Material
 from arena.formats import AGENT4DEBATE, Format
-from arena.llm import LLMCallError
+from arena.llm import Check, LLMCallError
 from arena.params import Param, between, resolve
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS, JudgeSpec, Motion, Outcome, Speech, Verdict
@@ -24,8 +30,9 @@ SWAP = {"pro": "con", "con": "pro", "tie": "tie", None: None}
 COMMON_OPTIONS: dict[str, Param] = {
     "temperature": Param(0.7, (int, float), "sampling temperature; above 0 so that R runs are R samples",
                          between(0, 2), "from 0 to 2"),
-    "swap_sides": Param(False, (bool,), "odd runs read the debate with PRO and CON exchanged: the speeches' labels "
-                                        "and a two-sided motion's propositions"),
+    "swap_sides": Param(True, (bool,), "odd runs read the debate with PRO and CON exchanged: the speeches' labels "
+                                       "and a two-sided motion's propositions; so position bias cancels over the "
+                                       "runs, and runs at temperature 0 do not merely repeat one another"),
     "language": Param("", (str,), "language of rationales (default: the motion's)"),
 }
 
@@ -73,6 +80,14 @@ class Decision:
     overall: Outcome
     dimensions: Mapping[str, Outcome] = field(default_factory=dict)
     rationale: str = ""
+    # The judge's own scores, dimension → (PRO, CON), of the dimensions it scored as well as decided; stored in
+    # the verdict's extra for statistics (arena.stats: self-contradictions).
+    scores: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def swapped(self) -> "Decision":
+        """The decision with PRO and CON exchanged: outcomes, scores and the sides the rationale names."""
+        return Decision(SWAP[self.overall], {d: SWAP[o] for d, o in self.dimensions.items()},
+                        exchange_sides(self.rationale), {d: (con, pro) for d, (pro, con) in self.scores.items()})
 
 
 class BaseJudge:
@@ -102,16 +117,52 @@ class BaseJudge:
 
 
 async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int) -> Verdict:
-    """One run of a judge: swap labels on odd runs when asked, map back, record failure as such."""
+    """One run of a judge: swap labels on odd runs when asked, map back, record failure as such.
+
+    The verdict's extra holds the judge's scores ({dimension: [PRO, CON]}) when it gave any, "swapped": true
+    for a run that read the sides exchanged, and, on a run failed because its answers kept contradicting
+    their own scores, "self_contradiction": true (its error names the contradiction, in the real sides)."""
     swapped = bool(judge.options.get("swap_sides")) and run % 2 == 1
+    marks: dict[str, Any] = {"swapped": True} if swapped else {}
     try:
         decision = await judge.decide(view.swapped() if swapped else view, llm)
     except LLMCallError as exc:
-        return Verdict(judge.spec.name, run, None, {}, "", error=str(exc))
+        error, checked = str(exc), getattr(exc, "checked", "")
+        if checked.startswith(CONTRADICTION):
+            marks["self_contradiction"] = True
+            if swapped:
+                error = error.replace(checked, exchange_sides(checked))
+        return Verdict(judge.spec.name, run, None, {}, "", error=error, extra=marks)
     if swapped:
-        decision = Decision(SWAP[decision.overall], {d: SWAP[o] for d, o in decision.dimensions.items()},
-                            decision.rationale)
-    return Verdict(judge.spec.name, run, decision.overall, dict(decision.dimensions), decision.rationale)
+        decision = decision.swapped()
+    if decision.scores:
+        marks = {"scores": {d: list(pair) for d, pair in decision.scores.items()}, **marks}
+    return Verdict(judge.spec.name, run, decision.overall, dict(decision.dimensions), decision.rationale,
+                   extra=marks)
+
+
+# --- the sides' names, exchanged -------------------------------------------------------------------------------
+
+# PRO and CON as a rationale names them: whole words in any of three cases (a hyphenated word such as
+# "pro-choice" or a model's "gemini-1.5-pro" is not one), and the Chinese 正方 and 反方.
+_SIDE_NAMES = re.compile(r"(?<![\w-])(PRO|Pro|pro|CON|Con|con)(?![\w-])|正方|反方")
+_OTHER_NAME = {"PRO": "CON", "Pro": "Con", "pro": "con", "CON": "PRO", "Con": "Pro", "con": "pro",
+               "正方": "反方", "反方": "正方"}
+
+
+def exchange_sides(text: str) -> str:
+    """text with the two sides' names exchanged (PRO ↔ CON in each case, 正方 ↔ 反方): a rationale written for
+    a swapped view, told of the real sides."""
+    return _SIDE_NAMES.sub(lambda m: _OTHER_NAME[m.group(0)], text)
+
+
+# --- self-contradictions: a winner its own scores say lost (arena.contradictions) -----------------------------
+
+def scores_check(winners: Callable[[Any], Mapping[str, Outcome | None]],
+                 scores: Callable[[Any], Mapping[str, Any]]) -> Check:
+    """A gateway check (arena.llm.Check) of a scored answer: winners(data) and scores(data) read its dimensions'
+    winners and (PRO, CON) scores; a contradiction (contradiction) is re-asked, and fails the run if it stays."""
+    return lambda text, data: contradiction(winners(data), scores(data)) if isinstance(data, Mapping) else ""
 
 
 def verdict_schema(dimensions=DIMENSIONS, *, ties: bool = True, overall_ties: bool = False) -> dict:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from arena import transcript
+from arena.contradictions import contradicts
 from arena.formats import words_for
 
 COGENT = (
@@ -42,6 +43,16 @@ CLAIMS = (
     "the principle at stake applies far beyond this case",
     "the practical record of similar policies is instructive",
     "trust, once lost, is expensive to rebuild",
+)
+# What simulated judges write in English: a rationale names the side it chose (or the tie), as RATIONALES_ZH do.
+RATIONALES = (
+    "{winner} has the better of it: {claim}.",
+    "{winner} carried the key clash, since {claim}, and {loser} never answered it.",
+    "On balance {winner} made the stronger case: {claim}.",
+)
+TIED = (
+    "Neither side pulls ahead: {claim}, but neither pressed it far enough to decide this.",
+    "Even: both sides argued that {claim}, and the clash was not settled.",
 )
 # Chinese motions get Chinese prose. {topic} is the motion (or the side's own proposition) already in
 # 「」 quotes, {claim} one of CLAIMS_ZH. Every cogent template carries a _COGENT_MARK marker and no
@@ -307,6 +318,22 @@ class _Verdicts:
         return outcome
 
 
+def _agreeing(values: dict) -> dict:
+    """A filled object whose scores agree with the winners it names, as a judge that is not contradicting itself
+    gives them (arena.contradictions): a winner (pro_score, con_score and winner; or a table of scores with a
+    {"pro", "con"} pair per field it decides) whose side drew the lower score gets the two scores exchanged."""
+    if {"winner", "pro_score", "con_score"} <= values.keys() and contradicts(values["winner"], values["pro_score"],
+                                                                             values["con_score"]):
+        values["pro_score"], values["con_score"] = values["con_score"], values["pro_score"]
+    if isinstance(scores := values.get("scores"), dict):
+        for name, scored in scores.items():
+            if not (isinstance(scored, dict) and {"pro", "con"} <= scored.keys()):
+                continue
+            if contradicts(values.get(name), scored["pro"], scored["con"]):
+                scored["pro"], scored["con"] = scored["con"], scored["pro"]
+    return values
+
+
 class _Filler:
     """Values that satisfy a schema (the subset of JSON Schema our prompts use).
 
@@ -346,7 +373,7 @@ class _Filler:
             props = schema.get("properties", {})
             # Fill side verdicts named overall/winner first, so the per-dimension fields can follow them.
             order = sorted(props, key=lambda k: k not in ("overall", "winner"))
-            values = {k: self.fill(props[k], k) for k in order}
+            values = _agreeing({k: self.fill(props[k], k) for k in order})
             return {k: values[k] for k in props}
         if kind == "array":
             low, high = schema.get("minItems", 1), schema.get("maxItems", 3)
@@ -364,12 +391,24 @@ class _Filler:
             if self.judging and name == "rationale" and (note := assessment(self.prompt, chinese=True)) is not None:
                 text += note
         else:
-            text = rng.choice(CLAIMS).capitalize() + "."
+            text = self._text_en(name)
             if self.judging and name == "rationale" and (note := assessment(self.prompt)) is not None:
                 text += " " + note
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         text = text.ljust(low, "。" if self.chinese else ".")
         return text[:high] if high else text
+
+    def _text_en(self, name: str) -> str:
+        """An English string for the field called name: a judge's rationale naming the side it chose, else a
+        claim."""
+        claim = self.rng.choice(CLAIMS)
+        if name == "rationale" and self.judging and self.verdicts.primary is not None:
+            winner = self.verdicts.primary
+            if winner in ("pro", "con"):
+                loser = "con" if winner == "pro" else "pro"
+                return self.rng.choice(RATIONALES).format(winner=winner.upper(), loser=loser.upper(), claim=claim)
+            return self.rng.choice(TIED).format(claim=claim)
+        return claim.capitalize() + "."
 
     def _text_zh(self, name: str) -> str:
         """A Chinese string for the field called name: a judge's rationale naming the side it chose, else a

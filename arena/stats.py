@@ -1,9 +1,11 @@
 """Statistics over stored matches, as pure functions of rows the store hands over."""
 from __future__ import annotations
 
+import json
 from itertools import combinations
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
+from arena.contradictions import CONTRADICTION, contradiction
 from arena.formats import BUILTIN
 from arena.records import CATEGORIES, Verdict, score
 from arena.results import judged_runs
@@ -111,6 +113,33 @@ def judge_outcomes(runs: Mapping[str, Mapping[str, list[dict]]]) -> dict[str, di
             for name, matches in runs.items()}
 
 
+def _field(row: Mapping, key: str) -> Any:
+    """A verdict row's JSON column (dimensions, extra) as data, whether the store's text or already decoded."""
+    value = row.get(key)
+    return (json.loads(value) if isinstance(value, str) else value) or {}
+
+
+def identical_runs(matches: Mapping[str, list[dict]]) -> float | None:
+    """The share of a judge's judged matches with R ≥ 2 (two runs or more, none failed) whose runs all gave the
+    same verdict, overall and per dimension, with the same rationale: runs that repeat one another, evidence
+    counted R times over. None with no such match. matches: match → its verdict rows (runs_by_judge)."""
+    judged = [rs for rs in matches.values() if len(rs) >= 2 and not any(r["error"] for r in rs)]
+    if not judged:
+        return None
+    said = lambda r: (r["overall"], json.dumps(_field(r, "dimensions"), sort_keys=True),  # noqa: E731
+                      r.get("rationale") or "")
+    return sum(len({said(r) for r in rs}) == 1 for rs in judged) / len(judged)
+
+
+def self_contradictory(row: Mapping) -> bool:
+    """Whether a verdict row is a self-contradiction (arena.contradictions): a stored verdict whose dimensions'
+    winners contradict the scores its extra holds, or a run that failed because its answers kept doing so."""
+    extra = _field(row, "extra")
+    if row.get("error"):
+        return bool(extra.get("self_contradiction")) or f"{CONTRADICTION}:" in row["error"]
+    return bool(contradiction(_field(row, "dimensions"), extra.get("scores") or {}))
+
+
 def compare(a: Mapping[str, str], b: Mapping[str, str]) -> dict:
     """Two raters' outcomes (match → pro|con|tie) over the matches both rated: {matches, agreement, kappa}."""
     both = [m for m in a if m in b]
@@ -155,15 +184,17 @@ def people_vs_judges(ballots: Mapping[str, Mapping[str, Mapping[str, str]]], peo
 
 def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequence[str] = (),
                 people: Mapping[str, Mapping[int, str]] | None = None) -> dict:
-    """Per judge and per pair of judges, from verdict rows {judge, match_id, overall, error} (and run) of
-    completed matches and ledger rows {judge, match_id, calls, cost} (one per judge and match).
+    """Per judge and per pair of judges, from verdict rows {judge, match_id, overall, error} (and run, dimensions,
+    rationale, extra) of completed matches and ledger rows {judge, match_id, calls, cost} (one per judge and match).
 
     A judge's outcome on a match is the majority of its runs (judge_outcomes); it has none on a
     match where a run failed, as it does not rate that match. Side bias and pairs count matches,
     not runs: the R runs of one match are not independent samples. Calls and cost per match are
     means over the judge's matches with ledger rows naming it (calls recorded before the ledger
     named judges cannot be attributed), counting every call there, retries and rejudging included;
-    cost is None when any call's price is unknown.
+    cost is None when any call's price is unknown. identical_runs is the share of its judged matches with R ≥ 2
+    whose runs all said the same (identical_runs); self_contradictions counts its runs whose stated winner
+    contradicts their own scores, stored or failed for it (self_contradictory).
     judges: names to list first, in order (configured judges, even with no verdicts yet).
     people: judge of people → run → person. For them, "people" compares each pair of a judge's
     people (people_pairs) and "people_vs_judges" each person with every judge not of people.
@@ -192,6 +223,8 @@ def judge_stats(verdicts: Iterable[dict], calls: Iterable[dict], judges: Sequenc
             "pro_win_rate": rate, "side_bias_p": p,
             "calls_per_match": sum(c["calls"] for c in spent) / len(spent) if spent else None,
             "cost_per_match": sum(costs) / len(costs) if costs and None not in costs else None,
+            "identical_runs": identical_runs(matches),
+            "self_contradictions": sum(self_contradictory(r) for rs in matches.values() for r in rs),
         })
 
     pairs = [{"a": a, "b": b, **compare(outcomes.get(a, {}), outcomes.get(b, {}))} for a, b in combinations(names, 2)]

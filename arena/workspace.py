@@ -65,7 +65,7 @@ matches_per_page = 500     # rows per page of the matches list
 # model = "openai/gpt-4o-mini"
 # runs = 3
 # [judges.options]         # kind-specific options
-# swap_sides = true        # odd runs read the transcript with PRO and CON relabelled
+# swap_sides = false       # default true: odd runs read the transcript with PRO and CON exchanged
 #
 # People judging through private ballot links (arena ballots issue, arena serve): no model, R = people.
 # [[judges]]

@@ -27,7 +27,7 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import CATEGORIES, points
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
 # What each built-in dimension judges (one clause, no capitals: the ballot page shows it as a hint too) and
@@ -100,6 +100,12 @@ NOTE_TOKENS = 1024
 # already name rating views, and the name must be one word to serve as a page anchor.
 RESERVED = ("overall", *CATEGORIES)
 NAME = re.compile(r"[\w-]+")
+# A dimension verdict's line of the rationale, in the language of the rationales: its winner and both scores, each
+# named by its side, so that the line stays true when the sides' names are exchanged (a swapped run, mapped back).
+LINES = {"en": {"pro": "PRO wins", "con": "CON wins", "tie": "tie",
+                "line": "{dimension}: {outcome} (PRO {pro}, CON {con})."},
+         "zh": {"pro": "正方胜", "con": "反方胜", "tie": "平局",
+                "line": "{dimension}：{outcome}（正方 {pro} 分，反方 {con} 分）。"}}
 
 
 def _dimensions_ok(value: Any) -> bool:
@@ -141,6 +147,13 @@ def _summary_schema(ties: bool) -> dict:
     return {"type": "object", "properties": {"rationale": {"type": "string", "minLength": 1},
                                              "overall": {"type": "string", "enum": _outcomes(ties)}},
             "required": ["rationale", "overall"], "additionalProperties": False}
+
+
+def _check(dimension: str):
+    """A dimension verdict whose winner has the lower of its two scores contradicts itself: re-asked, then a
+    failed run (arena.judging.scores_check)."""
+    return scores_check(lambda data: {dimension: data["winner"]},
+                        lambda data: {dimension: (data["pro_score"], data["con_score"])})
 
 
 def _spec(name: str, custom: dict) -> dict:
@@ -204,14 +217,15 @@ class DebatrixJudge(BaseJudge):
         verdicts = await asyncio.gather(*(
             llm.complete(f"{name}-judge", self._prompt(
                 "verdict.j2", motion=view.motion, dimension=name, **texts[name], notes=notes[name],
-                ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params)
+                ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params,
+                check=_check(name))
             for name, spec in self.dimensions.items()))
         decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
                      for (name, spec), v in zip(self.dimensions.items(), verdicts)]
         overall, why = await self._summarise(view, llm, decisions, language, params)
-        rationale = why + "\n" + "\n".join(f"{d['dimension']}: {d['winner']} ({d['pro_score']}–{d['con_score']}). "
-                                          f"{d['rationale']}" for d in decisions)
-        return Decision(overall, {d["dimension"]: d["winner"] for d in decisions}, rationale)
+        rationale = why + "\n" + "\n".join(f"{dimension_line(d, language)} {d['rationale']}" for d in decisions)
+        return Decision(overall, {d["dimension"]: d["winner"] for d in decisions}, rationale,
+                        {d["dimension"]: (d["pro_score"], d["con_score"]) for d in decisions})
 
     @staticmethod
     def _text(name: str, spec: dict, key: str, language: str) -> str:
@@ -244,6 +258,14 @@ class DebatrixJudge(BaseJudge):
     def _prompt(self, template: str, **variables) -> str:
         """A built-in template, or the user's of the same name from the `prompts` option's folder."""
         return render(PROMPTS, template, override=self.options["prompts"], **variables)
+
+
+def dimension_line(decision: dict, language: str) -> str:
+    """A dimension verdict as the rationale states it: "argument: PRO wins (PRO 7, CON 5)." (in Chinese
+    "argument：正方胜（正方 7 分，反方 5 分）。"), true with the sides' names exchanged as with them as they are."""
+    words = LINES.get(language, LINES["en"])
+    return words["line"].format(dimension=decision["dimension"], outcome=words[decision["winner"]],
+                                pro=decision["pro_score"], con=decision["con_score"])
 
 
 def weighted_points(decisions: list[dict]) -> tuple[float, float]:

@@ -19,12 +19,16 @@ from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
+from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "devils_advocate"
 INTENSITIES = ("strict", "moderate", "weak", "plain")
 NO_ISSUE = "NO_ISSUE"
 LABELS = {"pro": "PRO", "con": "CON", "tie": "tie"}
+
+# A scored verdict whose dimension winner has the lower of that dimension's two scores contradicts itself: the
+# scorer (or tie-breaker) is asked again, and a run whose verdict keeps contradicting itself fails.
+SCORES_CHECK = scores_check(lambda data: {d: data[d] for d in DIMENSIONS}, lambda data: data["scores"])
 
 CRITIQUE_SCHEMA = {
     "title": "critique", "type": "object",
@@ -70,7 +74,8 @@ class DevilsAdvocateJudge(BaseJudge):
         async def ask(role: str, answer_schema: dict, **variables) -> dict:
             prompt = view.material(lambda text: render(PROMPTS, f"{role}.j2", transcript=text, **shared, **variables))
             answer = await llm.complete(role, prompt, schema=answer_schema,
-                                        params={"temperature": self.options["temperature"]})
+                                        params={"temperature": self.options["temperature"]},
+                                        check=SCORES_CHECK if answer_schema is schema else None)
             return answer.data
 
         verdict = await ask("scorer", schema, previous="", critique="")
@@ -95,7 +100,8 @@ class DevilsAdvocateJudge(BaseJudge):
             note = f"The critic still objected after {count}; a tie-breaker read the whole dialogue and decided."
         else:
             note = f"The critic still objected after {count}; the scorer's revision after the last review stands."
-        return Decision(verdict["overall"], {d: verdict[d] for d in DIMENSIONS}, f"{verdict['rationale']}\n\n({note})")
+        return Decision(verdict["overall"], {d: verdict[d] for d in DIMENSIONS}, f"{verdict['rationale']}\n\n({note})",
+                        {d: (verdict["scores"][d]["pro"], verdict["scores"][d]["con"]) for d in DIMENSIONS})
 
 
 def describe_verdict(verdict: dict) -> str:

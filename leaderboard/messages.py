@@ -83,7 +83,13 @@ ZH: dict[str, str] = {
     "This judge's verdicts are simulated: they test the pipeline and say nothing about any real judge.":
         "该评委的裁决为模拟：仅用于检验流程，不代表任何真实评委。",
     "The judge": "评委", "Kind": "类型", "People (R)": "评审人（R）", "Source": "来源", "Panelists": "评审团成员",
-    "Runs (R)": "次数（R）", "up to {n} per match: the source's judge rows of it": "每场至多 {n} 次：来源中该场的评委记录",
+    "Runs (R)": "次数（R）", "Identical runs": "完全相同的各次评判",
+    "no match judged two times or more": "没有评判两次及以上的比赛",
+    "{share}% of the matches it judged two times or more: every run gave the same verdict and rationale":
+        "在其评判两次及以上的比赛中占 {share}%：每次评判的裁决与理由都完全相同",
+    "Self-contradictions": "自相矛盾", "{n} of its runs named a winner their own scores put behind":
+        "{n} 次评判判定的胜方在其自己的评分中反而落后",
+    "up to {n} per match: the source's judge rows of it": "每场至多 {n} 次：来源中该场的评委记录",
     "Each person casts one ballot per match, blind to all but PRO and CON; a ballot gives the winner 1 point and a "
     "tie 0.5 to each side, so with all {n} ballots cast a match scores (PRO, CON) points that sum to {n}, weighted "
     "as any judge's R runs are. A match counts with the ballots cast on it: fewer ballots give a smaller total, so a "

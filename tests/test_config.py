@@ -62,7 +62,7 @@ def test_template_examples_uncommented_parse():
     assert [e.name for e in cfg.entries] == ["direct-gpt-4o"]
     assert dict(cfg.entries[0].params) == {"temperature": 0.2, "top_p": 0.75}
     assert [j.name for j in cfg.judges] == ["single-mini", "experts"]
-    assert dict(cfg.judges[0].options) == {"swap_sides": True}
+    assert dict(cfg.judges[0].options) == {"swap_sides": False}  # the example turns the default off
     assert (cfg.judges[1].kind, cfg.judges[1].people, cfg.judges[1].runs) == ("human", ("ann", "bo", "cy"), 3)
 
 

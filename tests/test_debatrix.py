@@ -28,6 +28,8 @@ def dimension_of(text: str) -> str:
 
 
 def responder(winners: dict | None = None, overall: str = "pro", scores: tuple[int, int] = (7, 5)):
+    """Notes, dimension verdicts and the chair's summary; a dimension's winner gets the higher of scores (a tie
+    takes them as given), since a winner its own scores put behind is a contradiction, asked again."""
     winners = winners or {"argument": "pro", "source": "tie", "language": "con"}
 
     def answer(body: dict) -> str:
@@ -36,8 +38,11 @@ def responder(winners: dict | None = None, overall: str = "pro", scores: tuple[i
             return json.dumps({"rationale": "PRO took the heavier dimension.", "overall": overall})
         dimension = dimension_of(text)
         if body.get("response_format"):
-            return json.dumps({"rationale": f"{dimension} decided", "pro_score": scores[0], "con_score": scores[1],
-                               "winner": winners.get(dimension, "pro")})
+            winner = winners.get(dimension, "pro")
+            high, low = max(scores), min(scores)
+            pro, con = {"pro": (high, low), "con": (low, high)}.get(winner, scores)
+            return json.dumps({"rationale": f"{dimension} decided", "pro_score": pro, "con_score": con,
+                               "winner": winner})
         number = re.search(r"This is speech (\d) of 6", text).group(1)
         return f"NOTE<{dimension}|{number}> Standing: even."
 
@@ -98,7 +103,9 @@ def test_dimension_verdicts_read_notes_not_speeches_and_the_summary_weighs_them(
     assert "argument (weight 3): winner PRO" in chair and "language (weight 2): winner CON" in chair
     assert verdict.overall == "pro" and dict(verdict.dimensions) == {"argument": "pro", "source": "tie",
                                                                     "language": "con"}
-    assert "argument: pro (7–5)" in verdict.rationale
+    assert "argument: PRO wins (PRO 7, CON 5). argument decided" in verdict.rationale
+    assert "language: CON wins (PRO 5, CON 7). language decided" in verdict.rationale
+    assert verdict.extra["scores"] == {"argument": [7, 5], "source": [7, 5], "language": [5, 7]}
 
 
 def test_rule_summary_needs_no_chair_and_weighs_the_votes(fake_llm):
@@ -243,7 +250,7 @@ def test_a_tie_from_the_chair_and_the_dimensions_is_the_verdict(fake_llm):
     verdict = judge(fake_llm, {"overall_ties": True})
     assert not verdict.failed and verdict.overall == "tie"
     assert verdict.dimensions == {"argument": "pro", "source": "tie", "language": "tie"}
-    assert "source: tie (7–5)" in verdict.rationale
+    assert "source: tie (PRO 7, CON 5)." in verdict.rationale  # a tie on a small lead: no contradiction
 
 
 # Argument at weight 2 (never a tie) and PRO's points 2 + 1 level with CON's 1 + 2.
@@ -262,7 +269,7 @@ def test_rule_summary_without_ties_breaks_level_points_by_score_margins(fake_llm
     fake_llm.responder = responder(LEVEL_WINNERS, scores=(5, 7))
     verdict = judge(fake_llm, LEVEL)  # overall ties are off by default
     assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
-    assert verdict.overall == "con"  # 3 points each; CON ahead on every weighted score margin
+    assert verdict.overall == "con"  # 3 points each; CON ahead on the weighted score margin, 3×2 − 2×2 − 2×2
 
 
 def test_rule_summary_without_ties_asks_the_chair_when_points_and_margins_are_level(fake_llm):

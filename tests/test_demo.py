@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import sqlite3
 import subprocess
@@ -10,6 +11,8 @@ from pathlib import Path
 
 import pytest
 from scipy.stats import spearmanr
+
+from arena.contradictions import contradiction
 
 ARENA = [sys.executable, "-m", "arena"]
 
@@ -102,3 +105,41 @@ def test_demo_rerun_resumes_without_replaying(demo_dir, tmp_path):
     assert db.execute("SELECT COUNT(*) FROM matches").fetchone()[0] == 60
     assert db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0] == 60
     assert db.execute("SELECT COUNT(*) FROM calls").fetchone()[0] == calls_before + calls_m00060  # only m00060 again
+
+
+# A debatrix dimension line of a rationale (judges.debatrix.dimension_line): "argument: PRO wins (PRO 7, CON 5)."; a
+# swapped run's, mapped back, may name CON's score first.
+DIMENSION_LINE = re.compile(r"^(\w+): (PRO wins|CON wins|tie) \((PRO|CON) (\d+), (?:PRO|CON) (\d+)\)\.", re.M)
+
+
+def test_every_demo_verdict_agrees_with_its_own_scores_and_its_rationale_names_its_winner(demo_dir):
+    """The simulator's judges never contradict themselves: no stored winner is put behind by its own scores
+    (arena.contradictions, the rule the judges are held to), each debatrix dimension line states the stored
+    winner and scores, and each rationale names the winner it gives first among the sides."""
+    db = sqlite3.connect(demo_dir / "arena.db")
+    try:
+        rows = db.execute("SELECT judge, run, overall, dimensions, rationale, extra, error FROM verdicts "
+                          "WHERE judge != 'sim-experts'").fetchall()
+    finally:
+        db.close()
+    assert len(rows) == 240
+    lines = 0
+    for judge, run, overall, dimensions, rationale, extra, error in rows:
+        assert error is None
+        dimensions, extra = json.loads(dimensions), json.loads(extra)
+        assert contradiction(dimensions, extra.get("scores", {})) == "", (judge, rationale, extra)
+        assert extra.get("swapped", False) == (judge == "sim-debatrix" and run == 1)  # swap_sides by default
+        first = re.search(r"\b(PRO|CON)\b", rationale.splitlines()[0])
+        assert first and first.group(1) == overall.upper(), rationale
+        if judge == "sim-debatrix":
+            assert set(extra["scores"]) == set(dimensions) == {"argument", "source", "language"}
+            for name, said, first_side, a, b in DIMENSION_LINE.findall(rationale):
+                lines += 1
+                pro, con = (int(a), int(b)) if first_side == "PRO" else (int(b), int(a))
+                assert {"PRO wins": "pro", "CON wins": "con", "tie": "tie"}[said] == dimensions[name]
+                assert [pro, con] == extra["scores"][name]
+    assert lines == 540  # 60 matches, 3 runs, 3 dimensions
+    # The judge's page says whether its runs are evidence and whether it contradicts itself.
+    page = (demo_dir / "site" / "judges" / "sim-debatrix.html").read_text()
+    assert "<th scope=\"row\">Identical runs</th><td>0% of the matches it judged two times or more" in page
+    assert "<th scope=\"row\">Self-contradictions</th><td>0 of its runs named a winner" in page

@@ -32,7 +32,9 @@ def agent_of(prompt: str) -> str:
 
 
 def verdict(tag: str, overall: str) -> dict:
-    return {"rationale": f"{tag}-RATIONALE", "scores": {"argument": {"pro": 8, "con": 3}, "source": {"pro": 5, "con": 5},
+    """A scored verdict whose winners agree with its scores: argument goes to the overall winner, 8 to 3."""
+    argument = {"pro": 8, "con": 3} if overall == "pro" else {"pro": 3, "con": 8}
+    return {"rationale": f"{tag}-RATIONALE", "scores": {"argument": argument, "source": {"pro": 5, "con": 5},
                                                         "language": {"pro": 4, "con": 6}},
             "argument": overall, "source": "tie", "language": "con", "overall": overall}
 

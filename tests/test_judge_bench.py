@@ -30,9 +30,11 @@ STAGES_6 = ["constructive"] * 2 + ["rebuttal"] * 2 + ["summary"] * 2
 
 
 def workspace(path: Path, api_base: str, runs: int = 3, model: str = "openai/judge") -> Path:
-    """Judge j (single, ties allowed) on the fake server, no retries; no entries, no arena.db yet."""
+    """Judge j (single, ties allowed) on the fake server, no retries; no entries, no arena.db yet. Its runs read the
+    debates as held (swap_sides off): the scripted answers go by run, whatever the labels."""
     return new_workspace(path, llm={"backoff_s": 0.01, "retries": 0, "schema_retries": 0}, init=None,
-                         judges=[judge("j", model=model, api_base=api_base, runs=runs, options={"overall_ties": True})])
+                         judges=[judge("j", model=model, api_base=api_base, runs=runs,
+                                       options={"overall_ties": True, "swap_sides": False})])
 
 
 def responder(body: dict):

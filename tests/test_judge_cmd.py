@@ -105,8 +105,10 @@ def test_failed_runs_are_retried_without_rejudge(tmp_path, fake_llm):
     retried = invoke("judge", "--judge", "j2", "-w", path)
     assert retried.exit_code == 0, retried.output
     assert retried.stdout == "judged 2 matches with j2: 4 verdicts, 0 failed runs\n"
+    # The fake says "pro" to whatever it reads; run 1 read the sides exchanged (swap_sides, on by default), so its
+    # "pro" is CON's win, mapped back.
     assert [(run, overall, error) for _, _, run, overall, error, _ in of("j2", verdicts(path))] == \
-        [(0, "pro", None), (1, "pro", None)] * 2
+        [(0, "pro", None), (1, "con", None)] * 2
 
 
 def test_a_match_with_one_failed_run_is_judged_again(ws):

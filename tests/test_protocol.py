@@ -63,15 +63,19 @@ def test_judges_see_sides_only_as_pro_and_con(tmp_path, fake_llm):
     ws, match_id = play_one(tmp_path, fake_llm, entries=("zebra-entry", "yak-entry"))
     judge_prompts = [r.body["messages"][0]["content"] for r in fake_llm.requests if r.body.get("response_format")]
     assert len(judge_prompts) == 6  # two matches (sides swapped), R = 3 runs each
+    exchanged = [(stage, "con" if side == "pro" else "pro") for stage, side in ORDER]
+    orders = []
     for prompt in judge_prompts:
         # Speech texts name the model they came from (see debate_responder), so strip those first.
         visible = re.sub(r"SPEECH<[^>]*>", "", prompt)
         assert "zebra" not in visible and "yak" not in visible
-        assert [(stage, side) for side, stage, _ in transcript.split(prompt)] == ORDER
+        orders.append([(stage, side) for side, stage, _ in transcript.split(prompt)])
+    # swap_sides is on by default: run 1 of each match reads the labels exchanged, runs 0 and 2 as debated.
+    assert sorted(map(str, orders)) == sorted(map(str, [ORDER, exchanged, ORDER] * 2))
 
 
 def test_judge_runs_are_distinct_samples_and_score_the_match(tmp_path, fake_llm):
-    ws, match_id = play_one(tmp_path, fake_llm)
+    ws, match_id = play_one(tmp_path, fake_llm, options={"swap_sides": False})  # every run asks the same
     judge_requests = [r.body for r in fake_llm.requests if r.body.get("response_format")]
     # Two matches (sides swapped) with R = 3: none of the runs was a cache hit of another.
     assert len(judge_requests) == 6

@@ -11,7 +11,7 @@ from arena.store import SCHEMA_VERSION, Store
 from tests.helpers import PEOPLE, TWO_OFFLINE, invoke, judge, new_workspace, play_with
 
 JUDGE_KEYS = ["judge", "matches", "runs", "failed_runs", "pro_wins", "con_wins", "ties", "pro_win_rate",
-              "side_bias_p", "calls_per_match", "cost_per_match"]
+              "side_bias_p", "calls_per_match", "cost_per_match", "identical_runs", "self_contradictions"]
 PAIR_KEYS = ["a", "b", "matches", "agreement", "kappa"]
 
 
@@ -75,10 +75,14 @@ def test_judge_stats_on_hand_made_rows():
     c, b, a = out["judges"]
     assert a == {"judge": "A", "matches": 4, "runs": 12, "failed_runs": 1, "pro_wins": 2, "con_wins": 0, "ties": 1,
                  "pro_win_rate": 1.0, "side_bias_p": 0.5, "calls_per_match": 4.0,
-                 "cost_per_match": pytest.approx(0.02)}
+                 "cost_per_match": pytest.approx(0.02),
+                 "identical_runs": pytest.approx(1 / 3),  # of m1, m2 and m4 (m3 failed), m4's runs are one answer
+                 "self_contradictions": 0}
     assert (b["pro_wins"], b["con_wins"], b["calls_per_match"], b["cost_per_match"]) == (3, 1, 1.0, None)
+    assert b["identical_runs"] is None  # one run per match: nothing to repeat
     assert c == {"judge": "C", "matches": 0, "runs": 0, "failed_runs": 0, "pro_wins": 0, "con_wins": 0, "ties": 0,
-                 "pro_win_rate": None, "side_bias_p": None, "calls_per_match": None, "cost_per_match": None}
+                 "pro_win_rate": None, "side_bias_p": None, "calls_per_match": None, "cost_per_match": None,
+                 "identical_runs": None, "self_contradictions": 0}
     pairs = {(p["a"], p["b"]): p for p in out["pairs"]}
     assert list(pairs) == [("C", "B"), ("C", "A"), ("B", "A")]
     assert pairs[("C", "B")]["matches"] == 0 and pairs[("C", "B")]["kappa"] is None

@@ -13,7 +13,7 @@ from tests.fakes.openai_server import messages_text
 from arena.records import score
 from arena.stats import match_outcome
 from tests.helpers import (PEOPLE, assert_user_error, debate_responder, entry, invoke, judge, new_workspace, snapshot,
-                           write_workspace)
+                           speech_text, write_workspace)
 from tests.running import round_robin
 
 SLAO = ("source", "language", "argument", "overall")
@@ -94,7 +94,9 @@ def alpha_wins(body: dict) -> str:
 def scripted(tmp_path, fake_llm):
     """alpha against beta both ways, judged by j1 (R = 3) on the fake server, and three people's ballots."""
     fake_llm.responder = alpha_wins
-    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base, judges=[PEOPLE]), rounds=1)
+    # Every run reads the sides as debated (swap_sides off): the points below are counted for the script's answers.
+    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base, judges=[PEOPLE],
+                                       options={"swap_sides": False}), rounds=1)
     assert invoke("run", "-w", path).exit_code == 0
     ws = app.open_workspace(path)
     try:
@@ -174,7 +176,7 @@ def with_humans(tmp_path):
     speeches = tmp_path / "speeches"
     speeches.mkdir()
     for stage in ("constructive", "rebuttal", "summary"):
-        (speeches / f"{stage}.md").write_text(f"Our {stage}: people first.", encoding="utf-8")
+        (speeches / f"{stage}.md").write_text(speech_text(f"Our {stage}: people first."), encoding="utf-8")
     path = new_workspace(tmp_path / "ws", entries=[entry("ace", strength=1.0), entry("bold"),
                                                    entry("humans", "human", "human/us",
                                                          params={"speeches_dir": str(speeches)})],

@@ -9,6 +9,9 @@ finds is remembered in the workspace, so calls go straight to the mode that work
 Before any probe or call, the keys the models and the web search need are looked up in the environment
 (require_keys, arena.credentials): a missing one is named with the entries and judges that need it, and nothing
 is sent. `arena check` also probes the search provider when a real entry searches the web.
+
+`arena check` and the start of `arena run` also warn (repeating_judges) of a judge whose R runs can only repeat
+one another: evidence counted R times over, at R times the cost.
 """
 from __future__ import annotations
 
@@ -56,6 +59,27 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     if ws.config.search.provider != "offline" and any(c.searches for c in callers(ws, [n for n, _, _ in chosen])):
         rows.append(probe_search(ws))
     return rows
+
+
+def repeating_judges(ws: Workspace, names: Iterable[str] | None = None) -> list[str]:
+    """A warning per named judge (default: every judge) whose R runs can only repeat one another: an LLM judge
+    (not people, not imported, not the simulator, whose runs are seeded apart) with runs ≥ 2 at temperature 0 and
+    without swap_sides, since nothing else differs between its runs' requests. Each names the judge and what to
+    change."""
+    chosen = None if names is None else set(names)
+    warnings = []
+    for spec in ws.config.judges:
+        kind = ws.judges.get(spec.name)
+        if (chosen is not None and spec.name not in chosen) or not _calls_model(kind) or is_simulated(spec.model):
+            continue
+        options = getattr(kind, "options", spec.options)
+        if spec.runs >= 2 and options.get("temperature") == 0 and not options.get("swap_sides", False):
+            warnings.append(f"judge {spec.name!r} ({spec.kind} judge): its {spec.runs} runs can only repeat one "
+                            "another (temperature 0 and swap_sides = false: nothing differs between them), so a "
+                            f"match counts one answer {spec.runs} times over; set swap_sides = true in its "
+                            "[judges.options] (odd runs read the sides exchanged), or a temperature above 0, "
+                            "or runs = 1")
+    return warnings
 
 
 def callers(ws: Workspace, names: Iterable[str]) -> list[Caller]:

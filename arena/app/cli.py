@@ -505,10 +505,14 @@ def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, ret
 def check(names: tuple[str, ...], fmt: str, workspace: Path):
     """Probe the models of the named entries and judges (default: all): a one-line chat, the structured-output
     mode that works, the context window, latency, and whether the price is known; then the search provider (row
-    "[search]") when an entry searches the web. Exit 2 if a key is missing, 1 if any is unusable."""
+    "[search]") when an entry searches the web. Warns (stderr) of a judge whose runs can only repeat one another.
+    Exit 2 if a key is missing, 1 if any is unusable."""
     from arena.app import commands as app
 
-    rows = app.check(_open(workspace), names)
+    ws = _open(workspace)
+    for warning in app.check_warnings(ws, names):  # a warning, not a failure: the exit code is the probes'
+        click.echo(f"warning: {warning}", err=True)
+    rows = app.check(ws, names)
     if fmt == "json":
         _json(rows)
     else:
@@ -891,9 +895,10 @@ def stats_agents(workspace: Path, fmt: str):
 @workspace_option
 @format_option
 def stats_judges(workspace: Path, fmt: str):
-    """Per judge: failures, Pro win rate with a binomial side-bias test, calls and cost per match; per pair of
-    judges: agreement on the overall winner and Cohen's kappa; for judges of people, the same per pair of
-    their people and per person against each other judge."""
+    """Per judge: failures, Pro win rate with a binomial side-bias test, the share of matches whose runs were
+    identical, runs that contradicted their own scores, calls and cost per match; per pair of judges: agreement
+    on the overall winner and Cohen's kappa; for judges of people, the same per pair of their people and per
+    person against each other judge."""
     from arena.app import commands as app
 
     data = app.stats_judges(_open(workspace))
@@ -901,10 +906,11 @@ def stats_judges(workspace: Path, fmt: str):
         _json(data)
         return
     _table([{**r, "pro win rate": _num(r["pro_win_rate"], 3), "side-bias p": _num(r["side_bias_p"], 3),
-             "calls/match": _num(r["calls_per_match"], 2), "cost/match": _num(r["cost_per_match"], 4)}
+             "identical runs": _num(r["identical_runs"], 3), "calls/match": _num(r["calls_per_match"], 2),
+             "cost/match": _num(r["cost_per_match"], 4)}
             for r in data["judges"]],
            ["judge", "matches", "runs", "failed_runs", "pro_wins", "ties", "con_wins", "pro win rate", "side-bias p",
-            "calls/match", "cost/match"])
+            "identical runs", "self_contradictions", "calls/match", "cost/match"])
     figures = lambda rows: [{**r, "agreement": _num(r["agreement"], 3), "kappa": _num(r["kappa"], 3)}  # noqa: E731
                             for r in rows]
     # Each table only when it has rows: the people's two only with judges of people (of two or more people).

@@ -18,7 +18,7 @@ from arena import registration, scheduler
 from arena.app import demo as demo_workspace
 from arena.app import people, shapes
 from arena.app.check import check as check_models
-from arena.app.check import require_keys
+from arena.app.check import repeating_judges, require_keys
 from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
 from arena.app.engine import MatchRunner, run_bounded
 from arena.app.imports import import_folder
@@ -682,6 +682,12 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
     context_window, latency_s, error, priced}] (arena.app.check)."""
     return check_models(ws, names)
+
+
+def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
+    """What `arena check` warns of before its probes, for the named judges (default: all): each judge whose R runs
+    can only repeat one another (arena.app.check.repeating_judges)."""
+    return repeating_judges(ws, list(names) or None)
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY) -> dict:

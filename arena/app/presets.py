@@ -77,6 +77,11 @@ model = "openai/gpt-4o-mini"
 runs = 3
 [judges.options]
 overall_ties = true
+# The paper runs Debatrix three times on each debate as it was held, the sides never exchanged, so the preset does
+# too (the arena's default, swap_sides = true, reads odd runs with PRO and CON exchanged). At Debatrix's temperature
+# 0 the three runs may only repeat one another, which `arena check` and `arena run` warn of; set true to have them
+# differ and cancel position bias, at the cost of following the paper less closely.
+swap_sides = false
 
 # Three experienced judges vote win, lose or tie, told only of an equal burden of proof ("Human-Elo").
 # Hand out their private links with `arena ballots issue --judge experts`, then `arena serve`.

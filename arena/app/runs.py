@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Callable
 
-from arena.app.check import preflight
+from arena.app.check import preflight, repeating_judges
 from arena.app.engine import MatchRunner, play_claimed
 from arena.app.progress import Progress
 from arena.app.workers import fan_out
@@ -36,7 +36,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
     "interrupted", cost (this run's), ledger_cost, unpriced, cpu_s (CPU seconds its processes spent
     playing and judging, start-up not included)}; with nothing to play, also running (matches other runs
-    play) and failed_waiting (failed matches that only --retry-failed plays).
+    play) and failed_waiting (failed matches that only --retry-failed plays). A judge whose runs can only
+    repeat one another is warned of first (arena.app.check.repeating_judges), through progress or on stderr.
     """
     failed_before = now() if retry_failed else None  # a match that fails in this run is not retried by it
     pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
@@ -49,6 +50,9 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     # A model that cannot answer would fail every match it is in: find out first, once.
     entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
     judges = [j.name for j in ws.config.automatic_judges]
+    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    for warning in repeating_judges(ws, judges):  # once, at the start: a warning, not a refusal
+        say(f"warning: {warning}")
     preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
     asked, workers = workers, max(1, min(workers, len(pending), concurrency))
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
