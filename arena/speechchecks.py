@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 if TYPE_CHECKING:
@@ -105,12 +106,11 @@ def copied_share(text: str, sources: Sequence[tuple[str, str]], own: Iterable[st
     runs = _runs(text, size)
     if len(runs) < MIN_WORDS:
         return 0.0, ""
-    mine = {r for t in own for r in _runs(t, size)}
-    candidates = set(runs) - mine
+    candidates = set(runs).difference(*(_run_set(t, size) for t in own))
     copied: set[tuple[str, ...]] = set()
     best, best_share = "", 0.0
     for name, source in sources:
-        found = candidates & set(_runs(source, size))
+        found = candidates & _run_set(source, size)
         share = sum(1 for r in runs if r in found) / len(runs)
         if share > best_share:
             best, best_share = name, share
@@ -138,7 +138,7 @@ def repeated_shares(text: str, language: str = "en") -> tuple[float, int, str, f
     sentences = [s for s in (" ".join(_tokens(part)) for part in _SENTENCE_END.split(text)) if s]
     sentence, count = Counter(sentences).most_common(1)[0] if sentences else ("", 0)
     size = 2 * LOOP_RUN if SCRIPTS.get(language) == "cjk" else LOOP_RUN
-    runs = [tuple(tokens[i:i + size]) for i in range(len(tokens) - size + 1)]
+    runs = list(zip(*(tokens[i:] for i in range(size))))
     if len(runs) < MIN_WORDS:  # a loop of phrases needs room to show itself
         return count * len(sentence.split()) / len(tokens), count, sentence, 0.0, ""
     loop = (len(runs) - len(set(runs))) / len(runs)
@@ -239,15 +239,21 @@ def match_problems(match: "Match", fmt: "Format", share: float = MIN_SHARE,
     return out
 
 
-def _tokens(text: str) -> list[str]:
+@lru_cache(maxsize=512)  # a match's speeches are read again by every later speech's checks
+def _tokens(text: str) -> tuple[str, ...]:
     """Lower-cased words, each CJK character a token of its own."""
-    return [t.lower() for t in _TOKEN.findall(text)]
+    return tuple(_TOKEN.findall(text.lower()))
 
 
 def _runs(text: str, size: int) -> list[tuple[str, ...]]:
     """Every run of size consecutive tokens, in order."""
     tokens = _tokens(text)
-    return [tuple(tokens[i:i + size]) for i in range(len(tokens) - size + 1)]
+    return list(zip(*(tokens[i:] for i in range(size))))
+
+
+@lru_cache(maxsize=512)
+def _run_set(text: str, size: int) -> frozenset[tuple[str, ...]]:
+    return frozenset(_runs(text, size))
 
 
 def _is_markup(span: str) -> bool:

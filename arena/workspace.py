@@ -23,6 +23,8 @@ seed = 0                   # seeds scheduling and the offline simulator
 judge_runs = 3             # default R: runs per judge per match
 forfeits = true            # a debater whose model cannot answer usably forfeits (false: the match fails)
 format = "agent4debate"    # debate format of new matches: "agent4debate" (3 stages) | "lechmazur" (10 turns) | plug-in
+speech_checks = true       # a speech that is no debate speech (placeholder, echo, loop, ...) forfeits its side
+min_speech_share = 0.25    # too-short: a speech under this share of its turn's budget
 
 [llm]
 max_concurrency = 16       # concurrent LLM calls per model

@@ -349,4 +349,4 @@ def test_the_site_notes_a_forfeit_and_shows_each_entrys_reliability(tmp_path, fa
     assert "100%" in index  # beta
     assert "pro forfeit" in (site / "matches.html").read_text()
     csv = (site / "results.csv").read_text().splitlines()
-    assert csv[0].endswith(",forfeit") and any(line.endswith(",pro") for line in csv[1:])
+    assert csv[0].endswith(",forfeit,simulated") and any(line.endswith(",pro,false") for line in csv[1:])

@@ -40,8 +40,10 @@ def human(name: str, **params) -> dict:
 
 
 def workspace(tmp_path: Path, *humans: dict) -> Path:
-    """The offline entry bot, judge j (one run), and the human entries; no arena.db yet."""
-    return new_workspace(tmp_path / "ws", entries=[BOT, *humans], judges=[JUDGE], init=None)
+    """The offline entry bot, judge j (one run), and the human entries; no arena.db yet. The people here type a
+    line each, so the speech checks are off (a person's speech is checked: tests/test_speech_checks.py)."""
+    return new_workspace(tmp_path / "ws", arena={"speech_checks": False}, entries=[BOT, *humans], judges=[JUDGE],
+                         init=None)
 
 
 def editor(tmp_path: Path) -> tuple[str, Path]:

@@ -231,7 +231,9 @@ def hostile_site(tmp_path, fake_llm, fake_tavily, monkeypatch) -> Path:
         "  category: value\n"
         f"  info_slide: {json.dumps(SLIDE)}\n", encoding="utf-8")
     base = fake_llm.api_base
-    new_workspace(ws_path, arena={"language": "en", "judge_runs": 2}, llm={"backoff_s": 0.01},
+    # Speeches that are nothing but hostile markup are no debate speeches: the checks are off so they are shown.
+    new_workspace(ws_path, arena={"language": "en", "judge_runs": 2, "speech_checks": False},
+                  llm={"backoff_s": 0.01},
                   search={"provider": "tavily", "api_base_url": fake_tavily.base_url, "max_results": 2},
                   motions=["file:hostile.yaml"],
                   entries=[entry("searcher", "search-baseline", "openai/searcher", api_base=base),
@@ -287,7 +289,8 @@ def test_hostile_text_renders_as_text_in_the_browser(browser, hostile_site):
     assert titles[HOSTILE_TITLE].endswith("#")
     rationales = [row.find_elements(By.TAG_NAME, "td")[-1].text
                   for row in browser.find_elements(By.CSS_SELECTOR, "main table tbody tr")]
-    assert rationales == [RATIONALE, RATIONALE]
+    # Run 1 read the sides exchanged (swap_sides): its "PRO won" names the real side, CON.
+    assert rationales == [RATIONALE, RATIONALE.replace("PRO won", "CON won")]
     screenshot(browser, "hostile-match.png")
     # The motion text stays text on the list pages too.
     load(browser, hostile_site / "matches.html")

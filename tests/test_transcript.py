@@ -12,7 +12,8 @@ from arena import transcript
 from arena.app import commands as app, runs
 from arena.app.commands import open_workspace
 from arena.records import Reference, Speech
-from tests.helpers import hostile, judge, requested_schema, schema_instance, stage_and_side, write_workspace
+from tests.helpers import (hostile, judge, requested_schema, schema_instance, speech_text, stage_and_side,
+                           write_workspace)
 
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
@@ -73,7 +74,7 @@ def responder(speeches: dict | None = None):
             return json.dumps(schema_instance(schema))
         if (speech := stage_and_side(body)) is None:
             return "A judge's note."
-        return (speeches or {}).get(speech, f"The {speech[1]} {speech[0]} speech.")
+        return (speeches or {}).get(speech, speech_text(f"The {speech[1]} {speech[0]} speech."))
 
     return respond
 
@@ -89,7 +90,9 @@ JUDGES = {  # each kind's options, small
 @pytest.mark.parametrize("kind", JUDGES)
 def test_every_judge_kind_reads_a_hostile_speech_as_material_inside_its_block(tmp_path, fake_llm, kind):
     other = judge(f"{kind}-j", kind, "openai/judge-model", runs=1, api_base=fake_llm.api_base, options=JUDGES[kind])
-    ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, judges=[other]))
+    # The speeches are lines, not speeches: the checks are off, so the hostile one reaches the judges.
+    ws = open_workspace(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1, judges=[other],
+                                        arena={"speech_checks": False}))
 
     fake_llm.responder = responder({("rebuttal", "con"): hostile(4, "con")})
     [match_id] = app.schedule(ws, "round-robin", rounds=1).match_ids[:1]

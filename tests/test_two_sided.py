@@ -10,7 +10,7 @@ from arena import transcript
 from arena.app import commands as app
 from arena.app.commands import open_workspace
 from tests.helpers import (VERDICT, assert_user_error, debate_responder, invoke, judge, requested_schema,
-                           schema_instance, snapshot, stage_and_side, write_workspace)
+                           schema_instance, snapshot, speech_text, stage_and_side, write_workspace)
 
 MOTIONS = """\
 motions:
@@ -60,7 +60,7 @@ def arguing(body: dict) -> str:
     prompt = "\n".join(m["content"] for m in body["messages"])
     if stage_and_side(body):
         own = re.search(r"^Your side \((?:PRO|CON)\) argues: (.+)$", prompt, re.MULTILINE).group(1)
-        return f"ARGUING<{own}> and our case is strong."
+        return speech_text(f"ARGUING<{own}> and our case is strong.")
     schema = requested_schema(body)
     return "A note on the debate." if schema is None else json.dumps(schema_instance(schema))
 
