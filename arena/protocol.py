@@ -42,6 +42,7 @@ class AgentLog:
         self.usage: dict[tuple[str | None, str | None, str], AgentUsage] = {}
         self.messages: list[dict] = []
         self.listener = listener  # e.g. a progress display: told of every call as it completes
+        self.asking: dict[tuple[str | None, str | None], str] = {}  # per speech, the prompt of the call under way
 
     def add(self, tag: CallTag, messages: list[dict], completion: Completion) -> None:
         key = (tag.stage, tag.side, tag.role)
@@ -55,8 +56,9 @@ class AgentLog:
         return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}
 
     def prompts(self, stage: str, side: str) -> list[str]:
-        """Every prompt sent for one speech, in order."""
-        return [m["prompt"] for m in self.messages if (m["stage"], m["side"]) == (stage, side)]
+        """Every prompt sent for one speech, in order, the one of a call still under way last."""
+        sent = [m["prompt"] for m in self.messages if (m["stage"], m["side"]) == (stage, side)]
+        return sent + ([self.asking[(stage, side)]] if (stage, side) in self.asking else [])
 
 
 class LLMHandle:
@@ -85,6 +87,8 @@ class LLMHandle:
         tight = False
         while True:
             messages, fitted = self._messages(prompt, params, schema, max_tokens, tight)
+            if check is not None:  # what a speech check of its answer reads (DebateContext.problem)
+                self.log.asking[(self.stage, self.side)] = _as_text(messages)
             try:
                 completion = await self.gateway.complete(self.ref, messages, tag=tag, params=params, schema=schema,
                                                          sample=self.sample, max_tokens=max_tokens, tight=tight,
@@ -94,6 +98,8 @@ class LLMHandle:
                     raise
                 tight = True
                 continue
+            finally:
+                self.log.asking.pop((self.stage, self.side), None)
             self.log.add(tag, messages, completion)
             return completion
 

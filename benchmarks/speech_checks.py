@@ -56,10 +56,12 @@ def measured(matches, formats, prompts_of=lambda m: None) -> None:
             sources = [("the motion", match.motion.text)] + ([("the prompt", turn_prompts[0])] if turn_prompts else [])
             sources += [("other", s.text) for s in shown if s.side != speech.side]
             language = match.motion.language
-            copied, _ = sc.copied_share(speech.text, sources, [s.text for s in shown if s.side == speech.side],
-                                        language)
+            own = [("own", s.text) for s in shown if s.side == speech.side]
+            copied, _ = sc.copied_share(speech.text, sources, own, language)
+            again, _ = sc.copied_share(speech.text, own, (), language)
             share, count, _, loop, _ = sc.repeated_shares(speech.text, language)
             margins["echo: copied share"].append((copied, where))
+            margins["echo (own): share of its own earlier speeches"].append((again, where))
             margins["repetition: one sentence's share (said 3+ times)"].append((share if count >= 3 else 0.0, where))
             margins["repetition: looped share"].append((loop, where))
             if language == "en":
@@ -74,13 +76,13 @@ def measured(matches, formats, prompts_of=lambda m: None) -> None:
                                                   if counts else ""))
     for row in flagged[:ARGS.show]:
         print("    " + " | ".join(row)[:300])
-    thresholds = {"echo": sc.ECHO_SHARE, "repetition: one": sc.REPEAT_SHARE, "repetition: looped": sc.LOOP_SHARE,
+    thresholds = {"echo (own)": sc.ECHO_OWN_SHARE, "echo": sc.ECHO_SHARE, "repetition: one": sc.REPEAT_SHARE, "repetition: looped": sc.LOOP_SHARE,
                   "language": sc.ENGLISH_SHARE, "too-short": 1.0}
-    print(f"  {'margin':52} {'closest':>8} {'threshold':>9}  where")
+    print(f"  {'margin':60} {'closest':>8} {'threshold':>9}  where")
     for name, values in margins.items():
         value, where = max(values)
         limit = next(v for k, v in thresholds.items() if name.startswith(k))
-        print(f"  {name:52} {abs(value):8.3f} {limit:9.3f}  {where}")
+        print(f"  {name:60} {abs(value):8.3f} {limit:9.3f}  {where}")
 
 
 def workspace_matches(path: Path):

@@ -22,10 +22,14 @@ WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary
 SIDES = {"pro", "con"}
 
 
-def workspace(path, llm, tavily_url: str) -> str:
-    """Direct entries, an agent4debate entry with small caps and a `single` judge, all on the local model."""
+def workspace(path, llm, tavily_url: str, checks: bool = False) -> str:
+    """Direct entries, an agent4debate entry with small caps and a `single` judge, all on the local model. The
+    speech checks are off unless asked for: a 135M model often echoes its own instructions (seen here: "This is
+    your constructive speech: ... 1. Define the motion's key terms ..."), which forfeits the match, and most tests
+    here are of the plumbing of a whole match; test_the_speech_checks_on_a_real_model has them on."""
     model = {"model": llm.model, "api_base": llm.api_base}
-    new_workspace(path, arena={"judge_runs": 1}, llm={"retries": 1, "backoff_s": 0.1, "timeout_s": 300},
+    new_workspace(path, arena={"judge_runs": 1, "speech_checks": checks},
+                  llm={"retries": 1, "backoff_s": 0.1, "timeout_s": 300},
                   search={"provider": "tavily", "api_base_url": tavily_url, "max_results": 2},
                   entries=[entry("plain-a", **model, params=WORDS),
                            entry("plain-b", **model, params={"temperature": 0.7, **WORDS}),
@@ -191,3 +195,36 @@ def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_
     sent = log.messages[-1]["prompt"]
     assert "left out to fit the model's context window" in sent and "We disagree." in sent
     store.close()
+
+
+def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
+    """A direct match with the checks on: every stored speech passes them, and a side that forfeited did so by a
+    named check after being asked again, each re-ask showing the model its answer and the problem."""
+    from arena import speechchecks
+    from arena.formats import AGENT4DEBATE
+
+    ws = workspace(tmp_path / "ws", local_llm, "", checks=True)
+    opened = app.open_workspace(ws)
+    opened.store.add_tournament("checks", 0, {}, [("en-policy-001", "plain-a", "plain-b")])
+    opened.close()
+    ran = invoke("run", "-w", ws, "--concurrency", "1")
+    assert ran.exit_code == 0, ran.output
+    opened = app.open_workspace(ws)
+    try:
+        match = opened.store.match("m00001")
+        assert match.status == "done"
+        asked = {(t.stage, t.side): 50 for t in AGENT4DEBATE.turns}  # the entries' words_<stage>
+        assert speechchecks.match_problems(match, AGENT4DEBATE, budgets=asked) == []
+        if match.forfeit is not None:
+            check = match.forfeit.reason.split(":", 1)[0]
+            assert check in speechchecks.CHECKS, match.forfeit.reason
+            stage = next(s for s in ("constructive", "rebuttal", "summary")
+                         if f"'s {s} speech" in match.forfeit.reason)
+            # [llm] schema_retries = 2: asked, then asked again twice (the fake server's tests read the re-asks).
+            asked = db(ws).execute("SELECT COUNT(*) FROM calls WHERE kind = 'llm' AND role = 'writer' AND stage = ? "
+                                   "AND side = ? AND error IS NULL", (stage, match.forfeit.side)).fetchone()[0]
+            assert asked == 3
+        else:
+            assert len(match.speeches) == 6
+    finally:
+        opened.close()

@@ -60,7 +60,12 @@ def test_an_echo_of_the_opponent_or_the_prompt_is_named_by_its_source():
     # Quoting a line of the opponent to answer it is debate; restating one's own constructive is one's own words.
     quoted = f'They said "{opponent.split(".")[1].strip()}". ' + HEALTHY
     assert sc.echo(quoted, [("CON's constructive", opponent)]) is None
-    assert sc.echo(HEALTHY, [("the prompt", "Transcript: " + HEALTHY)], own=[HEALTHY]) is None
+    assert sc.echo(HEALTHY, [("the prompt", "Transcript: " + HEALTHY)], own=[("its own", HEALTHY[:400])]) is None
+    # SmolLM2-135M's agent4debate Writer gave its constructive again, word for word, as its rebuttal.
+    assert sc.echo("Recall: " + HEALTHY, [], own=[("its own constructive", HEALTHY)]) == \
+        "99% of it repeats its own constructive word for word"
+    restated = HEALTHY[:300] + " " + speech_text("new", size=60)
+    assert sc.echo(restated, [], own=[("its own constructive", HEALTHY)]) is None
 
 
 def test_loops_of_a_sentence_or_a_phrase_are_repetition():
@@ -103,10 +108,10 @@ def test_too_short_counts_words_or_characters_against_the_turns_least_share():
 def test_match_problems_read_each_speech_with_what_its_speaker_saw():
     texts = {(t.stage, t.side): speech_text(f"{t.stage}-{t.side}", size=140) for t in AGENT4DEBATE.turns}
     # CON's constructive is blind to PRO's: the same words are no echo there; CON's rebuttal copying PRO's is, and
-    # PRO's summary restating its own constructive is its own words.
+    # PRO's summary restating half its own constructive is its own words.
     texts[("constructive", "con")] = texts[("constructive", "pro")]
     texts[("rebuttal", "con")] = "In reply: " + texts[("rebuttal", "pro")]
-    texts[("summary", "pro")] = "To sum up: " + texts[("constructive", "pro")]
+    texts[("summary", "pro")] = "To sum up: " + texts[("constructive", "pro")][:500] + speech_text("end", size=70)
     match = Match("m1", MOTION, "a", "b", speeches=tuple(Speech(s, side, texts[(s, side)])
                                                          for s, side in texts))
     found = [(s.stage, s.side, str(p)) for s, p in sc.match_problems(match, AGENT4DEBATE)]
