@@ -15,24 +15,7 @@ from arena.app.commands import open_workspace
 from leaderboard.results import ResultsError, read_results, simulated_entries
 from leaderboard.site import page_name
 from tests.helpers import entry, invoke, judge, mark_checked, new_workspace, query, requested_schema, \
-    schema_instance, stage_and_side
-
-# A speech of real prose, long and varied enough to pass for a debate speech (no loop, no placeholder).
-PROSE = (
-    "Our opponents ask you to trust a promise that has failed every time it was tried. Consider the cost first: "
-    "public budgets are finite, and every pound spent here is a pound not spent on schools or clinics. Second, "
-    "the evidence from comparable cities shows modest gains that fade within two years, while the burdens on "
-    "small businesses remain. Third, fairness matters: those least able to adapt carry most of the adjustment. "
-    "We do not deny that the problem is real; we deny that this remedy fits it. A better path exists, one that "
-    "targets support where it is needed, measures results honestly and can be reversed if it fails. Imagine a "
-    "family running a corner shop, already squeezed by rent and energy prices; the policy before you adds paperwork "
-    "and risk without a clear reward. Now imagine a council with a narrow mandate, a published budget and a review "
-    "after one year. That is accountability, and it is what our side offers. The other side will say that bold "
-    "change needs courage. Courage without evidence is a gamble with other people's livelihoods. When the judges "
-    "weigh this debate, ask which side explained its mechanism, which side quantified its costs, and which side "
-    "answered the strongest objection rather than the weakest. We believe the answer is clear, and we urge you to "
-    "reject the motion as it stands while keeping the door open to a smarter reform grounded in data.")
-
+    schema_instance, speech_text, stage_and_side
 
 def respond(body: dict) -> str:
     """A judge's structured answer; else a debater's speech, marked with its model, stage and side."""
@@ -41,7 +24,7 @@ def respond(body: dict) -> str:
         return json.dumps(schema_instance(schema))
     turn = stage_and_side(body)
     assert turn is not None, body["messages"][0]["content"][:300]
-    return f"[{body['model']} {turn[0]} {turn[1]}] {PROSE}"
+    return speech_text(f"[{body['model']} {turn[0]} {turn[1]}]")  # prose of its own: no echo of the other side
 
 
 def played(tmp_path, fake_llm, *, search: dict, offline_entry: bool = True):

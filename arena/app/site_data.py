@@ -62,8 +62,9 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
     entries = _entries(ws, matches, withheld)
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
-        # Every page carries the banner when anything shown is simulated: a match, or an entry (arena.records.simulated)
-        simulated=any(m.simulated for m in matches) or any(e["simulated"] for e in entries),
+        # Every page carries the banner when any result shown is simulated: a match, or an entry that has played
+        # (arena.records.simulated); an offline entry configured but not yet played makes no result simulated.
+        simulated=any(m.simulated for m in matches) or any(e["simulated"] and e["matches"] for e in entries),
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=entries, matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
