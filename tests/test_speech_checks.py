@@ -68,6 +68,37 @@ def test_an_echo_of_the_opponent_or_the_prompt_is_named_by_its_source():
     assert sc.echo(restated, [], own=[("its own constructive", HEALTHY)]) is None
 
 
+# SmolLM2-135M-Instruct's first answer as a direct debater (tests/test_local_model_e2e.py's match, 50 words): our
+# prompt's workflow and rules, given back as the speech.
+SMOLLM2_PROMPT = """# Workflow
+This is your constructive speech: the first speech of your side. You have not heard the other side.
+1. Define the motion's key terms in the way most reasonable for a neutral listener.
+2. State the criterion by which the judge should decide the debate.
+3. Build at most three main arguments, each with a claim, its reasoning and the kind of evidence that supports it.
+4. Close by saying why these arguments, taken together, carry the motion for your side.
+
+# Rules
+- Argue only for the PRO side; never concede the motion.
+- Claims need reasons; name a mechanism or an example for every point. Do not invent statistics, quotations or sources.
+- Address the judge, not the opponent; stay civil.
+- Do not pretend to answer arguments you have not heard.
+- Write in English, about 50 words."""
+SMOLLM2_ECHO = """This is your constructive speech: the first speech of your side. You have not heard the other side, and you \
+are ready to present your own argument.
+1. Define the motion's key terms in the way most reasonable for a neutral listener.
+2. State the criterion by which the judge should decide the debate.
+3. Build at most three main arguments, each with a claim, its reasoning and the kind of evidence that supports it.
+4. Close by saying why these arguments carry the motion for your side.
+5. Address the judge, not the opponent; stay civil.
+6. Do not pretend to answer arguments you have not heard."""
+
+
+def test_a_real_small_models_echo_of_its_instructions_is_named():
+    problem = sc.in_debate(SMOLLM2_ECHO, side="pro", stage="constructive", motion=MOTION, shown=(),
+                           fmt=AGENT4DEBATE, language="en", share=0.25, prompts=[SMOLLM2_PROMPT], budget=50)
+    assert str(problem) == "echo: 63% of it is copied word for word from what it was shown, most from the prompt"
+
+
 def test_loops_of_a_sentence_or_a_phrase_are_repetition():
     # SmolLM2-135M's loops: one sentence again and again, and a phrase with no sentence end between.
     loop = "The government should invest in public transport. " * 12
