@@ -58,9 +58,9 @@ def arguing(body: dict) -> str:
     """A debater says which proposition it argues, as its prompt states it; a judge gets the first valid answer to
     its schema (PRO wins; the critic finds no issue), or a note."""
     prompt = "\n".join(m["content"] for m in body["messages"])
-    if stage_and_side(body):
+    if turn := stage_and_side(body):
         own = re.search(r"^Your side \((?:PRO|CON)\) argues: (.+)$", prompt, re.MULTILINE).group(1)
-        return speech_text(f"ARGUING<{own}> and our case is strong.")
+        return speech_text(f"ARGUING<{own}> and our case is strong ({turn[0]}).")
     schema = requested_schema(body)
     return "A note on the debate." if schema is None else json.dumps(schema_instance(schema))
 
