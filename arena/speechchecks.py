@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from arena.transcript import MARKER
+
 if TYPE_CHECKING:
     from arena.formats import Format
     from arena.records import Match, Motion, Speech
@@ -124,10 +126,13 @@ def copied_share(text: str, sources: Sequence[tuple[str, str]], own: Iterable[tu
 
 def echo(text: str, sources: Sequence[tuple[str, str]], own: Sequence[tuple[str, str]] = (),
          language: str = "en") -> str | None:
-    """Most of the speech copied word for word from what its speaker was shown: sources are (name, text) pairs
-    (the motion, the prompt, the opponent's speeches). Runs also in own (the speaker's earlier speeches, (name,
+    """Most of the speech copied word for word from what its speaker was shown, or a marker line of the transcript
+    it was shown (arena.transcript.MARKER) copied into it: sources are (name, text) pairs (the motion, the prompt,
+    the opponent's speeches). Runs also in own (the speaker's earlier speeches, (name,
     text) too) are the speaker's own words, which a summary may restate; but a speech that is nearly all one of
     its own earlier ones again (ECHO_OWN_SHARE) says nothing new."""
+    if marker := MARKER.search(text):
+        return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
     share, best = copied_share(text, sources, own, language)
     if share >= ECHO_SHARE:
         return f"{share:.0%} of it is copied word for word from what it was shown, most from {best}"

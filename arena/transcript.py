@@ -33,6 +33,8 @@ _CLOSE = "=== end of speech {number} · key {key} ==="
 # literal and re finds it at C speed rather than trying every position of a judge's prompt.
 HEADER = re.compile(r"===(?<![^\n]===) (PRO|CON) · ([a-z][a-z0-9_]*) · speech (\d+) · key ([0-9a-f]+) ===$",
                     re.MULTILINE)
+# Any marker line, opening or closing: in a speech, only a copy of the transcript it was shown puts one there.
+MARKER = re.compile(r"===(?<![^\n]===) [^\n]*speech \d+ · key [0-9a-f]+ ===[ \t]*$", re.MULTILINE)
 
 
 def render(speeches: Iterable[Speech], *, swap: bool = False, cut: Cut = Cut(), start: int = 1,

@@ -30,7 +30,7 @@ from arena.formats import get_format  # noqa: E402
 from arena.records import Match  # noqa: E402
 
 
-def measured(matches, formats, prompts_of=lambda m: None) -> None:
+def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: None) -> None:
     started = time.perf_counter()
     counts: Counter = Counter()
     flagged = []
@@ -38,9 +38,9 @@ def measured(matches, formats, prompts_of=lambda m: None) -> None:
     speeches = 0
     for match in matches:
         fmt = formats(match)
-        prompts = prompts_of(match)
+        prompts, budgets = prompts_of(match), budgets_of(match) or {}
         caught = set()
-        for speech, problem in sc.match_problems(match, fmt, prompts=prompts):
+        for speech, problem in sc.match_problems(match, fmt, prompts=prompts, budgets=budgets):
             counts[problem.check] += 1
             flagged.append((match.id, speech.stage, speech.side, str(problem)))
             caught.add((speech.stage, speech.side))
@@ -68,8 +68,9 @@ def measured(matches, formats, prompts_of=lambda m: None) -> None:
                 margins["language: English words' share (lowest)"].append((-sc.english_share(speech.text), where))
             amount, _ = sc.length(speech.text, language)
             least = sc.MIN_SHARE if turn.min_share is None else turn.min_share
+            budget = budgets.get((speech.stage, speech.side)) or turn.budget(language)[0]
             margins["too-short: share of the budget / the turn's least (lowest)"].append(
-                (-amount / turn.budget(language)[0] / least, where))
+                (-amount / budget / least, where))
     elapsed = time.perf_counter() - started
     print(f"  {speeches} speeches checked in {elapsed:.1f} s ({1e3 * elapsed / max(speeches, 1):.2f} ms a speech)")
     print(f"  flagged: {sum(counts.values())}" + (f" ({', '.join(f'{k} {v}' for k, v in counts.most_common())})"
@@ -97,7 +98,14 @@ def workspace_matches(path: Path):
             if message["side"] is not None:
                 out[(message["stage"], message["side"])].append(message["prompt"])
         return out
-    return matches, (lambda m: shown(m.format, ws.config.formats)), prompts_of
+
+    def budgets_of(match: Match):
+        """The budgets each speaker was asked for: its entry's words_<stage> (chars_ in zh/ja), else the turn's."""
+        unit = "chars" if sc.SCRIPTS.get(match.motion.language) == "cjk" else "words"
+        names = {"pro": match.pro, "con": match.con}
+        return {(s.stage, s.side): ws.config.entry(names[s.side]).params.get(f"{unit}_{s.stage}")
+                for s in match.speeches}
+    return matches, (lambda m: shown(m.format, ws.config.formats)), prompts_of, budgets_of
 
 
 def main() -> None:
@@ -107,8 +115,7 @@ def main() -> None:
             folder = Path(tempfile.mkdtemp()) / f"demo-{language}"
             commands.demo(folder, language=language, progress=None)
             print(f"arena demo --language {language} ({folder})")
-            matches, formats, prompts_of = workspace_matches(folder)
-            measured(matches, formats, prompts_of)
+            measured(*workspace_matches(folder))
     for path in ARGS.workspace:
         print(f"workspace {path}")
         measured(*workspace_matches(Path(path)))

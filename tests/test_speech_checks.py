@@ -12,6 +12,7 @@ import json
 import pytest
 
 from arena import speechchecks as sc
+from arena import transcript
 from arena.formats import AGENT4DEBATE, LECHMAZUR
 from arena.records import Match, Motion, Speech
 from tests.fakes.openai_server import last_user
@@ -97,6 +98,17 @@ def test_a_real_small_models_echo_of_its_instructions_is_named():
     problem = sc.in_debate(SMOLLM2_ECHO, side="pro", stage="constructive", motion=MOTION, shown=(),
                            fmt=AGENT4DEBATE, language="en", share=0.25, prompts=[SMOLLM2_PROMPT], budget=50)
     assert str(problem) == "echo: 63% of it is copied word for word from what it was shown, most from the prompt"
+
+
+def test_a_marker_line_of_the_transcript_in_a_speech_is_an_echo():
+    # SmolLM2-135M's summary (tests/test_local_model_e2e.py's setup): a line of the opponent's, the transcript's
+    # closing marker, then its own instructions; under 60% copied, but only a copy of its prompt has the marker.
+    rendered = transcript.render([Speech("summary", "con", "The debate has ended.")], start=5)
+    marker = rendered.strip().splitlines()[-1]
+    assert marker.startswith("=== end of speech 5 · key ")
+    summary = f"The debate has ended. {HEALTHY}\n{marker}\nThis is your summary speech, the last word for your side."
+    assert sc.echo(summary, []) == f"it copies the transcript's marker line '{marker}' from what it was shown"
+    assert sc.echo(HEALTHY + "\n=== A heading of my own ===", []) is None
 
 
 def test_loops_of_a_sentence_or_a_phrase_are_repetition():
