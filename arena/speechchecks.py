@@ -78,10 +78,11 @@ class Problem:
 
 
 def length(text: str, language: str) -> tuple[int, str]:
-    """(amount, unit): a speech's length as its budget counts it, characters for zh/ja, else words."""
+    """(amount, unit): a speech's length as its budget counts it, characters for zh/ja, else words; only letters
+    and digits count, so that a page of dashes or brackets is not taken for a speech (SmolLM2 wrote one)."""
     if SCRIPTS.get(language) == "cjk":
-        return sum(1 for c in text if not c.isspace()), "characters"
-    return len(text.split()), "words"
+        return sum(1 for c in text if c.isalnum()), "characters"
+    return len(_tokens(text)), "words"
 
 
 def placeholder(text: str, prompt: str = "", language: str = "en") -> str | None:

@@ -137,6 +137,10 @@ def test_too_short_counts_words_or_characters_against_the_turns_least_share():
     assert sc.too_short("We win.", 450) == "2 words where the turn's budget is 450 (under 25% of it)"
     assert sc.too_short(HEALTHY, 400) is None  # 107 words: over a quarter of 400
     assert sc.too_short("我方认为" * 20, 1200, "zh") == "80 characters where the turn's budget is 1200 (under 25% of it)"
+    # SmolLM2-135M's agent4debate constructive at the default 450 words: a list of citations, then dashes.
+    dashes = "[1]\n- [2]\n- [3]\n- [4]\n- [5]\n- [6]\n" + "-\n" * 160 + "- [1"
+    assert len(dashes.split()) > 0.25 * 450 and sc.too_short(dashes, 450) == \
+        "7 words where the turn's budget is 450 (under 25% of it)"
     # A turn whose point is brevity asks less: lechmazur's pressure questions take 2-3 pointed questions.
     questions = ("Q1: Without congestion revenue, what concrete funding builds the transit you promise? "
                  "Q2: Stockholm's opposition flipped after benefits; why not here?")
