@@ -222,7 +222,7 @@ class LLMGateway:
                                                if schema is not None else ".")},
             ]
         else:
-            wanted = "valid structured answer" if schema is not None else "usable answer"
+            wanted = "valid structured answer" if schema is not None and not checked else "usable answer"
             raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}", checked)
         if use_cache:
             self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
