@@ -262,10 +262,11 @@ def _tokens(text: str) -> tuple[str, ...]:
     return tuple(_TOKEN.findall(text.lower()))
 
 
-def _runs(text: str, size: int) -> list[tuple[str, ...]]:
+@lru_cache(maxsize=512)  # echo reads a speech's runs twice (against what it was shown, and against its own)
+def _runs(text: str, size: int) -> tuple[tuple[str, ...], ...]:
     """Every run of size consecutive tokens, in order."""
     tokens = _tokens(text)
-    return list(zip(*(tokens[i:] for i in range(size))))
+    return tuple(zip(*(tokens[i:] for i in range(size))))
 
 
 @lru_cache(maxsize=512)
