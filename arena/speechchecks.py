@@ -15,10 +15,10 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
+from arena.formats import CHARACTER_LANGUAGES, Format
 from arena.transcript import MARKER
 
 if TYPE_CHECKING:
-    from arena.formats import Format
     from arena.records import Match, Motion, Speech
 
 # In the order they are tried: a speech in another language is named so before its length, which is counted
@@ -80,7 +80,7 @@ class Problem:
 def length(text: str, language: str) -> tuple[int, str]:
     """(amount, unit): a speech's length as its budget counts it, characters for zh/ja, else words; only letters
     and digits count, so that a page of dashes or brackets is not taken for a speech (SmolLM2 wrote one)."""
-    if SCRIPTS.get(language) == "cjk":
+    if language in CHARACTER_LANGUAGES:
         return sum(1 for c in text if c.isalnum()), "characters"
     return len(_tokens(text)), "words"
 
@@ -109,7 +109,7 @@ def copied_share(text: str, sources: Sequence[tuple[str, str]], own: Iterable[tu
                  language: str = "en") -> tuple[float, str]:
     """(share, name): the share of text's runs of ECHO_RUN words found in any source and not in own, and the name
     of the source it copies most; (0.0, "") for a text under MIN_WORDS runs."""
-    size = 2 * ECHO_RUN if SCRIPTS.get(language) == "cjk" else ECHO_RUN
+    size = 2 * ECHO_RUN if language in CHARACTER_LANGUAGES else ECHO_RUN
     runs = _runs(text, size)
     if len(runs) < MIN_WORDS:
         return 0.0, ""
@@ -152,7 +152,7 @@ def repeated_shares(text: str, language: str = "en") -> tuple[float, int, str, f
         return 0.0, 0, "", 0.0, ""
     sentences = [s for s in (" ".join(_tokens(part)) for part in _SENTENCE_END.split(text)) if s]
     sentence, count = Counter(sentences).most_common(1)[0] if sentences else ("", 0)
-    size = 2 * LOOP_RUN if SCRIPTS.get(language) == "cjk" else LOOP_RUN
+    size = 2 * LOOP_RUN if language in CHARACTER_LANGUAGES else LOOP_RUN
     runs = list(zip(*(tokens[i:] for i in range(size))))
     if len(runs) < MIN_WORDS:  # a loop of phrases needs room to show itself
         return count * len(sentence.split()) / len(tokens), count, sentence, 0.0, ""
@@ -222,7 +222,7 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
     return None
 
 
-def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequence["Speech"], fmt: "Format",
+def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequence["Speech"], fmt: Format,
               language: str, share: float, prompts: Sequence[str] = (), budget: int | None = None) -> Problem | None:
     """check, given what the speaker of (stage, side) was shown: the motion, the prompts of its turn (their
     placeholders; the first, which no draft of the speech is in yet, as a source), the other side's speeches;
@@ -237,7 +237,7 @@ def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequ
                  sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side])
 
 
-def match_problems(match: "Match", fmt: "Format", share: float = MIN_SHARE,
+def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,
                    prompts: Mapping[tuple[str, str], Sequence[str]] | None = None,
                    budgets: Mapping[tuple[str, str], int] | None = None) -> list[tuple["Speech", Problem]]:
     """Each speech of a stored or imported match that fails a check, with what it was shown: the speeches

@@ -26,7 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena import speechchecks as sc  # noqa: E402
-from arena.formats import get_format  # noqa: E402
+from arena.formats import CHARACTER_LANGUAGES, get_format  # noqa: E402
 from arena.records import Match  # noqa: E402
 
 
@@ -101,7 +101,7 @@ def workspace_matches(path: Path):
 
     def budgets_of(match: Match):
         """The budgets each speaker was asked for: its entry's words_<stage> (chars_ in zh/ja), else the turn's."""
-        unit = "chars" if sc.SCRIPTS.get(match.motion.language) == "cjk" else "words"
+        unit = "chars" if match.motion.language in CHARACTER_LANGUAGES else "words"
         names = {"pro": match.pro, "con": match.con}
         return {(s.stage, s.side): ws.config.entry(names[s.side]).params.get(f"{unit}_{s.stage}")
                 for s in match.speeches}
