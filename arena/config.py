@@ -11,6 +11,7 @@ from urllib.parse import urlsplit
 
 from arena import limits
 from arena.errors import UserError, check_size
+from arena.features import FEATURES
 from arena.formats import BUILTIN, WORKFLOWS, Format, Turn, format_names, known
 from arena.providers import unknown_provider
 from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec
@@ -56,6 +57,7 @@ class MotionSettings:
 @dataclass(frozen=True)
 class RatingSettings:
     side: str = "fit"  # "fit": a Pro-advantage parameter fitted with the ratings; "ignore": the side-blind model
+    control: tuple[str, ...] = ()  # style features (arena.features) fitted with the ratings, which are then net of them
 
 
 @dataclass(frozen=True)
@@ -174,6 +176,8 @@ _SECTIONS: dict[str, _Spec] = {
     },
     "rating": {
         "side": (str, (lambda v: v in ("fit", "ignore"), "'fit' or 'ignore'")),
+        "control": (list, (lambda v: all(f in FEATURES for f in v) and len(set(v)) == len(v),
+                           f"a list of distinct features among {', '.join(map(repr, FEATURES))}")),
     },
     "site": {
         "intervals": (str, _INTERVALS),
@@ -330,8 +334,9 @@ def parse_config(text: str, path: Path) -> Config:
         JudgeSpec(**{"runs": arena.judge_runs, **item, **_human(item, i, fail)})
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
-    return Config(path, arena, llm, search, motions, entries, judges, lines, RatingSettings(**values["rating"]),
-                  formats, SiteSettings(**values["site"]))
+    rating = RatingSettings(**{k: tuple(v) if k == "control" else v for k, v in values["rating"].items()})
+    return Config(path, arena, llm, search, motions, entries, judges, lines, rating, formats,
+                  SiteSettings(**values["site"]))
 
 
 def _formats(items: Any, fail) -> dict[str, Format]:

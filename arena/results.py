@@ -5,6 +5,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
+from arena import features
 from arena.records import DIMENSIONS, Verdict, score
 from arena.store import Store
 
@@ -52,4 +53,15 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
                  "score_b": runs - pro, "category": match["category"], "dimension": dimension,
                  "forfeit": match["forfeit"], "simulated": bool(match["simulated"])}
                 for dimension in ("overall", *dimensions)]
+    return out
+
+
+def match_features(store: Store) -> dict[str, dict[str, dict[str, int]]]:
+    """match → side → feature → count (arena.features) over the side's speeches, for every completed match; a side
+    with no speeches (a forfeit in the first stage) counts 0."""
+    out: dict[str, dict[str, dict[str, int]]] = {}
+    for match_id, side, text, language in store.done_speech_texts():
+        totals = out.setdefault(match_id, {s: dict.fromkeys(features.FEATURES, 0) for s in ("pro", "con")})
+        for name, value in features.counts(text, language).items():
+            totals[side][name] += value
     return out

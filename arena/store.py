@@ -642,6 +642,12 @@ class Store:
             "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done' AND m.forfeit IS NOT NULL "
             "ORDER BY m.seq").fetchall()
 
+    def done_speech_texts(self) -> Iterator[tuple[str, str, str, str]]:
+        """(match id, side, text, the motion's language) of every speech of a completed match."""
+        return self.conn.execute(
+            "SELECT s.match_id, s.side, s.text, mo.language FROM speeches s JOIN matches m ON m.id = s.match_id "
+            "JOIN motions mo ON mo.id = m.motion_id WHERE m.status='done'")
+
     def forfeit_counts(self) -> dict[str, int]:
         """Forfeits per entry: completed matches its debater could not finish."""
         return {r[0]: r[1] for r in self.conn.execute(

@@ -42,6 +42,7 @@ sets = ["builtin:en"]      # built-in sets and/or "file:path.yaml"
 
 [rating]
 side = "fit"               # "fit": a Pro advantage fitted with the ratings; "ignore": the side-blind fit
+control = []               # style features fitted with the ratings, e.g. ["length"]: length | citations | markdown
 
 [site]                     # arena publish
 intervals = "bootstrap"    # the overall ratings' intervals: "bootstrap" | "sandwich"

@@ -9,16 +9,19 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from leaderboard import bt, elo
+from leaderboard import bt, control, elo
 from leaderboard.bootstrap import bootstrap_ratings, match_kinds
+from leaderboard.results import FEATURE_COLUMNS
 
 PROVISIONAL_MATCHES = 15
 
 
 def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weighting="paper",
-         anchor: tuple[str, float] | None = None, side="fit") -> dict:
+         anchor: tuple[str, float] | None = None, side="fit", control=()) -> dict:
     """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records; with side="fit" the Pro advantage
     is fitted with the ratings and reported with its interval ("ignore": the side-blind model, side None).
+    control: style features (leaderboard.results.FEATURE_COLUMNS) fitted with them (leaderboard.control), each
+    coefficient reported with its interval under "control", the ratings then net of them.
 
     ci="bootstrap" gives percentile intervals over `bootstrap` resamples of the
     matches (none when 0); ci="sandwich" the robust normal intervals instead.
@@ -29,6 +32,9 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
         raise ValueError(f"unknown ci {ci!r}: expected 'bootstrap' or 'sandwich'")
     if side not in ("fit", "ignore"):
         raise ValueError(f"unknown side {side!r}: expected 'fit' or 'ignore'")
+    unknown = [name for name in control if name not in FEATURE_COLUMNS]
+    if unknown:
+        raise ValueError(f"unknown control {unknown[0]!r}: expected one of {', '.join(FEATURE_COLUMNS)}")
     entries, a, b = _entry_indices(results)
     score_a = results["score_a"].to_numpy(dtype=float)
     score_b = results["score_b"].to_numpy(dtype=float)
@@ -40,28 +46,23 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
         anchor = (entries.index(name), float(rating))
     meta = {"matches": len(results), "ci": ci, "bootstrap": int(bootstrap) if ci == "bootstrap" else 0,
             "weighting": weighting, "seed": int(seed), "side": side}
+    if control:
+        meta["control"] = list(control)
     if n == 0:  # no matches yet: an empty table, not an error
-        return {"ratings": [], "side": None, "meta": {**meta, "prior": False}}
+        return {"ratings": [], "side": None, **({"control": None} if control else {}), "meta": {**meta, "prior": False}}
 
     fitted = side == "fit"
     options = {"weighting": weighting, "anchor": anchor, "side": fitted}
     # Identical matches pooled, with their counts: the fit, the bootstrap and the records then pass over each
     # kind of match once, not over every row (a million rows are some 60,000 kinds among 100 entries).
     *pooled, counts = match_kinds(a, b, score_a, score_b, n, keep_sides=True)
-    full = bt.fit_ratings(*pooled, n, counts=counts, **options)
-    if ci == "sandwich":
-        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, **options)
-        ci_low, ci_high, side_low, side_high = robust.low, robust.high, robust.side_low, robust.side_high
-    elif bootstrap > 0:
-        # Started from this fit, the bootstrap's own of the full data under the prior takes a step or two.
-        init = np.append(full.ratings - full.ratings.mean(), [full.pro_advantage] if fitted else []) / elo.ELO_SCALE
-        replicates = bootstrap_ratings(*pooled, n, replicates=bootstrap, seed=seed, counts=counts, init=init,
-                                       **options)
-        ci_low, ci_high = np.percentile(replicates.ratings, [2.5, 97.5], axis=0)
-        side_low, side_high = np.percentile(replicates.pro_advantage, [2.5, 97.5]) if fitted else (None, None)
+    if control:
+        features = _features(results, control)
+        full, (ci_low, ci_high, side_low, side_high), coefficients = _controlled(
+            a, b, score_a, score_b, features, n, ci=ci, bootstrap=bootstrap, seed=seed, **options)
     else:
-        ci_low = ci_high = full.ratings
-        side_low = side_high = full.pro_advantage
+        full, (ci_low, ci_high, side_low, side_high) = _uncontrolled(pooled, counts, a, b, score_a, score_b, n, ci=ci,
+                                                                     bootstrap=bootstrap, seed=seed, **options)
     # The rating is the MLE where it exists, the interval from the prior's posterior; in the rare small
     # sample where the MLE lies beyond the posterior's 95%, the interval is stretched to reach it.
     ci_low, ci_high = np.minimum(ci_low, full.ratings), np.maximum(ci_high, full.ratings)
@@ -85,16 +86,107 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
         }
         for i in order
     ]
-    return {"ratings": rows, "side": _side(full.pro_advantage, side_low, side_high),
-            "meta": {**meta, "prior": full.prior_used}}
+    out = {"ratings": rows, "side": _side(full.pro_advantage, side_low, side_high)}
+    if control:
+        out["control"] = {name: _interval("coef", *values) for name, values in zip(control, coefficients)}
+    return {**out, "meta": {**meta, "prior": full.prior_used}}
+
+
+def _uncontrolled(pooled, counts, a, b, score_a, score_b, n, *, ci, bootstrap, seed, **options):
+    """The BT fit (leaderboard.bt) of the pooled matches and the bounds (ratings low, high; side low, high) of
+    its intervals."""
+    fitted = options["side"]
+    full = bt.fit_ratings(*pooled, n, counts=counts, **options)
+    if ci == "sandwich":
+        robust = bt.sandwich_intervals(a, b, score_a, score_b, n, **options)
+        ci_low, ci_high, side_low, side_high = robust.low, robust.high, robust.side_low, robust.side_high
+    elif bootstrap > 0:
+        # Started from this fit, the bootstrap's own of the full data under the prior takes a step or two.
+        init = np.append(full.ratings - full.ratings.mean(), [full.pro_advantage] if fitted else []) / elo.ELO_SCALE
+        replicates = bootstrap_ratings(*pooled, n, replicates=bootstrap, seed=seed, counts=counts, init=init,
+                                       **options)
+        ci_low, ci_high = np.percentile(replicates.ratings, [2.5, 97.5], axis=0)
+        side_low, side_high = np.percentile(replicates.pro_advantage, [2.5, 97.5]) if fitted else (None, None)
+    else:
+        ci_low = ci_high = full.ratings
+        side_low = side_high = full.pro_advantage
+    return full, (ci_low, ci_high, side_low, side_high)
+
+
+def _features(results: pd.DataFrame, control) -> np.ndarray:
+    """Each controlled feature's contrast x = (pro - con) / (pro + con) per row (matches x features); 0 on a
+    forfeit, which no judge decided, so that no style can have swayed it."""
+    missing = [c for name in control for c in FEATURE_COLUMNS[name] if c not in results.columns]
+    if missing:
+        raise ValueError(f"no {', '.join(missing)} column{'s' * (len(missing) > 1)} for the controlled features")
+    X = np.column_stack([control_contrast(results, name) for name in control])
+    if "forfeit" in results.columns:
+        X[(results["forfeit"].fillna("") != "").to_numpy()] = 0.0
+    return X
+
+
+def control_contrast(results: pd.DataFrame, name: str) -> np.ndarray:
+    """Feature `name`'s contrast (leaderboard.control.contrast) of each results row."""
+    pro, con = FEATURE_COLUMNS[name]
+    return control.contrast(results[pro].to_numpy(dtype=float), results[con].to_numpy(dtype=float))
+
+
+def _controlled(a, b, score_a, score_b, X, n, *, ci, bootstrap, seed, weighting, anchor, side):
+    """The controlled fit (leaderboard.control), the bounds of its intervals as _uncontrolled's, and each
+    feature's (coefficient, low, high) in Elo per unit of x."""
+    y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b, weighting)
+    d = control.design(a, b, y, w, X, n, side=side)
+    ridge = bt.prior_for(bt.pair_statistics(a, b, y, w, n)[0])
+    x = control.fit(d, ridge=ridge)[0]
+    point = x * elo.ELO_SCALE
+    if ci == "sandwich":
+        posterior = control.fit(d, ridge=elo.PRIOR_PRECISION)[0]
+        cov = control.covariance(d, posterior)
+        half = control.z_value() * elo.ELO_SCALE * np.sqrt(np.maximum(_gauged(np.diag(cov), cov, n, anchor), 0.0))
+        centre = _in_gauge(posterior * elo.ELO_SCALE, n, anchor)
+        low, high = centre - half, centre + half
+    elif bootstrap > 0:
+        replicates = control.bootstrap(d, replicates=bootstrap, seed=seed, init=x) * elo.ELO_SCALE
+        low, high = np.percentile(_in_gauge(replicates, n, anchor), [2.5, 97.5], axis=0)
+    else:
+        low = high = _in_gauge(point, n, anchor)
+    ratings = _in_gauge(point, n, anchor)
+    full = bt.FitResult(ratings[:n], bool(ridge > 0), float(ratings[n]) if side else None)
+    k = n + side
+    coefficients = [(float(ratings[k + j]), float(low[k + j]), float(high[k + j])) for j in range(X.shape[1])]
+    return full, (low[:n], high[:n], *((float(low[n]), float(high[n])) if side else (None, None))), coefficients
+
+
+def _in_gauge(x, n, anchor):
+    """Parameter rows in Elo (mean-zero strengths first) with the strengths made ratings (bt.to_elo)."""
+    x = np.array(x, dtype=float)
+    shift = elo.BASE_RATING if anchor is None else anchor[1] - x[..., anchor[0], None]
+    x[..., :n] = x[..., :n] + shift
+    return x
+
+
+def _gauged(variance, cov, n, anchor):
+    """Variances of the parameters in the ratings' gauge: with an anchor k, of t_i - t_k for the strengths."""
+    if anchor is None:
+        return variance
+    k = anchor[0]
+    out = variance.copy()
+    out[:n] = variance[:n] + cov[k, k] - 2 * cov[:n, k]
+    return out
 
 
 def _side(advantage, low, high) -> dict | None:
     """The Pro advantage and its interval, in Elo, as JSON (None when the side is not fitted)."""
     if advantage is None:
         return None
-    low, high = min(low, advantage), max(high, advantage)  # as for the ratings
-    return {"pro_advantage": round(advantage, 2), "ci_low": round(float(low), 2), "ci_high": round(float(high), 2)}
+    return {"pro_advantage": round(advantage, 2), **_interval(None, advantage, low, high)}
+
+
+def _interval(key, value, low, high) -> dict:
+    """{key: value, ci_low, ci_high} rounded, the interval stretched to reach the value (as for the ratings);
+    without a key, just the bounds."""
+    low, high = min(low, value), max(high, value)
+    return {**({key: round(value, 2)} if key else {}), "ci_low": round(float(low), 2), "ci_high": round(float(high), 2)}
 
 
 def win_matrices(results: pd.DataFrame, *, weighting="paper", side="fit") -> dict:

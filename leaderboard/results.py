@@ -1,8 +1,9 @@
 """Results rows, the input of every rating fit: the results CSV read strictly, and the rows each fit uses.
 
 The CSV (docs/reference/formats.md) has a header line and one row per match and dimension:
-match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit][,simulated]; other columns are
-ignored. forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
+match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit][,simulated], then optionally the style
+features' pairs words_a,words_b, citations_a,citations_b, markdown_a,markdown_b (each side's count over the
+match's speeches: whole numbers, 0 or more; FEATURE_COLUMNS); other columns are ignored. forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
 side), else empty. simulated, when present, is "true" on a match anything of which came from the offline
 simulator (a speech, a search, a verdict), "false" or empty otherwise (any case); it is read as a bool.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
@@ -24,11 +25,16 @@ import numpy as np
 import pandas as pd
 
 REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
-COLUMNS = (*REQUIRED, "category", "dimension", "forfeit", "simulated")
+# The style features a controlled fit can enter (leaderboard.control), and each one's columns: Pro's, Con's.
+FEATURE_COLUMNS = {"length": ("words_a", "words_b"), "citations": ("citations_a", "citations_b"),
+                   "markdown": ("markdown_a", "markdown_b")}
+COUNTS = tuple(c for pair in FEATURE_COLUMNS.values() for c in pair)
+COLUMNS = (*REQUIRED, "category", "dimension", "forfeit", "simulated", *COUNTS)
 SCORES = ("score_a", "score_b")
+NUMBERS = (*SCORES, *COUNTS)  # the columns read as numbers
 OVERALL = "overall"
 DIMENSIONS = ("argument", "source", "language")  # the default dimensions, listed first wherever dimensions are
-HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated]"
+HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated][,words_a,words_b,...]"
 FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
 FLAGS = ("", "true", "false")  # the values of the simulated column, in any case ("" is false)
 
@@ -57,12 +63,17 @@ def read_results(path) -> pd.DataFrame:
         found = ", ".join(repr(c) for c in header)
         raise ResultsError(f"{path}:1: missing column{'s' * (len(missing) > 1)} {', '.join(missing)} "
                            f"(the header has {found}; expected {HEADER})")
+    for pair in FEATURE_COLUMNS.values():
+        if (pair[0] in header) != (pair[1] in header):
+            have, lack = pair if pair[0] in header else pair[::-1]
+            raise ResultsError(f"{path}:1: column {have} without {lack}: a feature's counts come in pairs, Pro's "
+                               f"and Con's")
     present = [c for c in COLUMNS if c in header]
     frame, text_checks = _read_rows(raw, path, list(header), present)
     _raise_first_problem(path, frame, text_checks + _row_checks(frame))
     frame = frame.reset_index(drop=True)
     for column in present:
-        if column not in SCORES:
+        if column not in NUMBERS:
             frame[column] = _text(frame[column])
     if "simulated" in frame.columns:
         frame["simulated"] = frame["simulated"].str.lower() == "true"
@@ -80,7 +91,11 @@ def simulated_entries(frame: pd.DataFrame) -> set[str]:
 
 
 def csv_text(frame: pd.DataFrame) -> str:
-    """A frame of results rows as the results CSV: its columns in order, simulated written true or false."""
+    """A frame of results rows as the results CSV: its columns in order, simulated written true or false, the
+    feature counts as whole numbers."""
+    counts = [c for c in COUNTS if c in frame.columns]
+    if counts:
+        frame = frame.assign(**{c: frame[c].astype("int64") for c in counts})
     if "simulated" in frame.columns:
         frame = frame.assign(simulated=frame["simulated"].map(lambda v: "true" if v is True or v == 1 else "false"))
     return frame.to_csv(index=False, lineterminator="\n")
@@ -157,19 +172,22 @@ def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) ->
     # Every column is read (usecols would hide rows with too many fields); other columns stay text.
     dtypes = {c: _TEXT_DTYPES.get(c, object) for c in header}
     try:
-        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, "score_a": float, "score_b": float}), False
+        numbers = dict.fromkeys([c for c in NUMBERS if c in header], float)
+        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, **numbers}), False
     except ResultsError:
         raise
     except ValueError:
-        # Some score is not a number, or a line is blank: read the scores as text to see which.
-        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, "score_a": object, "score_b": object}), True
+        # Some number is not one, or a line is blank: read the numbers as text to see which.
+        numbers = dict.fromkeys([c for c in NUMBERS if c in header], object)
+        frame, scores_as_text = _csv(raw, path, dtype={**dtypes, **numbers}), True
     # pandas makes a category column whose values all look like numbers a column of numbers ("007" and "7" one
     # entry 7): such columns are read again as text.
     numeric = {c: object for c in present if isinstance(frame[c].dtype, pd.CategoricalDtype)
                and not pd.api.types.is_string_dtype(frame[c].cat.categories)}
     if numeric:
         scores = object if scores_as_text else float
-        frame = _csv(raw, path, dtype={**dtypes, **numeric, "score_a": scores, "score_b": scores})
+        frame = _csv(raw, path, dtype={**dtypes, **numeric, **dict.fromkeys([c for c in NUMBERS if c in header],
+                                                                               scores)})
     frame = frame[present]
     # Counted before blank lines are dropped: a field spanning lines makes more lines than rows.
     spans_lines = len(frame) + 1 != _line_count(raw)
@@ -209,7 +227,7 @@ def _arrow_rows(raw: bytes, header: list[str], present: list[str]) -> pd.DataFra
             continue
         coded = pc.dictionary_encode(table.column(name).combine_chunks())
         codes, values = coded.indices.to_numpy(), pd.Index(coded.dictionary.to_pandas())
-        if name in SCORES:
+        if name in NUMBERS:
             numbers = _numbers(values)
             if numbers is None:
                 return None
@@ -242,10 +260,10 @@ def _numbers(texts: pd.Index) -> np.ndarray | None:
 
 
 def _parse_scores(frame: pd.DataFrame) -> tuple[pd.DataFrame, list]:
-    """The frame with its text scores as numbers (NaN where not one), and checks of those rows."""
+    """The frame with its text numbers as numbers (NaN where not one), and checks of those rows."""
     checks = []
     numbers = {}
-    for column in SCORES:
+    for column in [c for c in NUMBERS if c in frame.columns]:
         text = frame[column]
         numbers[column] = pd.to_numeric(text, errors="coerce").astype(float)
         missing = (text == "").to_numpy()
@@ -263,7 +281,7 @@ def _line_count(raw: bytes) -> int:
 def _line_break_check(frame: pd.DataFrame) -> tuple:
     """Rows with a line break inside a quoted field."""
     rows = np.logical_or.reduce([_rows_where(_coded(frame[c]), lambda v: v.str.contains(r"[\r\n]"))
-                                 for c in frame.columns if c not in SCORES])
+                                 for c in frame.columns if c not in NUMBERS])
     return rows, lambda i: "a field holds a line break (names, ids, categories and dimensions are one line)"
 
 
@@ -302,7 +320,12 @@ def _row_checks(frame: pd.DataFrame) -> list:
     if valid.any():
         main = (frame["dimension"] == OVERALL).to_numpy() if "dimension" in frame.columns else np.ones(len(frame), bool)
         checks.append(_scale_check(a, b, total, valid, main))
-    coded = {c: _coded(frame[c]) for c in frame.columns if c not in SCORES}
+    for column in [c for c in COUNTS if c in frame.columns]:
+        count = frame[column].to_numpy()
+        checks.append((~np.isfinite(count) | (count < 0) | (count != np.floor(count)),
+                       lambda i, column=column, count=count: f"{column} {count[i]:g} is not a count (a whole number, "
+                                                             f"0 or more)"))
+    coded = {c: _coded(frame[c]) for c in frame.columns if c not in NUMBERS}
     # Names count as empty when blank too; ids are only checked for "", as stripping every
     # distinct id of a large file would cost more than all the other checks together.
     checks.append((_rows_where(coded["match_id"], lambda v: v == ""), lambda i: "match_id is empty"))

@@ -533,19 +533,25 @@ def test_csv_export_round_trips_through_results(demo_ws, tmp_path):
     assert exported.exit_code == 0, exported.output
     frame = pd.read_csv(io.StringIO(exported.output), keep_default_na=False)
     assert list(frame.columns) == ["match_id", "entry_a", "entry_b", "score_a", "score_b", "category", "dimension",
-                                   "forfeit", "simulated"]
+                                   "forfeit", "simulated", "words_a", "words_b", "citations_a", "citations_b",
+                                   "markdown_a", "markdown_b"]
+    # Each side's counts over the match's speeches, the same on every dimension's row of a match.
+    assert (frame["words_a"] > 100).all() and (frame["words_b"] > 100).all()
+    assert (frame.groupby("match_id")["words_a"].nunique() == 1).all()
     assert set(frame["forfeit"]) == {""}  # the demo's simulated debaters never forfeit
     assert set(frame["simulated"]) == {True}  # pandas reads true as True: every match of offline entries
     assert sorted(frame["dimension"].unique()) == ["argument", "language", "overall", "source"]
     assert (frame["dimension"] == "overall").sum() == 24
     path = write(tmp_path, exported.output, "export.csv")
     for args in [(), ("--by", "category"), ("--by", "dimension"), ("--weighting", "none", "--anchor", "sim-ace=1500"),
-                 ("--ci", "sandwich"), ("--side", "ignore")]:
+                 ("--ci", "sandwich"), ("--side", "ignore"), ("--control", "length,citations,markdown"),
+                 ("--control", "length", "--by", "category", "--ci", "sandwich", "--side", "ignore")]:
         options = ("--bootstrap", "50", "--seed", "1", *args)
         from_ws = rate_json("-w", demo_ws, *options)
         from_file = rate_json("--results", path, *options)
         assert from_file["ratings"] == from_ws["ratings"] and from_file.get("by") == from_ws.get("by")
-        assert from_file["side"] == from_ws["side"]
+        assert from_file["side"] == from_ws["side"] and from_file.get("control") == from_ws.get("control")
+        assert ("control" in from_ws) == ("--control" in args)
         assert from_ws["meta"]["judge"] == "sim-judge" and from_file["meta"]["results"] == str(path)
         assert {k: v for k, v in from_file["meta"].items() if k != "results"} == {
             k: v for k, v in from_ws["meta"].items() if k not in ("judge", "simulated")}

@@ -677,6 +677,24 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
     return name, number
 
 
+def _control(ctx, option, value: str | None) -> tuple[str, ...] | None:
+    """--control FEATURE[,...] as a tuple of distinct features; "none" as no control (overriding arena.toml)."""
+    from arena.features import FEATURES
+
+    if value is None:
+        return None
+    if value.strip() == "none":
+        return ()
+    names = [name.strip() for name in value.split(",")]
+    for name in names:
+        if name not in FEATURES:
+            raise click.BadParameter(f"{name!r} is not a feature: expected a comma-separated list of "
+                                     f"{', '.join(FEATURES)}, or none")
+    if len(set(names)) != len(names):
+        raise click.BadParameter(f"{value!r} names a feature twice")
+    return tuple(names)
+
+
 @main.command()
 @click.option("--results", "results_file", type=click.Path(path_type=Path), default=None, metavar="FILE.csv",
               help="Rate the rows of this results CSV instead of a workspace's verdicts (no workspace needed).")
@@ -694,6 +712,10 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
 @click.option("--side", type=click.Choice(["fit", "ignore"]), default=None,
               help="fit: a Pro advantage (Elo, like home advantage) fitted with the ratings; ignore: the paper's "
                    "side-blind fit. Default: [rating] side of arena.toml, else fit.")
+@click.option("--control", default=None, metavar="FEATURE[,...]", callback=_control,
+              help="Fit style features with the ratings, which are then net of them: length, citations, markdown "
+                   "(each side's total over the match's speeches); none for no control. Default: [rating] control of "
+                   "arena.toml, else none.")
 @click.option("--history", is_flag=True,
               help="Ratings after every N matches in the order they finished (with --results: the file's row "
                    "order), each snapshot a fit of the matches so far; intervals default to sandwich.")
@@ -703,8 +725,8 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
               help="csv: the results rows themselves (every dimension), to re-rate later with --results.")
 @workspace_option
 def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, bootstrap: int, seed: int,
-         weighting: str, anchor: tuple[str, float] | None, side: str | None, history: bool, every: int | None,
-         fmt: str, workspace: Path):
+         weighting: str, anchor: tuple[str, float] | None, side: str | None, control: tuple[str, ...] | None,
+         history: bool, every: int | None, fmt: str, workspace: Path):
     """Weighted Bradley–Terry ratings (Elo scale) with 95% intervals, from a workspace or a results CSV."""
     from arena.app import commands as app
 
@@ -719,7 +741,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         click.echo(app.results_csv(frame), nl=False)
         return
     options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor,
-               "side": side}
+               "side": side, "control": control}
     if history:
         _rate_history(results_file, judge, workspace, every, fmt, options)
         return
@@ -733,13 +755,14 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
     source, intervals = _fitted(meta)
     settings = "".join([f", weighting {weighting}" if weighting != "paper" else "",
                         f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else "",
-                        ", side ignored" if meta["side"] == "ignore" else ""])
+                        ", side ignored" if meta["side"] == "ignore" else "",
+                        f", controlled for {', '.join(meta['control'])}" if meta.get("control") else ""])
     click.echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
                f"{' — SIMULATED' if meta.get('simulated') else ''}")
-    _rating_table(result["ratings"], result["side"])
+    _rating_table(result["ratings"], result["side"], result.get("control"))
     for group, fit in result.get("by", {}).items():
         click.echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
-        _rating_table(fit["ratings"], fit["side"])
+        _rating_table(fit["ratings"], fit["side"], fit.get("control"))
 
 
 def _rate_history(results_file: Path | None, judge: str | None, workspace: Path, every: int | None, fmt: str,
@@ -775,8 +798,9 @@ def _fitted(meta: dict) -> tuple[str, str]:
     return source, "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
 
 
-def _rating_table(ratings: list[dict], side: dict | None = None) -> None:
-    """The ratings, then the Pro advantage (when fitted) on a line of its own."""
+def _rating_table(ratings: list[dict], side: dict | None = None, control: dict | None = None) -> None:
+    """The ratings, then the Pro advantage (when fitted) and each controlled feature's coefficient on a line of
+    its own."""
     _table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
              "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
             for r in ratings],
@@ -784,6 +808,9 @@ def _rating_table(ratings: list[dict], side: dict | None = None) -> None:
     if side:
         click.echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
                    f"{side['ci_high']:+.0f})")
+    for name, fit in (control or {}).items():
+        click.echo(f"{name} {fit['coef']:+.0f} Elo per unit of (pro - con)/(pro + con) (95% CI {fit['ci_low']:+.0f} "
+                   f"to {fit['ci_high']:+.0f})")
 
 
 @main.group()

@@ -12,7 +12,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
 from arena import registration, scheduler
 from arena.app import demo as demo_workspace
@@ -33,7 +33,7 @@ from arena.errors import ArenaError, UserError, check_size, plural
 from arena.files import replace_folder
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
-from arena.results import results_rows
+from arena.results import match_features, results_rows
 from arena.store import now
 from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, consistency_split, judge_stats, match_outcome,
                          paper_points, points_of_three, side_stats)
@@ -396,25 +396,40 @@ def judge_or_first(ws: Workspace, judge: str | None) -> str:
     return first
 
 
-def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None, **options) -> dict:
-    """Ratings from one judge's verdicts (default: the first configured judge); side and options as
-    rate_frame (default side: the workspace's, rating_side). Each row's `simulated` says whether any of that
-    entry's own speeches or searches came from the simulator (Store.simulated_entries)."""
+def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None,
+         control: Sequence[str] | None = None, **options) -> dict:
+    """Ratings from one judge's verdicts (default: the first configured judge); side, control and options as
+    rate_frame (default side and control: the workspace's, rating_side and rating_control). Each row's
+    `simulated` says whether any of that entry's own speeches or searches came from the simulator
+    (Store.simulated_entries)."""
     judge = judge_or_first(ws, judge)
-    result = rate_frame(results_frame(ws, judge), f"the verdicts of judge {judge!r}", side=rating_side(ws, side),
-                        simulated=ws.store.simulated_entries(), **options)
+    control = rating_control(ws, control)
+    result = rate_frame(results_frame(ws, judge, features=bool(control)), f"the verdicts of judge {judge!r}",
+                        side=rating_side(ws, side), control=control, simulated=ws.store.simulated_entries(),
+                        **options)
     result["meta"]["judge"] = judge
     result["meta"]["simulated"] = ws.store.judge_simulated(judge)
     return result
 
 
-def results_frame(ws: Workspace, judge: str | None = None):
-    """One judge's results rows, every dimension, as the results CSV's columns (default: the first judge)."""
+def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = True):
+    """One judge's results rows, every dimension, as the results CSV's columns (default: the first judge); with
+    features, each side's style counts over the match's speeches too (words_a, words_b, ...), which reads every
+    speech."""
     import pandas as pd
-    from leaderboard.results import COLUMNS
+    from leaderboard.results import COLUMNS, COUNTS, FEATURE_COLUMNS
 
     judge = judge_or_first(ws, judge)
-    return pd.DataFrame(results_rows(ws.store, judge, ws.config.judge(judge).runs), columns=list(COLUMNS))
+    rows = results_rows(ws.store, judge, ws.config.judge(judge).runs)
+    if not features:
+        return pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in COUNTS])
+    counts = match_features(ws.store)
+    nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
+    for row in rows:
+        totals = counts.get(row["match_id"], nothing)
+        row |= {column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
+                for column, side in zip(pair, ("pro", "con"))}
+    return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
 def results_csv(frame) -> str:
@@ -442,22 +457,37 @@ def rating_side(ws: Workspace | None, side: str | None) -> str:
     return side or (ws.config.rating if ws else RatingSettings()).side
 
 
-def rate_results(path: Path, *, side: str | None = None, **options) -> dict:
+def rating_control(ws: Workspace | None, control: Sequence[str] | None) -> tuple[str, ...]:
+    """The style features ratings control for: `control` when given (empty: none), else the workspace's [rating]
+    control (with no workspace, as for a results file, none)."""
+    return tuple(control) if control is not None else (ws.config.rating.control if ws else ())
+
+
+def rate_results(path: Path, *, side: str | None = None, control: Sequence[str] | None = None, **options) -> dict:
     """Ratings from a results CSV, with no workspace; side and options as rate_frame (default side: fit)."""
-    result = rate_frame(read_results(path), str(path), side=rating_side(None, side), **options)
+    result = rate_frame(read_results(path), str(path), side=rating_side(None, side),
+                        control=rating_control(None, control), **options)
     result["meta"]["results"] = str(path)
     return result
 
 
 def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstrap", bootstrap: int = 1000,
                seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None,
-               side: str = "fit", simulated: Collection[str] | None = None) -> dict:
+               side: str = "fit", control: Sequence[str] = (), simulated: Collection[str] | None = None) -> dict:
     """The main fit of results rows (see leaderboard.results.main_rows) and, with by, one fit per category
-    or dimension, each with the same options (side: fit the Pro advantage or ignore it); source names the
-    rows in messages. simulated: the entries whose rows say `"simulated": true` (default: those the rows'
-    simulated column gives, leaderboard.results.simulated_entries)."""
+    or dimension, each with the same options (side: fit the Pro advantage or ignore it; control: the style
+    features fitted with the ratings); source names the rows in messages. simulated: the entries whose rows say
+    `"simulated": true` (default: those the rows' simulated column gives, leaderboard.results.simulated_entries)."""
     from leaderboard.ratings import rate as fit
-    from leaderboard.results import groups, main_rows, simulated_entries
+    from leaderboard.results import FEATURE_COLUMNS, groups, main_rows, simulated_entries
+
+    unknown = [name for name in control if name not in FEATURE_COLUMNS]
+    if unknown:
+        raise UserError(f"--control {unknown[0]}: not a feature (expected {', '.join(FEATURE_COLUMNS)})")
+    missing = [c for name in control for c in FEATURE_COLUMNS[name] if c not in frame.columns]
+    if missing:
+        raise UserError(f"--control {','.join(control)}: {source} has no {', '.join(missing)} "
+                        f"column{'s' * (len(missing) > 1)} (`arena rate --format csv` writes them)")
 
     main = main_rows(frame)
     if len(frame) and not len(main):
@@ -471,13 +501,13 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
         if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
             raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
         return _with_forfeits(fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor,
-                                  side=side), rows, fakes)
+                                  side=side, control=tuple(control)), rows, fakes)
 
     result = one(main, f"in {source}")
     if by is not None:
         result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The documented order (docs/reference/json.md): ratings, side, by, meta.
-    return {key: result[key] for key in ("ratings", "side", "by", "meta") if key in result}
+    # The documented order (docs/reference/json.md): ratings, side, control, by, meta.
+    return {key: result[key] for key in ("ratings", "side", "control", "by", "meta") if key in result}
 
 
 def _with_forfeits(result: dict, rows, simulated: Collection[str]) -> dict:
@@ -504,24 +534,27 @@ def _beside(row: dict, key: str, **added) -> dict:
 
 
 def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None = None, side: str | None = None,
-                 **options) -> list[dict]:
+                 control: Sequence[str] | None = None, **options) -> list[dict]:
     """`arena rate --history`: ratings from one judge's verdicts (default: the first configured judge) after every
     `every` rated matches in the order they finished (history_frame); options as rate_frame, but for by."""
     from leaderboard.history import in_order
 
     judge = judge_or_first(ws, judge)
-    snapshots = history_frame(in_order(results_frame(ws, judge), ws.store.finish_order()),
+    control = rating_control(ws, control)
+    snapshots = history_frame(in_order(results_frame(ws, judge, features=bool(control)), ws.store.finish_order()),
                               f"the verdicts of judge {judge!r}", every=every, side=rating_side(ws, side),
-                              simulated=ws.store.simulated_entries(), **options)
+                              control=control, simulated=ws.store.simulated_entries(), **options)
     simulated = ws.store.judge_simulated(judge)
     for snapshot in snapshots:
         snapshot["meta"] |= {"judge": judge, "simulated": simulated}
     return snapshots
 
 
-def history_results(path: Path, *, every: int | None = None, side: str | None = None, **options) -> list[dict]:
+def history_results(path: Path, *, every: int | None = None, side: str | None = None,
+                    control: Sequence[str] | None = None, **options) -> list[dict]:
     """`arena rate --results FILE --history`: the history of a results CSV, its matches in the file's row order."""
-    snapshots = history_frame(read_results(path), str(path), every=every, side=rating_side(None, side), **options)
+    snapshots = history_frame(read_results(path), str(path), every=every, side=rating_side(None, side),
+                              control=rating_control(None, control), **options)
     for snapshot in snapshots:
         snapshot["meta"]["results"] = str(path)
     return snapshots

@@ -1,0 +1,196 @@
+"""Controlled Bradley–Terry: ratings net of what judges reward besides the debating (length, citations, markdown).
+
+Model: P(Pro a beats Con b) = sigmoid(t_a - t_b [+ h] + sum_k beta_k x_k), where x_k = (pro_k - con_k) /
+(pro_k + con_k) is the contrast of style feature k over the match's speeches (contrast), fitted jointly in
+(t, h, beta) by maximising leaderboard.bt's weighted soft likelihood. A rating is then what an entry wins
+with the features level; beta_k is how much the judge rewards feature k, in logits per unit of x.
+
+As in leaderboard.bt, the strengths take the weak prior only where their MLE does not exist, while h and each
+beta always have it (one more observation each: without it a feature that never varies would leave its
+coefficient unidentified). Matches do not reduce to n x n statistics here, since each has its own x, so the
+fit, the sandwich and the bootstrap pass over the distinct matches (identical ones pooled, with counts).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+from scipy import sparse
+
+from leaderboard import bt, elo
+from leaderboard.bootstrap import _multinomial, _poisson_tables
+
+# Numbers held at once per batch of bootstrap replicates: replicates x distinct matches <= this.
+_BATCH_CELLS = 1 << 22
+_TOLERANCE = 1e-5  # replicates are fitted to within this many logits, as leaderboard.bootstrap's
+
+
+def contrast(pro, con):
+    """x = (pro - con) / (pro + con): one side's share of a feature as a difference in [-1, 1]; 0 where both are 0."""
+    pro = np.asarray(pro, dtype=float)
+    total = pro + np.asarray(con, dtype=float)
+    return np.divide(2 * pro - total, total, out=np.zeros_like(total), where=total > 0)
+
+
+@dataclass(frozen=True)
+class Design:
+    """Distinct matches as the fit reads them: a (Pro) vs b (Con), soft outcome y, weight w, how many identical
+    matches each stands for (count), features X (matches x K); n entries, the side fitted or not; `signs` the
+    sparse matches x n matrix of e_a - e_b and `cells` the sparse matches x n^2 one-hot of the cell a n + b."""
+
+    a: np.ndarray
+    b: np.ndarray
+    y: np.ndarray
+    w: np.ndarray
+    count: np.ndarray
+    X: np.ndarray
+    n: int
+    side: bool
+    signs: sparse.csr_matrix
+    cells: sparse.csr_matrix
+
+    @property
+    def size(self) -> int:
+        """Parameters: n strengths, the Pro advantage when fitted, a coefficient per feature."""
+        return self.n + self.side + self.X.shape[1]
+
+
+def design(a, b, y, w, X, n, *, side=False, pool=True) -> Design:
+    """The Design of matches a[m] vs b[m] (outcome y, weight w, features X), identical matches pooled unless not
+    pool (the bootstrap pools them itself, so that its draws see each distinct match once)."""
+    a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
+    y, w = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
+    X = np.asarray(X, dtype=float).reshape(len(a), -1)
+    count = np.ones(len(a))
+    if pool and len(a):
+        a, b, y, w, count, X = _pooled(a, b, y, w, X)
+    m = np.arange(len(a))
+    signs = sparse.csr_matrix((np.r_[np.ones(len(a)), -np.ones(len(a))], (np.r_[m, m], np.r_[a, b])),
+                              shape=(len(a), n))
+    cells = sparse.csr_matrix((np.ones(len(a)), (m, a * n + b)), shape=(len(a), n * n))
+    return Design(a, b, y, w, count, X, n, bool(side), signs, cells)
+
+
+def _pooled(a, b, y, w, X):
+    """Identical matches (a, b, y, w, X) as one, with their count."""
+    kinds, inverse = np.unique(np.column_stack([a, b, y, w, X]), axis=0, return_inverse=True)
+    count = np.bincount(inverse.reshape(-1)).astype(float)
+    return kinds[:, 0].astype(np.intp), kinds[:, 1].astype(np.intp), kinds[:, 2], kinds[:, 3], count, kinds[:, 4:]
+
+
+def _logits(d: Design, x):
+    """eta[r, m] = t_a - t_b [+ h] + X beta for each parameter row x[r]."""
+    eta = np.asarray(d.signs @ x[:, : d.n].T).T
+    if d.side:
+        eta += x[:, d.n, None]
+    return eta + x[:, d.n + d.side :] @ d.X.T
+
+
+def _loss(d: Design, x, weights, precision, centre):
+    """Negative penalised log-likelihood per row of x (matches weighted by weights[r]), and P = sigmoid(eta)."""
+    eta = _logits(d, x)
+    # y log P + (1 - y) log (1 - P), with log P = -log(1 + e^-eta) computed without overflow.
+    nll = np.einsum("rm,rm->r", weights, d.y * np.logaddexp(0, -eta) + (1 - d.y) * np.logaddexp(0, eta))
+    return nll + 0.5 * np.sum(precision * (x - centre) ** 2, axis=-1), bt.sigmoid(eta)
+
+
+def _gradient(d: Design, x, P, weights, precision, centre):
+    """Gradient of _loss: the design's transpose applied to each match's w (P - y), plus the prior's."""
+    return _transposed(d, weights * (P - d.y)) + precision * (x - centre)
+
+
+def _transposed(d: Design, r):
+    """D^T r for each row of r (r[row, match]), D the design matrix (e_a - e_b [, 1], x)."""
+    parts = [np.asarray(d.signs.T @ r.T).T]
+    if d.side:
+        parts.append(r.sum(axis=1, keepdims=True))
+    parts.append(r @ d.X)
+    return np.concatenate(parts, axis=1)
+
+
+def form(d: Design, c):
+    """D^T diag(c[r]) D for each row of c: the Fisher information when c = w P (1 - P), the sandwich's meat when
+    c = (w (y - P))^2."""
+    n, side, k = d.n, d.side, d.X.shape[1]
+    summed = np.asarray(d.cells.T @ c.T).T.reshape(len(c), n, n)
+    out = np.zeros((len(c), d.size, d.size))
+    out[:, : n + side, : n + side] = bt.pair_form(summed, side)
+    for j in range(k):
+        cross = _transposed(d, c * d.X[:, j])  # (e_a - e_b [, 1], x) x_j
+        out[:, : n + side, n + side + j] = out[:, n + side + j, : n + side] = cross[:, : n + side]
+        out[:, n + side + j, n + side :] = cross[:, n + side :]
+    return out
+
+
+def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max_iter=100):
+    """x = (t, [h,] beta) maximising the controlled likelihood less ridge/2 |t - c_t|^2 and PRIOR_PRECISION/2 on
+    h and beta, per row of weights (the matches' counts in each of a stack of problems; default: once each),
+    t mean zero. ridge: one per problem (0: the MLE of t, which must exist)."""
+    weights = (d.count if weights is None else weights) * d.w
+    weights = weights.reshape(-1, len(d.w))
+    problems = len(weights)
+    ridge = np.broadcast_to(np.asarray(ridge, dtype=float), (problems,))
+    precision = np.concatenate([np.repeat(ridge[:, None], d.n, axis=1),
+                                np.full((problems, d.size - d.n), elo.PRIOR_PRECISION)], axis=1)
+    centre = np.broadcast_to(np.asarray(centre, dtype=float), (problems, d.size))
+    free = d.size - d.n
+
+    def newton_step(x, P):
+        grad = _gradient(d, x, P, weights, precision, centre)
+        hess = form(d, weights * P * (1 - P))
+        hess[:, np.arange(d.size), np.arange(d.size)] += precision
+        return grad, bt._mean_zero_newton_step(grad, hess, free=free)
+
+    start = bt._start(init, (problems, d.size), d.n)
+    x = bt._damped_newton(start, lambda x: _loss(d, x, weights, precision, centre), newton_step, tol, max_iter)
+    x[:, : d.n] -= x[:, : d.n].mean(axis=1, keepdims=True)
+    return x
+
+
+def covariance(d: Design, x):
+    """Sandwich covariance B^-1 M B^-1 of x under the weak prior on every coordinate, clustered by match (as
+    bt.sandwich_covariance): B the Fisher information, M the summed outer squares of the match scores."""
+    P = bt.sigmoid(_logits(d, x[None]))[0]
+    ridge = elo.PRIOR_PRECISION * np.eye(d.size)
+    bread = bt.mean_zero_inverse(form(d, (d.count * d.w * P * (1 - P))[None])[0] + ridge, free=d.size - d.n)
+    meat = form(d, (d.count * (d.w * (d.y - P)) ** 2)[None])[0] + ridge
+    return bread @ meat @ bread
+
+
+def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
+    """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
+    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size). Batches run on a thread pool, each
+    with its own child seed, so the result depends on the seed and the data only."""
+    counts = d.count.astype(np.int64)
+    drawing = _poisson_tables(counts)
+    order = drawing[1]
+    # The matches as the draws' rows hold them: in the order they are drawn.
+    drawn = Design(d.a[order], d.b[order], d.y[order], d.w[order], d.count[order], d.X[order], d.n, d.side,
+                   d.signs[order], d.cells[order])
+    batch = max(1, min(replicates, _BATCH_CELLS // max(1, len(counts))))
+    firsts = range(0, replicates, batch)
+    seeds = np.random.SeedSequence(seed).spawn(len(firsts))
+    x = np.empty((replicates, d.size))
+
+    def run(k):
+        rng = np.random.default_rng(seeds[k])
+        size = min(batch, replicates - firsts[k])
+        draws = _multinomial([rng], counts, drawing, [size]).T.astype(float)
+        centre = rng.normal(0.0, 1 / math.sqrt(elo.PRIOR_PRECISION), (size, d.size))
+        x[firsts[k] : firsts[k] + size] = fit(drawn, ridge=elo.PRIOR_PRECISION, weights=draws, centre=centre,
+                                              init=init, tol=_TOLERANCE)
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with ThreadPoolExecutor(max_workers=cores) as pool:
+        list(pool.map(run, range(len(firsts))))
+    return x
+
+
+def z_value(level=0.95):
+    """The normal quantile of a two-sided interval at `level`."""
+    return NormalDist().inv_cdf(0.5 + level / 2)
