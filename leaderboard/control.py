@@ -23,7 +23,7 @@ import numpy as np
 from scipy import sparse
 
 from leaderboard import bt, elo
-from leaderboard.bootstrap import _multinomial, _poisson_tables
+from leaderboard.bootstrap import _chord_fit, _multinomial, _poisson_tables
 
 # Numbers held at once per batch of bootstrap replicates: replicates x distinct matches <= this.
 _BATCH_CELLS = 1 << 22
@@ -164,14 +164,24 @@ def covariance(d: Design, x):
 
 def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
     """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
-    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size). Batches run on a thread pool, each
-    with its own child seed, so the result depends on the seed and the data only."""
+    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size). init, a fit of the same matches,
+    saves the full data's refit under the prior most of its steps.
+
+    Each replicate is refitted by chord steps with the full data's Hessian under the prior, rescaled to the
+    replicate's own curvature (leaderboard.bootstrap._chord_fit); the few that do not converge get full Newton.
+    Batches run on a thread pool, each with its own child seed, so the result depends on the seed and the data
+    only.
+    """
     counts = d.count.astype(np.int64)
     drawing = _poisson_tables(counts)
     order = drawing[1]
     # The matches as the draws' rows hold them: in the order they are drawn.
     drawn = Design(d.a[order], d.b[order], d.y[order], d.w[order], d.count[order], d.X[order], d.n, d.side,
                    d.signs[order], d.cells[order])
+    start = fit(d, ridge=elo.PRIOR_PRECISION, init=init)[0]
+    P = bt.sigmoid(_logits(d, start[None]))[0]
+    hessian = form(d, (d.count * d.w * P * (1 - P))[None])[0] + elo.PRIOR_PRECISION * np.eye(d.size)
+    inverse = bt.mean_zero_inverse(hessian, free=d.size - d.n)
     batch = max(1, min(replicates, _BATCH_CELLS // max(1, len(counts))))
     firsts = range(0, replicates, batch)
     seeds = np.random.SeedSequence(seed).spawn(len(firsts))
@@ -180,15 +190,44 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
     def run(k):
         rng = np.random.default_rng(seeds[k])
         size = min(batch, replicates - firsts[k])
-        draws = _multinomial([rng], counts, drawing, [size]).T.astype(float)
+        draws = _multinomial([rng], counts, drawing, [size]).T * drawn.w
         centre = rng.normal(0.0, 1 / math.sqrt(elo.PRIOR_PRECISION), (size, d.size))
-        x[firsts[k] : firsts[k] + size] = fit(drawn, ridge=elo.PRIOR_PRECISION, weights=draws, centre=centre,
-                                              init=init, tol=_TOLERANCE)
+        evaluate = _evaluator(drawn, draws, centre)
+        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=d.size - d.n,
+                                       tol=_TOLERANCE)
+        redo = np.flatnonzero(~converged)
+        if len(redo):
+            fitted[redo] = fit(drawn, ridge=elo.PRIOR_PRECISION, weights=draws[redo] / drawn.w, centre=centre[redo],
+                               init=start, tol=_TOLERANCE)
+        x[firsts[k] : firsts[k] + size] = fitted
 
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     with ThreadPoolExecutor(max_workers=cores) as pool:
         list(pool.map(run, range(len(firsts))))
     return x
+
+
+def _evaluator(d: Design, weights, centre):
+    """(x, rescale, which) -> the gradient of the controlled loss under the weak prior centred on `centre` for the
+    problems `which` of a stack (the matches weighted weights[r]: count times w); with rescale also the
+    Hessian's diagonal; and that every problem holds (leaderboard.bootstrap._chord_fit's evaluate)."""
+    touches = abs(d.signs)  # each match's two entries
+
+    def evaluate(x, rescale, which):
+        rows = np.flatnonzero(which)
+        gradient = np.zeros_like(x)
+        P = bt.sigmoid(_logits(d, x[rows]))
+        gradient[rows] = (_transposed(d, weights[rows] * (P - d.y))
+                          + elo.PRIOR_PRECISION * (x[rows] - centre[rows]))
+        if not rescale:
+            return gradient, None, np.ones(len(x), dtype=bool)
+        c = weights[rows] * P * (1 - P)
+        diagonal = np.ones_like(x)  # left alone for problems not evaluated
+        parts = [np.asarray(touches.T @ c.T).T, *([c.sum(axis=1, keepdims=True)] if d.side else []), c @ d.X ** 2]
+        diagonal[rows] = np.concatenate(parts, axis=1) + elo.PRIOR_PRECISION
+        return gradient, diagonal, np.ones(len(x), dtype=bool)
+
+    return evaluate
 
 
 def z_value(level=0.95):
