@@ -6,14 +6,15 @@ Model: P(Pro a beats Con b) = sigmoid(t_a - t_b [+ h] + sum_k beta_k x_k), where
 with the features level; beta_k is how much the judge rewards feature k, in logits per unit of x.
 
 As in leaderboard.bt, the strengths take the weak prior only where their MLE does not exist, while h and each
-beta always have it (one more observation each: without it a feature that never varies would leave its
-coefficient unidentified). Matches do not reduce to n x n statistics here, since each has its own x, so the
+beta always have one (one more observation each: without it a feature that never varies would leave its
+coefficient unidentified). Beta's is the strengths' N(0, 1/PRIOR_PRECISION) put on the effect of a typical
+difference, beta times the spread of x (precision PRIOR_PRECISION var(x)), so that a feature whose x varies
+little, as length does between similar debaters, is not pulled to 0 (precision_of). Matches do not reduce to n x n statistics here, since each has its own x, so the
 fit, the sandwich and the bootstrap pass over the distinct matches (identical ones pooled, with counts).
 """
 
 from __future__ import annotations
 
-import math
 import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -58,6 +59,16 @@ class Design:
     def size(self) -> int:
         """Parameters: n strengths, the Pro advantage when fitted, a coefficient per feature."""
         return self.n + self.side + self.X.shape[1]
+
+    def precision_of(self, ridge):
+        """The prior's precision on every parameter: `ridge` on the strengths (one per problem), PRIOR_PRECISION on
+        h, and on beta_k PRIOR_PRECISION times the variance of x_k over the matches (PRIOR_PRECISION where x_k
+        never varies): (problems, size)."""
+        ridge = np.atleast_1d(np.asarray(ridge, dtype=float))
+        spread = np.cov(self.X.T, fweights=self.count.astype(np.int64), ddof=0).reshape(-1)[:: self.X.shape[1] + 1] \
+            if len(self.X) and self.X.shape[1] else np.zeros(self.X.shape[1])
+        fixed = np.r_[[elo.PRIOR_PRECISION] * self.side, elo.PRIOR_PRECISION * np.where(spread > 0, spread, 1.0)]
+        return np.concatenate([np.repeat(ridge[:, None], self.n, axis=1), np.tile(fixed, (len(ridge), 1))], axis=1)
 
 
 def design(a, b, y, w, X, n, *, side=False, pool=True) -> Design:
@@ -134,9 +145,7 @@ def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max
     weights = (d.count if weights is None else weights) * d.w
     weights = weights.reshape(-1, len(d.w))
     problems = len(weights)
-    ridge = np.broadcast_to(np.asarray(ridge, dtype=float), (problems,))
-    precision = np.concatenate([np.repeat(ridge[:, None], d.n, axis=1),
-                                np.full((problems, d.size - d.n), elo.PRIOR_PRECISION)], axis=1)
+    precision = d.precision_of(np.broadcast_to(np.asarray(ridge, dtype=float), (problems,)))
     centre = np.broadcast_to(np.asarray(centre, dtype=float), (problems, d.size))
     free = d.size - d.n
 
@@ -156,16 +165,16 @@ def covariance(d: Design, x):
     """Sandwich covariance B^-1 M B^-1 of x under the weak prior on every coordinate, clustered by match (as
     bt.sandwich_covariance): B the Fisher information, M the summed outer squares of the match scores."""
     P = bt.sigmoid(_logits(d, x[None]))[0]
-    ridge = elo.PRIOR_PRECISION * np.eye(d.size)
+    ridge = np.diag(d.precision_of(elo.PRIOR_PRECISION)[0])
     bread = bt.mean_zero_inverse(form(d, (d.count * d.w * P * (1 - P))[None])[0] + ridge, free=d.size - d.n)
     meat = form(d, (d.count * (d.w * (d.y - P)) ** 2)[None])[0] + ridge
     return bread @ meat @ bread
 
 
-def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
+def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> tuple[np.ndarray, np.ndarray]:
     """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
-    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size). init, a fit of the same matches,
-    saves the full data's refit under the prior most of its steps.
+    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size); and the full data's fit under the
+    prior, about which they spread. init, a fit of the same matches, saves that fit most of its steps.
 
     Each replicate is refitted by chord steps with the full data's Hessian under the prior, rescaled to the
     replicate's own curvature (leaderboard.bootstrap._chord_fit); the few that do not converge get full Newton.
@@ -180,7 +189,8 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
                    d.signs[order], d.cells[order])
     start = fit(d, ridge=elo.PRIOR_PRECISION, init=init)[0]
     P = bt.sigmoid(_logits(d, start[None]))[0]
-    hessian = form(d, (d.count * d.w * P * (1 - P))[None])[0] + elo.PRIOR_PRECISION * np.eye(d.size)
+    precision = d.precision_of(elo.PRIOR_PRECISION)[0]
+    hessian = form(d, (d.count * d.w * P * (1 - P))[None])[0] + np.diag(precision)
     inverse = bt.mean_zero_inverse(hessian, free=d.size - d.n)
     batch = max(1, min(replicates, _BATCH_CELLS // max(1, len(counts))))
     firsts = range(0, replicates, batch)
@@ -191,8 +201,8 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
         rng = np.random.default_rng(seeds[k])
         size = min(batch, replicates - firsts[k])
         draws = _multinomial([rng], counts, drawing, [size]).T * drawn.w
-        centre = rng.normal(0.0, 1 / math.sqrt(elo.PRIOR_PRECISION), (size, d.size))
-        evaluate = _evaluator(drawn, draws, centre)
+        centre = rng.normal(0.0, 1 / np.sqrt(precision), (size, d.size))
+        evaluate = _evaluator(drawn, draws, precision, centre)
         fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=d.size - d.n,
                                        tol=_TOLERANCE)
         redo = np.flatnonzero(~converged)
@@ -204,10 +214,10 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> np.ndarray:
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     with ThreadPoolExecutor(max_workers=cores) as pool:
         list(pool.map(run, range(len(firsts))))
-    return x
+    return x, start
 
 
-def _evaluator(d: Design, weights, centre):
+def _evaluator(d: Design, weights, precision, centre):
     """(x, rescale, which) -> the gradient of the controlled loss under the weak prior centred on `centre` for the
     problems `which` of a stack (the matches weighted weights[r]: count times w); with rescale also the
     Hessian's diagonal; and that every problem holds (leaderboard.bootstrap._chord_fit's evaluate)."""
@@ -218,13 +228,13 @@ def _evaluator(d: Design, weights, centre):
         gradient = np.zeros_like(x)
         P = bt.sigmoid(_logits(d, x[rows]))
         gradient[rows] = (_transposed(d, weights[rows] * (P - d.y))
-                          + elo.PRIOR_PRECISION * (x[rows] - centre[rows]))
+                          + precision * (x[rows] - centre[rows]))
         if not rescale:
             return gradient, None, np.ones(len(x), dtype=bool)
         c = weights[rows] * P * (1 - P)
         diagonal = np.ones_like(x)  # left alone for problems not evaluated
         parts = [np.asarray(touches.T @ c.T).T, *([c.sum(axis=1, keepdims=True)] if d.side else []), c @ d.X ** 2]
-        diagonal[rows] = np.concatenate(parts, axis=1) + elo.PRIOR_PRECISION
+        diagonal[rows] = np.concatenate(parts, axis=1) + precision
         return gradient, diagonal, np.ones(len(x), dtype=bool)
 
     return evaluate
