@@ -221,6 +221,14 @@ def test_rate_orders_the_planted_strongest_model_first(ws, checkout):
     order = [r["entry"] for r in json.loads(rated.stdout)["ratings"]]
     assert order[0] == "alpha-1" and order[-1] == "delta-4"
     assert json.loads(rated.stdout)["meta"]["simulated"] is False
+    # The imported speeches are counted as any, so the panel's ratings can be controlled for their length.
+    controlled = invoke("rate", "--judge", "lechmazur-panel", "--control", "length", "--format", "json", "--ci",
+                        "sandwich", "-w", ws)
+    assert controlled.exit_code == 0, controlled.output
+    fit = json.loads(controlled.stdout)
+    assert fit["meta"]["control"] == ["length"] and fit["control"]["length"]["ci_low"] < fit["control"]["length"][
+        "ci_high"]
+    assert {r["entry"] for r in fit["ratings"]} == set(order)
 
 
 def test_publish_shows_every_turn_in_order_and_the_banner_naming_the_source_s_panel(ws, checkout, tmp_path):

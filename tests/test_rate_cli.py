@@ -612,6 +612,14 @@ def people_ws(tmp_path_factory) -> tuple[Path, list, list]:
     return path, matches, ballots
 
 
+def test_human_elo_can_be_controlled_for_length(people_ws):
+    path, _, _ = people_ws
+    data = rate_json("-w", path, "--judge", "experts", "--control", "length,markdown", "--ci", "sandwich")
+    assert data["meta"]["judge"] == "experts" and list(data["control"]) == ["length", "markdown"]
+    assert data["meta"]["matches"] == 20 and all(f["ci_low"] <= f["coef"] <= f["ci_high"]
+                                                 for f in data["control"].values())
+
+
 def test_human_elo_rates_the_ballots_with_r_3_and_the_papers_weighting(people_ws):
     path, matches, ballots = people_ws
     data = rate_json("-w", path, "--judge", "experts", "--bootstrap", "0", "--side", "ignore")
