@@ -14,7 +14,7 @@ from arena.errors import UserError, check_size
 from arena.features import FEATURES
 from arena.formats import BUILTIN, WORKFLOWS, Format, Turn, format_names, known
 from arena.providers import unknown_provider
-from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec
+from arena.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, JURY, JURY_SIZE, Entry, JudgeSpec
 from arena.structured import STRUCTURED_MODES
 
 CONFIG_NAME = "arena.toml"
@@ -190,11 +190,14 @@ _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
 _MODEL = (lambda v: bool(re.fullmatch(r"\S+", v)) and (unknown_provider(v) or True),
           "a litellm model string such as 'openai/gpt-4o'")
-# How a real model is reached and asked: the same keys for entries and judges.
+# How a real model is reached and asked, and who made it (arena.families): the same keys for entries and judges.
 _MODEL_KEYS: _Spec = {
     "context_window": (int, (lambda v: 256 <= v <= 10_000_000, "a whole number of tokens from 256 up")),
     "structured_output": (str, (lambda v: v in ("auto", *STRUCTURED_MODES),
                                 f"one of auto, {', '.join(STRUCTURED_MODES)}")),
+    "family": (str, (lambda v: re.fullmatch(r"[a-z0-9][a-z0-9._/\-]{0,63}", v),
+                     "1-64 lowercase letters, digits, '.', '_', '-' or '/', starting with a letter or digit, "
+                     "such as 'openai' or 'meta'")),
 }
 _ENTRY: _Spec = {
     "name": (str, _NAME),
@@ -233,18 +236,27 @@ _TURN: _Spec = {
     "brief": (str, (lambda v: len(v) <= 2000, "at most 2,000 characters")),
     "min_share": ((int, float), _number(0, 1)),
 }
-# A judge's model: see _human. "turns": a declared format's each.
+# A judge's model: see _implied. "turns": a declared format's each.
 _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind"), "formats": ("name", "turns"),
              "turns": ("stage", "side", "title", "words")}
 
 
-def _human(judge: dict, i: int, fail) -> dict:
-    """What a judge of people implies: R is the number of people, each named once, and no model is needed
-    (an offline/ model marks the ballots simulated). An imported judge needs no model either, and its R is only
-    the most runs it gave a match (each match has the runs its source gave). Other judges need a model."""
+def _implied(judge: dict, i: int, fail) -> dict:
+    """What a judge's kind implies. A judge of people: R is the number of people, each named once, and no model
+    is needed (an offline/ model marks the ballots simulated). An imported judge needs no model either, and its R
+    is only the most runs it gave a match (each match has the runs its source gave). A jury has neither: its
+    models are its pool, and R is its size, one run per model seated (the kind checks both). Other judges need a
+    model."""
     where = f"judges[{i}]"
     if judge["kind"] == IMPORTED:
         return {"model": judge.get("model", IMPORTED)}
+    if judge["kind"] == JURY:
+        for key, why in (("model", "its models are options.pool"), ("runs", "its R is options.size")):
+            if key in judge:
+                raise fail(f"{where}.{key}", f"a jury judge has no {key} of its own ({why}): leave {key} out")
+        size = judge.get("options", {}).get("size", JURY_SIZE)
+        # A size the kind will refuse still makes a judge to refuse: R stands at the default until then.
+        return {"model": JURY, "runs": size if type(size) is int and 1 <= size <= limits.MAX_RUNS else JURY_SIZE}
     if judge["kind"] != HUMAN_JUDGE:
         if "model" not in judge:
             raise fail(where, "missing required key 'model'")
@@ -331,7 +343,7 @@ def parse_config(text: str, path: Path) -> Config:
         for item in _check_array(data.get("entries", []), _ENTRY, "entries", fail)
     )
     judges = tuple(
-        JudgeSpec(**{"runs": arena.judge_runs, **item, **_human(item, i, fail)})
+        JudgeSpec(**{"runs": arena.judge_runs, **item, **_implied(item, i, fail)})
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
     rating = RatingSettings(**{k: tuple(v) if k == "control" else v for k, v in values["rating"].items()})
@@ -376,7 +388,7 @@ def check_judge(table: dict, judge_runs: int, labels: Mapping[str, str]) -> Judg
         return UserError(f"{labels.get(key) or labels.get(key.partition('.')[0]) or labels.get('', key)}: {problem}")
 
     values = _check_table(table, _JUDGE, "judges[0]", fail)
-    return JudgeSpec(**{"runs": judge_runs, **values, **_human(values, 0, fail)})
+    return JudgeSpec(**{"runs": judge_runs, **values, **_implied(values, 0, fail)})
 
 
 def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:

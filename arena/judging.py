@@ -8,6 +8,11 @@ so the R runs of a judge are distinct samples. `run_judge` does the rest for eve
 label swapping on alternate runs, mapping back (the outcomes, the scores and the rationale's side names),
 and recording a failure as a failed verdict.
 
+Before a match's runs the runner asks the judge where they sit (`seats`, told the match's Sitting): each run
+a Seat, the judge object that decides it and the model it asks. A kind's runs all sit on its own model; a jury
+(judges/jury.py) seats models drawn from its pool, and says so in each verdict's extra. A judge that cannot
+sit on a match raises Unseated, and each of its runs there is a failed verdict with that message.
+
 A scored answer whose winner contradicts its own scores (contradicts, scores_check) is re-asked as an invalid
 one is, and a run whose answers keep contradicting themselves fails: no winner is guessed for it.
 """
@@ -19,9 +24,11 @@ from typing import Any, Callable, Mapping
 
 from arena import transcript
 from arena.contradictions import CONTRADICTION, contradiction, contradicts  # noqa: F401 - the judge contract's too
+from arena.errors import ArenaError
 from arena.fitting import Cut, Material
 from arena.formats import AGENT4DEBATE, Format
 from arena.llm import Check, LLMCallError
+from arena.models import ModelRef
 from arena.params import Param, between, resolve
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS, JudgeSpec, Motion, Outcome, Speech, Verdict
@@ -90,6 +97,33 @@ class Decision:
                         exchange_sides(self.rationale), {d: (con, pro) for d, (pro, con) in self.scores.items()})
 
 
+@dataclass(frozen=True)
+class Sitting:
+    """What a judge is told of a match before its runs, to seat them: the match's id, each debater's family
+    (arena.families; never an entry's name or model, and "" where there is no debater, as in judge-bench) and
+    the workspace's seed."""
+
+    match_id: str | None
+    pro_family: str = ""
+    con_family: str = ""
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Seat:
+    """Where one run sits: the judge object that decides it, the model it asks, and what its verdict's extra
+    records of the seat (a jury's {"panelist": model})."""
+
+    judge: "BaseJudge"
+    ref: ModelRef
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+class Unseated(ArenaError):
+    """A judge cannot sit on this match (a jury whose pool has too few models of other families than the
+    debaters'): each of its runs there fails with this message, and a later `arena judge` tries again."""
+
+
 class BaseJudge:
     """Options checked against COMMON_OPTIONS plus the kind's OPTIONS when the judge is built."""
 
@@ -115,15 +149,21 @@ class BaseJudge:
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         raise NotImplementedError
 
+    def seats(self, sitting: Sitting) -> tuple[Seat, ...]:
+        """Where each of the match's runs sits (Unseated if none can): by default all R on the judge's model."""
+        return (Seat(self, ModelRef.of(self.spec)),) * self.spec.runs
 
-async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int) -> Verdict:
+
+async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int,
+                    extra: Mapping[str, Any] | None = None) -> Verdict:
     """One run of a judge: swap labels on odd runs when asked, map back, record failure as such.
 
     The verdict's extra holds the judge's scores ({dimension: [PRO, CON]}) when it gave any, "swapped": true
     for a run that read the sides exchanged, and, on a run failed because its answers kept contradicting
-    their own scores, "self_contradiction": true (its error names the contradiction, in the real sides)."""
+    their own scores, "self_contradiction": true (its error names the contradiction, in the real sides); and,
+    failed or not, what extra says of its seat (Seat.extra)."""
     swapped = bool(judge.options.get("swap_sides")) and run % 2 == 1
-    marks: dict[str, Any] = {"swapped": True} if swapped else {}
+    marks: dict[str, Any] = {**(extra or {}), **({"swapped": True} if swapped else {})}
     try:
         decision = await judge.decide(view.swapped() if swapped else view, llm)
     except LLMCallError as exc:

@@ -31,8 +31,10 @@ class ModelRef:
     structured: str = "auto"  # arena.toml's structured_output
 
     @classmethod
-    def of(cls, spec: Entry | JudgeSpec) -> "ModelRef":
-        return cls(spec.model, spec.api_base, getattr(spec, "strength", 0.0), spec.context_window,
+    def of(cls, spec: Entry | JudgeSpec, model: str | None = None) -> "ModelRef":
+        """The entry's or judge's model, or another of its models (model: one of a jury's pool), reached and asked
+        as the entry or judge says."""
+        return cls(model or spec.model, spec.api_base, getattr(spec, "strength", 0.0), spec.context_window,
                    spec.structured_output)
 
     @property

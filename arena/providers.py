@@ -12,8 +12,9 @@ import functools
 import importlib.util
 from pathlib import Path
 
-from arena.records import OFFLINE_PREFIX
-
+# The simulator's prefix (arena.offline): here, below the records that re-export it, so that deriving a model's
+# family (arena.families) can read it and the records can derive families.
+OFFLINE_PREFIX = "offline/"
 SIMULATOR = OFFLINE_PREFIX.rstrip("/")
 # By convention people's entries and judges name their model human/NAME: no model is called for them.
 PEOPLE = "human"

@@ -4,6 +4,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping
 
+from arena.families import family_of
+from arena.providers import OFFLINE_PREFIX
+
 Side = Literal["pro", "con"]
 Stage = str  # a turn's stage in its debate format (arena.formats): "constructive", "opening", "rebuttal_1", ...
 Outcome = Literal["pro", "con", "tie"]
@@ -18,11 +21,14 @@ INFO_SLIDES = {"zh": "双方负有同等的举证责任。"}  # the same, in the
 
 def default_info_slide(language: str) -> str:
     return INFO_SLIDES.get(language, DEFAULT_INFO_SLIDE)
-OFFLINE_PREFIX = "offline/"
 HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
 # The debater kind of an entry an importer registered (it debated elsewhere: never scheduled, never plays) and
 # the judge kind of a judge whose verdicts were imported (never run by the arena).
 IMPORTED = "imported"
+# The judge kind that seats, per match, models drawn from its pool (options.pool), each giving one run: R is its
+# size (options.size), and it has no model of its own.
+JURY = "jury"
+JURY_SIZE = 3
 DEFAULT_FORMAT = "agent4debate"
 
 
@@ -70,6 +76,11 @@ class Entry:
     retired: bool = False  # kept in the registry and the ratings, no longer scheduled
     context_window: int | None = None  # tokens the model accepts; None: litellm's model info, else probed
     structured_output: str = "auto"  # "auto" or one of arena.structured.STRUCTURED_MODES
+    family: str = ""  # who made the model: arena.toml's, else (left "") derived from it (arena.families)
+
+    def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", family_of(self.model))
 
     @property
     def simulated(self) -> bool:
@@ -92,10 +103,24 @@ class JudgeSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     context_window: int | None = None
     structured_output: str = "auto"
+    family: str = ""  # as an entry's
+
+    def __post_init__(self) -> None:
+        if not self.family:
+            object.__setattr__(self, "family", family_of(self.model))
+
+    @property
+    def models(self) -> tuple[str, ...]:
+        """The models its runs are asked on: a jury's pool, else its model."""
+        if self.kind != JURY:
+            return (self.model,)
+        pool = self.options.get("pool")  # checked by the kind; here read as far as it is a list of strings
+        return tuple(m for m in pool if isinstance(m, str)) if isinstance(pool, list) else ()
 
     @property
     def simulated(self) -> bool:
-        return is_simulated(self.model)
+        """Any of its models is the simulator's: a jury of a mixed pool is labelled simulated as a whole."""
+        return any(is_simulated(m) for m in self.models)
 
     @property
     def casts_ballots(self) -> bool:

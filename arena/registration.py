@@ -16,7 +16,8 @@ from typing import Any, Callable, Collection, Mapping, Sequence
 from arena.config import Config, check_entry_value, check_judge, is_http_url, parse_config
 from arena.errors import ArenaError, UserError, plural
 from arena.files import atomic_copy, atomic_write_bytes, no_space
-from arena.records import HUMAN_JUDGE, IMPORTED, Entry, JudgeSpec, Motion, is_simulated
+from arena.families import family_of
+from arena.records import HUMAN_JUDGE, IMPORTED, JURY, Entry, JudgeSpec, Motion, is_simulated
 from arena.registry import Registry
 
 _PROVIDER_MODEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*/\S+")
@@ -48,7 +49,7 @@ def _param_value(raw: str) -> Any:
 
 def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, name: str, debater: str, model: str,
               api_base: str | None = None, params: Mapping[str, Any] | None = None,
-              strength: float | None = None) -> Config:
+              strength: float | None = None, family: str | None = None) -> Config:
     """Check a new entry, then append it to arena.toml as an [[entries]] table; return the new config.
 
     remembered: entry names the database knows, including entries since removed from arena.toml, whose
@@ -73,7 +74,10 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
             raise UserError(f"--strength: only offline models have a planted strength, and {model!r} is not one "
                             "('offline/NAME')")
         check_entry_value("strength", strength, "--strength")
-    entry = Entry(name, debater, model, api_base or "", float(strength or 0.0), dict(params or {}))
+    if family is not None:
+        check_entry_value("family", family, "--family")
+    entry = Entry(name, debater, model, api_base or "", float(strength or 0.0), dict(params or {}),
+                  family=family or "")
     try:
         kinds.get(debater)(entry)  # the kind's own PARAMS checks
     except UserError as exc:
@@ -84,6 +88,8 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
         keys["api_base"] = api_base
     if strength is not None:
         keys["strength"] = float(strength)
+    if family is not None:
+        keys["family"] = family
     lines = ["[[entries]]", *_values(keys)]
     if entry.params:
         lines += ["[entries.params]", *_values(entry.params)]
@@ -91,12 +97,13 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
 
 
 _JUDGE_LABELS = {"": "--model", "name": "NAME", "kind": "--kind", "model": "--model", "api_base": "--api-base",
-                 "runs": "--runs", "options": "--option", "options.people": "--people"}
+                 "runs": "--runs", "options": "--option", "options.people": "--people", "family": "--family"}
 
 
 def add_judge(config: Config, kept: Callable[[str], int], kinds: Registry, *, name: str, kind: str,
               model: str | None = None, api_base: str | None = None, runs: int | None = None,
-              options: Mapping[str, Any] | None = None, people: Sequence[str] | None = None) -> Config:
+              options: Mapping[str, Any] | None = None, people: Sequence[str] | None = None,
+              family: str | None = None) -> Config:
     """Check a new judge as arena.toml's are checked, then append it as a [[judges]] table; return the new config.
 
     kept(name): how many verdicts and ballot links the database keeps under that name (a judge removed from
@@ -123,7 +130,7 @@ def add_judge(config: Config, kept: Callable[[str], int], kinds: Registry, *, na
         options["people"] = list(people)
     if model is not None:
         _check_provider_model(model)
-    keys = {"name": name, "kind": kind, "model": model, "api_base": api_base, "runs": runs}
+    keys = {"name": name, "kind": kind, "model": model, "api_base": api_base, "runs": runs, "family": family}
     keys = {k: v for k, v in keys.items() if v is not None}
     judge = check_judge({**keys, **({"options": options} if options else {})}, config.arena.judge_runs,
                         _JUDGE_LABELS)
@@ -207,16 +214,23 @@ def add_records(config: Config, entries: Sequence[Entry], judges: Sequence[Judge
     for e in entries:
         keys = {"name": e.name, "debater": e.debater, "model": e.model, "api_base": e.api_base,
                 "strength": e.strength, "retired": e.retired, "context_window": e.context_window,
-                "structured_output": e.structured_output}
+                "structured_output": e.structured_output, "family": _own_family(e)}
         lines += ["", "[[entries]]", *_keys(keys), *(["[entries.params]", *_values(e.params)] if e.params else [])]
     for j in judges:
-        implied = {HUMAN_JUDGE: HUMAN_JUDGE, IMPORTED: IMPORTED}.get(j.kind)  # a model these kinds need not name
+        implied = {HUMAN_JUDGE: HUMAN_JUDGE, IMPORTED: IMPORTED, JURY: JURY}.get(j.kind)  # a model they need not name
         keys = {"name": j.name, "kind": j.kind, "model": None if j.model == implied else j.model,
-                "api_base": j.api_base, "runs": None if j.casts_ballots else j.runs,  # people's R: their number
-                "context_window": j.context_window, "structured_output": j.structured_output}
+                "api_base": j.api_base,
+                "runs": None if j.casts_ballots or j.kind == JURY else j.runs,  # R of people: their number; jury: size
+                "context_window": j.context_window, "structured_output": j.structured_output,
+                "family": _own_family(j)}
         lines += ["", "[[judges]]", *_keys(keys), *(["[judges.options]", *_values(j.options)] if j.options else [])]
     return _append(config, lines,
                    lambda new: new.entries == (*config.entries, *entries) and new.judges == (*config.judges, *judges))
+
+
+def _own_family(spec: Entry | JudgeSpec) -> str | None:
+    """The family to write: one of its own, None when it is the one its model gives (arena.families)."""
+    return None if spec.family == family_of(spec.model) else spec.family
 
 
 def _append(config: Config, lines: Sequence[str], meant: Callable[[Config], bool]) -> Config:

@@ -749,9 +749,9 @@ class Store:
 
     def call_sides(self) -> list[sqlite3.Row]:
         """Every call of a match with whom it was for: match id, kind, side, judge, the match's pro and con,
-        tokens."""
+        tokens, and the model asked."""
         return self.conn.execute(
-            "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens "
+            "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens, c.model "
             "FROM calls c JOIN matches m ON m.id = c.match_id").fetchall()
 
     # --- exports (arena.exports): every row of a kind, in a stable order ------------------------

@@ -57,6 +57,7 @@ matches_per_page = 500     # rows per page of the matches list
 # model = "openai/gpt-4o"  # any litellm model string; "offline/<name>" is the simulator
 # api_base = ""            # optional, e.g. "http://127.0.0.1:8000/v1" for a local server
 # strength = 0.0           # offline models only: planted strength (logit scale)
+# family = "openai"        # who made the model (default: derived from model); no jury seats a model of it
 # [entries.params]         # passed to the debater kind (sampling, caps, ...)
 # temperature = 0.2
 # top_p = 0.75
@@ -76,6 +77,15 @@ matches_per_page = 500     # rows per page of the matches list
 # kind = "human"
 # [judges.options]
 # people = ["ann", "bo", "cy"]
+#
+# A jury: per match, `size` models of its pool, none of a debater's family, each one run of an inner judge kind.
+# [[judges]]
+# name = "jury"
+# kind = "jury"
+# [judges.options]
+# pool = ["openai/gpt-4o-mini", "gemini/gemini-2.0-flash", "mistral/mistral-small-latest", "deepseek/deepseek-chat"]
+# size = 2                 # R: one run per model seated
+# inner = "single"         # the judge kind each panelist runs; its options go here too
 '''
 
 

@@ -6,6 +6,7 @@ JUDGES = Registry("judge", "arena.judges", {
     "devils_advocate": "judges.devils_advocate:DevilsAdvocateJudge",
     "debatrix": "judges.debatrix:DebatrixJudge",
     "panel": "judges.panel:PanelJudge",
+    "jury": "judges.jury:JuryJudge",
     "human": "judges.human:HumanJudge",
     "imported": "judges.imported:ImportedJudge",
 })

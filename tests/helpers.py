@@ -163,12 +163,12 @@ def new_workspace(path: Path, *, init: str | None = "api", text: str | None = No
 # --- workspaces on the fake servers, and played ones ----------------------------------------------------------
 
 def mark_checked(path: Path) -> Path:
-    """Remember every configured model as usable, as a passing `arena check` leaves the workspace, so
-    `arena run` sends no probe of its own (tests of the probe itself leave this out)."""
+    """Remember every configured model (a jury's pool models too) as usable, as a passing `arena check` leaves the
+    workspace, so `arena run` sends no probe of its own (tests of the probe itself leave this out)."""
     config = load_config(path)
     store = Store(path / DB_NAME)
-    for spec in (*config.entries, *config.judges):
-        store.remember_model(spec.model, spec.api_base, ok=True, structured="json_schema")
+    for spec, model in [(e, e.model) for e in config.entries] + [(j, m) for j in config.judges for m in j.models]:
+        store.remember_model(model, spec.api_base, ok=True, structured="json_schema")
     store.close()
     return path
 

@@ -266,9 +266,9 @@ def test_entry_list_table(good_ws):
     result = invoke("entry", "list", "-w", good_ws)
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
-    assert lines[0].split() == ["name", "debater", "model", "matches", "forfeits", "strength", "status"]
-    assert lines[1].split() == ["a", "direct", "offline/a", "0", "0", "0.5", "active"]
-    assert lines[2].split() == ["b", "direct", "offline/b", "0", "0", "-0.5", "active"]
+    assert lines[0].split() == ["name", "debater", "model", "family", "matches", "forfeits", "strength", "status"]
+    assert lines[1].split() == ["a", "direct", "offline/a", "offline/a", "0", "0", "0.5", "active"]
+    assert lines[2].split() == ["b", "direct", "offline/b", "offline/b", "0", "0", "-0.5", "active"]
 
 
 def test_match_list_json_empty(good_ws):

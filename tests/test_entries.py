@@ -163,7 +163,7 @@ def test_show_json(ws):
     assert result.exit_code == 0, result.output
     assert json.loads(result.output) == {
         "name": "a", "status": "active", "retired": False, "debater": "direct", "model": "offline/a",
-        "simulated": True, "api_base": "", "strength": 0.5, "params": {"temperature": 0.3}, "matches": 0,
+        "family": "offline/a", "simulated": True, "api_base": "", "strength": 0.5, "params": {"temperature": 0.3}, "matches": 0,
         "forfeits": 0}
 
 

@@ -63,7 +63,7 @@ BAD = [
     pytest.param(("j1", "--kind", "single", "--model", "offline/x"), ("NAME 'j1'", "already registers a judge"),
                  id="duplicate-name"),
     pytest.param(("j2", "--kind", "sole", "--model", "offline/x"),
-                 ("--kind 'sole'", "unknown judge kind", "debatrix, devils_advocate, human, imported, panel, single"),
+                 ("--kind 'sole'", "unknown judge kind", "debatrix, devils_advocate, human, imported, jury, panel, single"),
                  id="unknown-kind"),
     pytest.param(("j2", "--kind", "imported"), ("--kind 'imported'", "arena import"), id="imported-kind"),
     pytest.param(("j2", "--kind", "single"), ("--model", "missing required key 'model'"), id="no-model"),
@@ -164,7 +164,7 @@ def test_judge_add_takes_a_plug_in_kind_and_init_names_it(tmp_path):
                          PLUGIN)
     made = arena_process("init", tmp_path / "ws", env=env)
     assert made.returncode == 0, made.stderr
-    kinds = "debatrix | devils_advocate | human | imported | panel | single | stern"
+    kinds = "debatrix | devils_advocate | human | imported | jury | panel | single | stern"
     assert f"# a judge kind: {kinds}\n" in (tmp_path / "ws" / CONFIG_NAME).read_text(encoding="utf-8")
     added = arena_process("judge", "add", "s", "--kind", "stern", "--model", "offline/s", "-w", tmp_path / "ws",
                           env=env)

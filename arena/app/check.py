@@ -1,10 +1,10 @@
 """`arena check`: probe the models of entries and judges before a tournament spends money on them.
 
-Each distinct model (name and endpoint) is probed once: a one-line chat, the structured-output
-mode that works (only if some entry or judge on it asks for JSON: a kind that never does says so
-with uses_json = False), its context window, latency, and whether litellm knows its price. What a probe
-finds is remembered in the workspace, so calls go straight to the mode that works, and
-`arena run` probes only models it has not seen work.
+Each distinct model (name and endpoint) is probed once, each model of a jury's pool among them: a one-line
+chat, the structured-output mode that works (only if some entry or judge on it asks for JSON: a kind that never
+does says so with uses_json = False), its context window, latency, and whether litellm knows its price. What a
+probe finds is remembered in the workspace, so calls go straight to the mode that works, and `arena run` probes
+only models it has not seen work. Each row names the model's family (arena.families).
 
 Before any probe or call, the keys the models and the web search need are looked up in the environment
 (require_keys, arena.credentials): a missing one is named with the entries and judges that need it, and nothing
@@ -21,17 +21,18 @@ from typing import Iterable
 
 from arena.credentials import Caller, require
 from arena.errors import ArenaError, UserError
+from arena.families import family_of
 from arena.llm import LLMGateway
 from arena.models import ModelRef
 from arena.probe import Probe, probe
-from arena.records import is_simulated
+from arena.records import Entry, JudgeSpec, is_simulated
 from arena.search import SearchGateway, SearchTag
 from arena.workspace import Workspace
 
 
 def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRef, bool]]:
     """(name, model, whether it asks for JSON) of the named entries and judges (default: all that call a model),
-    in arena.toml's order."""
+    in arena.toml's order; a jury's once per model of its pool."""
     cfg = ws.config
     specs = {e.name: e for e in cfg.entries if _calls_model(ws.debaters.get(e.name))}
     specs |= {j.name: j for j in cfg.judges if _calls_model(ws.judges.get(j.name))}
@@ -42,18 +43,21 @@ def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRe
             raise UserError(f"unknown entry or judge {name!r}; known: {', '.join(sorted(known)) or 'none'}")
     chosen = names or list(specs)
     kinds = {e.name: ws.debaters.get(e.name) for e in cfg.entries} | {j.name: ws.judges.get(j.name) for j in cfg.judges}
-    return [(name, ModelRef.of(specs[name]), _uses_json(kinds[name])) for name in chosen if name in specs]
+    return [(name, ModelRef.of(specs[name], model), _uses_json(kinds[name]))
+            for name in chosen if name in specs for model in _models(specs[name])]
 
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
-    """One row per named entry or judge: {name, model, ok, structured, context_window, latency_s, error}, and a row
-    named "[search]" for the search provider when a real entry of them searches the web. A missing key is a
-    UserError before any probe (require_keys)."""
+    """One row per named entry or judge (a jury's per pool model): {name, model, family, ok, structured,
+    context_window, latency_s, error, priced}, and a row named "[search]" for the search provider when a real entry
+    of them searches the web. A missing key is a UserError before any probe (require_keys)."""
     chosen = targets(ws, names)
     require_keys(ws, [name for name, _, _ in chosen])
     found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed),
                                   [(ref, asks_json) for _, ref, asks_json in chosen]))
-    rows = [{"name": name, "model": ref.model, "ok": p.ok, "structured": p.structured,
+    specs = {e.name: e for e in ws.config.entries} | {j.name: j for j in ws.config.judges}
+    rows = [{"name": name, "model": ref.model, "family": _family(specs[name], ref.model), "ok": p.ok,
+             "structured": p.structured,
              "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
             for name, ref, _ in chosen for p in [found[ref.key]]]
     if ws.config.search.provider != "offline" and any(c.searches for c in callers(ws, [n for n, _, _ in chosen])):
@@ -89,8 +93,8 @@ def callers(ws: Workspace, names: Iterable[str]) -> list[Caller]:
     cfg = ws.config
     found = [Caller("entry", e.name, e.model, e.api_base, getattr(ws.debaters.get(e.name), "uses_search", False))
              for e in cfg.entries if e.name in names and _calls_model(ws.debaters.get(e.name))]
-    found += [Caller("judge", j.name, j.model, j.api_base) for j in cfg.judges
-              if j.name in names and _calls_model(ws.judges.get(j.name))]
+    found += [Caller("judge", j.name, model, j.api_base) for j in cfg.judges
+              if j.name in names and _calls_model(ws.judges.get(j.name)) for model in j.models]
     return [c for c in found if not is_simulated(c.model)]
 
 
@@ -109,7 +113,8 @@ def probe_search(ws: Workspace) -> dict:
         asyncio.run(gateway.search("debate", tag=SearchTag(role="probe"), max_results=1))
     except (ArenaError, UserError) as exc:
         error = str(exc)
-    return {"name": "[search]", "model": ws.config.search.provider, "ok": error is None, "structured": None,
+    return {"name": "[search]", "model": ws.config.search.provider, "family": None, "ok": error is None,
+            "structured": None,
             "context_window": None, "latency_s": None if error else round(time.perf_counter() - started, 3),
             "error": error, "priced": False}
 
@@ -140,6 +145,16 @@ def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
     if broken:
         raise ArenaError("these models are not usable, so nothing was played (see 'arena check'):\n  "
                          + "\n  ".join(broken))
+
+
+def _models(spec: Entry | JudgeSpec) -> tuple[str, ...]:
+    """The models an entry or judge calls: a jury's pool, else its model."""
+    return spec.models if isinstance(spec, JudgeSpec) else (spec.model,)
+
+
+def _family(spec: Entry | JudgeSpec, model: str) -> str:
+    """The family of one of its models: its own `family` for its model, family_of's for a pool model."""
+    return spec.family if model == spec.model else family_of(model)
 
 
 def _seen_working(facts: dict, asks_json: bool) -> bool:

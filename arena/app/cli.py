@@ -189,7 +189,7 @@ def entry_list(workspace: Path, fmt: str):
         return
     _table([{**r, "status": "retired" if r["retired"] else "imported" if r["debater"] == "imported" else "active"}
             for r in rows],
-           ["name", "debater", "model", "matches", "forfeits", "strength", "status"])
+           ["name", "debater", "model", "family", "matches", "forfeits", "strength", "status"])
 
 
 def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
@@ -209,14 +209,17 @@ def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
 @click.option("--param", "params", multiple=True, metavar="KEY=VALUE", callback=_params,
               help="A param of the debater kind; VALUE is read as TOML (0.5, 200, true), else as text. Repeatable.")
 @click.option("--strength", type=float, default=None, help="Planted strength (offline models only).")
+@click.option("--family", default=None, help="Who made the model, e.g. meta for a Llama fine-tune (default: derived "
+              "from --model); a jury seats no model of a debater's family.")
 @workspace_option
 def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict, strength: float | None,
-              workspace: Path):
+              family: str | None, workspace: Path):
     """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is."""
     from arena.app import commands as app
 
     ws = _open(workspace)
-    e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength)
+    e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength,
+                      family=family)
     click.echo(f"added entry {e.name!r} ({e.debater} on {e.model}) to {ws.config.path}")
 
 
@@ -520,7 +523,7 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
                  "context_window": r["context_window"] or "unknown",
                  "latency_s": "-" if r["latency_s"] is None else f"{r['latency_s']:.2f}",
                  "priced": "yes" if r["priced"] else "no", "error": r["error"] or ""} for r in rows],
-               ["name", "model", "ok", "structured", "context_window", "latency_s", "priced", "error"])
+               ["name", "model", "family", "ok", "structured", "context_window", "latency_s", "priced", "error"])
     if not all(r["ok"] for r in rows):
         sys.exit(1)
 
@@ -605,15 +608,20 @@ def _people(ctx, option, value: str | None) -> list[str] | None:
               help="An option of the judge kind; VALUE is read as TOML (0.5, 200, true), else as text. Repeatable.")
 @click.option("--people", default=None, metavar="A,B,C", callback=_people,
               help="Judges of people (--kind human): the people who vote, by name, comma-separated.")
+@click.option("--family", default=None, help="Who made the judge's model (default: derived from --model).")
 @workspace_option
 def judge_add(name: str, kind: str, model: str | None, api_base: str | None, runs: int | None, options: dict,
-              people: list[str] | None, workspace: Path):
+              people: list[str] | None, family: str | None, workspace: Path):
     """Register a judge: append a [[judges]] table to arena.toml, keeping the rest of the file as is."""
     from arena.app import commands as app
+    from arena.records import JURY
 
     ws = _open(workspace)
-    j = app.judge_add(ws, name, kind=kind, model=model, api_base=api_base, runs=runs, options=options, people=people)
-    on = f"people {', '.join(j.people)}" if j.casts_ballots else f"on {j.model}, {plural(j.runs, 'run')} a match"
+    j = app.judge_add(ws, name, kind=kind, model=model, api_base=api_base, runs=runs, options=options, people=people,
+                      family=family)
+    on = (f"people {', '.join(j.people)}" if j.casts_ballots else
+          f"{plural(j.runs, 'model')} a match drawn from a pool of {len(j.models)}" if j.kind == JURY else
+          f"on {j.model}, {plural(j.runs, 'run')} a match")
     click.echo(f"added judge {j.name!r} ({j.kind}, {on}) to {ws.config.path}")
 
 

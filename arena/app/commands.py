@@ -87,10 +87,13 @@ def entry_list(ws: Workspace) -> list[dict]:
 
 
 def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: str | None = None,
-              params: Mapping[str, Any] | None = None, strength: float | None = None) -> Entry:
-    """Register an entry: check it, then append it to arena.toml (every existing byte kept)."""
+              params: Mapping[str, Any] | None = None, strength: float | None = None,
+              family: str | None = None) -> Entry:
+    """Register an entry: check it, then append it to arena.toml (every existing byte kept). family: its own,
+    else derived from the model (arena.families)."""
     reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
-                                       model=model, api_base=api_base, params=params, strength=strength))
+                                       model=model, api_base=api_base, params=params, strength=strength,
+                                       family=family))
     return ws.config.entry(name)
 
 
@@ -114,10 +117,10 @@ def entry_remove(ws: Workspace, name: str) -> None:
 
 def judge_add(ws: Workspace, name: str, *, kind: str, model: str | None = None, api_base: str | None = None,
               runs: int | None = None, options: Mapping[str, Any] | None = None,
-              people: list[str] | None = None) -> JudgeSpec:
+              people: list[str] | None = None, family: str | None = None) -> JudgeSpec:
     """Register a judge: check it as arena.toml's are checked, then append it to arena.toml (every byte kept)."""
     reload(ws, registration.add_judge(ws.config, ws.store.judge_records, JUDGES, name=name, kind=kind, model=model,
-                                      api_base=api_base, runs=runs, options=options, people=people))
+                                      api_base=api_base, runs=runs, options=options, people=people, family=family))
     return ws.config.judge(name)
 
 

@@ -1,17 +1,18 @@
 """`arena run --dry-run`: what the pending plan would cost, projected from a sample played on the offline simulator.
 
-Every entry and judge runs as the simulator `offline/<its name>`, so the pending matches fall into classes the
-simulator plays alike: the same debate format and motion language, and on each side the same debater kind with
-the same settings. One match in EVERY of each class (at least one) is played in a scratch workspace (a
-temporary folder, deleted afterwards), with search offline and nothing sent anywhere; the workspace's own
-arena.db is only read. A played match counts as itself. Another counts, per side, as the mean of the played
-sides of its kind, settings and side (pooled over the classes: a side's calls depend on its own kind), and for
-its judges as the mean of its class's played matches (they read both sides). Each call is attributed to the
-real model it stands for (the speaking side's entry, or the judge) and its tokens priced at the per-token
-prices of litellm's bundled price map (arena.models.listed_price: read as JSON, as importing litellm would cost
-more than the simulation). The simulator writes speeches of fixed lengths and counts tokens roughly (words), so
-the projection shows the shape of the bill — calls per match, which model dominates — rather than its exact
-amount; `every=1` plays every match.
+Every entry and judge runs as the simulator `offline/<its name>` (a jury's pool models as `offline/<model>`,
+which keep their families, arena.families, so the simulated jury draws as the real one would), so the pending
+matches fall into classes the simulator plays alike: the same debate format and motion language, and on each
+side the same debater kind with the same settings. One match in EVERY of each class (at least one) is played in
+a scratch workspace (a temporary folder, deleted afterwards), with search offline and nothing sent anywhere; the
+workspace's own arena.db is only read. A played match counts as itself. Another counts, per side, as the mean
+of the played sides of its kind, settings and side (pooled over the classes: a side's calls depend on its own
+kind), and for its judges as the mean of its class's played matches (they read both sides). Each call is
+attributed to the real model it stands for (the speaking side's entry, the judge, or the jury's panelist) and
+its tokens priced at the per-token prices of litellm's bundled price map (arena.models.listed_price: read as
+JSON, as importing litellm would cost more than the simulation). The simulator writes speeches of fixed lengths
+and counts tokens roughly (words), so the projection shows the shape of the bill — calls per match, which model
+dominates — rather than its exact amount; `every=1` plays every match.
 """
 from __future__ import annotations
 
@@ -27,7 +28,7 @@ from urllib.parse import urlparse
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
 from arena.models import listed_of, listed_price
-from arena.records import OFFLINE_PREFIX, Entry, JudgeSpec, Match
+from arena.records import JURY, OFFLINE_PREFIX, Entry, JudgeSpec, Match, is_simulated
 from arena.store import DB_NAME, Store, now
 from arena.workspace import Workspace
 
@@ -84,8 +85,9 @@ def spread(group: list, k: int) -> list:
 
 
 def _shape(entry: Entry) -> str:
-    # Name and model only seed the simulator's wording; the kind and its settings decide the calls.
-    return repr(replace(entry, name="", model="", params=sorted(entry.params.items())))
+    # Name and model only seed the simulator's wording, and the family only a jury's draw; the kind and its
+    # settings decide the calls.
+    return repr(replace(entry, name="", model="", family="", params=sorted(entry.params.items())))
 
 
 def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[dict, dict]:
@@ -108,10 +110,11 @@ def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
             usage: dict[str, dict] = {real[i]: {} for i in ids}
-            for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens in store.call_sides():
+            for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens, model in store.call_sides():
                 if kind not in ("llm", "search"):  # a degraded step's ledger row: no call
                     continue
-                role = usage[real[match_id]].setdefault(("judge", judge) if judge else ("side", side),
+                # A judge's calls by the model asked: a jury's panelists are models of their own.
+                role = usage[real[match_id]].setdefault(("judge", judge, model) if judge else ("side", side),
                                                         dict.fromkeys(_USAGE, 0))
                 if kind == "search":
                     role["searches"] += 1
@@ -143,13 +146,21 @@ def _ticker(total: int) -> Callable[[str], None]:
 def _offline_entry(entry: Entry) -> Entry:
     if entry.simulated:
         return entry
+    # The entry keeps its family (replace does not derive it anew): a jury seats by it.
     if entry.debater == HUMAN:
         return replace(entry, debater="direct", model=OFFLINE_PREFIX + entry.name, api_base="", params={})
     return replace(entry, model=OFFLINE_PREFIX + entry.name, api_base="", strength=0.0)
 
 
 def _offline_judge(spec: JudgeSpec) -> JudgeSpec:
+    if spec.kind == JURY:
+        return replace(spec, api_base="", options={**spec.options, "pool": [_stand_in(m) for m in spec.models]})
     return spec if spec.simulated else replace(spec, model=OFFLINE_PREFIX + spec.name, api_base="")
+
+
+def _stand_in(model: str) -> str:
+    """The simulator standing in for a jury's pool model: offline/<model>, of the model's family."""
+    return model if is_simulated(model) else OFFLINE_PREFIX + model
 
 
 def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict,
@@ -175,8 +186,8 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
             else:  # every played match of its class failed
                 not_counted.append({"id": m.id, "error": f"not played: {sample}, a match like it, failed"})
                 continue
-            for (who, name), row in used.items():
-                model = _model_of(who, name, m, entries, judges)
+            for role, row in used.items():
+                model = _model_of(role, m, entries, judges)
                 total = totals["" if model is None else model]  # "": a person's side, which calls no model
                 for key in _USAGE:
                     total[key] += row[key]
@@ -191,7 +202,7 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in models)
     per = max(1, matches)
     unknown = [r["model"] for r in models if r["cost"] is None]
-    bases = {spec.model: spec.api_base for spec in (*config.entries, *config.judges)}
+    bases = {e.model: e.api_base for e in config.entries} | {m: j.api_base for j in config.judges for m in j.models}
     return {"matches": matches, "models": models, "unknown": unknown,
             "why_unknown": [{"model": m, "reason": why_unpriced(m, bases.get(m, ""))} for m in unknown],
             "searches": searches, "search_provider": config.search.provider, "cost": cost,
@@ -227,11 +238,14 @@ def _mean(rows: list[dict]) -> dict:
     return {k: sum(row[k] for row in rows) / len(rows) for k in _USAGE}
 
 
-def _model_of(who: str, name: str, match: Match, entries: dict, judges: dict) -> str | None:
-    """The real model a call of the simulation stands for; None for a person's speech."""
-    if who == "judge":
-        return judges[name].model
-    entry = entries.get(match.pro if name == "pro" else match.con)
+def _model_of(role: tuple, match: Match, entries: dict, judges: dict) -> str | None:
+    """The real model a call of the simulation stands for (role: ("side", side) or ("judge", name, the model
+    asked)); None for a person's speech."""
+    if role[0] == "judge":
+        _, name, asked = role
+        spec = judges[name]
+        return {_stand_in(m): m for m in spec.models}.get(asked, asked) if spec.kind == JURY else spec.model
+    entry = entries.get(match.pro if role[1] == "pro" else match.con)
     return None if entry is None or entry.debater == HUMAN else entry.model
 
 

@@ -13,7 +13,7 @@ from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
 from arena.files import no_space
 from arena.formats import Format, get_format
-from arena.judging import JudgeView, run_judge
+from arena.judging import JudgeView, Sitting, Unseated, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
@@ -147,7 +147,8 @@ class MatchRunner:
             verdicts = []
             if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.results)
                 async with slot or nullcontext():
-                    verdicts = [v for spec in judges for v in await self.judge(match.id, view, spec, log)]
+                    verdicts = [v for spec in judges
+                                for v in await self.judge(match.id, view, spec, log, sitting=self.sitting(match))]
             done = replace(match, status="done", error=None,
                            simulated=simulated(config.entry(match.pro), config.entry(match.con), *judges,
                                                simulated_calls=bool(self.ws.store.simulated_sides(match.id))),
@@ -171,16 +172,26 @@ class MatchRunner:
                 self.ws.store.mark_failed(match_id, failure_reason(exc), self.holder)
             raise
 
-    async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec,
-                    log: AgentLog | None = None) -> list[Verdict]:
-        """R runs of one judge, in parallel; each run is its own sample. match_id tags the ledger's calls."""
+    def sitting(self, match: Match) -> Sitting:
+        """What a judge is told of a match before judging it (arena.judging.Sitting): the debaters' families."""
+        config = self.ws.config
+        return Sitting(match.id, config.entry(match.pro).family, config.entry(match.con).family, config.arena.seed)
+
+    async def judge(self, match_id: str | None, view: JudgeView, spec: JudgeSpec, log: AgentLog | None = None, *,
+                    sitting: Sitting | None = None) -> list[Verdict]:
+        """R runs of one judge, in parallel, each where the judge seats it (arena.judging.Seat); each run is its own
+        sample. match_id tags the ledger's calls; sitting tells the judge of the match (default: no debaters, as
+        in judge-bench). A judge that cannot sit on the match fails each run with the reason (Unseated)."""
         judge = self.ws.judges[spec.name]
         log = log or AgentLog()
-        ref = ModelRef.of(spec)
+        try:
+            seats = judge.seats(sitting or Sitting(match_id, seed=self.ws.config.arena.seed))
+        except Unseated as exc:
+            return [Verdict(spec.name, run, None, error=str(exc)) for run in range(spec.runs)]
         return list(await asyncio.gather(*(
-            run_judge(judge, view, LLMHandle(self.llm, ref, log, match_id=match_id, sample=run, judge=spec.name),
-                      run)
-            for run in range(spec.runs))))
+            run_judge(seat.judge, view, LLMHandle(self.llm, seat.ref, log, match_id=match_id, sample=run,
+                                                  judge=spec.name), run, seat.extra)
+            for run, seat in enumerate(seats))))
 
     async def judge_stored(self, match_id: str, spec: JudgeSpec, *,
                            rejudged_before: str | None = None) -> list[Verdict] | None:
@@ -193,7 +204,8 @@ class MatchRunner:
         self._keep_alive()
         try:
             match = store.match(match_id)
-            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec)
+            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec,
+                                        sitting=self.sitting(match))
         except BaseException:
             store.release(self.holder, match_id, spec.name)
             raise

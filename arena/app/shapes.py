@@ -9,11 +9,12 @@ from arena.records import Entry, Match, Motion, score
 
 
 def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> dict:
-    """`arena entry list`: name, debater, model, matches (completed), forfeits (of them), simulated (any of its
-    speeches or searches came from the simulator, Store.simulated_entries; None: its model is the simulator),
-    retired; strength if its model is the simulator."""
+    """`arena entry list`: name, debater, model, family (arena.families, or arena.toml's), matches (completed),
+    forfeits (of them), simulated (any of its speeches or searches came from the simulator,
+    Store.simulated_entries; None: its model is the simulator), retired; strength if its model is the simulator."""
     simulated = entry.simulated if simulated is None else simulated
-    row = {"name": entry.name, "debater": entry.debater, "model": entry.model, "matches": matches,
+    row = {"name": entry.name, "debater": entry.debater, "model": entry.model, "family": entry.family,
+           "matches": matches,
            "forfeits": forfeits, "simulated": simulated, "retired": entry.retired}
     return {**row, "strength": entry.strength} if entry.simulated else row
 
@@ -24,7 +25,8 @@ def entry_detail(entry: Entry, matches: int, forfeits: int, simulated: bool | No
     simulated = entry.simulated if simulated is None else simulated
     row = {"name": entry.name, "status": "retired" if entry.retired else "imported" if entry.imported else "active",
            "retired": entry.retired,
-           "debater": entry.debater, "model": entry.model, "simulated": simulated, "api_base": entry.api_base}
+           "debater": entry.debater, "model": entry.model, "family": entry.family, "simulated": simulated,
+           "api_base": entry.api_base}
     if entry.simulated:
         row["strength"] = entry.strength
     return {**row, "params": dict(entry.params), "matches": matches, "forfeits": forfeits}
