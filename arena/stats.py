@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 from itertools import combinations
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -402,3 +403,170 @@ def consistency_split(verdicts: Iterable[dict], people: Mapping[str, Mapping[int
                           "consistency": agreement([x for x, _ in compared], [y for _, y in compared])}
         among.append(row)
     return {"judges": rows, "among_people": among}
+
+
+# --- the judges' biases (`arena stats bias`) -----------------------------------------------------------------
+
+DECIDED = ("pro", "con")
+
+
+def wilson(successes: float, n: float, level: float = 0.95) -> tuple[float | None, float | None]:
+    """The Wilson score interval of a share successes / n at `level`: centre (p + z²/2n) / (1 + z²/n), half-width
+    z √(p(1 − p)/n + z²/4n²) / (1 + z²/n). Unlike p ± z √(p(1 − p)/n) it stays within [0, 1] and is not of zero
+    width at 0 or 1 of n. (None, None) for n = 0."""
+    if n <= 0:
+        return None, None
+    from statistics import NormalDist
+
+    z = NormalDist().inv_cdf(0.5 + level / 2)
+    p = successes / n
+    scale = 1 + z * z / n
+    centre = (p + z * z / (2 * n)) / scale
+    half = z * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0)) / scale
+    return max(0.0, centre - half), min(1.0, centre + half)
+
+
+def clustered_share(clusters: Sequence[tuple[int, int]], level: float = 0.95) -> tuple[float | None, ...]:
+    """(share, low, high) of (hits, trials) per cluster: the share Σ hits / Σ trials and its Wilson interval
+    (wilson) on the effective number of trials, the trials shrunk by the design effect of their clusters.
+
+    A judge's R runs of one match (the clusters here are matches) are not independent votes: runs that always agree
+    are one vote counted R times. The design effect is the clustered variance of the share, M/(M − 1) Σ_m
+    (hits_m − p trials_m)² / N², over the variance of N independent trials, p(1 − p)/N; the effective trials are
+    N / that, kept between the number of clusters M (runs that always agree: one vote per match) and N (runs as
+    independent as separate matches). With one cluster, or a share of 0 or 1 (whose variance says nothing of how
+    the runs agree), the effective trials are M. (None, None, None) without trials."""
+    clusters = [(h, n) for h, n in clusters if n > 0]
+    total = sum(n for _, n in clusters)
+    if not total:
+        return None, None, None
+    hits = sum(h for h, _ in clusters)
+    p, m = hits / total, len(clusters)
+    effective = float(m)
+    if m >= 2 and 0 < p < 1:
+        clustered = m / (m - 1) * sum((h - p * n) ** 2 for h, n in clusters) / total ** 2
+        independent = p * (1 - p) / total
+        effective = min(float(total), max(float(m), total * independent / clustered if clustered > 0 else total))
+    low, high = wilson(p * effective, effective, level)
+    return p, low, high
+
+
+def bias_votes(verdicts: Iterable[Mapping], words: Mapping[str, tuple[int, int]], entry_families: Mapping[str, str],
+               judge_families: Mapping[str, str | None], panelist_family=lambda panelist: None) -> list[dict]:
+    """Every run of a judge that did not fail, as a vote: {judge, panelist, match_id, pro, con, overall (pro, con or
+    tie), words_pro, words_con, family, family_pro, family_con}.
+
+    verdicts: rows {judge, match_id, pro, con (the entries), overall, error, extra (its "panelist", if any, names the
+    model or person whose run it is: a jury's or an imported panel's)}; words: match → (Pro's words, Con's) over its
+    speeches; entry_families: entry → its model's family (arena.families); judge_families: judge → its model's
+    family, None for a judge with no one model (people, a jury, an imported panel); panelist_family(panelist): a
+    named panelist's family (or None). A vote's family is its panelist's where it names one, else its judge's."""
+    out = []
+    for v in verdicts:
+        if v["error"] or v["overall"] not in OUTCOMES:
+            continue
+        panelist = _field(v, "extra").get("panelist")
+        panelist = str(panelist) if panelist is not None and panelist != "" else None
+        family = panelist_family(panelist) if panelist is not None else judge_families.get(v["judge"])
+        pro_words, con_words = words.get(v["match_id"], (0, 0))
+        out.append({"judge": v["judge"], "panelist": panelist, "match_id": v["match_id"], "pro": v["pro"],
+                    "con": v["con"], "overall": v["overall"], "words_pro": pro_words, "words_con": con_words,
+                    "family": family or None, "family_pro": entry_families.get(v["pro"]) or None,
+                    "family_con": entry_families.get(v["con"]) or None})
+    return out
+
+
+def vote_results(votes: Iterable[Mapping]) -> list[dict]:
+    """A voter's votes as results rows, one per match, for a rating fit: {match_id, entry_a (Pro), entry_b (Con),
+    score_a, score_b (a vote gives its winner 1 point and a tie 0.5 to each, as a judge's runs do), words_a,
+    words_b}."""
+    rows: dict[str, dict] = {}
+    for v in votes:
+        row = rows.setdefault(v["match_id"], {"match_id": v["match_id"], "entry_a": v["pro"], "entry_b": v["con"],
+                                              "score_a": 0.0, "score_b": 0.0, "words_a": v["words_pro"],
+                                              "words_b": v["words_con"]})
+        row["score_a"] += {"pro": 1.0, "tie": 0.5}.get(v["overall"], 0.0)
+        row["score_b"] += {"con": 1.0, "tie": 0.5}.get(v["overall"], 0.0)
+    return list(rows.values())
+
+
+def _own_side(vote: Mapping) -> str | None:
+    """The side whose debater is of the vote's family, when exactly one is."""
+    sides = [s for s in DECIDED if vote["family"] and vote[f"family_{s}"] == vote["family"]]
+    return sides[0] if len(sides) == 1 else None
+
+
+def _neutral(vote: Mapping) -> bool:
+    """A vote by a voter of neither debater's family (or of none known: people)."""
+    return not vote["family"] or vote["family"] not in (vote["family_pro"], vote["family_con"])
+
+
+def _voter(vote: Mapping) -> tuple[str, str | None]:
+    """Whose vote it is: its judge's, or a panelist's of its judge."""
+    return vote["judge"], vote["panelist"]
+
+
+def same_family(mine: Sequence[Mapping], votes: Mapping[str, Sequence[Mapping]]) -> dict | None:
+    """A voter's preference for its own family: over its decided votes on matches where exactly one debater is of
+    its family, the share for that debater's side (own_share), and the share for the same side of the decided votes
+    the other voters (another judge, or another panelist of its own judge) of neither debater's family gave on the
+    same matches (others_share: None without any). None when the voter has no such vote. mine: the voter's votes
+    (bias_votes): a judge's own, or all its panelists'; votes: match → every vote there (a vote's own voter's are
+    left out)."""
+    own = [(v, side) for v in mine if v["overall"] in DECIDED and (side := _own_side(v))]
+    if not own:
+        return None
+    pairs = dict.fromkeys((v["match_id"], side, _voter(v)) for v, side in own)
+    neutral = [(u["overall"] == side) for match_id, side, voter in pairs for u in votes.get(match_id, ())
+               if _voter(u) != voter and u["overall"] in DECIDED and _neutral(u)]
+    return {"votes": len(own), "own_share": sum(v["overall"] == side for v, side in own) / len(own),
+            "others_share": sum(neutral) / len(neutral) if neutral else None}
+
+
+def bias_row(judge: str, panelist: str | None, mine: Sequence[Mapping], votes: Mapping[str, Sequence[Mapping]],
+             fit=None) -> dict:
+    """One row of `arena stats bias`: a voter's (a judge's, or one panelist's of a judge) decided votes (ties left
+    out), the Pro share and the share won by the side with more words (on the matches whose sides' words differ),
+    each with its clustered Wilson interval (clustered_share: a match's votes are one cluster); the length
+    coefficient, fit(vote_results(mine)) → {coef, ci_low, ci_high} or None, left None without a fit or when no match
+    it voted on has sides of different lengths; and same_family (same_family: votes, match → every vote there)."""
+    by_match: dict[str, list[Mapping]] = {}
+    for v in mine:
+        by_match.setdefault(v["match_id"], []).append(v)
+    decided = [[v for v in vs if v["overall"] in DECIDED] for vs in by_match.values()]
+    pro = clustered_share([(sum(v["overall"] == "pro" for v in vs), len(vs)) for vs in decided])
+    longer = clustered_share([(sum(v["overall"] == ("pro" if v["words_pro"] > v["words_con"] else "con") for v in vs),
+                               len(vs)) for vs in decided if vs and vs[0]["words_pro"] != vs[0]["words_con"]])
+    length = None
+    if fit is not None and any(v["words_pro"] != v["words_con"] for v in mine):
+        length = fit(vote_results(mine))
+    length = length or {}
+    return {"judge": judge, "panelist": panelist, "votes": sum(map(len, decided)),
+            "pro_share": pro[0], "pro_ci_low": pro[1], "pro_ci_high": pro[2],
+            "longer_share": longer[0], "longer_ci_low": longer[1], "longer_ci_high": longer[2],
+            "length_coef": length.get("coef"), "length_ci_low": length.get("ci_low"),
+            "length_ci_high": length.get("ci_high"), "same_family": same_family(mine, votes)}
+
+
+def bias_stats(votes: Iterable[Mapping], judges: Sequence[str] = (), *, fit=None,
+               only: str | None = None) -> list[dict]:
+    """`arena stats bias`: a row per judge (bias_row of all its votes, panelist None) and after it one per panelist
+    its votes name (by name), from votes as bias_votes gives them. judges: names to list first, in order (configured
+    judges, even with no votes); only: that judge's rows alone (others' votes still count as others). fit: the
+    length fit of a voter's results rows (bias_row)."""
+    votes = list(votes)
+    by_judge: dict[str, list[Mapping]] = {}
+    by_match: dict[str, list[Mapping]] = {}
+    for v in votes:
+        by_judge.setdefault(v["judge"], []).append(v)
+        by_match.setdefault(v["match_id"], []).append(v)
+
+    rows = []
+    for name in dict.fromkeys([*judges, *sorted(by_judge)]):
+        if only is not None and name != only:
+            continue
+        mine = by_judge.get(name, [])
+        rows.append(bias_row(name, None, mine, by_match, fit))
+        for panelist in sorted({v["panelist"] for v in mine if v["panelist"] is not None}):
+            rows.append(bias_row(name, panelist, [v for v in mine if v["panelist"] == panelist], by_match, fit))
+    return rows

@@ -14,16 +14,18 @@ from markupsafe import Markup, escape
 
 # Values shown as words: the views (categories, built-in dimensions), statuses, verdict outcomes, the default title.
 WORDS = ("overall", "fact", "value", "policy", "argument", "source", "language", "scheduled", "running", "done",
-         "failed", "tie", "Debate Arena leaderboard")
+         "failed", "tie", "length", "citations", "markdown", "Debate Arena leaderboard")
 
 ZH: dict[str, str] = {
     # words
     "overall": "总体", "fact": "事实", "value": "价值", "policy": "政策", "argument": "论证", "source": "来源",
     "language": "语言", "scheduled": "待进行", "running": "进行中", "done": "已完成", "failed": "失败", "tie": "平局",
+    "length": "篇幅", "citations": "引用", "markdown": "Markdown 格式",
     "Debate Arena leaderboard": "Debate Arena 排行榜",
     # navigation and banners (base)
     "Site": "站点", "Leaderboard": "排行榜", "Matches": "比赛", "Win probabilities": "胜率",
     "Ratings over time": "评分变化", "Consistency of judges": "评委一致性", "Methodology": "方法",
+    "Judges' biases": "评委偏向",
     "the judges of {source}, imported — not one of this arena's judges.": "{source} 的评委，为导入数据，并非本竞技场的评委。",
     "another arena": "另一个竞技场",
     "Its verdicts are that source's own panel's{panelists}, brought in by {command}; the arena never ran it.":
@@ -55,6 +57,16 @@ ZH: dict[str, str] = {
     "tap a cell for the observed results.":
         "行参赛者对列参赛者；每格标出行参赛者获胜的预测概率；悬停或轻触格子可查看实际结果。",
     "Larger view": "放大查看",
+    # raw and controlled ratings
+    "Ratings:": "评分：", "raw": "原始", "controlled for {features}": "控制{features}后",
+    "What is controlled, and how": "控制了什么、如何控制",
+    "{view} ratings, controlled for {features}": "{view}评分（控制{features}后）",
+    "Controlled for style, fitted with these ratings: each rating is what the entry wins with its speeches level with "
+    "its opponent's. What the judge gives a side per unit of x = (PRO − CON) / (PRO + CON):":
+        "已控制风格，与这些评分一同拟合：每个评分是参赛者在发言风格与对手持平时的得分。评委按 x = (PRO − CON) / (PRO + CON) "
+        "每单位给一方的加分：",
+    "{feature} {coef} Elo (95% CI {low} to {high})": "{feature} {coef} Elo（95% 置信区间 {low} 至 {high}）", "; ": "；",
+    "Controlled ratings": "控制风格后的评分",
     # the embargo
     "{n} match awaiting ballots": "{n} 场比赛等待投票",
     "is not shown: people are judging it blind, so its debate, sides and verdicts appear here, and count in the "
@@ -109,6 +121,14 @@ ZH: dict[str, str] = {
     "One person: there is no pair to compare.": "只有一位评审人：无可比较的评审人对。",
     "Each person against the other judges": "每位评审人与其他评委的比较",
     "Consistency of each person of judge {judge} with each other judge": "评委 {judge} 的每位评审人与其他各评委的一致性",
+    # biases
+    "What the judges lean to": "评委的偏向",
+    "Each judge's and panelist's lean to Pro, to the longer side and to its own family":
+        "各评委及评审团成员对正方、对篇幅较长一方、对同家族模型的偏向",
+    "Panelist": "评审团成员", "Votes": "票数", "Pro share": "正方得票率",
+    "Longer side's share": "篇幅较长一方得票率", "Length (Elo per unit of x)": "篇幅系数（每单位 x 的 Elo）",
+    "Own family vs others": "同家族：其得票率对其他评委", "{own} vs {others}": "{own} 对 {others}", "to": "至", "{n} vote": "{n} 票",
+    "{n} votes": "{n} 票", "No judge has voted yet.": "尚无评委投票。",
     # an entry
     "retired": "已退役",
     "This entry is no longer in the workspace's {file}; its configuration is not known here.":

@@ -76,6 +76,15 @@ class SiteData:
     stamps: Mapping[str, str] = field(default_factory=dict)
     matches_per_page: int = 500  # rows per page of the matches list: matches.html, then matches-2.html, ...
     language: str = "en"  # the content's language (the workspace's [arena] language): the pages' lang and labels
+    # The same boards controlled for style (leaderboard.ratings.rate's control): the features they are net of,
+    # view → ratings of the rating judge (the index), judge → view → ratings (its page); each board has a toggle
+    # between raw and controlled, the controlled shown first when controlled_first.
+    control: tuple[str, ...] = ()
+    controlled: dict[str, dict] = field(default_factory=dict)
+    judge_controlled: dict[str, dict[str, dict]] = field(default_factory=dict)
+    controlled_first: bool = False
+    # `arena stats bias`: a row per judge, and per panelist its verdicts name
+    bias: list[dict] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -161,7 +170,7 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
 
     overall = data.boards.get("overall", {"ratings": [], "meta": {}})
     heatmap = _heatmap(data.matrices, [r["entry"] for r in overall["ratings"]], t)
-    write("index.html", "index.html.j2", boards=data.boards, views=_views(data.boards),
+    write("index.html", "index.html.j2", boards=data.boards, views=_views(data.boards), controlled=data.controlled,
           ci_svg=svg.ci_plot(overall["ratings"], t=t),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
@@ -172,12 +181,13 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
               page=k + 1, pages=pages)
     write("methodology.html", "methodology.html.j2")
     write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges, t))
+    write("bias.html", "bias.html.j2", figures=_bias(data, judges, t))
     write("history.html", "history.html.j2", history_svg=svg.history_plot(data.history, t=t),
           legend=_legend(data.history))
     for judge in judges:  # the boards of each judge with rated matches; match pages are not rendered per judge
         boards = data.judge_boards[judge["name"]]
         write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
-              views=_views(boards), ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="")
+              views=_views(boards), controlled=data.judge_controlled.get(judge["name"], {}), ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="")
     # A match page is handed only what its key covers: the frame, and what the match itself shows.
     frame = Frame(data.title, data.judge, data.simulated, data.judges, data.language)
     shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged")}}
@@ -281,6 +291,15 @@ def _consistency(stats: dict, data: SiteData, judges: list[dict], t: Callable[..
     return {"pairs": stats.get("pairs", []), "people": of_people,
             "labels": {j["name"]: judge_label(j, t) for j in data.judges},
             "pages": {j["name"]: j["page"] for j in judges}}
+
+
+def _bias(data: SiteData, judges: list[dict], t: Callable[..., str]) -> dict:
+    """The biases page's table, `arena stats bias`' rows, with each judge's label, page if any, and whether its
+    verdicts are simulated."""
+    known = {j["name"]: j for j in data.judges}
+    return {"rows": data.bias, "labels": {name: judge_label(j, t) for name, j in known.items()},
+            "pages": {j["name"]: j["page"] for j in judges},
+            "simulated": {name for name, j in known.items() if j.get("simulated")}}
 
 
 def _legend(history: list[dict]) -> list[dict]:
@@ -401,6 +420,12 @@ def _downloads(out: Path, data: SiteData) -> list[str]:
     (out / "leaderboard.csv").write_text(buffer.getvalue(), encoding="utf-8")
     payload = {"generated_at": data.generated_at, "judge": data.judge, "simulated": data.simulated,
                "views": views}
+    if data.controlled:  # the same views controlled for style (leaderboard.ratings.rate's control)
+        payload["controlled"] = {
+            "control": list(data.control),
+            "views": {view: {**board, "ratings": [{**row, "simulated": row["entry"] in simulated}
+                                                  for row in board["ratings"]]}
+                      for view, board in data.controlled.items()}}
     (out / "leaderboard.json").write_text(json.dumps(payload, indent=1), encoding="utf-8")
     (out / "history.json").write_text(json.dumps(data.history, indent=1), encoding="utf-8")
     return ["results.csv", "leaderboard.csv", "leaderboard.json", "history.json"]

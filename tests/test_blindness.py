@@ -96,6 +96,18 @@ def test_the_site_leaves_out_every_trace_of_matches_people_are_still_judging(ws)
     assert [line.split(",")[0] for line in site["results.csv"].splitlines()[1:]] == [SEEN_ID] * 4
     assert [s["matches"] for s in json.loads(site["history.json"])] == [1]
     assert "<span>1 match</span>" in site["index.html"]
+    # The judges' biases count the votes cast on the matches shown: experts' two ballots on the seen match, not
+    # ann's on the hidden one.
+    opened = app.open_workspace(ws)
+    try:
+        every, shown = ({r["judge"]: r["votes"] for r in app.stats_bias(opened, withheld=withheld)}
+                        for withheld in ((), (HIDDEN_ID, LATER_ID)))
+    finally:
+        opened.close()
+    assert every["experts"] == 3 and shown["experts"] == 2
+    votes = dict(re.findall(r'<tr><td data-value="([^"]+)">.*?</td>\n<td></td>\n<td class="num">(\d+)</td>',
+                            site["bias.html"]))
+    assert votes == {name: str(n) for name, n in shown.items()}
     # The seen match is there, whole.
     assert all(name in site[page_name("matches", SEEN_ID)] for name in (*SEEN, "j1", "ann: PRO", "bo: CON"))
     # The site says how many it holds back, and never which.

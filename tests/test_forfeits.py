@@ -75,7 +75,8 @@ def test_a_forfeit_is_every_run_of_every_judge_in_the_results_rows(tmp_path, fak
     path, _ = played(tmp_path, fake_llm, broken_side("alpha-model", stage="rebuttal"))
 
     out = invoke("rate", "-w", path, "--format", "csv").output.splitlines()
-    assert out[0] == "match_id,entry_a,entry_b,score_a,score_b,category,dimension,forfeit,simulated"
+    assert out[0] == ("match_id,entry_a,entry_b,score_a,score_b,category,dimension,forfeit,simulated,"
+                      "words_a,words_b,citations_a,citations_b,markdown_a,markdown_b")
     rows = [line.split(",") for line in out[1:]]
     # R = 3 runs, all to the side that did not forfeit; the CSV says which side forfeited.
     assert {(r[0], r[3], r[4], r[7]) for r in rows} == {("m00001", "0.0", "3.0", "pro"),
@@ -349,4 +350,4 @@ def test_the_site_notes_a_forfeit_and_shows_each_entrys_reliability(tmp_path, fa
     assert "100%" in index  # beta
     assert "pro forfeit" in (site / "matches.html").read_text()
     csv = (site / "results.csv").read_text().splitlines()
-    assert csv[0].endswith(",forfeit,simulated") and any(line.endswith(",pro,false") for line in csv[1:])
+    assert ",forfeit,simulated," in csv[0] and any(",pro,false," in line for line in csv[1:])

@@ -488,6 +488,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("rate",): [app.rate(ws, bootstrap=0, by="category"), app.rate_history(ws, ci="sandwich")],
             ("stats", "agents"): [app.stats_agents(ws)],
             ("stats", "judges"): [app.stats_judges(ws)],
+            ("stats", "bias"): [app.stats_bias(ws)],
             ("ballots", "issue"): [people.issue(ws, "people")],
             ("ballots", "status"): [people.status(ws)],
             ("stats", "sides"): [app.stats_sides(ws)],
@@ -507,7 +508,8 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
 @pytest.mark.parametrize("path", [("kinds",), ("check",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
-                                  ("stats", "judges"), ("stats", "sides"), ("stats", "paper"), ("import",)], ids=name)
+                                  ("stats", "judges"), ("stats", "bias"), ("stats", "sides"), ("stats", "paper"),
+                                  ("import",)], ids=name)
 def test_each_json_key_is_documented_in_its_commands_section(printed, path):
     section = command_section(path, "json.md")
     keys = set().union(*(json_keys(value) for value in printed[path]))

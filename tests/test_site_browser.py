@@ -32,14 +32,14 @@ def site(tmp_path_factory) -> Path:
 
 def entry_order(driver, view: str = "overall") -> list[str]:
     return driver.execute_script(
-        "return Array.from(document.querySelectorAll('#panel-' + arguments[0] + ' tbody tr'))"
+        "return Array.from(document.querySelectorAll('#panel-' + arguments[0] + ' .raw-view tbody tr'))"
         ".map(function (r) { return r.cells[1].getAttribute('data-value'); });", view)
 
 
 def header_button(driver, label: str, view: str = "overall"):
     from selenium.webdriver.common.by import By
 
-    for button in driver.find_elements(By.CSS_SELECTOR, f"#panel-{view} thead th button"):
+    for button in driver.find_elements(By.CSS_SELECTOR, f"#panel-{view} .raw-view thead th button"):
         if button.text.strip().rstrip("▲▼ ").strip() == label:
             return button
     raise AssertionError(f"no header button {label!r} in the {view} table")
@@ -47,7 +47,7 @@ def header_button(driver, label: str, view: str = "overall"):
 
 def ratings(driver) -> list[float]:
     return driver.execute_script(
-        "return Array.from(document.querySelectorAll('#panel-overall tbody tr'))"
+        "return Array.from(document.querySelectorAll('#panel-overall .raw-view tbody tr'))"
         ".map(function (r) { return parseFloat(r.cells[4].getAttribute('data-value')); });")
 
 
@@ -123,6 +123,39 @@ def test_tabs_switch_panels_by_click_and_arrow_keys(browser, site):
     assert browser.find_element(By.ID, "panel-language").is_displayed()
     # Only the selected tab is in the tab order.
     assert [t.get_attribute("tabindex") for t in tabs.values()].count("0") == 1
+    assert console_errors(browser) == []
+
+
+def test_the_toggle_between_raw_and_controlled_ratings_works_without_script(browser, site, tmp_path):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    # The page without its script: the toggle is radio buttons and CSS alone.
+    html = (site / "index.html").read_text(encoding="utf-8")
+    bare = tmp_path / "index.html"
+    bare.write_text(re.sub(r"<script>.*?</script>", "", html, flags=re.S), encoding="utf-8")
+    load(browser, bare)
+    assert browser.execute_script("return document.scripts.length") == 0
+
+    def shown(view: str = "overall") -> list[bool]:
+        return [browser.find_element(By.CSS_SELECTOR, f"#panel-{view} .{mode}-view table").is_displayed()
+                for mode in ("raw", "controlled")]
+
+    assert shown() == [True, False]
+    browser.find_element(By.CSS_SELECTOR, "label[for=mode-controlled]").click()
+    assert shown() == [False, True]
+    assert "Controlled for style" in browser.find_element(By.CSS_SELECTOR, "#panel-overall .controlled-view").text
+    browser.find_element(By.CSS_SELECTOR, "label[for=mode-raw]").click()
+    assert shown() == [True, False]
+    # From the keyboard: the radio buttons take focus, and an arrow key moves the choice.
+    browser.find_element(By.ID, "mode-raw").send_keys(Keys.ARROW_RIGHT)
+    assert browser.switch_to.active_element.get_attribute("id") == "mode-controlled" and shown() == [False, True]
+    screenshot(browser, "index-controlled.png")
+    # With the page's script, the choice holds across the tabs.
+    load(browser, site / "index.html")
+    browser.find_element(By.CSS_SELECTOR, "label[for=mode-controlled]").click()
+    browser.find_element(By.ID, "tab-value").click()
+    assert shown("value") == [False, True]
     assert console_errors(browser) == []
 
 
@@ -312,7 +345,8 @@ def test_the_judge_switcher_and_the_consistency_page_load_without_console_errors
 
     load(browser, judges_site / "index.html")
     nav = browser.find_element(By.CSS_SELECTOR, "nav.judges")
-    assert [a.text for a in nav.find_elements(By.TAG_NAME, "a")] == ["j1", "experts", "j2", "How far the judges agree"]
+    assert [a.text for a in nav.find_elements(By.TAG_NAME, "a")] == ["j1", "experts", "j2", "How far the judges agree",
+                                                                   "What the judges lean to"]
     nav.find_element(By.LINK_TEXT, "experts").click()
     assert wait_for(lambda: browser.current_url.endswith("/judges/experts.html")), browser.current_url
     wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
@@ -369,7 +403,7 @@ def test_a_chinese_match_page_shows_its_chinese_text_marked_with_its_language(br
 # The cells of the leaderboard a reader on a phone came for: Rating, 95% CI and W–T–L (columns 5, 6 and 8).
 NARROW_CELLS = """
 var right = document.documentElement.clientWidth, out = [];
-document.querySelectorAll('#panel-overall table tr').forEach(function (row) {
+document.querySelectorAll('#panel-overall .raw-view table tr').forEach(function (row) {
   [4, 5, 7].forEach(function (i) {
     var box = row.cells[i].getBoundingClientRect();
     out.push([row.cells[i].textContent.trim(), box.left, box.right, right, box.width]);

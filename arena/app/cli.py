@@ -974,6 +974,40 @@ def stats_sides(workspace: Path, fmt: str):
     _table(share, ["motion", "matches", "pro share", "pro_wins", "con_wins", "ties", "p"])
 
 
+@stats.command("bias")
+@click.option("--judge", default=None, help="This judge's rows alone (default: every judge).")
+@workspace_option
+@format_option
+def stats_bias(judge: str | None, workspace: Path, fmt: str):
+    """Per judge, and per panelist where its verdicts name one (a jury's, an imported panel's): the Pro share of
+    its decided votes, the share won by the side with more words, the length coefficient of a controlled fit of
+    its votes (Elo per unit of (Pro's words - Con's) / (Pro's + Con's)), each with a 95% interval, and its
+    preference for a debater of its own model family against other judges' votes on the same matches."""
+    from arena.app import commands as app
+
+    rows = app.stats_bias(_open(workspace), judge)
+    if fmt == "json":
+        _json(rows)
+        return
+
+    def share(r: dict, key: str) -> str:
+        if r[f"{key}_share"] is None:
+            return "n/a"
+        return f"{r[f'{key}_share']:.2f} ({r[f'{key}_ci_low']:.2f}-{r[f'{key}_ci_high']:.2f})"
+
+    def family(same: dict | None) -> str:
+        if same is None:
+            return ""
+        return f"{same['own_share']:.2f} vs {_num(same['others_share'], 2)} ({plural(same['votes'], 'vote')})"
+
+    _table([{**r, "pro share (95% CI)": share(r, "pro"), "longer side's share": share(r, "longer"),
+             "length coef (Elo)": "n/a" if r["length_coef"] is None else
+             f"{round(r['length_coef']):+d} ({round(r['length_ci_low']):+d} to {round(r['length_ci_high']):+d})",
+             "own family vs others": family(r["same_family"])} for r in rows],
+           ["judge", "panelist", "votes", "pro share (95% CI)", "longer side's share", "length coef (Elo)",
+            "own family vs others"])
+
+
 @stats.command("paper")
 @click.option("--judge", default=None,
               help="Whose S/L/A/O points (default: the first judge the arena runs; people's ballots count too).")

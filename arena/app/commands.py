@@ -35,8 +35,8 @@ from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import match_features, results_rows
 from arena.store import now
-from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, consistency_split, judge_stats, match_outcome,
-                         paper_points, points_of_three, side_stats)
+from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
+                         match_outcome, paper_points, points_of_three, side_stats)
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
@@ -592,6 +592,48 @@ def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> dict
                        [j.name for j in ws.config.judges], ballot_people(ws))
 
 
+def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str] = frozenset(),
+               features: Mapping[str, dict] | None = None) -> list[dict]:
+    """`arena stats bias`: per judge, and per panelist where its verdicts name one (a jury's, an imported panel's),
+    the Pro share of its decided votes, the share won by the longer side, its length coefficient and its
+    same-family preference (arena.stats.bias_stats), over every completed match but those withheld (the published
+    site's embargo). Each run that did not fail is a vote. The length coefficient is a controlled fit
+    (leaderboard.ratings.rate with control=("length",), the side fitted, sandwich intervals) of the voter's votes
+    alone, in Elo per unit of x = (Pro's words − Con's) / (Pro's + Con's), net of the debaters' ratings and the
+    Pro advantage. Families: arena.families; a judge of people, a jury and an imported panel have none of their own
+    (a jury's and a panel's votes take their panelist's). features: arena.results.match_features, when the caller
+    has them already. judge: that judge's rows alone."""
+    from arena.families import family_of
+    from arena.records import HUMAN_JUDGE, IMPORTED, JURY
+
+    if judge is not None:
+        try:
+            judge = ws.config.judge(judge).name
+        except UserError as exc:
+            raise UserError(f"--judge: {exc}") from None
+    features = match_features(ws.store) if features is None else features
+    words = {m: (sides["pro"]["length"], sides["con"]["length"]) for m, sides in features.items()}
+    played = ws.store.played_entries()
+    entries = {**{name: e.family for name, e in played.items()}, **{e.name: e.family for e in ws.config.entries}}
+    judges = {j.name: None if j.casts_ballots or j.kind in (HUMAN_JUDGE, IMPORTED, JURY) else j.family
+              for j in ws.config.judges}
+    votes = bias_votes((dict(r) for r in ws.store.verdict_rows() if r["match_id"] not in withheld), words, entries,
+                       judges, panelist_family=family_of)
+    return bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge)
+
+
+def _length_fit(rows: list[dict]) -> dict | None:
+    """The length coefficient of one voter's results rows (arena.stats.vote_results): {coef, ci_low, ci_high} in
+    Elo per unit of x, from the controlled fit with the side fitted and sandwich intervals; None with no rows."""
+    import pandas as pd
+    from leaderboard.ratings import rate as fit
+
+    if not rows:
+        return None
+    frame = pd.DataFrame(rows)
+    return fit(frame, ci="sandwich", bootstrap=0, side="fit", control=("length",))["control"]["length"]
+
+
 def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
     """Judge of people → run → person, from the configured `people` lists (opening the workspace checked
     that everyone with ballots keeps their place there)."""
@@ -757,8 +799,10 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         return out / "index.html"
     from leaderboard.site import publish as render
 
-    data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld), awaiting=embargo.awaiting,
-                     unplayed=embargo.unplayed)
+    features = match_features(ws.store)  # every speech read once, for the bias report and the controlled boards
+    data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),
+                     bias=stats_bias(ws, withheld=embargo.withheld, features=features), features=features,
+                     awaiting=embargo.awaiting, unplayed=embargo.unplayed)
     withdrawn = set(data.withdrawn)
     replace_folder(out, lambda folder: render(folder, data, previous=out, state=state),
                    keep=lambda name: keep_others and name not in withdrawn)

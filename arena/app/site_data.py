@@ -1,5 +1,6 @@
-"""Gather what the site shows from a workspace: ratings per view and per judge, matrices, entries, matches,
-the consistency of judges; and leave out what people are still judging blind (the embargo)."""
+"""Gather what the site shows from a workspace: ratings per view and per judge, raw and controlled for style,
+matrices, entries, matches, the consistency and biases of judges; and leave out what people are still judging blind
+(the embargo)."""
 from __future__ import annotations
 
 import functools
@@ -13,21 +14,32 @@ import leaderboard
 from arena.config import SiteSettings
 from arena.formats import shown
 from arena.records import CATEGORIES, score
-from arena.results import results_rows
+from arena.results import match_features, results_rows
 from arena.store import now
 from arena.workspace import Workspace
 
 if TYPE_CHECKING:
     from leaderboard.site import SiteData
 
+# What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
+# the style judges are best known to reward.
+CONTROL = ("length",)
 
-def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: SiteSettings | None = None,
-              seed: int = 0, awaiting: frozenset[str] = frozenset(),
-              unplayed: frozenset[str] = frozenset()) -> SiteData:
+
+def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list[dict] | None = None,
+              features: dict | None = None, settings: SiteSettings | None = None, seed: int = 0,
+              awaiting: frozenset[str] = frozenset(), unplayed: frozenset[str] = frozenset()) -> SiteData:
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
     every other judge with rated matches (its own page), and the records behind them; consistency is the
-    consistency of judges as `arena stats judges` gives it, over the matches shown. settings (default: the
-    workspace's [site]) choose each fit's intervals and the rows per page of the matches list.
+    consistency of judges as `arena stats judges` gives it, and bias their biases as `arena stats bias` does, over
+    the matches shown. settings (default: the workspace's [site]) choose each fit's intervals and the rows per page
+    of the matches list.
+
+    Each board is fitted twice: raw, and controlled for the workspace's [rating] control (length when it sets
+    none), every controlled fit with settings.view_intervals (sandwich by default: a bootstrap of each would
+    double the time a publish takes); the controlled one is shown first when [rating] control is set, since
+    `arena rate` gives those. The results rows carry each side's style counts (features: match_features, read
+    here when not given), which the site's results.csv publishes.
 
     The matches come without their speeches, which the renderer loads (transcripts) for the pages it writes,
     a few hundred at a time; each match's stamp is when it was stored, which every rewrite of its speeches
@@ -41,18 +53,23 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
 
     settings = settings or ws.config.site
     withheld = awaiting | unplayed
-    rows = _shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld) if judge else []
+    features = match_features(ws.store) if features is None else features
+    rows = _counted(_shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld), features) \
+        if judge else []
     side = ws.config.rating.side
+    control = ws.config.rating.control or CONTROL
     boards, overall = _boards(rows, settings, seed=seed, side=side)
-    judge_boards = {}  # a page only for a judge with rated matches, in configured order
+    controlled = _boards(rows, settings, seed=seed, side=side, control=control)[0] if len(overall) else {}
+    judge_boards, judge_controlled = {}, {}  # a page only for a judge with rated matches, in configured order
     for spec in ws.config.judges:
         if spec.name == judge:
             if len(overall):
-                judge_boards[judge] = boards  # the index's fits, not fitted twice
+                judge_boards[judge], judge_controlled[judge] = boards, controlled  # the index's, not fitted twice
             continue
-        theirs = _shown(results_rows(ws.store, spec.name, spec.runs), withheld)
+        theirs = _counted(_shown(results_rows(ws.store, spec.name, spec.runs), withheld), features)
         if any(r["dimension"] == "overall" for r in theirs):
             judge_boards[spec.name] = _boards(theirs, settings, seed=seed, side=side)[0]
+            judge_controlled[spec.name] = _boards(theirs, settings, seed=seed, side=side, control=control)[0]
     every = ws.store.match_heads()
     formats = {name: shown(name, ws.config.formats) for name in {m.format for m in every}}
     matches = [m for m in every if m.id not in withheld]
@@ -73,6 +90,8 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, settings: 
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
         judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
+        control=tuple(control), controlled=controlled, judge_controlled=judge_controlled,
+        controlled_first=bool(ws.config.rating.control), bias=list(bias or []),
         awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=withdrawn_pages(ws, withheld),
         stage_titles={name: {stage: formats[name].title_of(stage, language) for stage in formats[name].stages}
                       for name in {m.format for m in matches}},
@@ -146,9 +165,24 @@ def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -
     return snapshots
 
 
-def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str):
+def _counted(rows: list[dict], features: dict) -> list[dict]:
+    """Results rows with each side's style counts over its match's speeches (words_a, words_b, ...: the columns of
+    leaderboard.results.FEATURE_COLUMNS), 0 for a match without speeches, as `arena rate --format csv` gives them."""
+    from leaderboard.results import FEATURE_COLUMNS
+
+    nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
+    for row in rows:
+        totals = features.get(row["match_id"], nothing)
+        row |= {column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
+                for column, side in zip(pair, ("pro", "con"))}
+    return rows
+
+
+def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str, control: tuple[str, ...] = ()):
     """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side):
-    the overall fit with settings.intervals, the category and dimension tabs with settings.view_intervals."""
+    the overall fit with settings.intervals, the category and dimension tabs with settings.view_intervals; with
+    control, every fit controlled for those style features (leaderboard.ratings.rate), with
+    settings.view_intervals."""
     import pandas as pd
     from leaderboard.ratings import rate
     from leaderboard.results import COLUMNS, groups, main_rows
@@ -160,8 +194,8 @@ def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str):
     views = {"overall": overall}
     views |= {c: part for c, part in groups(frame, "category").items() if c in CATEGORIES}
     views |= {d: part for d, part in groups(frame, "dimension").items() if d not in views}
-    return {view: rate(part, ci=settings.intervals if view == "overall" else settings.view_intervals,
-                       bootstrap=settings.replicates, seed=seed, side=side)
+    return {view: rate(part, ci=settings.intervals if view == "overall" and not control else settings.view_intervals,
+                       bootstrap=settings.replicates, seed=seed, side=side, control=control)
             for view, part in views.items()}, overall
 
 
