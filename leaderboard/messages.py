@@ -211,6 +211,7 @@ ZH: dict[str, str] = {
         "{entry}：{n} 场比赛后 {rating}（95% 置信区间 {low}–{high}）",
     "imported from {source}": "导入自 {source}", "elsewhere": "别处",
     "Human-Elo ({n} person)": "Human-Elo（{n} 人）", "Human-Elo ({n} people)": "Human-Elo（{n} 人）",
+    "jury of {size} drawn from {pool} models": "从 {pool} 个模型中抽取 {size} 位评委",
 }
 
 CATALOGUE: dict[str, dict[str, str]] = {"zh": ZH}

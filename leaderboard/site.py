@@ -265,6 +265,9 @@ def judge_label(judge: dict, t: Callable[..., str] = messages.plain("en")) -> st
         return t("imported from {source}", source=judge.get("options", {}).get("source") or t("elsewhere"))
     if n:
         return t("Human-Elo ({n} person)", n=n) if n == 1 else t("Human-Elo ({n} people)", n=n)
+    pool = judge.get("options", {}).get("pool")
+    if pool:  # a jury has no model of its own: its panelists are drawn per match
+        return t("jury of {size} drawn from {pool} models", size=judge.get("runs"), pool=len(pool))
     return f"{judge['kind']} · {judge['model']}"
 
 
