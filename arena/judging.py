@@ -24,7 +24,7 @@ from typing import Any, Callable, Mapping
 
 from arena import transcript
 from arena.contradictions import CONTRADICTION, contradiction, contradicts  # noqa: F401 - the judge contract's too
-from arena.errors import ArenaError
+from arena.errors import ArenaError, UserError
 from arena.fitting import Cut, Material
 from arena.formats import AGENT4DEBATE, Format
 from arena.llm import Check, LLMCallError
@@ -41,6 +41,10 @@ COMMON_OPTIONS: dict[str, Param] = {
                                        "and a two-sided motion's propositions; so position bias cancels over the "
                                        "runs, and runs at temperature 0 do not merely repeat one another"),
     "language": Param("", (str,), "language of rationales (default: the motion's)"),
+    # Planted in the offline simulator (arena.offline), to show what a length-controlled rating corrects.
+    "length_bias": Param(0.0, (int, float), "offline models only: a planted taste for length, added to the logit "
+                                            "of PRO winning as length_bias · (pro - con) / (pro + con) of the sides' "
+                                            "words", between(-5, 5), "from -5 to 5"),
 }
 
 
@@ -132,6 +136,9 @@ class BaseJudge:
     def __init__(self, spec: JudgeSpec):
         self.spec = spec
         self.options = resolve(spec.options, self.accepted(), self.owner, noun="option")
+        if "length_bias" in spec.options and not spec.simulated:  # a real model would silently ignore it
+            raise UserError(f"{self.owner}: option length_bias: only offline models have a planted length bias, "
+                            f"and {spec.model!r} is not one ('offline/NAME')")
 
     @classmethod
     def accepted(cls) -> dict[str, Param]:

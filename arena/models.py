@@ -29,13 +29,20 @@ class ModelRef:
     strength: float = 0.0  # planted strength, read only by the offline simulator
     context_window: int | None = None  # arena.toml's context_window; None: find out
     structured: str = "auto"  # arena.toml's structured_output
+    # Planted too, for offline models only (the kinds refuse them on others): an entry's `verbosity` param and a
+    # judge's `length_bias` option, read only by the offline simulator.
+    verbosity: float = 1.0
+    length_bias: float = 0.0
 
     @classmethod
     def of(cls, spec: Entry | JudgeSpec, model: str | None = None) -> "ModelRef":
         """The entry's or judge's model, or another of its models (model: one of a jury's pool), reached and asked
         as the entry or judge says."""
-        return cls(model or spec.model, spec.api_base, getattr(spec, "strength", 0.0), spec.context_window,
-                   spec.structured_output)
+        if isinstance(spec, Entry):
+            return cls(spec.model, spec.api_base, spec.strength, spec.context_window, spec.structured_output,
+                       verbosity=spec.params.get("verbosity", 1.0))
+        return cls(model or spec.model, spec.api_base, context_window=spec.context_window,
+                   structured=spec.structured_output, length_bias=spec.options.get("length_bias", 0.0))
 
     @property
     def simulated(self) -> bool:

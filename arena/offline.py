@@ -5,6 +5,13 @@ sentences are cogent (evidence, mechanism, weighing) and the rest are hedged. A 
 judge reads the transcript, estimates each side's strength from that share, and draws its
 verdict from Bradley–Terry on the estimates — so a simulated tournament recovers the
 planted order through the same transcripts and verdict parsing that real models go through.
+
+Two more properties can be planted, to show what a rating does with a judge's taste for length: a debater's
+verbosity (its entry's `verbosity` param) multiplies the sentences of its speeches, by verbosity on average and
+by a draw per motion (_stretch), their cogent share unchanged, so it is longer and no better; a judge's
+length_bias (its `length_bias` option) adds length_bias · x to the logit of PRO winning, x = (pro - con) /
+(pro + con) of the two sides' words over the speeches it reads (arena.features.words, as a length-controlled
+rating counts them).
 """
 from __future__ import annotations
 
@@ -18,6 +25,7 @@ from typing import Any
 
 from arena import transcript
 from arena.contradictions import contradicts
+from arena.features import words
 from arena.formats import words_for
 
 COGENT = (
@@ -149,26 +157,44 @@ _SOURCE = re.compile(r"\[(?<![^\n]\[)(\d+)\] .*\(https?://")
 
 
 def respond(model: str, strength: float, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
-            seed: int = 0, role: str = "", stage: str | None = None,
-            judging: bool = False) -> tuple[str, int, int]:
+            seed: int = 0, role: str = "", stage: str | None = None, judging: bool = False,
+            verbosity: float = 1.0, length_bias: float = 0.0) -> tuple[str, int, int]:
     """(text, prompt_tokens, completion_tokens) for one simulated call.
 
     judging: the caller is a judge (it speaks for no side), whose notes carry the running tally.
     A prompt about a Chinese motion (see _answers_in_chinese) is answered in Chinese throughout.
+    verbosity: the speaker's planted verbosity, which lengthens what its writer writes (the speech) only;
+    length_bias: the judge's planted length bias. Neither enters the seed, so at their defaults every answer is
+    as before, and otherwise a biased judge's draws differ from an unbiased one's only where the bias tips them.
     """
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
     digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
     rng = random.Random(digest.hexdigest())
     length = _sentences(stage)
+    if role == "writer" and not judging:
+        length = round(length * _stretch(model, prompt, seed, verbosity))
     if schema is not None:
-        text = json.dumps(_Filler(prompt, strength, length, rng, judging).fill(schema), ensure_ascii=False)
+        text = json.dumps(_Filler(prompt, strength, length, rng, judging, length_bias).fill(schema),
+                          ensure_ascii=False)
     elif judging and _answers_in_chinese(prompt):
-        text = _notes_zh(prompt, rng, length)
+        text = _notes_zh(prompt, rng, length, lengths=bool(length_bias))
     else:
         text = prose(prompt, strength, rng, length)
-        if judging and (note := assessment(prompt)) is not None:
+        if judging and (note := assessment(prompt, lengths=bool(length_bias))) is not None:
             text += "\n\n" + note
     return text, _tokens(prompt), _tokens(text)
+
+
+def _stretch(model: str, prompt: str, seed: int, verbosity: float) -> float:
+    """How many times their usual length a speaker of this verbosity writes its speeches on the prompt's motion:
+    between 1 and 2 · verbosity - 1, uniformly (verbosity on average), once per speaker and motion. A verbose model
+    has more to say on some motions than on others; and only lengths that vary within an entry let a
+    length-controlled rating tell a judge's taste for length from the entry's strength, which every match of the
+    entry carries alike. The workspace's seed draws the stretches anew."""
+    if verbosity == 1:  # the usual length, with no draw to make
+        return 1.0
+    key = json.dumps([model, _found_motion(prompt), seed, "verbosity"])
+    return 1 + 2 * (verbosity - 1) * random.Random(hashlib.sha256(key.encode()).hexdigest()).random()
 
 
 def _sentences(stage: str | None) -> int:
@@ -230,26 +256,28 @@ def _logit(cogent: int, weak: int) -> float | None:
     return math.log(share / (1 - share))
 
 
-# A simulated judge's assessment line: a tag, then "side/stage cogent/hedged" for each speech read. Only
-# those items are parsed; the tag and the words around them are in the debate's language.
+# A simulated judge's assessment line: a tag, then "side/stage cogent/hedged" for each speech read, and from a
+# judge with a length bias "side/stage cogent/hedged/length". Only those items are parsed; the tag and the words
+# around them are in the debate's language.
 _ASSESSMENT = re.compile(r"\[(?:simulated assessment|模拟评估)\]([^\n]*)")
-_ASSESSED = re.compile(r"(pro|con)/(\w+) (\d+)/(\d+)")
+_ASSESSED = re.compile(r"(pro|con)/(\w+) (\d+)/(\d+)(?:/(\d+))?")
 
 
-def _read(prompt: str) -> dict[tuple[str, str], tuple[int, int]]:
-    """(side, stage) → (cogent, hedged) for every speech a simulated reader of prompt knows.
+def _read(prompt: str, *, lengths: bool = False) -> dict[tuple[str, str], tuple[int, ...]]:
+    """(side, stage) → (cogent, hedged) for every speech a simulated reader of prompt knows; with lengths,
+    (cogent, hedged, length), the length in words (characters for Chinese; _length).
 
     Judges that never see the raw debate at once (Debatrix's running notes, a summary of
     dimension verdicts) still need the evidence, so simulated notes and rationales carry an
     assessment line counting each speech read; speeches shown in full are counted directly.
     Each speech counts once however often it appears.
     """
-    per_speech: dict[tuple[str, str], tuple[int, int]] = {}
+    per_speech: dict[tuple[str, str], tuple[int, ...]] = {}
     for line in _ASSESSMENT.findall(prompt):
-        for side, stage, c, w in _ASSESSED.findall(line):
-            per_speech[(side, stage)] = (int(c), int(w))
+        for side, stage, c, w, n in _ASSESSED.findall(line):
+            per_speech[(side, stage)] = (int(c), int(w), int(n or 0)) if lengths else (int(c), int(w))
     for side, stage, body in transcript.split(prompt):
-        per_speech[(side, stage)] = _counts(body)
+        per_speech[(side, stage)] = (*_counts(body), _length(body)) if lengths else _counts(body)
     return per_speech
 
 
@@ -262,18 +290,34 @@ def tally(prompt: str) -> dict[str, tuple[int, int]] | None:
                    sum(w for (s, _), (_c, w) in per_speech.items() if s == side)) for side in ("pro", "con")}
 
 
-def assessment(prompt: str, *, chinese: bool = False) -> str | None:
-    """The line a simulated judge's note carries: each speech read, with its cogent/hedged counts."""
-    per_speech = _read(prompt)
+def length_gap(prompt: str) -> float:
+    """x = (pro - con) / (pro + con) of the two sides' lengths over the speeches the prompt reveals; 0 if none."""
+    per_side = dict.fromkeys(("pro", "con"), 0)
+    for (side, _stage), (_c, _w, n) in _read(prompt, lengths=True).items():
+        per_side[side] += n
+    total = per_side["pro"] + per_side["con"]
+    return (per_side["pro"] - per_side["con"]) / total if total else 0.0
+
+
+@lru_cache(maxsize=1024)  # as _counts: a judge's prompts quote the same speeches again and again
+def _length(text: str) -> int:
+    """A speech's length as turn budgets and a length-controlled rating count it: words, characters for Chinese."""
+    return words(text, "zh" if _mostly_chinese(text) else "en")
+
+
+def assessment(prompt: str, *, chinese: bool = False, lengths: bool = False) -> str | None:
+    """The line a simulated judge's note carries: each speech read, with its cogent/hedged counts, and its length
+    when the judge weighs lengths (a later reader of the note knows them only from here)."""
+    per_speech = _read(prompt, lengths=lengths)
     if not per_speech:
         return None
-    items = [f"{side}/{stage} {c}/{w}" for (side, stage), (c, w) in per_speech.items()]
+    items = [f"{side}/{stage} {'/'.join(map(str, counts))}" for (side, stage), counts in per_speech.items()]
     if chinese:
-        return "[模拟评估] 各篇发言的有据/含糊句数：" + "；".join(items)
+        return f"[模拟评估] 各篇发言的有据/含糊句数{'/篇幅' if lengths else ''}：" + "；".join(items)
     return "[simulated assessment] " + "; ".join(items)
 
 
-def _notes_zh(prompt: str, rng: random.Random, sentences: int) -> str:
+def _notes_zh(prompt: str, rng: random.Random, sentences: int, *, lengths: bool = False) -> str:
     """A simulated judge's note, summary or discussion turn in Chinese: remarks on the debate, the running
     tally in words, and the assessment line that a later reader of the note parses."""
     topic = _topic_zh(prompt)
@@ -286,23 +330,24 @@ def _notes_zh(prompt: str, rng: random.Random, sentences: int) -> str:
         (pc, pw), (cc, cw) = counts["pro"], counts["con"]
         text += (f"\n\n按已读到的发言统计，正方有据论点 {pc} 句、含糊表述 {pw} 句；"
                  f"反方有据论点 {cc} 句、含糊表述 {cw} 句。")
-    if (note := assessment(prompt, chinese=True)) is not None:
+    if (note := assessment(prompt, chinese=True, lengths=lengths)) is not None:
         text += "\n\n" + note
     return text
 
 
-def _p_pro(counts: dict[str, tuple[int, int]] | None) -> float:
-    """P(PRO wins) by Bradley–Terry on the strengths the (cogent, hedged) counts per side reveal; 0.5 unknown."""
+def _p_pro(counts: dict[str, tuple[int, int]] | None, bias: float = 0.0) -> float:
+    """P(PRO wins) by Bradley–Terry on the strengths the (cogent, hedged) counts per side reveal, bias added to
+    its logit; 0.5 unknown."""
     pro, con = (None, None) if counts is None else (_logit(*counts["pro"]), _logit(*counts["con"]))
-    return 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro))
+    return 0.5 if pro is None or con is None else 1 / (1 + math.exp(con - pro - bias))
 
 
 class _Verdicts:
     """Draws for pro/con/tie fields: the overall winner by Bradley–Terry on the strengths the
-    prompt reveals; other side fields as independent draws of the same model."""
+    prompt reveals, plus length_bias · x (length_gap); other side fields as independent draws of the same model."""
 
-    def __init__(self, prompt: str, rng: random.Random):
-        self.p_pro = _p_pro(tally(prompt))
+    def __init__(self, prompt: str, rng: random.Random, length_bias: float = 0.0):
+        self.p_pro = _p_pro(tally(prompt), length_bias * length_gap(prompt) if length_bias else 0.0)
         self.rng = rng
         self.primary: str | None = None
 
@@ -344,10 +389,11 @@ class _Filler:
 
     PROSE = ("speech",)
 
-    def __init__(self, prompt: str, strength: float, sentences: int, rng: random.Random, judging: bool):
+    def __init__(self, prompt: str, strength: float, sentences: int, rng: random.Random, judging: bool,
+                 length_bias: float = 0.0):
         self.prompt, self.strength, self.sentences, self.rng = prompt, strength, sentences, rng
-        self.judging = judging
-        self.verdicts = _Verdicts(prompt, rng)
+        self.judging, self.lengths = judging, bool(length_bias)
+        self.verdicts = _Verdicts(prompt, rng, length_bias)
         self.chinese = _answers_in_chinese(prompt)
 
     def fill(self, schema: dict, name: str = "") -> Any:
@@ -388,11 +434,13 @@ class _Filler:
             return prose(self.prompt, self.strength, rng, self.sentences)
         if self.chinese:
             text = self._text_zh(name)
-            if self.judging and name == "rationale" and (note := assessment(self.prompt, chinese=True)) is not None:
+            if self.judging and name == "rationale" and (
+                    note := assessment(self.prompt, chinese=True, lengths=self.lengths)) is not None:
                 text += note
         else:
             text = self._text_en(name)
-            if self.judging and name == "rationale" and (note := assessment(self.prompt)) is not None:
+            if self.judging and name == "rationale" and (
+                    note := assessment(self.prompt, lengths=self.lengths)) is not None:
                 text += " " + note
         low, high = schema.get("minLength", 0), schema.get("maxLength")
         text = text.ljust(low, "。" if self.chinese else ".")

@@ -34,7 +34,7 @@ from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.knowledge import Finding, KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, SIMULATOR, Param, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts" / "agent4debate"
 ROLES = ("searcher", "analyzer", "writer", "reviewer")
@@ -147,6 +147,7 @@ class Agent4Debate:
     PARAMS = {
         **SAMPLING,
         **LENGTHS,
+        **SIMULATOR,
         "agents": Param(list(ROLES), (list,), "the agents that take part (ablations leave some out)", _agents,
                         "a list of distinct roles from searcher, analyzer, writer, reviewer that includes writer"),
         "max_queries": Param(6, (int,), "searches the Searcher plans on the motion in stage 1", lambda v: 1 <= v <= 20,

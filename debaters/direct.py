@@ -13,7 +13,7 @@ from arena.formats import AGENT4DEBATE
 from arena.prompts import render
 from arena.protocol import DebateContext, Draft
 from arena.records import Entry
-from debaters.params import LENGTHS, SAMPLING, length, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, SIMULATOR, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts"
 
@@ -31,7 +31,7 @@ def turn_prompt(kind: str, ctx: DebateContext) -> tuple[str, dict]:
 class DirectDebater:
     """Writes each speech in one call from the motion and the speeches it may see."""
 
-    PARAMS = {**SAMPLING, **LENGTHS}
+    PARAMS = {**SAMPLING, **LENGTHS, **SIMULATOR}
     uses_json = False  # the run's probe asks its model for no structured answer
 
     def __init__(self, entry: Entry):

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
+from arena.errors import UserError
 from arena.formats import AGENT4DEBATE, CHARACTER_LANGUAGES, Turn
 from arena.limits import MAX_SEED
 from arena.params import Param, between
 from arena.params import resolve as check
 from arena.records import Entry
 
-__all__ = ["LENGTHS", "SAMPLING", "Length", "Param", "length", "resolve", "sampling", "speech_tokens"]
+__all__ = ["LENGTHS", "SAMPLING", "SIMULATOR", "Length", "Param", "length", "resolve", "sampling", "speech_tokens"]
 
 SAMPLING: dict[str, Param] = {
     "temperature": Param(0.2, (int, float), "sampling temperature", between(0, 2), "from 0 to 2"),
@@ -33,6 +34,16 @@ LENGTHS: dict[str, Param] = {
        for stage, t in _STAGES.items()},
 }
 
+# Planted in the offline simulator, as an entry's strength is (arena.offline), for the kinds whose Writer speaks
+# through a model. Never shorter than usual: a Chinese summary has too little margin over the too-short check (at
+# 0.75 the shortest fall under it); up to 2, twice the words. The simulator's answers always finish, so a speech
+# over its budget is never cut.
+SIMULATOR: dict[str, Param] = {
+    "verbosity": Param(1.0, (int, float), "offline models only: its speeches run this many times their usual "
+                                          "length, as many times the sentences at the same share of cogent ones "
+                                          "(no better, only longer)", between(1, 2), "from 1 to 2"),
+}
+
 
 class Length(NamedTuple):
     """A speech's length budget in the unit its language counts: words, or characters."""
@@ -52,8 +63,15 @@ def length(params: dict[str, Any], turn: Turn, language: str) -> Length:
 
 
 def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:
-    """entry.params checked against the kind's spec, with defaults filled in."""
-    return check(entry.params, spec, f"entry {entry.name!r} ({entry.debater} debater)")
+    """entry.params checked against the kind's spec, with defaults filled in; a SIMULATOR param set on an entry
+    not on the simulator is refused, as `--strength` is (it would be silently ignored)."""
+    owner = f"entry {entry.name!r} ({entry.debater} debater)"
+    values = check(entry.params, spec, owner)
+    planted = sorted(set(SIMULATOR) & set(entry.params))
+    if planted and not entry.simulated:
+        raise UserError(f"{owner}: param {planted[0]}: only offline models have a planted {planted[0]}, and "
+                        f"{entry.model!r} is not one ('offline/NAME')")
+    return values
 
 
 def sampling(values: dict[str, Any]) -> dict[str, Any]:

@@ -10,7 +10,7 @@ from arena.protocol import DebateContext, Draft
 from arena.records import Entry
 from debaters.direct import PROMPTS, turn_prompt
 from debaters.knowledge import KnowledgeBase
-from debaters.params import LENGTHS, SAMPLING, Param, length, resolve, sampling, speech_tokens
+from debaters.params import LENGTHS, SAMPLING, SIMULATOR, Param, length, resolve, sampling, speech_tokens
 
 
 class SearchBaseline:
@@ -19,6 +19,7 @@ class SearchBaseline:
     PARAMS = {
         **SAMPLING,
         **LENGTHS,
+        **SIMULATOR,
         "max_results": Param(5, (int,), "results of the one search", lambda v: 1 <= v <= 20, "from 1 to 20"),
         "search_depth": Param("basic", (str,), "Tavily search depth", lambda v: v in ("basic", "advanced"),
                               "'basic' or 'advanced'"),

@@ -127,7 +127,8 @@ def main():
 @main.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path), default=Path("."))
 @click.option("--preset", default=None, metavar="NAME",
-              help="Set up a published arena instead of the template: agent4debate (the paper's Chinese arena).")
+              help="Set up a published arena instead of the template: agent4debate (the paper's Chinese arena); or "
+                   "verbose, a simulated arena whose judge likes long speeches.")
 def init(directory: Path, preset: str | None):
     """Create DIRECTORY/arena.toml (a commented template, or a preset's) and DIRECTORY/arena.db."""
     from arena.app import commands as app

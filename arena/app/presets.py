@@ -1,8 +1,10 @@
-"""`arena init DIR --preset NAME`: workspaces that set up a published arena, every part commented with its source.
+"""`arena init DIR --preset NAME`: workspaces that set up a published arena, or a simulated one that shows a point,
+every part commented with its source or its reason.
 
 A preset is an arena.toml text and the schedule to draw into the new workspace. `agent4debate` mirrors the
 Competitive Debate Arena of "Can LLMs Beat Humans in Debating? A Dynamic Multi-agent Framework for
-Competitive Debate" (Agent4Debate, arXiv 2408.04472).
+Competitive Debate" (Agent4Debate, arXiv 2408.04472). `verbose` is a simulated arena whose judge likes long
+speeches: a long-winded entry is over-rated by `arena rate` and put right by `arena rate --control length`.
 """
 from __future__ import annotations
 
@@ -113,8 +115,56 @@ _A4D_FIGURES = {
     "among_people": {("experts",): {"excluding_human_debaters": 0.74, "all": 0.73}},
 }
 
+# (name, planted strength, verbosity): sim-wordy and sim-plain are equally strong; sim-wordy says it at length.
+_VERBOSE_ENTRIES = (("sim-ace", 1.2, 1.3), ("sim-bold", 0.6, 1.3), ("sim-wordy", 0.0, 1.8), ("sim-plain", 0.0, 1.3),
+                    ("sim-deft", -0.6, 1.3), ("sim-faint", -1.2, 1.3))
+
+
+def _verbose_entry(name: str, strength: float, verbosity: float) -> str:
+    return (_entry(name, "direct", f"offline/{name}") + f"strength = {strength}\n"
+            f"[entries.params]\nverbosity = {verbosity}\n")
+
+
+_VERBOSE = f'''\
+# A simulated arena whose judge likes long speeches, set up by `arena init --preset verbose`. Everything runs on the
+# offline simulator (no keys, no cost). After `arena run`:
+#   arena entry list --format json       the planted strengths
+#   arena rate                           raw ratings: sim-wordy, as strong as sim-plain, rated above it
+#   arena rate --control length          ratings net of length: sim-wordy back beside sim-plain, and the
+#                                        judge's taste for length as a coefficient (Elo per unit of x)
+
+[arena]
+language = "en"
+seed = 0
+# Ten runs a match: each is a draw of the judge's verdict, and the length effect is measured on the draws.
+judge_runs = 10
+
+[search]
+provider = "offline"
+
+[motions]
+sets = ["builtin:en"]
+
+# Each entry's speeches run `verbosity` times the simulator's usual length on average, between 1 and
+# 2 * verbosity - 1 times it from motion to motion, at the share of cogent sentences its strength plants: longer,
+# never better. Lengths vary within every entry, as real models' do from prompt to prompt; a length control needs
+# that, since a length every match of an entry carries alike cannot be told from the entry's strength.
+{"".join(_verbose_entry(*planted) + chr(10) for planted in _VERBOSE_ENTRIES)}\
+# One judge, with a planted taste for length: the logit of PRO winning gains length_bias * x, where
+# x = (pro - con) / (pro + con) of the two sides' words over the debate, as `arena rate --control length` counts it.
+[[judges]]
+name = "sim-judge"
+kind = "single"
+model = "offline/judge"
+[judges.options]
+length_bias = 3.0
+'''
+
 PRESETS = {
     "agent4debate": Preset(_AGENT4DEBATE, {"fmt": "random", "matches": 200},
                            "Agent4Debate's Competitive Debate Arena: Chinese motions, 11 entries, Debatrix (R = 3) "
                            "and three human judges, 200 random matches", _A4D_FIGURES),
+    "verbose": Preset(_VERBOSE, {"fmt": "round-robin", "rounds": 6},
+                      "a simulated arena whose judge likes long speeches: six entries, one long-winded, 180 matches; "
+                      "compare 'arena rate' with 'arena rate --control length'"),
 }
