@@ -9,12 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from arena.speechchecks import length as speech_length
-
-if TYPE_CHECKING:
-    from arena.records import Speech
 
 FEATURES = ("length", "citations", "markdown")
 
@@ -53,10 +49,10 @@ def counts(text: str, language: str = "en") -> dict[str, int]:
     return {name: count(text, language) for name, count in _COUNTERS.items()}
 
 
-def side_totals(speeches: Iterable[Speech], language: str = "en") -> dict[str, dict[str, int]]:
-    """Per side ("pro", "con"), each feature's count summed over that side's speeches."""
+def side_totals(speeches: Iterable[tuple[str, str]], language: str = "en") -> dict[str, dict[str, int]]:
+    """Per side ("pro", "con"), each feature's count summed over that side's (side, text) speeches."""
     totals = {side: dict.fromkeys(FEATURES, 0) for side in ("pro", "con")}
-    for speech in speeches:
-        for name, value in counts(speech.text, language).items():
-            totals[speech.side][name] += value
+    for side, text in speeches:
+        for name, value in counts(text, language).items():
+            totals[side][name] += value
     return totals

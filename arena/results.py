@@ -57,11 +57,11 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
 
 
 def match_features(store: Store) -> dict[str, dict[str, dict[str, int]]]:
-    """match → side → feature → count (arena.features) over the side's speeches, for every completed match; a side
-    with no speeches (a forfeit in the first stage) counts 0."""
-    out: dict[str, dict[str, dict[str, int]]] = {}
-    for match_id, side, text, language in store.done_speech_texts():
-        totals = out.setdefault(match_id, {s: dict.fromkeys(features.FEATURES, 0) for s in ("pro", "con")})
-        for name, value in features.counts(text, language).items():
-            totals[side][name] += value
-    return out
+    """match → side → feature → count (arena.features.side_totals) over the side's speeches, for every completed
+    match; a side with no speeches (a forfeit in the first stage) counts 0."""
+    speeches: dict[str, list[tuple[str, str]]] = defaultdict(list)
+    language = {}
+    for match_id, side, text, motion_language in store.done_speech_texts():
+        speeches[match_id].append((side, text))
+        language[match_id] = motion_language
+    return {match_id: features.side_totals(texts, language[match_id]) for match_id, texts in speeches.items()}

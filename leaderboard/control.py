@@ -9,8 +9,10 @@ As in leaderboard.bt, the strengths take the weak prior only where their MLE doe
 beta always have one (one more observation each: without it a feature that never varies would leave its
 coefficient unidentified). Beta's is the strengths' N(0, 1/PRIOR_PRECISION) put on the effect of a typical
 difference, beta times the spread of x (precision PRIOR_PRECISION var(x)), so that a feature whose x varies
-little, as length does between similar debaters, is not pulled to 0 (precision_of). Matches do not reduce to n x n statistics here, since each has its own x, so the
-fit, the sandwich and the bootstrap pass over the distinct matches (identical ones pooled, with counts).
+little, as length does between similar debaters, is not pulled to 0 (Design.precision_of).
+
+Matches do not reduce to n x n statistics here, since each has its own x, so the fit, the sandwich and the
+bootstrap pass over the distinct matches (identical ones pooled, with counts).
 """
 
 from __future__ import annotations
@@ -65,20 +67,21 @@ class Design:
         h, and on beta_k PRIOR_PRECISION times the variance of x_k over the matches (PRIOR_PRECISION where x_k
         never varies): (problems, size)."""
         ridge = np.atleast_1d(np.asarray(ridge, dtype=float))
-        spread = np.cov(self.X.T, fweights=self.count.astype(np.int64), ddof=0).reshape(-1)[:: self.X.shape[1] + 1] \
-            if len(self.X) and self.X.shape[1] else np.zeros(self.X.shape[1])
+        spread = np.zeros(self.X.shape[1])
+        if len(self.X):
+            mean = np.average(self.X, axis=0, weights=self.count)
+            spread = np.average((self.X - mean) ** 2, axis=0, weights=self.count)
         fixed = np.r_[[elo.PRIOR_PRECISION] * self.side, elo.PRIOR_PRECISION * np.where(spread > 0, spread, 1.0)]
         return np.concatenate([np.repeat(ridge[:, None], self.n, axis=1), np.tile(fixed, (len(ridge), 1))], axis=1)
 
 
-def design(a, b, y, w, X, n, *, side=False, pool=True) -> Design:
-    """The Design of matches a[m] vs b[m] (outcome y, weight w, features X), identical matches pooled unless not
-    pool (the bootstrap pools them itself, so that its draws see each distinct match once)."""
+def design(a, b, y, w, X, n, *, side=False) -> Design:
+    """The Design of matches a[m] vs b[m] (outcome y, weight w, features X), identical matches pooled."""
     a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
     y, w = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
     X = np.asarray(X, dtype=float).reshape(len(a), -1)
     count = np.ones(len(a))
-    if pool and len(a):
+    if len(a):
         a, b, y, w, count, X = _pooled(a, b, y, w, X)
     m = np.arange(len(a))
     signs = sparse.csr_matrix((np.r_[np.ones(len(a)), -np.ones(len(a))], (np.r_[m, m], np.r_[a, b])),
@@ -139,9 +142,9 @@ def form(d: Design, c):
 
 
 def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max_iter=100):
-    """x = (t, [h,] beta) maximising the controlled likelihood less ridge/2 |t - c_t|^2 and PRIOR_PRECISION/2 on
-    h and beta, per row of weights (the matches' counts in each of a stack of problems; default: once each),
-    t mean zero. ridge: one per problem (0: the MLE of t, which must exist)."""
+    """x = (t, [h,] beta) maximising the controlled likelihood less the prior's precision/2 |x - centre|^2
+    (Design.precision_of: `ridge` on t, one per problem; 0 asks for the MLE of t, which must exist), per row of
+    weights (the matches' counts in each of a stack of problems; default: the data's), t mean zero."""
     weights = (d.count if weights is None else weights) * d.w
     weights = weights.reshape(-1, len(d.w))
     problems = len(weights)

@@ -3,8 +3,8 @@
 The CSV (docs/reference/formats.md) has a header line and one row per match and dimension:
 match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit][,simulated], then optionally the style
 features' pairs words_a,words_b, citations_a,citations_b, markdown_a,markdown_b (each side's count over the
-match's speeches: whole numbers, 0 or more; FEATURE_COLUMNS); other columns are ignored. forfeit, when present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other
-side), else empty. simulated, when present, is "true" on a match anything of which came from the offline
+match's speeches: whole numbers, 0 or more; FEATURE_COLUMNS); other columns are ignored. forfeit, when
+present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other side), else empty. simulated, when present, is "true" on a match anything of which came from the offline
 simulator (a speech, a search, a verdict), "false" or empty otherwise (any case); it is read as a bool.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
 rates nothing; a file without even a header is an error. Blank lines are skipped. Names are text as

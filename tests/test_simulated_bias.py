@@ -107,7 +107,7 @@ def debate(pro_sentences: int, con_sentences: int, *, strength: float = 0.0) -> 
 
 def length_gap(speeches) -> float:
     """x = (pro - con) / (pro + con) of the sides' words, as a length-controlled rating computes it."""
-    totals = features.side_totals(speeches)
+    totals = features.side_totals((s.side, s.text) for s in speeches)
     pro, con = totals["pro"]["length"], totals["con"]["length"]
     return (pro - con) / (pro + con)
 
