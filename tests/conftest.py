@@ -74,3 +74,10 @@ def browser(chromium_installed):
     """A headless Chromium (Selenium's driver) shared by one test module's tests (tests/browser.py)."""
     with chromium.chromium() as driver:
         yield driver
+
+
+def pytest_collection_modifyitems(config, items):
+    """The real-model tests first, in their order: they take the longest, so under pytest-xdist (each file whole
+    on one worker, the README's --dist loadfile) the worker that runs them starts on them at once while the others
+    share the rest, rather than starting them last."""
+    items.sort(key=lambda item: "local_llm" not in getattr(item, "fixturenames", ()))
