@@ -16,7 +16,10 @@ import pytest
 from arena.app import commands as app
 from tests.helpers import entry, invoke, judge, new_workspace, workspace_toml
 
-pytestmark = pytest.mark.slow
+# The module's fixture plays and judges a match on the real model; on a loaded machine (another test process
+# beside it, as under pytest-xdist) that can take well over pytest's default 300 s, which is no failure of the
+# product: a timeout of its own, far inside CI's limit.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
 SIDES = {"pro", "con"}
