@@ -30,6 +30,7 @@ from tests.fakes.tavily_server import FakeTavily  # noqa: E402
 from arena.store import Store  # noqa: E402
 from tests.local_llm import LocalLLM  # noqa: E402
 from tests import browser as chromium  # noqa: E402
+from tests.fixtures import builds  # noqa: E402,F401  (a session fixture: workspaces built once, copied per test)
 
 
 @pytest.fixture

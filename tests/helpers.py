@@ -160,6 +160,22 @@ def new_workspace(path: Path, *, init: str | None = "api", text: str | None = No
     return path
 
 
+def init_template(path: Path) -> Path:
+    """`arena init path`, in-process and checked: the template's workspace (a builder for tests/fixtures.py: key
+    "init:template")."""
+    result = invoke("init", path)
+    assert result.exit_code == 0, result.output
+    return path
+
+
+def init_preset(path: Path, preset: str = "agent4debate") -> Path:
+    """`arena init path --preset preset`, in-process and checked (a builder for tests/fixtures.py: key
+    f"init:{preset}")."""
+    result = invoke("init", path, "--preset", preset)
+    assert result.exit_code == 0, result.output
+    return path
+
+
 # --- workspaces on the fake servers, and played ones ----------------------------------------------------------
 
 def mark_checked(path: Path) -> Path:

@@ -11,16 +11,34 @@ from urllib.parse import unquote, urlsplit
 from arena.app import commands as app
 from arena.records import Ballot, Match, Motion, Reference, Speech, Verdict
 from leaderboard.site import SiteData
+from tests.fixtures import Builds
 from tests.helpers import entry, judge, new_workspace, people
 
 ARENA = [sys.executable, "-m", "arena"]
 
 
 def demo_workspace(path: Path, *args: str) -> Path:
-    """`arena demo -w path` (with args), as a user runs it: a simulated tournament, published to path/site."""
+    """`arena demo -w path` (with args), as a user runs it: a simulated tournament, published to path/site (the
+    path of whose index it prints)."""
     done = subprocess.run([*ARENA, "demo", "-w", str(path), *args], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == str(path / "site" / "index.html")
     return path
+
+
+def _demo_builder(language: str):
+    return lambda path: demo_workspace(path, *(() if language == "en" else ("--language", language)))
+
+
+def shared_demo(builds: Builds, language: str = "en") -> Path:
+    """demo_workspace in language (`--language`), run once per test process (tests/fixtures.py) and shared by every
+    test that asks: read it only (the site above all); a test that writes takes copied_demo."""
+    return builds.get(f"demo:{language}", _demo_builder(language)).path
+
+
+def copied_demo(builds: Builds, dest: Path, language: str = "en") -> Path:
+    """A private copy at dest of the demo workspace in language (run once per test process)."""
+    return builds.copy(f"demo:{language}", _demo_builder(language), dest).path
 
 
 HOSTILE = '<script>alert("x")</script>'

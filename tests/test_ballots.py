@@ -15,15 +15,19 @@ from tests.helpers import PEOPLE, TWO_OFFLINE, assert_user_error, invoke, judge,
 QUICK = judge("quick", model="offline/judge", runs=1)
 
 
-@pytest.fixture
-def played(tmp_path) -> Path:
+def build_played(path: Path) -> None:
     """A workspace whose two offline entries played a round-robin (2 matches), judged by `quick` only; the judge of
     people "experts" (ann, bo, cy) beside it."""
-    ws = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[QUICK, PEOPLE], init="cli")
+    ws = new_workspace(path, entries=TWO_OFFLINE, judges=[QUICK, PEOPLE], init="cli")
     assert invoke("schedule", "--format", "round-robin", "-w", ws).exit_code == 0
     result = invoke("run", "-w", ws)
     assert result.exit_code == 0, result.output
-    return ws
+
+
+@pytest.fixture
+def played(builds, tmp_path) -> Path:
+    """The test's own copy of build_played's workspace (built once per test process)."""
+    return builds.copy("ballots:played", build_played, tmp_path / "ws").path
 
 
 def verdicts(ws: Path, judge: str) -> list[tuple]:

@@ -170,8 +170,13 @@ def test_default_workspace_is_current_folder(tmp_path, monkeypatch):
 # --- bad values on a good workspace --------------------------------------------------------------
 
 @pytest.fixture
-def good_ws(tmp_path) -> Path:
-    return new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, init="cli")
+def good_ws(builds, tmp_path) -> Path:
+    """The test's own copy of a workspace of two offline entries made by `arena init` (once per test process)."""
+    return builds.copy("cli:good_ws", build_good_ws, tmp_path / "ws").path
+
+
+def build_good_ws(path: Path) -> None:
+    new_workspace(path, entries=TWO_OFFLINE, init="cli")
 
 
 def test_match_show_unknown_id_exits_2(good_ws):

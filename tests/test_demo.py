@@ -1,4 +1,5 @@
-"""`arena demo` end to end through the installed console script: offline, labelled, order recovered."""
+"""`arena demo` end to end in a process of its own (`python -m arena demo`, as a user runs it): offline, labelled,
+order recovered; the commands that read its workspace run in-process (tests.helpers.invoke)."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,8 @@ import pytest
 from scipy.stats import spearmanr
 
 from arena.contradictions import contradiction
+from tests.helpers import invoke
+from tests.sites import copied_demo
 
 ARENA = [sys.executable, "-m", "arena"]
 
@@ -22,12 +25,10 @@ def arena(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def demo_dir(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("demo") / "arena-demo"
-    done = arena("demo", "-w", str(path))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == str(path / "site" / "index.html")
-    return path
+def demo_dir(builds, tmp_path_factory) -> Path:
+    """This module's copy of `arena demo -w DIR` run through `python -m arena` (tests.sites.demo_workspace, which
+    checks it prints the site's index), once per test process."""
+    return copied_demo(builds, tmp_path_factory.mktemp("demo") / "arena-demo")
 
 
 def test_demo_publishes_a_labelled_site(demo_dir):
@@ -41,26 +42,26 @@ def test_demo_publishes_a_labelled_site(demo_dir):
 
 
 def test_demo_recovers_the_planted_order(demo_dir):
-    entries = json.loads(arena("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
+    entries = json.loads(invoke("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
     strengths = {e["name"]: e["strength"] for e in entries}
     assert len(strengths) == 6 and all(e["matches"] == 20 for e in entries)
-    rated = json.loads(arena("rate", "-w", str(demo_dir), "--format", "json").stdout)
+    rated = json.loads(invoke("rate", "-w", str(demo_dir), "--format", "json").stdout)
     ratings = {r["entry"]: r["rating"] for r in rated["ratings"]}
     names = sorted(strengths)
     rho = spearmanr([strengths[n] for n in names], [ratings[n] for n in names]).statistic
     assert rho >= 0.9, (strengths, ratings)
     assert rated["meta"]["matches"] == 60 and rated["meta"]["judge"] == "sim-debatrix"
     assert rated["meta"]["simulated"] is True
-    human = json.loads(arena("rate", "-w", str(demo_dir), "--judge", "sim-experts", "--format", "json").stdout)
+    human = json.loads(invoke("rate", "-w", str(demo_dir), "--judge", "sim-experts", "--format", "json").stdout)
     ratings = {r["entry"]: r["rating"] for r in human["ratings"]}
     assert spearmanr([strengths[n] for n in names], [ratings[n] for n in names]).statistic >= 0.8, ratings
     assert human["meta"]["simulated"] is True
 
 
 def test_demo_shows_every_debater_kind_two_llm_judge_kinds_and_simulated_people(demo_dir):
-    entries = json.loads(arena("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
+    entries = json.loads(invoke("entry", "list", "-w", str(demo_dir), "--format", "json").stdout)
     assert sorted(e["debater"] for e in entries) == ["agent4debate"] * 2 + ["direct"] * 2 + ["search-baseline"] * 2
-    status = json.loads(arena("ballots", "status", "-w", str(demo_dir), "--format", "json").stdout)
+    status = json.loads(invoke("ballots", "status", "-w", str(demo_dir), "--format", "json").stdout)
     assert status == [{"judge": "sim-experts", "person": p, "assigned": 60, "cast": 60, "state": "open", "embargoed": 0}
                       for p in ("ann", "bo", "cy")]  # every ballot is in: nothing held back from the site
     db = sqlite3.connect(demo_dir / "arena.db")
@@ -75,13 +76,13 @@ def test_demo_shows_every_debater_kind_two_llm_judge_kinds_and_simulated_people(
 
 
 def test_demo_matches_are_flagged_simulated_and_never_touched_the_network(demo_dir):
-    shown = json.loads(arena("match", "show", "m00001", "-w", str(demo_dir), "--format", "json").stdout)
+    shown = json.loads(invoke("match", "show", "m00001", "-w", str(demo_dir), "--format", "json").stdout)
     assert shown["simulated"] is True and shown["status"] == "done"
     assert [(s["stage"], s["side"]) for s in shown["speeches"]] == [
         ("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
         ("summary", "con"), ("summary", "pro")]
     assert sum(shown["score"].values()) == 3
-    text = arena("match", "show", "m00001", "-w", str(demo_dir)).stdout
+    text = invoke("match", "show", "m00001", "-w", str(demo_dir)).stdout
     assert "SIMULATED" in text
     db = sqlite3.connect(demo_dir / "arena.db")
     assert db.execute("SELECT COUNT(*) FROM calls WHERE simulated = 0").fetchone()[0] == 0

@@ -46,9 +46,14 @@ runs = 1
 '''
 
 
+def build_ws(path: Path) -> None:
+    new_workspace(path, text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
+
+
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    return new_workspace(tmp_path / "ws", text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (`arena init`, once per test process)."""
+    return builds.copy("entries:ws", build_ws, tmp_path / "ws").path
 
 
 def toml_bytes(ws: Path) -> bytes:

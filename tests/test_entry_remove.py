@@ -12,14 +12,17 @@ from tests.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, new_wor
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (made once per test process)."""
+    return builds.copy("entry_remove:ws", build_ws, tmp_path / "ws").path
+
+
+def build_ws(path: Path) -> None:
     """`arena init`'s template workspace with two offline entries added by `arena entry add`."""
-    path = tmp_path / "ws"
     assert invoke("init", path).exit_code == 0
     for name in ("a", "b"):
         added = invoke("entry", "add", name, "--debater", "direct", "--model", f"offline/{name}", "-w", path)
         assert added.exit_code == 0, added.output
-    return path
 
 
 def names(ws: Path) -> list[str]:

@@ -30,6 +30,7 @@ from debaters.agent4debate import Agent4Debate
 from debaters.direct import turn_prompt
 from debaters.params import LENGTHS, Length, length, resolve
 from tests.fakes.openai_server import FakeOpenAI
+from tests.fixtures import Recording
 from tests.helpers import (arena_process, assert_user_error, entry, install_plugin, invoke, judge, mark_checked,
                            new_workspace, people, query, requested_schema, schema_instance, speech_text,
                            workspace_toml)
@@ -58,29 +59,41 @@ def responder(body: dict) -> str:
 
 # --- the lechmazur format, played by direct and search-baseline -------------------------------------------------
 
+def build_lechmazur_run(path: Path) -> tuple[list[str], Recording]:
+    """Two lechmazur matches (sides swapped) of a direct and a search-baseline entry on a fake server of the build's
+    own, judged by one single judge: the match ids, and what the server received."""
+    with FakeOpenAI(responder) as fake_llm:
+        new_workspace(path, arena={"format": "lechmazur", "judge_runs": 1},
+                      llm={"backoff_s": 0.01}, motions=["builtin:en"],
+                      entries=[entry("alpha", model="openai/alpha", api_base=fake_llm.api_base),
+                               entry("beta", "search-baseline", model="openai/beta", api_base=fake_llm.api_base)],
+                      judges=[judge("j1", model="openai/judge", api_base=fake_llm.api_base)])
+        mark_checked(path)
+        ws = open_workspace(path)
+        try:
+            ids = app.schedule(ws, "round-robin", rounds=1).match_ids
+            assert app.run(ws, concurrency=1, progress=lambda line: None)["done"] == 2
+        finally:
+            ws.close()
+        return ids, Recording.of(fake_llm)
+
+
 @pytest.fixture
-def lechmazur_run(tmp_path, fake_llm):
-    """Two lechmazur matches (sides swapped) of a direct and a search-baseline entry on the fake server, judged by
-    one single judge: the workspace and its match ids."""
-    fake_llm.responder = responder
-    path = new_workspace(tmp_path / "ws", arena={"format": "lechmazur", "judge_runs": 1},
-                         llm={"backoff_s": 0.01}, motions=["builtin:en"],
-                         entries=[entry("alpha", model="openai/alpha", api_base=fake_llm.api_base),
-                                  entry("beta", "search-baseline", model="openai/beta", api_base=fake_llm.api_base)],
-                         judges=[judge("j1", model="openai/judge", api_base=fake_llm.api_base)])
-    mark_checked(path)
-    ws = open_workspace(path)
-    try:
-        ids = app.schedule(ws, "round-robin", rounds=1).match_ids
-        assert app.run(ws, concurrency=1, progress=lambda line: None)["done"] == 2
-    finally:
-        ws.close()
-    return path, ids
+def lechmazur_run(builds, tmp_path):
+    """The test's own copy of build_lechmazur_run's workspace (played once per test process), and its match ids."""
+    built = builds.copy("formats:lechmazur_run", build_lechmazur_run, tmp_path / "ws")
+    return built.path, built.value[0]
 
 
-def test_each_lechmazur_turn_sees_every_earlier_turn_with_its_title_place_and_budget(lechmazur_run, fake_llm):
+@pytest.fixture
+def lechmazur_server(builds) -> Recording:
+    """What the fake server received while build_lechmazur_run played (the requests of lechmazur_run's matches)."""
+    return builds.get("formats:lechmazur_run", build_lechmazur_run).value[1]
+
+
+def test_each_lechmazur_turn_sees_every_earlier_turn_with_its_title_place_and_budget(lechmazur_run, lechmazur_server):
     path, ids = lechmazur_run
-    prompts = [(r.body["model"], r.body["messages"][0]["content"]) for r in fake_llm.requests
+    prompts = [(r.body["model"], r.body["messages"][0]["content"]) for r in lechmazur_server.requests
                if r.body["model"] in ("alpha", "beta")]
     assert len(prompts) == 20  # ten turns in each of two matches, one call each
     store = Store(path / DB_NAME)
@@ -106,9 +119,9 @@ def test_each_lechmazur_turn_sees_every_earlier_turn_with_its_title_place_and_bu
         assert texts[0] in con_opening  # Con's Opening answers Pro's: no turn of this format is blind
 
 
-def test_the_judge_reads_the_ten_turns_in_order_under_their_titles(lechmazur_run, fake_llm):
+def test_the_judge_reads_the_ten_turns_in_order_under_their_titles(lechmazur_run, lechmazur_server):
     _, ids = lechmazur_run
-    judged = [r.body["messages"][0]["content"] for r in fake_llm.requests if r.body["model"] == "judge"]
+    judged = [r.body["messages"][0]["content"] for r in lechmazur_server.requests if r.body["model"] == "judge"]
     assert len(judged) == 2
     for prompt in judged:
         assert f"Speaking order: {SPOKEN}." in prompt

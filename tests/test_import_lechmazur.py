@@ -19,7 +19,8 @@ from arena.records import Entry, JudgeSpec
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
 from tests.fakes.openai_server import messages_text
-from tests.helpers import VERDICT, assert_user_error, entry, invoke, judge, mark_checked, new_workspace, query, snapshot
+from tests.helpers import (VERDICT, assert_user_error, entry, init_template, invoke, judge, mark_checked, new_workspace,
+                           query, snapshot)
 from tests.lechmazur_checkout import (DISPLAY, PANEL, STAGES, TITLES, Debate, rows, speech, swapped, tournament,
                                       write_checkout)
 
@@ -36,11 +37,10 @@ def checkout(tmp_path) -> Path:
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    """A workspace as `arena init` makes it: the template's comments in arena.toml."""
-    created = invoke("init", tmp_path / "ws")
-    assert created.exit_code == 0, created.output
-    return tmp_path / "ws"
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of a workspace as `arena init` makes it: the template's comments in arena.toml (made once
+    per test process)."""
+    return builds.copy("init:template", init_template, tmp_path / "ws").path
 
 
 def test_one_match_per_transcript_with_entries_judge_runs_and_motions(ws, checkout):

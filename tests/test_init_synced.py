@@ -14,7 +14,7 @@ from arena.app import commands as app
 from arena.config import CONFIG_NAME
 from arena.errors import UserError
 from arena.store import DB_NAME
-from tests.helpers import TWO_OFFLINE, assert_user_error, invoke, workspace_toml
+from tests.helpers import TWO_OFFLINE, assert_user_error, init_template, invoke, workspace_toml
 
 
 def db_digest(ws: Path) -> str:
@@ -31,13 +31,14 @@ def sidecars(ws: Path) -> list[str]:
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    """A workspace just made by `arena init`, from the template."""
-    path = tmp_path / "ws"
-    result = invoke("init", path)
-    assert result.exit_code == 0, result.output
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of a workspace just made by `arena init`, from the template (made once per process)."""
+    return builds.copy("init_synced:ws", build_ws, tmp_path / "ws").path
+
+
+def build_ws(path: Path) -> None:
+    init_template(path)
     assert sidecars(path) == []  # init closed the database: the WAL is checkpointed and gone
-    return path
 
 
 def db_rows(ws: Path, sql: str) -> list[tuple]:

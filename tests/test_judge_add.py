@@ -16,13 +16,16 @@ MINE = "\n# my judges, for the finals\n"
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (made once per test process)."""
+    return builds.copy("judge_add:ws", build_ws, tmp_path / "ws").path
+
+
+def build_ws(path: Path) -> None:
     """Two offline entries and judge j1, opened once, with a comment of the user's at the end of arena.toml."""
-    path = new_workspace(tmp_path / "ws", motions=["builtin:en"], entries=TWO_OFFLINE, judges=[judge("j1")],
-                         opened=True)
+    new_workspace(path, motions=["builtin:en"], entries=TWO_OFFLINE, judges=[judge("j1")], opened=True)
     with (path / CONFIG_NAME).open("a", encoding="utf-8") as f:
         f.write(MINE)
-    return path
 
 
 def test_judge_add_appends_a_table_and_keeps_every_byte_before_it(ws):

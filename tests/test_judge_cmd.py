@@ -27,13 +27,16 @@ def of(judge: str, rows: list[tuple]) -> list[tuple]:
     return [r for r in rows if r[1] == judge]
 
 
-@pytest.fixture
-def ws(tmp_path) -> Path:
+def build_ws(path: Path) -> None:
     """Two offline entries, judges j1 (one run) and j2 (two runs); two matches judged by j1 only."""
-    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=1), judge("j2", runs=2)],
-                         init=None)
+    new_workspace(path, entries=TWO_OFFLINE, judges=[judge("j1", runs=1), judge("j2", runs=2)], init=None)
     assert len(play_with(path, "j1")) == 2
-    return path
+
+
+@pytest.fixture
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (played once per test process)."""
+    return builds.copy("judge_cmd:ws", build_ws, tmp_path / "ws").path
 
 
 def test_a_judge_added_later_judges_every_done_match_once(ws):

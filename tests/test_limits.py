@@ -24,10 +24,14 @@ def line_of(text: str, fragment: str) -> int:
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (made once per test process)."""
+    return builds.copy("limits:ws", build_ws, tmp_path / "ws").path
+
+
+def build_ws(path: Path) -> None:
     """Two simulated entries on the built-in motions, opened once: a refused command must leave it as it is."""
-    return new_workspace(tmp_path / "ws", motions=["builtin:en"], entries=TWO_OFFLINE, judges=[judge("j")],
-                         opened=True)
+    new_workspace(path, motions=["builtin:en"], entries=TWO_OFFLINE, judges=[judge("j")], opened=True)
 
 
 def refused(ws: Path, *args, fragments=()) -> None:

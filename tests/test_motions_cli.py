@@ -36,8 +36,13 @@ MINE_JSONL = ('{"id": "my-value-001", "text": "Quiet is a public good", "categor
 
 
 @pytest.fixture
-def ws(tmp_path) -> Path:
-    return new_workspace(tmp_path / "ws", text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
+def ws(builds, tmp_path) -> Path:
+    """The test's own copy of build_ws's workspace (made once per test process)."""
+    return builds.copy("motions_cli:ws", build_ws, tmp_path / "ws").path
+
+
+def build_ws(path: Path) -> None:
+    new_workspace(path, text=CONFIG, init="cli", opened=True)  # first-open housekeeping done
 
 
 def listed(ws: Path, *args: str) -> list[dict]:

@@ -12,19 +12,17 @@ import pytest
 
 from arena.app import demo
 from arena.app.commands import open_workspace
-from tests.helpers import assert_user_error, invoke, new_workspace, snapshot
-from tests.sites import demo_workspace
+from tests.helpers import assert_user_error, init_preset, invoke, new_workspace, snapshot
+from tests.sites import shared_demo
 
 ARENA = [sys.executable, "-m", "arena"]
 CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 @pytest.fixture(scope="module")
-def preset(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("preset") / "a4d"
-    result = invoke("init", path, "--preset", "agent4debate")
-    assert result.exit_code == 0, result.output
-    return path
+def preset(builds, tmp_path_factory) -> Path:
+    """This module's copy of `arena init --preset agent4debate` (made once per test process)."""
+    return builds.copy("init:agent4debate", init_preset, tmp_path_factory.mktemp("preset") / "a4d", name="a4d").path
 
 
 def test_the_preset_mirrors_the_papers_arena(preset):
@@ -68,9 +66,8 @@ def test_the_preset_dry_run_projects_calls_and_cost_per_model_and_writes_nothing
 def test_the_preset_is_checked_without_keys_and_people_need_no_probe(preset):
     listed = json.loads(invoke("entry", "list", "--format", "json", "-w", preset).stdout)
     assert len(listed) == 11
-    checked = subprocess.run([*ARENA, "check", "humans", "experts", "--format", "json", "-w", str(preset)],
-                             capture_output=True, text=True, timeout=120)
-    assert checked.returncode == 0, checked.stderr
+    checked = invoke("check", "humans", "experts", "--format", "json", "-w", preset)
+    assert checked.exit_code == 0, checked.output
     assert json.loads(checked.stdout) == []  # people call no model: nothing to probe, nothing fails
 
 
@@ -79,8 +76,13 @@ def test_an_unknown_preset_exits_2_and_writes_nothing(tmp_path):
     assert not (tmp_path / "x").exists()
 
 
-def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(tmp_path):
-    path = demo_workspace(tmp_path / "zh-demo", "--language", "zh")
+@pytest.fixture(scope="module")
+def zh_demo(builds) -> Path:
+    return shared_demo(builds, "zh")  # `arena demo --language zh` (tests.sites.demo_workspace), once per process
+
+
+def test_demo_in_chinese_plays_a_chinese_tournament_end_to_end(zh_demo):
+    path = zh_demo
     db = sqlite3.connect(path / "arena.db")
     try:
         assert db.execute("SELECT COUNT(*) FROM matches WHERE status = 'done'").fetchone()[0] == 60

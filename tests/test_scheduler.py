@@ -357,9 +357,14 @@ def test_onboard_entry_must_be_active():
 # --- arena schedule ---------------------------------------------------------------------------------
 
 @pytest.fixture
-def five(tmp_path) -> Path:
-    return new_workspace(tmp_path / "ws", entries=[entry(e) for e in "abcde"],
-                         judges=[judge("j", model="offline/judge", runs=1)], init="cli", opened=True)
+def five(builds, tmp_path) -> Path:
+    """The test's own copy of build_five's workspace (made once per test process)."""
+    return builds.copy("scheduler:five", build_five, tmp_path / "ws").path
+
+
+def build_five(path: Path) -> None:
+    new_workspace(path, entries=[entry(e) for e in "abcde"], judges=[judge("j", model="offline/judge", runs=1)],
+                  init="cli", opened=True)
 
 
 def judged(path: Path, winners: dict[tuple[str, str], str]) -> None:

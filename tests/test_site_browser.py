@@ -17,7 +17,7 @@ from arena.app import commands as app
 from arena.app.commands import open_workspace
 from tests.browser import console_errors, dialogs, load, screenshot, wait_for
 from tests.helpers import entry, judge, new_workspace
-from tests.sites import demo_workspace, people_workspace
+from tests.sites import people_workspace, shared_demo
 
 pytestmark = pytest.mark.slow
 
@@ -26,8 +26,8 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    return demo_workspace(tmp_path_factory.mktemp("browser") / "ws") / "site"
+def site(builds) -> Path:
+    return shared_demo(builds) / "site"  # `arena demo`, once per test process; only read here
 
 
 def entry_order(driver, view: str = "overall") -> list[str]:
@@ -378,8 +378,8 @@ def test_the_judge_switcher_and_the_consistency_page_load_without_console_errors
 
 
 @pytest.fixture(scope="module")
-def chinese_site(tmp_path_factory) -> Path:
-    return demo_workspace(tmp_path_factory.mktemp("browser-zh") / "ws", "--language", "zh") / "site"
+def chinese_site(builds) -> Path:
+    return shared_demo(builds, "zh") / "site"  # `arena demo --language zh`, once per test process; only read here
 
 
 def test_a_chinese_match_page_shows_its_chinese_text_marked_with_its_language(browser, chinese_site):

@@ -10,12 +10,12 @@ import pytest
 
 from arena.app.commands import open_workspace
 from leaderboard.site import publish
-from tests.sites import check_site, demo_workspace as demo, hostile_data, parse
+from tests.sites import check_site, hostile_data, parse, shared_demo
 
 
 @pytest.fixture(scope="module")
-def demo_workspace(tmp_path_factory) -> Path:
-    return demo(tmp_path_factory.mktemp("links") / "ws")
+def demo_workspace(builds) -> Path:
+    return shared_demo(builds)  # `arena demo`, once per test process; only read here
 
 
 def test_every_internal_link_of_the_demo_site_resolves(demo_workspace):

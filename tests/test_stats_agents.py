@@ -46,13 +46,17 @@ def test_groups_by_debater_then_stage_in_debate_order():
         (d, s) for d in ("alpha", "zeta") for s in STAGES]
 
 
-@pytest.fixture
-def played(tmp_path):
-    ws = new_workspace(tmp_path / "ws", arena={"seed": 0, "judge_runs": 1}, init="cli",
+def build_played(path):
+    ws = new_workspace(path, arena={"seed": 0, "judge_runs": 1}, init="cli",
                        entries=[entry("a", strength=0.5, params={"temperature": 0.3}), entry("b", strength=-0.5)],
                        judges=[judge("j", model="offline/judge", runs=1)])
     play_round_robin(ws)
-    return ws
+
+
+@pytest.fixture
+def played(builds, tmp_path):
+    """The test's own copy of build_played's workspace (played once per test process)."""
+    return builds.copy("stats_agents:played", build_played, tmp_path / "ws").path
 
 
 def test_stats_agents_json_for_direct_entries(played):

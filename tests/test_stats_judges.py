@@ -137,13 +137,16 @@ def test_people_with_no_ballots_pair_over_no_matches():
 
 # --- on a workspace ---------------------------------------------------------------------------------
 
-@pytest.fixture
-def ws(tmp_path):
-    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=3), judge("j2", runs=2)],
-                         init=None)
+def build_ws(path):
+    new_workspace(path, entries=TWO_OFFLINE, judges=[judge("j1", runs=3), judge("j2", runs=2)], init=None)
     play_with(path, "j1", rounds=2)
     assert invoke("judge", "--judge", "j2", "-w", path).exit_code == 0
-    return path
+
+
+@pytest.fixture
+def ws(builds, tmp_path):
+    """The test's own copy of build_ws's workspace (played once per test process)."""
+    return builds.copy("stats_judges:ws", build_ws, tmp_path / "ws").path
 
 
 def test_the_ledger_records_which_judge_made_each_call(ws):
@@ -198,14 +201,13 @@ def test_bench_calls_do_not_count_as_match_calls(ws):
     assert data["judges"][1]["calls_per_match"] == 2.0
 
 
-@pytest.fixture
-def with_people(tmp_path):
+def build_with_people(path):
     """Judge j1 (R = 3) on four matches, and the people of judge experts: ann follows j1, bo always says pro,
-    cy cast ballots on two matches only (ties)."""
+    cy cast ballots on two matches only (ties). Returns the outcomes of j1 by match."""
     from arena.app.commands import open_workspace
     from arena.records import Ballot
 
-    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE, judges=[judge("j1", runs=3), PEOPLE], init=None)
+    new_workspace(path, entries=TWO_OFFLINE, judges=[judge("j1", runs=3), PEOPLE], init=None)
     play_with(path, "j1", rounds=2)
     ws = open_workspace(path)
     try:
@@ -216,7 +218,14 @@ def with_people(tmp_path):
     finally:
         ws.close()
     assert len(outcomes) == 4
-    return path, outcomes
+    return outcomes
+
+
+@pytest.fixture
+def with_people(builds, tmp_path):
+    """The test's own copy of build_with_people's workspace (played once per test process), and j1's outcomes."""
+    built = builds.copy("stats_judges:with_people", build_with_people, tmp_path / "ws")
+    return built.path, built.value
 
 
 def _points(rows) -> dict[str, tuple[float, float]]:

@@ -9,11 +9,12 @@ import pytest
 from arena.app import commands as app
 from arena.records import Ballot, Verdict
 from arena.stats import consistency_split, paper_points, points_of_three
-from tests.fakes.openai_server import messages_text
+from tests.fakes.openai_server import FakeOpenAI, messages_text
+from tests.fixtures import Recording
 from arena.records import score
 from arena.stats import match_outcome
-from tests.helpers import (PEOPLE, assert_user_error, debate_responder, entry, invoke, judge, new_workspace, snapshot,
-                           speech_text, write_workspace)
+from tests.helpers import (PEOPLE, assert_user_error, debate_responder, entry, init_preset, invoke, judge,
+                           new_workspace, snapshot, speech_text, write_workspace)
 from tests.running import round_robin
 
 SLAO = ("source", "language", "argument", "overall")
@@ -90,24 +91,32 @@ def alpha_wins(body: dict) -> str:
     return json.dumps({"rationale": "as scripted", **verdict})
 
 
+def build_scripted(path) -> Recording:
+    """alpha against beta both ways, judged by j1 (R = 3) on a fake server of the build's own, and three people's
+    ballots: what the server received."""
+    with FakeOpenAI(alpha_wins) as fake_llm:
+        # Every run reads the sides as debated (swap_sides off): the points below are counted for the script's answers.
+        round_robin(write_workspace(path, fake_llm.api_base, judges=[PEOPLE], options={"swap_sides": False}),
+                    rounds=1)
+        assert invoke("run", "-w", path).exit_code == 0
+        ws = app.open_workspace(path)
+        try:
+            sides = {m.pro: m.id for m in ws.store.matches()}
+            votes = [("alpha", "ann", "pro"), ("alpha", "bo", "pro"), ("alpha", "cy", "con"),  # alpha as Pro
+                     ("beta", "ann", "con"), ("beta", "bo", "tie")]  # alpha as Con; cy casts none
+            ws.store.cast_ballots("experts", ("ann", "bo", "cy"),
+                                  [Ballot(sides[pro], person, vote) for pro, person, vote in votes], simulated=False)
+        finally:
+            ws.close()
+        return Recording.of(fake_llm)
+
+
 @pytest.fixture
-def scripted(tmp_path, fake_llm):
-    """alpha against beta both ways, judged by j1 (R = 3) on the fake server, and three people's ballots."""
-    fake_llm.responder = alpha_wins
-    # Every run reads the sides as debated (swap_sides off): the points below are counted for the script's answers.
-    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base, judges=[PEOPLE],
-                                       options={"swap_sides": False}), rounds=1)
-    assert invoke("run", "-w", path).exit_code == 0
-    ws = app.open_workspace(path)
-    try:
-        sides = {m.pro: m.id for m in ws.store.matches()}
-        votes = [("alpha", "ann", "pro"), ("alpha", "bo", "pro"), ("alpha", "cy", "con"),  # alpha as Pro
-                 ("beta", "ann", "con"), ("beta", "bo", "tie")]  # alpha as Con; cy casts none
-        ws.store.cast_ballots("experts", ("ann", "bo", "cy"),
-                              [Ballot(sides[pro], person, vote) for pro, person, vote in votes], simulated=False)
-    finally:
-        ws.close()
-    return path, fake_llm
+def scripted(builds, tmp_path):
+    """The test's own copy of build_scripted's workspace (played once per test process), and what the fake server
+    received while it was played."""
+    built = builds.copy("stats_paper:scripted", build_scripted, tmp_path / "ws")
+    return built.path, built.value
 
 
 def test_points_of_the_judge_and_the_people_counted_by_hand(scripted):
@@ -220,10 +229,9 @@ def test_the_matches_of_human_debaters_split_the_consistency(with_humans):
 # --- the preset's workspace: the paper's figures beside ours -------------------------------------------------
 
 @pytest.fixture
-def preset(tmp_path):
-    path = tmp_path / "a4d"
-    assert invoke("init", path, "--preset", "agent4debate").exit_code == 0
-    return path
+def preset(builds, tmp_path):
+    """The test's own copy of `arena init --preset agent4debate` (made once per test process)."""
+    return builds.copy("init:agent4debate", init_preset, tmp_path / "a4d", name="a4d").path
 
 
 def test_the_preset_lists_the_papers_rows_beside_ours_before_any_match(preset):
