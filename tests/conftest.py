@@ -77,8 +77,27 @@ def browser(chromium_installed):
         yield driver
 
 
+# The test files that take longest, longest first: the real-model ones (their servers' tokens are most of the suite's
+# time), each beside the other in a process of its own.
+LONGEST = ("tests/test_local_model_e2e.py", "tests/test_local_model_agent4debate.py")
+
+
 def pytest_collection_modifyitems(config, items):
-    """The real-model tests first, in their order: they take the longest, so under pytest-xdist (each file whole
-    on one worker, the README's --dist loadfile) the worker that runs them starts on them at once while the others
-    share the rest, rather than starting them last."""
-    items.sort(key=lambda item: "local_llm" not in getattr(item, "fixturenames", ()))
+    """The longest files first: the LONGEST in their order, then the other files of real-model tests, then those
+    with a test marked slow, then the rest, each file whole and each group in collection order. Under pytest-xdist
+    (the README's command: each file whole in one process, handed out in this order, --no-loadscope-reorder) the
+    processes start on the longest files at once and share the rest, so that the last file to finish is a short
+    one."""
+    def rank(item) -> tuple[int, int]:
+        path = item.nodeid.split("::", 1)[0]
+        if path in LONGEST:
+            return 0, LONGEST.index(path)
+        if "local_llm" in getattr(item, "fixturenames", ()):
+            return 1, 0
+        return (2 if item.get_closest_marker("slow") else 3), 0
+
+    files: dict[str, tuple[int, int]] = {}
+    for item in items:
+        path = item.nodeid.split("::", 1)[0]
+        files[path] = min(files.get(path, (9, 0)), rank(item))
+    items.sort(key=lambda item: files[item.nodeid.split("::", 1)[0]])

@@ -36,7 +36,11 @@ What the stock server does (observed with llama-cpp-python 0.3.36 built here, th
   * On these 2-core machines (n_threads 2): start-up ~0.6 s to /v1/models with the file in the page
     cache, + ~0.1 s warm-up; prompt ~250-260 tokens/s (a 1166-token prompt takes ~4.5 s); generation
     ~75-100 tokens/s (~98 on a short context, ~77 after a 1.1k-token prompt). Reused prompt prefixes are
-    not evaluated again (llama-cpp-python keeps the last prompt's KV cache).
+    not evaluated again (llama-cpp-python keeps the last prompt's KV cache). On one thread: prompt ~165
+    tokens/s, generation ~70. The server's threads are the cores not taken by the other pytest-xdist
+    processes (default_threads; $ARENA_LOCAL_THREADS overrides): one under the README's command on 2 cores,
+    as llama.cpp's threads wait for one another at every step, and one that shares its core with another
+    busy process holds up the rest.
 """
 
 from __future__ import annotations
@@ -161,6 +165,17 @@ def _rebuild_hint() -> str:
             "'llama-cpp-python==0.3.36'")
 
 
+def default_threads() -> int:
+    """The server's threads: $ARENA_LOCAL_THREADS if set, else the CPUs this process may use less one for each
+    other pytest-xdist worker (at least 1, at most 4)."""
+    given = os.environ.get("ARENA_LOCAL_THREADS", "").strip()
+    if given:
+        return max(1, int(given))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 1)
+    return max(1, min(4, cpus - (workers - 1)))
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
@@ -183,11 +198,11 @@ class LocalLLM:
     also proves the model can decode before any test relies on it).
     """
 
-    def __init__(self, gguf: Path | str | None = None, *, n_ctx: int = 8192, n_threads: int = 2,
+    def __init__(self, gguf: Path | str | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
                  startup_timeout: float = 120.0):
         self.gguf = Path(gguf) if gguf is not None else None
         self.n_ctx = n_ctx
-        self.n_threads = n_threads
+        self.n_threads = n_threads or default_threads()
         self.startup_timeout = startup_timeout
         self.api_base: str | None = None
         self.model: str | None = None

@@ -4,48 +4,34 @@ No fake and no proxy between the arena and the server: whatever the server refus
 json_schema response format) the arena must cope with by itself. The model is tiny, so these
 tests assert plumbing, not eloquence: six non-empty speeches, verdicts parsed or failed with a
 reason (never a guess), real token counts in the ledger, and nothing labelled simulated.
-Word budgets and caps are small so the whole module takes minutes, not hours.
+Word budgets and caps are small (tests/real_model.py) so the whole module takes minutes, not hours. The
+agent4debate match is in a module of its own (tests/test_local_model_agent4debate.py).
 """
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 
 from arena.app import commands as app
-from tests.helpers import entry, invoke, judge, new_workspace, workspace_toml
+from tests.helpers import invoke, judge, workspace_toml
+from tests.real_model import SIDES, db, workspace
 
 # The module's fixture plays and judges a match on the real model; on a loaded machine (another test process
 # beside it, as under pytest-xdist) that can take well over pytest's default 300 s, which is no failure of the
 # product: a timeout of its own, far inside CI's limit.
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
-WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
-SIDES = {"pro", "con"}
-
-
-def workspace(path, llm, tavily_url: str, checks: bool = False) -> str:
-    """Direct entries, an agent4debate entry with small caps and a `single` judge, all on the local model. The
-    speech checks are off unless asked for: a 135M model often echoes its own instructions (seen here: "This is
-    your constructive speech: ... 1. Define the motion's key terms ..."), which forfeits the match, and most tests
-    here are of the plumbing of a whole match; test_the_speech_checks_on_a_real_model has them on."""
-    model = {"model": llm.model, "api_base": llm.api_base}
-    new_workspace(path, arena={"judge_runs": 1, "speech_checks": checks},
-                  llm={"retries": 1, "backoff_s": 0.1, "timeout_s": 300},
-                  search={"provider": "tavily", "api_base_url": tavily_url, "max_results": 2},
-                  entries=[entry("plain-a", **model, params=WORDS),
-                           entry("plain-b", **model, params={"temperature": 0.7, **WORDS}),
-                           entry("a4d", "agent4debate", **model,
-                                 params={"max_queries": 2, "max_reviews": 1, "max_requests": 1, **WORDS})],
-                  judges=[judge("single", runs=3, **model)])
-    return str(path)
-
-
-# The other judge kinds, added once a match is done, with options that keep them to a few calls.
+# The other judge kinds, added once a match is done, with options that keep them to a few calls. debatrix: one
+# dimension, whose analyst notes each of the six speeches, and the rule summary rather than a chair's call. Its notes
+# are what it costs: at its paper temperature 0 SmolLM2 tends to copy the transcript round and round until the
+# notes' cap (1024 tokens, whatever note_length asks), and each note goes into every later prompt; sampled at 0.7
+# and asked for 40 words, most notes end after a few sentences. panel: one referee, who talks once (at temperature 0
+# the talk runs to its 512-token cap) and votes. devil: one review.
 OTHER_JUDGES = {
-    "debatrix": ("debatrix", {"dimensions": {"argument": {"weight": 3}}}),
-    "panel": ("panel", {"referees": 2, "turns": 1}),
+    "debatrix": ("debatrix", {"dimensions": {"argument": {"weight": 3}}, "summary": "rule", "note_length": 40,
+                              "temperature": 0.7}),
+    "panel": ("panel", {"referees": 1, "turns": 1, "temperature": 0.7}),
     "devil": ("devils_advocate", {"iterations": 1}),
 }
 
@@ -64,12 +50,6 @@ def real(tmp_path_factory, local_llm):
         opened.close()
         ran = invoke("run", "-w", ws)
         yield {"ws": ws, "checked": checked, "ran": ran, "tavily": tavily, "llm": local_llm}
-
-
-def db(ws: str) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"{ws}/arena.db")
-    conn.row_factory = sqlite3.Row
-    return conn
 
 
 def test_check_finds_the_model_usable_with_the_mode_it_accepts(real):
@@ -120,7 +100,6 @@ def test_the_ledger_holds_real_token_counts_and_every_call_stopped_or_was_cut(re
     assert structured and all(c["structured"] == "json_object" for c in structured)
 
 
-@pytest.mark.timeout(900)
 @pytest.mark.parametrize("name", list(OTHER_JUDGES))
 def test_each_other_judge_kind_judges_the_real_transcript(real, name):
     kind, options = OTHER_JUDGES[name]
@@ -139,36 +118,17 @@ def test_each_other_judge_kind_judges_the_real_transcript(real, name):
     assert v["simulated"] == 0
 
 
-@pytest.mark.timeout(900)
-def test_an_agent4debate_match_with_real_research_against_direct(real):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("TAVILY_API_KEY", "tvly-test-local")
-        ws = app.open_workspace(real["ws"])
-        try:
-            match = app.play_one(ws, "en-value-001", "a4d", "plain-b", judges=["single"])
-        finally:
-            ws.close()
-    # The match issue 23 saw fail in Pro's constructive (a material request without its 'need'): an optional
-    # step that the tiny model gets wrong now degrades, and the speech is written all the same.
-    assert match.status == "done", match.error
-    assert match.forfeit is None, match.forfeit
-    assert len(match.speeches) == 6 and all(s.text.strip() for s in match.speeches)
-    conn = db(real["ws"])
-    roles = {r[0] for r in conn.execute("SELECT DISTINCT role FROM calls WHERE match_id=? AND side='pro' "
-                                        "AND kind='llm'", (match.id,))}
-    assert roles == {"searcher", "analyzer", "writer", "reviewer"}
-    searches = conn.execute("SELECT COUNT(*) FROM calls WHERE match_id=? AND kind='search' AND error IS NULL",
-                            (match.id,)).fetchone()[0]
-    queries = [r.body["query"] for r in real["tavily"].requests]
-    # max_queries 2 on the motion, and request_queries 2 for each speech's one material request.
-    assert 1 <= searches <= 2 + 2 * 3 and len(queries) >= searches and all(q.strip() for q in queries)
-    assert not match.simulated
+# The window test's server: one of its own with a small window, so that the prompt fitted to it is small too. On the
+# session's server (8,192 tokens) the fitted prompt alone took 45 s to read, a tenth of this module.
+SMALL_WINDOW = 1024
 
 
 def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_server_named(tmp_path, local_llm):
-    """Configured for 32k tokens, the model really takes 8k: the server's refusal names its window, and the
+    """Configured for 32k tokens, the model really takes 1k: the server's refusal names its window, and the
     one retry fits the prompt to it, shortening the oldest speech with a note."""
     import asyncio
+
+    from tests.local_llm import LocalLLM
 
     from arena import transcript
     from arena.config import LLMSettings
@@ -184,17 +144,17 @@ def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_
     material = Material(lambda cut: "Say which side argued better, in one sentence.\n\n"
                         + transcript.render(speeches, cut=cut), speeches=transcript.words(speeches))
     store = Store(tmp_path / "arena.db")
-    gateway = LLMGateway(LLMSettings(retries=0, backoff_s=0.1, timeout_s=300), store)
-    ref = ModelRef(local_llm.model, local_llm.api_base, context_window=32768)
+    gateway = LLMGateway(LLMSettings(retries=0, backoff_s=0.1, timeout_s=900), store)
     log = AgentLog()
-
-    answer = asyncio.run(LLMHandle(gateway, ref, log, match_id=None).complete("judge", material, max_tokens=24))
+    with LocalLLM(local_llm.gguf, n_ctx=SMALL_WINDOW) as small:
+        ref = ModelRef(small.model, small.api_base, context_window=32768)
+        answer = asyncio.run(LLMHandle(gateway, ref, log, match_id=None).complete("judge", material, max_tokens=24))
 
     assert answer.text.strip()
     refused, fitted = store.conn.execute("SELECT error, fitted, prompt_tokens FROM calls ORDER BY id").fetchall()
     assert "ContextWindowExceededError 400" in refused["error"] and refused["fitted"] == 0
-    assert fitted["error"] is None and fitted["fitted"] == 1 and 0 < fitted["prompt_tokens"] < 8192
-    assert store.model_facts(ref.model, ref.api_base)["refused_beyond"] == 8192
+    assert fitted["error"] is None and fitted["fitted"] == 1 and 0 < fitted["prompt_tokens"] < SMALL_WINDOW
+    assert store.model_facts(ref.model, ref.api_base)["refused_beyond"] == SMALL_WINDOW
     sent = log.messages[-1]["prompt"]
     assert "left out to fit the model's context window" in sent and "We disagree." in sent
     store.close()
@@ -206,7 +166,7 @@ def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
     from arena import speechchecks
     from arena.formats import AGENT4DEBATE
 
-    ws = workspace(tmp_path / "ws", local_llm, "", checks=True)
+    ws = workspace(tmp_path / "ws", local_llm, "", checks=True, runs=1)  # judging is not what is tested here
     opened = app.open_workspace(ws)
     opened.store.add_tournament("checks", 0, {}, [("en-policy-001", "plain-a", "plain-b")])
     opened.close()

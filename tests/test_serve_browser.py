@@ -44,13 +44,17 @@ def ready_after_click(driver, element) -> None:
 
 
 def _stale(element) -> bool:
-    from selenium.common.exceptions import StaleElementReferenceException
+    """Whether element's page is gone. Asked while that page is being left, chromedriver may answer with an error
+    of its own ("unhandled inspector error", seen on a loaded machine): not known yet, so asked again."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 
     try:
         element.tag_name
         return False
     except StaleElementReferenceException:
         return True
+    except WebDriverException:
+        return False
 
 
 def assert_inert(driver) -> None:
