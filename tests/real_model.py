@@ -10,8 +10,8 @@ from tests.helpers import entry, judge, new_workspace
 
 WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}  # the least a budget may be
 # What a call costs here is its tokens: the prompt's (about 165 a second on one of these CPU cores, 320 on two) and
-# the answer's (about 50 a second); tests/local_llm.py. So the caps below keep answers, and the prompts
-# that carry them, short. SmolLM2 fills whatever room it is given: a direct speech's (2 x 50 + 64 tokens) ends cut
+# the answer's (about 50 a second); tests/local_llm.py. So the caps below keep answers, and the prompts that carry
+# them, short. SmolLM2 fills whatever room it is given: a direct speech's (2 x 50 + 64 tokens) ends cut
 # off whatever its budget, and every judge's prompt carries the whole transcript; capped at 64 tokens, a speech is
 # about 45 words.
 SPEECH_CAP = {"max_tokens": 64}
@@ -26,9 +26,8 @@ def workspace(path, llm, tavily_url: str, checks: bool = False, runs: int = 3) -
     """Direct entries, an agent4debate entry with small caps and a `single` judge, all on the local model. The
     speech checks are off unless asked for: a 135M model often echoes its own instructions (seen here: "This is
     your constructive speech: ... 1. Define the motion's key terms ..."), which forfeits the match, and most tests
-    here are of the plumbing of a whole match; tests/test_local_model_e2e.py's
-    test_the_speech_checks_on_a_real_model has them on. runs: the
-    `single` judge's runs.
+    here are of the plumbing of a whole match; tests/test_local_model_e2e.py's test_the_speech_checks_on_a_real_model
+    has them on. runs: the `single` judge's runs.
 
     A call's timeout is far above what one takes on an idle machine (seconds): on a loaded one, a call that times out
     is sent again from the start, which only adds to the load."""

@@ -1,7 +1,7 @@
 """An agent4debate entry plays a whole match on the REAL model (SmolLM2-135M-Instruct on the stock llama-cpp-python
 server), researching through the fake Tavily, against a direct entry.
 
-A module of its own, apart from tests/test_local_model_e2e.py: it is a third of the real-model tests' time, and
+A module of its own, apart from tests/test_local_model_e2e.py: it is over a third of the real-model tests' time, and
 under pytest-xdist (the README's command, each file whole in one process) the two files run side by side in two
 processes, each with a server of its own, rather than one after the other.
 """
