@@ -130,7 +130,7 @@ def replace_folder(path: Path | str, build: Callable[[Path], T], *,
     if not path.name or os.path.ismount(path):
         raise ArenaError(f"{path}: a mount point cannot be replaced; publish to a folder inside it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    with _locked(path.parent):
+    with exclusive(path.parent):
         _tidy(path)
         others = [name for name in _other_files(path) if keep(name)] if path.is_dir() else []
         new = _new_folder(path)
@@ -160,9 +160,11 @@ def _aside(path: Path) -> Path:
 
 
 @contextmanager
-def _locked(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on folder (released when the process ends, however it ends)."""
-    handle = os.open(folder, os.O_RDONLY)
+def exclusive(path: Path | str) -> Iterator[None]:
+    """Hold an exclusive advisory lock (flock) on an existing file or folder for the with block: one holder at a
+    time, the others wait; released when the process ends, however it ends. Not re-entrant: a second hold of
+    the same path in one process waits for ever."""
+    handle = os.open(path, os.O_RDONLY)
     try:
         fcntl.flock(handle, fcntl.LOCK_EX)
         yield

@@ -450,6 +450,12 @@ class Store:
             self._take(holder, match_id, judge, now)
         return True
 
+    def runs_under_way(self, lease_s: float = LEASE_S) -> list[tuple[int, str]]:
+        """The processes (pid, host) holding a live claim, to play or to judge a match, now."""
+        return [(pid, host) for pid, host in self.conn.execute(
+            "SELECT DISTINCT pid, host FROM claims WHERE NOT claim_lapsed(heartbeat_at, pid, host, ?, ?) "
+            "ORDER BY host, pid", (clock(), lease_s))]
+
     def _take(self, holder: Holder, match_id: str, judge: str, now: float) -> None:
         self.conn.execute("INSERT OR REPLACE INTO claims VALUES (?,?,?,?,?,?)",
                           (match_id, judge, holder.id, holder.pid, holder.host, now))

@@ -27,7 +27,7 @@ from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
-from arena.app.wiring import remember_sets
+from arena.app.wiring import editing, remember_sets
 from arena.config import RatingSettings
 from arena.errors import ArenaError, UserError, check_size, plural
 from arena.files import replace_folder
@@ -91,10 +91,11 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
               family: str | None = None) -> Entry:
     """Register an entry: check it, then append it to arena.toml (every existing byte kept). family: its own,
     else derived from the model (arena.families)."""
-    reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
-                                       model=model, api_base=api_base, params=params, strength=strength,
-                                       family=family))
-    return ws.config.entry(name)
+    with editing(ws):
+        reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
+                                           model=model, api_base=api_base, params=params, strength=strength,
+                                           family=family))
+        return ws.config.entry(name)
 
 
 def entry_show(ws: Workspace, name: str) -> dict:
@@ -106,27 +107,38 @@ def entry_show(ws: Workspace, name: str) -> dict:
 
 def entry_retire(ws: Workspace, name: str) -> None:
     """Mark an entry retired in arena.toml: it keeps its matches and rating, and is no longer scheduled."""
-    reload(ws, registration.retire_entry(ws.config, name))
+    with editing(ws):
+        reload(ws, registration.retire_entry(ws.config, name))
 
 
 def entry_remove(ws: Workspace, name: str) -> None:
     """Take an entry in no match, played or scheduled, out of arena.toml and the database (retire one that is)."""
-    reload(ws, registration.remove_entry(ws.config, name, ws.store.entry_matches(name)))
-    ws.store.forget_entry(name)
+    with editing(ws):  # counted and removed with no schedule between
+        reload(ws, registration.remove_entry(ws.config, name, ws.store.entry_matches(name)))
+        ws.store.forget_entry(name)
 
 
 def judge_add(ws: Workspace, name: str, *, kind: str, model: str | None = None, api_base: str | None = None,
               runs: int | None = None, options: Mapping[str, Any] | None = None,
               people: list[str] | None = None, family: str | None = None) -> JudgeSpec:
     """Register a judge: check it as arena.toml's are checked, then append it to arena.toml (every byte kept)."""
-    reload(ws, registration.add_judge(ws.config, ws.store.judge_records, JUDGES, name=name, kind=kind, model=model,
-                                      api_base=api_base, runs=runs, options=options, people=people, family=family))
-    return ws.config.judge(name)
+    with editing(ws):
+        reload(ws, registration.add_judge(ws.config, ws.store.judge_records, JUDGES, name=name, kind=kind,
+                                          model=model, api_base=api_base, runs=runs, options=options, people=people,
+                                          family=family))
+        return ws.config.judge(name)
 
 
 def judge_remove(ws: Workspace, name: str) -> None:
     """Take a judge with no verdicts or ballot links out of arena.toml."""
-    reload(ws, registration.remove_judge(ws.config, name, ws.store.judge_records(name)))
+    with editing(ws):
+        under_way = ws.store.runs_under_way()
+        if under_way:  # a run judges its matches with the judges configured when it started
+            pid, host = under_way[0]
+            raise ArenaError(f"judge {name!r} is not removed: a run is under way in this workspace (process {pid} "
+                             f"on {host}) and judges with every judge configured when it started; remove the judge "
+                             "once the run has stopped")
+        reload(ws, registration.remove_judge(ws.config, name, ws.store.judge_records(name)))
 
 
 def match_list(ws: Workspace) -> list[dict]:
@@ -191,11 +203,12 @@ def motion_import(ws: Workspace, path: Path) -> dict:
     """
     path = Path(path)
     motions = load_motion_file(path)  # as load_sets will read the copy: a missing language is "en"
-    known = {motion_id: spec for motion_id, (_, spec) in ws.motions.items()}
-    ws.config, spec, copy = registration.add_motion_file(ws.config, path, motions, known, ws.store.motion)
-    ws.motions = {**ws.motions, **{m.id: (m, spec) for m in motions}}
-    ws.store.add_motions(motions)
-    remember_sets(ws)
+    with editing(ws):
+        known = {motion_id: spec for motion_id, (_, spec) in ws.motions.items()}
+        ws.config, spec, copy = registration.add_motion_file(ws.config, path, motions, known, ws.store.motion)
+        ws.motions = {**ws.motions, **{m.id: (m, spec) for m in motions}}
+        ws.store.add_motions(motions)
+        remember_sets(ws)
     others = sorted({m.language for m in motions} - {ws.config.arena.language})
     notes = [(f"{plural(sum(m.language in others for m in motions), 'motion')} in {', '.join(others)}, not the "
               f"workspace's language {ws.config.arena.language!r}: schedules leave them out")] if others else []
@@ -233,6 +246,12 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
     format respects is every stored match, played or not. Everything is checked before anything is written.
     """
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
+    with editing(ws):  # drawn from the entries as they are now, and stored before any of them can be removed
+        return _schedule(ws, fmt, rounds=rounds, matches=matches, entry=entry, seed=seed)
+
+
+def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | None, entry: str | None,
+              seed: int | None) -> Scheduled:
     if entry is not None:
         _active_entry(ws, "--entry", entry)
     active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
@@ -304,8 +323,11 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     specs = _judge_specs(ws, judges)
     require_keys(ws, [pro, con, *(s.name for s in specs)])  # before the match is stored
 
-    (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
-                                          [(motion_id, pro, con)], debate_format=ws.config.arena.format)
+    with editing(ws):  # the two entries checked and the match stored with no removal between
+        for option, name in (("--pro", pro), ("--con", con)):
+            _active_entry(ws, option, name)
+        (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
+                                              [(motion_id, pro, con)], debate_format=ws.config.arena.format)
     say = progress or (lambda line: print(line, file=sys.stderr))
     say(f"{match_id}: PRO {pro} vs CON {con} on {motion_id}: {motion.text}")
 

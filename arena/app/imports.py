@@ -11,14 +11,14 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from arena import registration, speechchecks
-from arena.app.wiring import reload
+from arena.app.wiring import editing, reload
 from arena.config import check_entry_value
 from arena.errors import UserError
 from arena.formats import shown
 from arena.records import Entry, JudgeSpec, Match
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
-from importers.base import Skipped
+from importers.base import Imported, Skipped
 from importers.registry import IMPORTERS
 from judges.registry import JUDGES
 
@@ -28,6 +28,11 @@ def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, 
     counts added ({matches, entries, judges, runs, motions}), what was there already, and what was skipped."""
     importer = IMPORTERS.get(kind)(kind, options or {})
     found = importer.read(Path(folder))
+    with editing(ws):  # what is new is decided against arena.toml as it is now, and written before another edit
+        return _add(ws, kind, found)
+
+
+def _add(ws: Workspace, kind: str, found: Imported) -> dict:
     entries = _new(found.entries, ws.config.entries, "entry", _same_entry, ws.store.entry_names())
     judges = _new(found.judges, ws.config.judges, "judge", _same_judge, set())
     for e in entries:

@@ -7,11 +7,13 @@ The bottom of the app layer: it imports no other module of arena.app.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from arena.config import Config, load_config
 from arena.errors import UserError
+from arena.files import exclusive
 from arena.records import Motion
 from arena.store import DB_NAME, Store
 from arena.workspace import Workspace, build_kinds, init_workspace, open_store, template
@@ -147,6 +149,44 @@ def init(path: Path, config_text: str | None = None) -> Path:
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds)."""
     return build_kinds(config, DEBATERS, JUDGES)
+
+
+_editing: set[Path] = set()  # the workspaces this process holds the edit lock of (editing is re-entrant)
+
+
+@contextmanager
+def editing(ws: Workspace) -> Iterator[None]:
+    """One command at a time edits arena.toml, or decides against it what a concurrent edit could undo (removing
+    an entry while a schedule names it): the block holds the workspace's edit lock and starts from arena.toml as
+    it is now, read again under the lock, so that no edit is made on, or restores, bytes another has replaced.
+
+    The lock is a flock on arena.db, which every edit's workspace has (SQLite's own locks are POSIX record locks,
+    which flock leaves alone); a command waits for the one before it, and a killed holder's lock is released."""
+    key = ws.path.resolve()
+    if key in _editing:
+        yield
+        return
+    with exclusive(ws.path / DB_NAME):
+        _editing.add(key)
+        try:
+            fresh = load_config(ws.path)
+            if fresh != ws.config:
+                _refresh(ws, fresh)
+            yield
+        finally:
+            _editing.discard(key)
+
+
+def _refresh(ws: Workspace, config: Config) -> None:
+    """ws as opening it now would make it: another command edited arena.toml since this one opened it."""
+    sets_changed = config.motions != ws.config.motions
+    reload(ws, config)
+    if sets_changed:
+        motions = MotionSets(config, ws.path)
+        ws.store.add_motions(motions.unstored(ws.store))
+        if motions.read_now:
+            ws.store.remember_motion_sets(motions.record())
+        ws.motions = motions
 
 
 def reload(ws: Workspace, config: Config) -> None:
