@@ -65,6 +65,38 @@ def atomic_write_text(path: Path | str, text: str) -> None:
     atomic_write_bytes(path, text.encode("utf-8"))
 
 
+def create_new(path: Path | str, data: bytes) -> bool:
+    """Write a file at path with data in one step, only if there is none: whether it was written (False: a file
+    was there, perhaps made a moment ago by another process, and is left as it is)."""
+    target = Path(path)
+    tmp, handle = _new_file(target)
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        try:
+            os.link(tmp, target)  # fails if target exists: the check and the creation are one step
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
+                raise
+            # A file system without hard links: created exclusively, then written (not in one step).
+            with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+    except FileExistsError:
+        return False
+    except BaseException as exc:
+        if no_space(exc):
+            raise no_space_error(exc, path) from None
+        raise
+    finally:
+        tmp.unlink(missing_ok=True)
+    _sync(target.parent)
+    return True
+
+
 def atomic_copy(source: Path | str, path: Path | str) -> None:
     """Copy the file source to path in one step: a copy killed or out of space leaves no part of itself."""
     with open(source, "rb") as src, _replacing(path) as out:

@@ -7,7 +7,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from arena.config import CONFIG_NAME, Config, parse_config
 from arena.errors import UserError, plural
-from arena.files import atomic_write_text
+from arena.files import create_new
 from arena.formats import Format, get_format
 from arena.records import Entry, Motion
 from arena.registry import Registry
@@ -231,7 +231,9 @@ def init_workspace(path: Path, config_text: str = TEMPLATE,
     path.mkdir(parents=True, exist_ok=True)
     store = open_store(path, config, motions)  # refused (a database already there, of other entries): no toml
     try:
-        atomic_write_text(config_path, config_text)  # never half a file: a half-written arena.toml blocks a retry
+        # Never half a file (a half-written arena.toml blocks a retry), and never over one another init just wrote.
+        if not create_new(config_path, config_text.encode("utf-8")):
+            raise UserError(f"{config_path}: already exists; this folder is a workspace already")
     finally:
         store.close()  # checkpoints and removes the WAL: arena.db alone holds it all
     return config_path

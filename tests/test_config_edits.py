@@ -80,3 +80,22 @@ def test_a_judge_a_run_is_using_is_not_removed_until_the_run_has_stopped(tmp_pat
     # Once the run has stopped, what stands in the way is the verdicts it stored, as ever.
     kept = invoke("judge", "remove", "j1", "-w", path)
     assert kept.exit_code == 2 and "has verdicts or ballot links" in kept.stderr
+
+
+def test_init_never_writes_over_an_arena_toml_made_while_it_checked(tmp_path):
+    """Two `arena init`s of one folder at once: the second to write finds the first's file and leaves it as it is."""
+    from arena.errors import UserError
+    from arena.workspace import init_workspace
+
+    path = tmp_path / "ws"
+    theirs = b"# another init's arena.toml\n"
+
+    def meanwhile(config):  # runs after init's check that no arena.toml exists, before it writes one
+        path.mkdir()
+        (path / "arena.toml").write_bytes(theirs)
+        return []
+
+    with pytest.raises(UserError, match="arena.toml: already exists"):
+        init_workspace(path, load_motions=meanwhile)
+    assert (path / "arena.toml").read_bytes() == theirs
+    assert sorted(p.name for p in path.iterdir() if p.name.startswith(".")) == []  # no temporary file left
