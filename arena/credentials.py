@@ -8,7 +8,7 @@ is TAVILY_API_KEY.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 
 from arena.errors import UserError
@@ -35,6 +35,16 @@ def stand_in_key(model: str, api_base: str) -> bool:
     """Whether a call to model sends a stand-in key: an OpenAI-compatible server of one's own (openai/ with an
     api_base: vLLM, Ollama, llama.cpp) without OPENAI_API_KEY, which needs no key, while the client insists on one."""
     return bool(api_base) and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY")
+
+
+def drop_empty_keys(environ: MutableMapping[str, str]) -> list[str]:
+    """An empty key is a missing key: take each variable named like a key (..._KEY, ..._TOKEN) whose value is empty
+    or blank out of environ, so that the check names it as not set rather than a request being sent with nothing
+    (litellm counts a variable that is set, however empty, as there). The names taken out."""
+    empty = [name for name, value in environ.items() if name.endswith(("_KEY", "_TOKEN")) and not value.strip()]
+    for name in empty:
+        del environ[name]
+    return empty
 
 
 def model_needs(model: str, api_base: str = "") -> tuple[str, ...]:

@@ -68,6 +68,21 @@ def test_missing_keys_stop_the_command_naming_each_variable_and_who_needs_it(tmp
     assert state(ws) == before == ([(0,)], [("m00001", "scheduled"), ("m00002", "scheduled")], [(0,)])
 
 
+def test_an_empty_key_is_a_missing_key_named_before_any_call(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "")  # set, and empty: litellm alone counts it as there
+    monkeypatch.setenv("TAVILY_API_KEY", "  ")
+    ws = real_workspace(tmp_path / "ws")
+    before = state(ws)
+
+    result = invoke("run", "-w", ws)
+
+    assert_user_error(result, "ANTHROPIC_API_KEY is not set; arena.toml's judge j needs it",
+                      'TAVILY_API_KEY is not set; arena.toml\'s entry a needs it ([search] provider = "tavily")')
+    assert "OPENAI_API_KEY" not in result.output
+    assert state(ws) == before  # nothing sent, nothing written
+
+
 def test_a_set_key_is_not_named_and_search_offline_needs_no_tavily_key(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     ws = real_workspace(tmp_path / "ws", search={"provider": "offline"})

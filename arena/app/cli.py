@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import os
 import sys
 from collections import Counter
 from pathlib import Path
@@ -122,6 +123,9 @@ def _json(data) -> None:
 @click.version_option(package_name="debate-arena")
 def main():
     """Debate Arena: LLM debaters, LLM judges, Bradley–Terry ratings, static leaderboards."""
+    from arena.credentials import drop_empty_keys
+
+    drop_empty_keys(os.environ)  # ANTHROPIC_API_KEY="" is named as not set, and no request is sent without it
 
 
 @main.command()
