@@ -266,13 +266,14 @@ def _implied(judge: dict, i: int, fail) -> dict:
     people = judge.get("options", {}).get("people")
     key = f"{where}.options.people"
     if not isinstance(people, list) or not people:
-        raise fail(key, f"a human judge needs people: a list of names such as [\"ann\", \"bo\", \"cy\"], got {people!r}")
+        raise fail(key, 'a human judge needs people: a list of names such as ["ann", "bo", "cy"], got '
+                        f"{_shown(people)}")
     if len(people) > limits.MAX_RUNS:
         raise fail(key, f"{len(people)} people; a judge may have at most {limits.MAX_RUNS} (its R)")
     seen = set()
     for person in people:
         if not isinstance(person, str) or not _NAME[0](person):
-            raise fail(key, f"expected names of {_NAME[1]}, got {person!r}")
+            raise fail(key, f"expected names of {_NAME[1]}, got {_shown(person)}")
         if person in seen:
             raise fail(key, f"{person!r} is listed twice")
         seen.add(person)
@@ -294,6 +295,21 @@ def _defaults(cls) -> dict:
     """A dataclass's fields that have defaults, with them."""
     return {f.name: f.default if f.default is not MISSING else f.default_factory()
             for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
+
+
+def _shown(value: Any) -> str:
+    """value as an error message shows it: its repr, or, too long to read, what it is and its size (a 10,000-turn
+    format is refused in a line, not in 600 KB)."""
+    text = repr(value)
+    if len(text) <= 200:
+        return text
+    if isinstance(value, (list, tuple)):
+        return f"a list of {len(value)} items"
+    if isinstance(value, dict):
+        return f"a table of {len(value)} keys"
+    if isinstance(value, str):
+        return f"a string of {len(value)} characters, starting {value[:40]!r}"
+    return text[:200] + "..."
 
 
 def load_config(workspace: Path) -> Config:
@@ -402,12 +418,12 @@ def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
         types, (check, wanted) = spec[key]
         # bool is an int in Python; a 'true' where a number belongs is a mistake.
         if not isinstance(value, types) or (isinstance(value, bool) and bool not in _as_tuple(types)):
-            raise fail(full, f"expected {_type_name(types)}, got {value!r}")
+            raise fail(full, f"expected {_type_name(types)}, got {_shown(value)}")
         verdict = check(value)
         if isinstance(verdict, str):  # a check that can say what is wrong better than 'expected ...'
             raise fail(full, verdict)
         if not verdict:
-            raise fail(full, f"expected {wanted}, got {value!r}")
+            raise fail(full, f"expected {wanted}, got {_shown(value)}")
         out[key] = value
     return out
 
@@ -439,7 +455,7 @@ def _check_values(data: dict, fail) -> None:
         key, value, level = stack.pop()
         named = re.sub(r"(\[\d+\])+$", "", key)  # the key as written, whose line the message gives
         if isinstance(value, float) and not math.isfinite(value):
-            raise fail(named, f"expected a finite number, got {value!r}")
+            raise fail(named, f"expected a finite number, got {_shown(value)}")
         if level > limits.MAX_DEPTH:
             raise fail(named, f"nested more than {limits.MAX_DEPTH} levels deep")
         if isinstance(value, dict):

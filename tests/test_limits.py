@@ -98,6 +98,17 @@ def test_deeply_nested_toml_values_exit_2(ws):
                                             "nested more than 32 levels"))
 
 
+def test_a_format_of_ten_thousand_turns_is_refused_in_a_line_that_counts_them(ws):
+    turns = "".join(f'[[formats.turns]]\nstage = "s{k}"\nside = "pro"\ntitle = "T"\nwords = 10\n'
+                    for k in range(10_000))
+    (ws / "arena.toml").write_text((ws / "arena.toml").read_text(encoding="utf-8")
+                                   + '\n[[formats]]\nname = "huge"\n' + turns, encoding="utf-8")
+    result = invoke("entry", "list", "-w", ws)
+    assert_user_error(result, f"formats[0].turns: expected a list of 1 to {limits.MAX_TURNS} turns",
+                      "got a list of 10000 items")
+    assert len(result.stderr) < 400  # 619 KB before: every turn shown
+
+
 def test_an_arena_toml_past_its_size_exits_2_before_reading_it(ws):
     text = (ws / "arena.toml").read_text(encoding="utf-8")
     (ws / "arena.toml").write_text(text + "#" * limits.MAX_CONFIG_BYTES + "\n", encoding="utf-8")
