@@ -384,7 +384,11 @@ class Store:
                 (fmt, seed, json.dumps(params), now()),
             )
             tid = cur.lastrowid
-            start = self.conn.execute("SELECT COALESCE(MAX(seq), 0) FROM matches").fetchone()[0]
+            # Above every stored number: an imported match keeps its source's id (m00007 as the 3rd match stored).
+            start = self.conn.execute(
+                "SELECT MAX((SELECT COALESCE(MAX(seq), 0) FROM matches), (SELECT COALESCE(MAX(CAST(substr(id, 2) "
+                "AS INTEGER)), 0) FROM matches WHERE id GLOB 'm[0-9]*' AND substr(id, 2) NOT GLOB '*[^0-9]*'))"
+            ).fetchone()[0]
             ids = []
             for k, (motion_id, pro, con) in enumerate(pairings, start=1):
                 match_id = f"m{start + k:05d}"

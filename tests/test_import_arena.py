@@ -211,3 +211,26 @@ def test_an_imported_workspace_exports_the_same_runs_and_its_public_export_names
     public = exported(back, tmp_path / "public", "--public")
     for name in PLAYED_PEOPLE:
         assert not any(name.encode() in data for data in snapshot(public).values()), name
+
+
+def test_matches_scheduled_after_an_import_take_ids_no_imported_match_has(tmp_path):
+    """An import keeps its source's ids, so the 2 matches held are m00006 and m00009 (a public export holds back
+    the rest); what is scheduled or played after it is numbered above them, and runs."""
+    source = new_workspace(tmp_path / "src", motions=["builtin:en"], init="cli",
+                           entries=[entry("x", model="openai/x"), entry("y", model="openai/y")],
+                           judges=[judge("bot", runs=1)])
+    store = Store(source / DB_NAME)
+    motion = store.motion(store.motion_ids()[0])
+    store.import_matches([Match(match_id, motion, "x", "y", "done", verdicts=(Verdict("bot", 0, "pro"),))
+                          for match_id in ("m00006", "m00009")])
+    store.close()
+    back = new_workspace(tmp_path / "back", motions=["builtin:en"], init="cli",
+                         entries=[entry("a", strength=1.0), entry("b")], judges=[judge("j", runs=1)])
+    imported(exported(source, tmp_path / "out"), back)
+    run("schedule", "--format", "round-robin", "--rounds", "5", "-w", back)  # 10 matches: m00010 ... m00019
+    run("match", "play", "--motion", "en-fact-001", "--pro", "a", "--con", "b", "-w", back)  # m00020
+    ids = [r[0] for r in query(back, "SELECT id FROM matches ORDER BY seq")]
+    assert ids[:2] == ["m00006", "m00009"] and ids[2:] == [f"m{n:05d}" for n in range(10, 21)]
+    assert query(back, "SELECT status FROM matches WHERE id = 'm00020'") == [("done",)]
+    run("run", "-w", back)
+    assert query(back, "SELECT status, COUNT(*) FROM matches GROUP BY status") == [("done", 13)]
