@@ -319,7 +319,8 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     # Judges imported from an export of a judge of people: their runs are people too, named in `panelists`.
     imported_people = {j.name: j.options.get("panelists", ()) for j in config.judges
                        if j.imported and _of_people(j.kind, j.options)}
-    # People may sign what they write: their names in their rationales go the way of their names elsewhere.
+    # People may sign what they write, and be named in what others write: their names in every free text (the
+    # rationales, the speeches) go the way of their names elsewhere.
     names = {p for persons in people_of.values() for p in persons.values()}
     rename = _renamer({p: name(p) for p in names.union(*imported_people.values())} if public else {})
     verdicts, ballots = [], []
@@ -331,7 +332,7 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
             ballots.append({**_ballot_row(r, name(person)), "rationale": rename(r["rationale"])})
         else:
             row = rows.verdict(r)
-            verdicts.append({**row, "rationale": rename(row["rationale"])} if r["judge"] in imported_people else row)
+            verdicts.append({**row, "rationale": rename(row["rationale"])})
     played = Counter(name for m in matches if m["status"] == "done" for name in (m["pro"], m["con"]))
     named = {e.name for e in config.entries} | {n for m in matches for n in (m["pro"], m["con"])}
     motions = store.motions()
@@ -341,7 +342,8 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
                     if r["name"] in named],
         "motions": [_motion_row(motions[i]) for i in sorted({m["motion_id"] for m in matches})],
         "matches": matches,
-        "speeches": [_speech_row(r) for r in store.speech_rows() if r["match_id"] in kept],
+        "speeches": [{**row, "text": rename(row["text"])} for row in map(_speech_row, store.speech_rows())
+                     if row["match_id"] in kept],
         "verdicts": verdicts,
         "ballots": ballots,
         "calls": rows.calls(store.call_rows(), withheld),
@@ -349,13 +351,15 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     }
 
 
-def _renamer(names: Mapping[str, str]) -> Callable[[str], str]:
-    """text → text with each whole-word occurrence of a key of names replaced by its value."""
+def _renamer(names: Mapping[str, str]) -> Callable[[str | None], str | None]:
+    """text → text with each whole-word occurrence of a key of names, in any case ("ANN", "Ann"), replaced by its
+    value; None stays None."""
     if not names:
         return lambda text: text
+    folded = {name.casefold(): value for name, value in names.items()}
     pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
-                         + r")(?![\w-])")
-    return lambda text: pattern.sub(lambda m: names[m[1]], text)
+                         + r")(?![\w-])", re.IGNORECASE)
+    return lambda text: text if text is None else pattern.sub(lambda m: folded[m[1].casefold()], text)
 
 
 def _people(ws: Workspace) -> dict[str, dict[int, str]]:

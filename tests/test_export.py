@@ -5,6 +5,8 @@ from __future__ import annotations
 import errno
 import json
 import re
+import shutil
+import sqlite3
 from pathlib import Path
 
 import pandas as pd
@@ -178,6 +180,29 @@ def test_public_exports_give_people_stable_pseudonyms_and_no_name_or_error_text(
     # the full export names them: the public one is what changed
     assert json.loads(pd.read_parquet(export(played, tmp_path / "full") / "judges").set_index("name")
                       .loc["experts", "options"])["people"] == list(NAMES)
+
+
+def test_a_public_export_replaces_peoples_names_in_any_case_and_in_every_free_text(played, tmp_path):
+    copy = tmp_path / "ws"
+    shutil.copytree(played, copy)
+    conn = sqlite3.connect(copy / DB_NAME)
+    with conn:  # names as people and models write them: another case, in punctuation, in other columns
+        conn.execute("UPDATE verdicts SET rationale = 'Signed, ANN-AALTO. (Bo-Brandt agrees; annual bo-brandtish.)' "
+                     "WHERE judge = 'experts'")
+        conn.execute("UPDATE verdicts SET rationale = 'As Cy-Castell said: \"cy-castell\" wins.' WHERE judge = 'j1'")
+        conn.execute("UPDATE speeches SET text = text || ' Thanks, ann-Aalto!'")
+    conn.close()
+    out = export(copy, tmp_path / "out", "--public")
+    texts = [c for c in cells(out) if isinstance(c, str)]
+    for name in NAMES:
+        assert not any(re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", t, re.I) for t in texts), name
+    store = Store(played / DB_NAME)
+    secret = store.ballot_secret()
+    store.close()
+    ann, bo = pseudonym(secret, NAMES[0]), pseudonym(secret, NAMES[1])
+    ballots = pd.read_parquet(out / "ballots")
+    assert set(ballots["rationale"]) == {f"Signed, {ann}. ({bo} agrees; annual bo-brandtish.)"}  # words kept
+    assert all(t.endswith(f" Thanks, {ann}!") for t in pd.read_parquet(out / "speeches")["text"])
 
 
 def test_a_public_export_leaves_out_what_people_still_judge_blind(tmp_path):
