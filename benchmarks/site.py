@@ -42,7 +42,6 @@ from arena.app.commands import open_workspace  # noqa: E402
 from arena.records import STAGES  # noqa: E402
 from arena.store import now  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
-from leaderboard import published  # noqa: E402
 
 TARGETS_S = {(100, 10_000): 10.0, (500, 20_000): 90.0}  # from scratch
 TARGET_AGAIN_S = 2.0  # at 10,000 matches, nothing new
@@ -144,7 +143,8 @@ def publish(ws: Path, *options: str, code: Path = ROOT) -> tuple[float, float]:
 
 def identities(site: Path) -> dict[str, tuple[int, int, int] | None]:
     """Each file of the site → (inode, size, mtime): which a publish wrote anew."""
-    return {str(p.relative_to(site)): published.identity(p) for p in site.rglob("*") if p.is_file()}
+    return {str(p.relative_to(site)): (p.stat().st_ino, p.stat().st_size, p.stat().st_mtime_ns)
+            for p in site.rglob("*") if p.is_file()}
 
 
 def line(what: str, figures: tuple[float, float], target: float | None, note: str = "") -> str:

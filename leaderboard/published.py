@@ -1,10 +1,11 @@
-"""The manifest of a published site: what each file of the last publish showed (its key) and which file it is
-(inode, size, modification time), so that the next publish links what has not changed rather than writing it
-again, and a publish with nothing new leaves the site as it is. Standard library only: checking that nothing
-changed costs no import of the renderer or the rating code.
+"""The manifest of a published site: what each file of the last publish showed (its key) and a digest of its bytes,
+so that the next publish links what has not changed rather than writing it again, and a publish with nothing new
+leaves the site as it is. Standard library only: checking that nothing changed costs no import of the renderer or
+the rating code.
 
-A file whose identity differs from the manifest's (edited, replaced, removed) is never taken for unchanged. The
-manifest is served with the site, so it names each file by a digest of its name: it says nothing the pages do not.
+A file whose bytes differ from the manifest's digest (edited, even in place with its times put back; replaced;
+removed) is never taken for unchanged. The manifest is served with the site, so it names each file by a digest of
+its name: it says nothing the pages do not. It is read only when it is a regular file within MAX_MANIFEST_BYTES.
 """
 from __future__ import annotations
 
@@ -13,11 +14,13 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 from typing import Mapping, Sequence
 
 MANIFEST = ".arena-publish.json"  # in the site folder, written last by each publish, swapped in with its pages
-VERSION = 1
+VERSION = 2  # 1 named each file by inode, size and time, which an edit in place can keep: read as no manifest
+MAX_MANIFEST_BYTES = 64 << 20  # about 500,000 files
 
 
 @functools.lru_cache(maxsize=None)
@@ -43,7 +46,7 @@ def unchanged(site: Path, state: str, *, others: bool = True, withdrawn: Sequenc
     for name, path in _files(site):
         record = listed.get(name_digest(name))
         if record is not None:
-            if identity(path) != tuple(record[1:]):
+            if digest(path) != record[1]:
                 return False
             found += 1
         elif not others and name != MANIFEST:
@@ -52,7 +55,7 @@ def unchanged(site: Path, state: str, *, others: bool = True, withdrawn: Sequenc
 
 
 def seen(manifest: dict, name: str) -> list | None:
-    """What the manifest says of the file name: [key, inode, size, mtime], or None."""
+    """What the manifest says of the file name: [key, digest of its bytes], or None."""
     return manifest["files"].get(name_digest(name))
 
 
@@ -62,9 +65,9 @@ def name_digest(name: str) -> str:
 
 
 def link(source: Path, target: Path, record: Sequence) -> bool:
-    """Hard-link source to target if source is the file the manifest saw (record: its key, then identity);
+    """Hard-link source to target if source holds the bytes the manifest saw (record: its key, then digest);
     whether it did."""
-    if identity(source) != tuple(record[1:]):
+    if digest(source) != record[1]:
         return False
     try:
         os.link(source, target)
@@ -73,34 +76,55 @@ def link(source: Path, target: Path, record: Sequence) -> bool:
     return True
 
 
-def identity(path: Path | str) -> tuple[int, int, int] | None:
-    """(inode, size, modification time in ns) of a file, which any rewrite or edit changes; None if missing."""
+def digest(path: Path | str) -> str | None:
+    """A digest of a regular file's bytes, which any edit changes whatever its times say; None for a file missing
+    or not regular (a link, a FIFO: opened without waiting, never read)."""
+    handle = _open_regular(path)
+    if handle is None:
+        return None
+    hashed = hashlib.blake2b(digest_size=16)
+    with os.fdopen(handle, "rb") as file:
+        for chunk in iter(lambda: file.read(1 << 20), b""):
+            hashed.update(chunk)
+    return hashed.hexdigest()
+
+
+def _open_regular(path: Path | str, most: int | None = None) -> int | None:
+    """A descriptor of path opened for reading if it is a regular file (of at most `most` bytes), else None."""
     try:
-        st = os.stat(path, follow_symlinks=False)
+        handle = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
-    return st.st_ino, st.st_size, st.st_mtime_ns
+    st = os.fstat(handle)
+    if not stat.S_ISREG(st.st_mode) or (most is not None and st.st_size > most):
+        os.close(handle)
+        return None
+    return handle
 
 
 def write(site: Path, keys: Mapping[str, str], state: str) -> None:
     """Write the manifest of the files just written under site (keys: name → key, "" for a file written every
     time), with the state they were made from."""
-    files = sorted((name_digest(name), [key, *identity(site / name)]) for name, key in keys.items())
+    files = sorted((name_digest(name), [key, digest(site / name)]) for name, key in keys.items())
     manifest = {"version": VERSION, "state": state, "files": dict(files)}
     (site / MANIFEST).write_text(json.dumps(manifest, separators=(",", ":")), encoding="utf-8")
 
 
 def read(site: Path) -> dict:
     """The manifest of the site; an empty one where there is none this version wrote (a file of another shape is
-    someone else's)."""
+    someone else's, and one that is no regular file or past MAX_MANIFEST_BYTES is not read)."""
     empty = {"state": "", "files": {}}
+    handle = _open_regular(Path(site) / MANIFEST, MAX_MANIFEST_BYTES)
+    if handle is None:
+        return empty
     try:
-        manifest = json.loads((Path(site) / MANIFEST).read_text(encoding="utf-8"))
+        with os.fdopen(handle, "rb") as file:
+            manifest = json.loads(file.read().decode("utf-8"))
     except (OSError, ValueError):
         return empty
     if not (isinstance(manifest, dict) and manifest.get("version") == VERSION and isinstance(manifest.get("state"), str)
             and isinstance(manifest.get("files"), dict)
-            and all(isinstance(r, list) and len(r) == 4 for r in manifest["files"].values())):
+            and all(isinstance(r, list) and len(r) == 2 for r in manifest["files"].values())):
         return empty
     return manifest
 

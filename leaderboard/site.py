@@ -7,7 +7,7 @@ models must be http(s). The pages are in the content's language (SiteData.langua
 from leaderboard.messages' catalogue, resolved once per publish.
 
 Publishing is incremental: a match page is keyed by a digest of all it shows, and the site's manifest
-(leaderboard.published) records each file's key and identity; a page whose key is unchanged is hard-linked
+(leaderboard.published) records each file's key and a digest of its bytes; a page whose key is unchanged is linked
 from the site it replaces rather than rendered and written again. A match page shows no time for that reason.
 """
 from __future__ import annotations

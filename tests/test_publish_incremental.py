@@ -49,7 +49,12 @@ def frozen(monkeypatch):
 
 def identities(site: Path) -> dict[str, tuple[int, int, int]]:
     """Each file of the site → (inode, size, mtime): a file rewritten, even with the same bytes, changes."""
-    return {name: published.identity(site / name) for name in snapshot(site)}
+    return {name: identity(site / name) for name in snapshot(site)}
+
+
+def identity(path: Path) -> tuple[int, int, int]:
+    st = os.stat(path, follow_symlinks=False)
+    return st.st_ino, st.st_size, st.st_mtime_ns
 
 
 def pages_of(site: Path) -> dict[str, bytes]:
@@ -209,11 +214,43 @@ def test_a_manifest_that_does_not_describe_the_site_is_never_trusted(tmp_path):
     (site / "matches" / "gone.html").write_text("back")  # a page the publish withdraws, back
     assert published.unchanged(site, "s1") and not published.unchanged(site, "s1", withdrawn=["matches/gone.html"])
     (site / "matches" / "gone.html").unlink()
-    os.utime(site / "a.html", ns=(0, 0))  # touched
+    os.utime(site / "a.html", ns=(0, 0))  # touched: the same bytes, which are what a publish would write
+    assert published.unchanged(site, "s1")
+    defaced(site / "a.html", b"b")
     assert not published.unchanged(site, "s1")
     for other in ("{not json", '{"version": 1, "state": "s1", "files": {"x": 3}}', '[1]'):  # not a manifest of ours
         (site / published.MANIFEST).write_text(other)
         assert published.read(site)["files"] == {} and not published.unchanged(site, "s1")
+
+
+def defaced(path: Path, data: bytes) -> None:
+    """path's bytes replaced in place by as many others, its inode and times kept: an edit only its bytes tell."""
+    st = path.stat()
+    assert len(data) == st.st_size
+    with open(path, "r+b") as file:
+        file.write(data)
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert identity(path) == (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def test_a_page_defaced_in_place_with_its_times_put_back_is_written_again(workspace):
+    site = workspace / "site"
+    publish_to(workspace)
+    page = site / page_name("matches", "m00001")
+    good = page.read_bytes()
+    defaced(page, good.replace(b"<h1", b"<h2", 1))
+    publish_to(workspace)  # nothing new in the workspace: only the page's bytes tell it changed
+    assert (site / page_name("matches", "m00001")).read_bytes() == good
+
+
+def test_a_manifest_that_is_no_regular_file_is_not_read(workspace):
+    site = workspace / "site"
+    publish_to(workspace)
+    (site / published.MANIFEST).unlink()
+    os.mkfifo(site / published.MANIFEST)  # reading a FIFO waits for a writer that never comes
+    assert published.read(site) == {"state": "", "files": {}}
+    assert publish_to(workspace).is_file()  # the site written whole, its manifest a file again
+    assert published.read(site)["state"]
 
 
 # --- [site] settings ----------------------------------------------------------------------------------------------
