@@ -182,6 +182,15 @@ def replace_folder(path: Path | str, build: Callable[[Path], T], *,
     return result
 
 
+def tidy_beside(path: Path | str) -> None:
+    """Remove what killed replace_folder builds of path left beside it, waiting for a build under way (the lock
+    builds take): for a caller that finds nothing to build, so leftovers never wait for the next build."""
+    path = Path(os.path.realpath(path))
+    if path.name and path.parent.is_dir() and not os.path.ismount(path):
+        with exclusive(path.parent):
+            _tidy(path)
+
+
 def _build_prefix(path: Path) -> str:
     return f".{path.name}.build-"
 

@@ -161,6 +161,20 @@ class Reader(threading.Thread):
 
 
 @pytest.mark.slow
+def test_a_publish_with_nothing_new_removes_what_a_killed_one_left(workspace):
+    assert invoke("publish", "-w", workspace).exit_code == 0
+    site = workspace / "site"
+    before = one_publish(site)
+    left = [workspace / ".site.build-0a1b2c3d", workspace / ".site.aside"]  # a build, and an old site mid-removal
+    for folder in left:
+        (folder / "matches").mkdir(parents=True)
+        (folder / "matches" / "m00001.html").write_text("an old page")
+    done = invoke("publish", "-w", workspace)
+    assert done.exit_code == 0 and done.output.strip() == str(site / "index.html")
+    assert one_publish(site) == before  # nothing new: the site as it was
+    assert not any(folder.exists() for folder in left)
+
+
 def test_a_publish_killed_mid_write_leaves_one_whole_site_and_the_next_publish_cleans_up(workspace, tmp_path):
     """Each publish is made to rewrite every page (the rating judge changes, which every page shows), then killed
     after it wrote some of them: a reader finds the old site or the new one, its match pages those of the

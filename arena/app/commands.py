@@ -30,7 +30,7 @@ from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F40
 from arena.app.wiring import editing, remember_sets
 from arena.config import RatingSettings
 from arena.errors import ArenaError, UserError, check_size, plural
-from arena.files import replace_folder
+from arena.files import replace_folder, tidy_beside
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import match_features, results_rows
@@ -815,6 +815,7 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
     out = Path(out) if out else ws.path / "site"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
         raise UserError(f"--out {out}: holds the workspace {ws.path}; publish to a folder of its own")
+    tidy_beside(out)  # a killed publish's leftovers go, also when there is nothing new to publish
     embargo = people.embargo(ws)
     state = site_state(ws, embargo.awaiting, embargo.unplayed)
     if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
