@@ -53,6 +53,7 @@ class Answer:
     text: str
     usage: AgentUsage
     finish_reason: str | None
+    settlement: dict | None = None  # its ledger row's settling, left to the caller (call(settle=False))
 
 
 class LLMCallError(ArenaError):
@@ -179,55 +180,69 @@ class LLMGateway:
         total = AgentUsage()
         tries = self.settings.schema_retries + 1
         problem = checked = ""
-        for _ in range(tries):
-            checked = ""  # the caller's check's problem, when that is what this try failed
-            answer = await self.call(ref, conversation, params, schema=schema, sample=sample, tag=tag, fitted=fitted)
-            total = total + answer.usage
-            cut = answer.finish_reason == "length"
-            if answer.finish_reason == "content_filter":
-                raise AnswerError(f"{ref.model}: the answer was withheld by the provider's content filter")
-            if not answer.text.strip():
-                problem = "the answer was empty"  # ask the same again: empty answers are usually a fluke
-                continue
-            if schema is None:
-                data = None
-            elif cut:  # cut JSON cannot parse: ask again, once, with room to finish
-                if problem.startswith("the answer was cut off"):
-                    # Cut again with twice the room: a model that fills any room (small models pad JSON
-                    # with whitespace) would only take longer each time.
-                    raise AnswerError(f"{ref.model}: no valid structured answer: the answer was cut off twice, "
-                                       f"the second time at {params['max_tokens']} tokens")
-                problem = f"the answer was cut off at {params['max_tokens']} tokens"
-                room = self._more_room(ref, conversation, params["max_tokens"])
-                params = {**params, "max_tokens": min(room, ceiling or room)}
-                continue
-            else:
-                data, problem = parse_structured(answer.text, schema)
-                if problem:
-                    # Show the model its own answer and what is wrong with it, then ask again.
-                    conversation += [
-                        {"role": "assistant", "content": answer.text},
-                        {"role": "user", "content": f"That answer is not valid: {problem}. Reply again with only a "
-                                                    f"JSON object that matches the required schema."},
-                    ]
+        # With the cache, each answer's ledger row is settled here: one not kept at once, the one kept in the
+        # transaction that caches it, so that a kill never leaves a settled (paid) call whose answer is not cached.
+        pending: dict | None = None
+        try:
+            for _ in range(tries):
+                checked = ""  # the caller's check's problem, when that is what this try failed
+                if pending is not None:  # the answer before, not kept
+                    self._ledger(**pending)
+                answer = await self.call(ref, conversation, params, schema=schema, sample=sample, tag=tag,
+                                         fitted=fitted, settle=not use_cache)
+                pending = answer.settlement
+                total = total + answer.usage
+                cut = answer.finish_reason == "length"
+                if answer.finish_reason == "content_filter":
+                    raise AnswerError(f"{ref.model}: the answer was withheld by the provider's content filter")
+                if not answer.text.strip():
+                    problem = "the answer was empty"  # ask the same again: empty answers are usually a fluke
                     continue
-                cut = False
-            problem = checked = check(answer.text, data) if check is not None else ""
-            if not problem:
-                break
-            conversation += [
-                {"role": "assistant", "content": answer.text},
-                {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again as first asked"
-                                            + (", with only a JSON object that matches the required schema."
-                                               if schema is not None else ".")},
-            ]
-        else:
-            wanted = "valid structured answer" if schema is not None and not checked else "usable answer"
-            raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}", checked)
-        if use_cache:
-            self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
-                                              "prompt_tokens": total.prompt_tokens,
-                                              "completion_tokens": total.completion_tokens})
+                if schema is None:
+                    data = None
+                elif cut:  # cut JSON cannot parse: ask again, once, with room to finish
+                    if problem.startswith("the answer was cut off"):
+                        # Cut again with twice the room: a model that fills any room (small models pad JSON
+                        # with whitespace) would only take longer each time.
+                        raise AnswerError(f"{ref.model}: no valid structured answer: the answer was cut off "
+                                           f"twice, the second time at {params['max_tokens']} tokens")
+                    problem = f"the answer was cut off at {params['max_tokens']} tokens"
+                    room = self._more_room(ref, conversation, params["max_tokens"])
+                    params = {**params, "max_tokens": min(room, ceiling or room)}
+                    continue
+                else:
+                    data, problem = parse_structured(answer.text, schema)
+                    if problem:
+                        # Show the model its own answer and what is wrong with it, then ask again.
+                        conversation += [
+                            {"role": "assistant", "content": answer.text},
+                            {"role": "user", "content": f"That answer is not valid: {problem}. Reply again with "
+                                                        f"only a JSON object that matches the required schema."},
+                        ]
+                        continue
+                    cut = False
+                problem = checked = check(answer.text, data) if check is not None else ""
+                if not problem:
+                    break
+                conversation += [
+                    {"role": "assistant", "content": answer.text},
+                    {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again as first "
+                                                "asked" + (", with only a JSON object that matches the required "
+                                                           "schema." if schema is not None else ".")},
+                ]
+            else:
+                wanted = "valid structured answer" if schema is not None and not checked else "usable answer"
+                raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}", checked)
+            if use_cache and pending is not None:
+                with self.store.transaction():
+                    self._ledger(**pending)
+                    pending = None
+                    self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
+                                                      "prompt_tokens": total.prompt_tokens,
+                                                      "completion_tokens": total.completion_tokens})
+        finally:
+            if pending is not None:  # an answer not kept, and the error on its way up
+                self._ledger(**pending)
         return Completion(answer.text, data, total, cached=False, cut=cut)
 
     def _more_room(self, ref: ModelRef, messages: list[dict], current: int) -> int:
@@ -238,9 +253,11 @@ class LLMGateway:
         return max(current, min(current * 2, room))
 
     async def call(self, ref: ModelRef, messages: list[dict], params: dict, *, tag: CallTag,
-                   schema: dict | None = None, sample: int = 0, fitted: bool = False) -> Answer:
+                   schema: dict | None = None, sample: int = 0, fitted: bool = False, settle: bool = True) -> Answer:
         """One answer of ref's model, as it came: retried while the failure is worth it, the structured mode
-        fallen back while the provider refuses it, every try ledgered; no cache, no re-asks, no checks."""
+        fallen back while the provider refuses it, every try ledgered; no cache, no re-asks, no checks. settle
+        False: the answer's ledger row stays in flight, its settling (Answer.settlement, for _ledger) left to the
+        caller, which stores it with what it keeps of the answer."""
         if ref.simulated:
             started = time.perf_counter()
             text, sent, answered = offline.respond(
@@ -304,11 +321,13 @@ class LLMGateway:
             usage = AgentUsage(1, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0,
                                models.response_cost(response))
             finish = getattr(choice, "finish_reason", None)
-            self._ledger(ref, tag, usage, latency, cache_hit=False, structured=mode, fitted=fitted,
-                         finish_reason=finish, call_id=sent)
+            settlement = dict(ref=ref, tag=tag, usage=usage, latency=latency, cache_hit=False, structured=mode,
+                              fitted=fitted, finish_reason=finish, call_id=sent)
+            if settle:
+                self._ledger(**settlement)
             if mode is not None and ref.structured == "auto":
                 self.remember(ref, structured=mode)  # writes only the first time
-            return Answer(text, usage, finish)
+            return Answer(text, usage, finish, None if settle else settlement)
 
     def degraded(self, ref: ModelRef, tag: CallTag, reason: str) -> None:
         """Ledger an optional step that went on with its neutral value because ref's answers were unusable

@@ -864,6 +864,12 @@ class Store:
         row = self.conn.execute("SELECT response FROM cache WHERE key=?", (key,)).fetchone()
         return json.loads(unsqueeze(row[0])) if row else None
 
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """The block's writes in one transaction: all stored, or none (a call's settled row and its cached answer)."""
+        with _transaction(self.conn):
+            yield
+
     def cache_put(self, key: str, kind: str, response: dict) -> None:
         self.conn.execute("INSERT OR REPLACE INTO cache VALUES (?,?,?,?)",
                           (key, kind, squeeze(json.dumps(response)), now()))

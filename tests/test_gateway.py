@@ -332,6 +332,33 @@ def test_always_invalid_answer_raises_after_schema_retries(fake_llm, store):
     assert len(fake_llm.requests) == 3
 
 
+def test_a_settled_call_always_has_its_answer_cached(fake_llm, store, monkeypatch):
+    """The answer's ledger row is settled in the transaction that caches it: a process stopped between the two
+    (here, the cache write failing) leaves the row in flight, never a settled, paid call whose answer the next run
+    must pay for again. An answer not kept (re-asked) is settled at once, with nothing cached."""
+    from arena.store import IN_FLIGHT
+
+    fake_llm.script("not json at all", VALID_VERDICT)
+    gw, ref = gateway(store), model(fake_llm)
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt  # as a Ctrl-C landing just there would
+
+    monkeypatch.setattr(store, "cache_put", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        complete(gw, ref, tag=JUDGE_TAG, schema=VERDICT_SCHEMA)
+    rejected, kept = calls(store)
+    assert rejected["error"] is None and rejected["completion_tokens"] > 0  # settled: it was not to be cached
+    assert kept["error"] == IN_FLIGHT and kept["completion_tokens"] == 0  # rolled back with the cache write
+    assert store.conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == 0
+
+    monkeypatch.undo()
+    fake_llm.script(VALID_VERDICT)
+    complete(gw, ref, tag=JUDGE_TAG, schema=VERDICT_SCHEMA)
+    settled = [c for c in calls(store) if c["error"] is None and c["completion_tokens"] > 0]
+    assert len(settled) == 2 and store.conn.execute("SELECT COUNT(*) FROM cache").fetchone()[0] == 1
+
+
 def test_invalid_answer_is_not_cached(fake_llm, store):
     fake_llm.script("not json at all")
     gw, ref = gateway(store, schema_retries=0), model(fake_llm)
