@@ -612,7 +612,11 @@ class Store:
         return {r[0]: r[1] for r in self.conn.execute("SELECT judge, closed_at FROM ballot_closures")}
 
     def ballot_secret(self) -> bytes:
-        """The workspace's secret for people's ballot ids (arena.ballots.ballot_id): made once, then kept."""
+        """The workspace's secret for people's ballot ids (arena.ballots.ballot_id): made once, then kept (and then
+        only read, so that a read transaction may ask for it: Store.snapshot)."""
+        kept = self.conn.execute("SELECT value FROM meta WHERE key='ballot_secret'").fetchone()
+        if kept is not None:
+            return bytes.fromhex(kept[0])
         with _transaction(self.conn):
             self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('ballot_secret', ?)", (secrets.token_hex(32),))
             return bytes.fromhex(self.conn.execute("SELECT value FROM meta WHERE key='ballot_secret'").fetchone()[0])
@@ -863,6 +867,16 @@ class Store:
     def cache_get(self, key: str) -> dict | None:
         row = self.conn.execute("SELECT response FROM cache WHERE key=?", (key,)).fetchone()
         return json.loads(unsqueeze(row[0])) if row else None
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """The block's reads all from one state of the database, whatever other processes commit meanwhile (a read
+        transaction: WAL keeps its state whole for it). The block writes nothing."""
+        self.conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.conn.execute("COMMIT")
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -285,3 +285,38 @@ def test_a_closed_judges_links_take_no_ballots_until_links_are_issued_again(ws):
         csrf = re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
         assert client.post(f"/b/{token}/{ballot}", data=form | {"csrf": csrf}).status_code == 200
     assert query(ws, "SELECT run FROM verdicts WHERE judge='experts' AND rationale='late'") == [(1,)]
+
+
+@pytest.mark.parametrize("surface", ["publish", "export"])
+def test_a_match_finished_while_the_site_or_export_is_made_is_not_in_it(ws, monkeypatch, tmp_path, surface):
+    """A run beside `arena publish` (or `export --public`) finishes a match once the embargo is decided: what is
+    made reads one state of the database, the embargo's, so the match is not in it (ballots are open: it would be
+    embargoed), rather than in it with its speeches and names."""
+    from arena.app import people as people_module
+    from arena.records import Match, Speech, Verdict
+
+    decided = people_module.embargo
+
+    def embargo_then_a_run_finishes_a_match(workspace):
+        found = decided(workspace)
+        other = Store(Path(ws) / DB_NAME)  # another process's connection, as a run's
+        try:
+            motion = other.motion(MOTIONS["later"])
+            other.import_matches([Match("m00009", motion, *HIDDEN, "done",
+                                        speeches=(Speech("constructive", "pro", "LEAKED-SPEECH words"),),
+                                        verdicts=(Verdict("j1", 0, "pro"),))])
+        finally:
+            other.close()
+        return found
+
+    monkeypatch.setattr(people_module, "embargo", embargo_then_a_run_finishes_a_match)
+    opened = app.open_workspace(ws)
+    try:
+        if surface == "publish":
+            made = app.publish(opened).parent
+        else:
+            made = Path(app.export(opened, tmp_path / "out", public=True)["path"])
+    finally:
+        opened.close()
+    assert query(ws, "SELECT status FROM matches WHERE id = 'm00009'") == [("done",)]  # it did finish
+    assert not any(b"LEAKED-SPEECH" in data or b"m00009" in data for data in snapshot(made).values())

@@ -816,19 +816,22 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
         raise UserError(f"--out {out}: holds the workspace {ws.path}; publish to a folder of its own")
     tidy_beside(out)  # a killed publish's leftovers go, also when there is nothing new to publish
-    embargo = people.embargo(ws)
-    state = site_state(ws, embargo.awaiting, embargo.unplayed)
-    if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
-        return out / "index.html"
-    from leaderboard.site import publish as render
+    # One state of the database for all it reads, the embargo first: a match a run finishes meanwhile is not on
+    # this site, rather than on it though the embargo, decided before it existed, did not know to hold it back.
+    with ws.store.snapshot():
+        embargo = people.embargo(ws)
+        state = site_state(ws, embargo.awaiting, embargo.unplayed)
+        if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
+            return out / "index.html"
+        from leaderboard.site import publish as render
 
-    features = match_features(ws.store)  # every speech read once, for the bias report and the controlled boards
-    data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),
-                     bias=stats_bias(ws, withheld=embargo.withheld, features=features), features=features,
-                     awaiting=embargo.awaiting, unplayed=embargo.unplayed)
-    withdrawn = set(data.withdrawn)
-    replace_folder(out, lambda folder: render(folder, data, previous=out, state=state),
-                   keep=lambda name: keep_others and name not in withdrawn)
+        features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
+        data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),
+                         bias=stats_bias(ws, withheld=embargo.withheld, features=features), features=features,
+                         awaiting=embargo.awaiting, unplayed=embargo.unplayed)
+        withdrawn = set(data.withdrawn)
+        replace_folder(out, lambda folder: render(folder, data, previous=out, state=state),
+                       keep=lambda name: keep_others and name not in withdrawn)
     return out / "index.html"
 
 
@@ -844,8 +847,11 @@ def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> d
     blocked = next((p for p in (out, *out.parents) if p.exists() and not p.is_dir()), None)
     if blocked is not None:
         raise UserError(f"--out {out}: {blocked} is a file, not a folder")
-    withheld = people.embargo(ws).withheld if public else frozenset()
-    rows = export_workspace(ws, out, public=public, withheld=withheld)
+    if public:
+        ws.store.ballot_secret()  # made the first time it is needed: a write, which the snapshot below cannot hold
+    with ws.store.snapshot():  # the embargo and every table from one state of the database, as publish reads
+        withheld = people.embargo(ws).withheld if public else frozenset()
+        rows = export_workspace(ws, out, public=public, withheld=withheld)
     return {"path": str(out), "public": public, "rows": rows}
 
 
