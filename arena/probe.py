@@ -26,22 +26,33 @@ class Probe:
     priced: bool = False  # whether litellm knows the model's price
 
 
-async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True) -> Probe:
+async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, resume: bool = False) -> Probe:
     """A one-line chat, a structured answer (unless `structured` is False: no caller of the model asks for
-    JSON), the window; what it finds is remembered in the workspace."""
+    JSON), the window; what it finds is remembered in the workspace, each step's answer as soon as it comes.
+    resume: a step whose answer the workspace already holds (a probe stopped part way, a mode a run fell back to)
+    is not asked again, so no probe call is paid twice; `arena check` asks every step."""
     if ref.simulated:
         return Probe(True, "json_schema", None, 0.0, None, True)
     tag = CallTag(role="probe")
+    known = gateway.facts(ref) if resume else {}
     litellm()  # imported before the clock starts: the latency is the model's, not the import's
 
-    started = time.perf_counter()
-    try:
-        await gateway.call(ref, [{"role": "user", "content": "Reply with one word: ready"}],
-                           {"max_tokens": 16, "temperature": 0}, tag=tag)
-    except LLMCallError as exc:
-        return _remembered(gateway, ref, Probe(False, None, None, None, str(exc), priced(ref.model)))
-    latency = round(time.perf_counter() - started, 3)
-    mode, problem = await _structured_mode(gateway, ref, tag) if structured else (None, "")
+    latency = known.get("latency_s")
+    if latency is None:
+        started = time.perf_counter()
+        try:
+            await gateway.call(ref, [{"role": "user", "content": "Reply with one word: ready"}],
+                               {"max_tokens": 16, "temperature": 0}, tag=tag)
+        except LLMCallError as exc:
+            return _remembered(gateway, ref, Probe(False, None, None, None, str(exc), priced(ref.model)))
+        latency = round(time.perf_counter() - started, 3)
+        gateway.remember(ref, latency_s=latency)  # the chat answered: counted now, whatever stops the probe next
+    if not structured:
+        mode, problem = None, ""
+    elif known.get("structured") and ref.structured in ("auto", known["structured"]):
+        mode, problem = known["structured"], ""
+    else:
+        mode, problem = await _structured_mode(gateway, ref, tag)
     window = stated_window(ref) or await served_window(ref, gateway.settings.timeout_s)
     usable = mode is not None or not structured
     return _remembered(gateway, ref, Probe(usable, mode, window, latency, None if usable else problem,
@@ -62,6 +73,7 @@ async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> 
             continue
         _, problem = parse_structured(answer.text, _SCHEMA)
         if not problem:
+            gateway.remember(ref, structured=mode)  # counted now, as the chat's answer is
             return mode, ""
         problem = f"{mode}: {problem}"
     return None, f"no structured-output mode worked ({problem})"

@@ -593,6 +593,49 @@ def test_run_refuses_to_play_when_the_judge_fails_the_probe(tmp_path, fake_llm):
     assert all(is_probe(r) for r in fake_llm.requests)  # nothing but probes was sent
 
 
+def test_a_probe_killed_after_its_chat_answered_is_not_asked_it_again(tmp_path, fake_llm):
+    """Each probe call's answer counts as soon as it is stored: `arena run` killed while the judge's structured
+    probe is out (its chat answered) probes only what is left the next time, rather than paying for the chats
+    again."""
+    import signal
+    import time
+
+    from tests.running import start_run
+
+    def structured_hangs(body):
+        if 'whose "word" is "ready"' in last_user(body):
+            return Reply(content='{"word": "ready"}', delay=60)
+        return probing(debate_responder())(body)
+
+    fake_llm.responder = structured_hangs
+    path = unchecked_workspace(tmp_path / "ws", fake_llm.api_base)
+    schedule(path)
+    run = start_run(path)
+
+    def chats() -> list[Recorded]:
+        return [r for r in fake_llm.requests if is_probe(r) and last_user(r.body).startswith("Reply with one")]
+
+    deadline = time.monotonic() + 60
+    while not any('whose "word"' in last_user(r.body) for r in fake_llm.requests if r.path in FakeOpenAI.PATHS):
+        assert time.monotonic() < deadline and run.poll() is None, run.poll()
+        time.sleep(0.05)
+    assert len(chats()) == 3  # alpha's, beta's and the judge's: all answered
+    settled = "SELECT COUNT(*) FROM models WHERE json_extract(facts, '$.latency_s') IS NOT NULL"
+    while query(path, settled) != [(3,)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(run.pid, signal.SIGKILL)
+    run.wait(timeout=30)
+
+    fake_llm.responder = probing(debate_responder())
+    fake_llm.clear()
+    second = invoke("run", "-w", path)
+
+    assert second.exit_code == 0, second.output
+    assert chats() == []  # no chat probe paid twice
+    assert any('whose "word"' in last_user(r.body) for r in fake_llm.requests if r.path in FakeOpenAI.PATHS)
+    assert query(path, "SELECT COUNT(*) FROM matches WHERE status = 'done'") == [(2,)]
+
+
 def test_a_probe_that_passes_is_remembered_and_the_next_run_sends_none(tmp_path, fake_llm):
     fake_llm.responder = probing(debate_responder())
     path = unchecked_workspace(tmp_path / "ws", fake_llm.api_base)

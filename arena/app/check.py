@@ -119,14 +119,17 @@ def probe_search(ws: Workspace) -> dict:
             "error": error, "priced": False}
 
 
-async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]]) -> dict[tuple[str, str], Probe]:
-    """Each distinct model probed once, all at once: for JSON if any (ref, asks for JSON) of it does."""
+async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]], *,
+                    resume: bool = False) -> dict[tuple[str, str], Probe]:
+    """Each distinct model probed once, all at once: for JSON if any (ref, asks for JSON) of it does; resume as
+    arena.probe.probe's."""
     unique: dict[tuple[str, str], ModelRef] = {}
     asked: dict[tuple[str, str], bool] = {}
     for ref, asks_json in refs:
         unique.setdefault(ref.key, ref)
         asked[ref.key] = asked.get(ref.key, False) or asks_json
-    probes = await asyncio.gather(*(probe(gateway, ref, structured=asked[key]) for key, ref in unique.items()))
+    probes = await asyncio.gather(*(probe(gateway, ref, structured=asked[key], resume=resume)
+                                    for key, ref in unique.items()))
     return dict(zip(unique, probes))
 
 
@@ -140,7 +143,8 @@ def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
                if not ref.simulated and not _seen_working(gateway.facts(ref), asks_json)]
     if not pending:
         return
-    found = asyncio.run(probe_all(gateway, [(ref, asks_json) for _, ref, asks_json in pending]))
+    # resume: what a probe stopped part way found is not paid for again
+    found = asyncio.run(probe_all(gateway, [(ref, asks_json) for _, ref, asks_json in pending], resume=True))
     broken = [f"{name} ({ref.model}): {found[ref.key].error}" for name, ref, _ in pending if not found[ref.key].ok]
     if broken:
         raise ArenaError("these models are not usable, so nothing was played (see 'arena check'):\n  "
