@@ -23,7 +23,6 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
-from urllib.parse import urlsplit, urlunsplit
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -32,7 +31,7 @@ from arena.errors import UserError, check_size
 from arena.files import replace_folder
 from arena.limits import MAX_CONFIG_BYTES, MAX_EXPORT_TABLE_BYTES
 from arena.records import DIMENSIONS, HUMAN_JUDGE, IMPORTED
-from arena.redact import redactor
+from arena.redact import public_url, redactor
 from arena.workspace import Workspace
 
 EXPORT_VERSION = 1  # raised when a column changes meaning or goes: a reader refuses versions newer than its own
@@ -223,11 +222,7 @@ class _Rows:
 
     def url(self, url: str) -> str:
         """A server URL without what may carry a credential (user, password, query, fragment), keys redacted."""
-        try:
-            parts = urlsplit(url)
-        except ValueError:  # not a URL after all: kept only as far as redaction allows
-            return self.clean(url)
-        return self.clean(urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], parts.path, "", "")))
+        return self.clean(public_url(url))
 
     def scrub(self, value: Any) -> Any:
         """Params or options with every text redacted and the values of secret-named keys replaced."""

@@ -16,6 +16,7 @@ from typing import Any
 
 from arena.lazy import litellm
 from arena.records import Entry, JudgeSpec, is_simulated
+from arena.redact import public_url
 
 DEFAULT_WINDOW = 8192  # tokens, when neither arena.toml, litellm nor the server knows the model's window
 
@@ -50,8 +51,9 @@ class ModelRef:
 
     @property
     def key(self) -> tuple[str, str]:
-        """What the workspace remembers facts by: one model behind one endpoint."""
-        return self.model, self.api_base
+        """What the workspace remembers facts by: one model behind one endpoint (its address without the user,
+        password or query that may carry a credential: arena.db keeps none)."""
+        return self.model, public_url(self.api_base)
 
 
 # --- the context window ----------------------------------------------------------------------------------

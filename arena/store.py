@@ -16,7 +16,7 @@ from arena.errors import ArenaError
 from arena.files import no_space, no_space_error
 from arena.messages import CODEC, pack, squeeze, unpack, unsqueeze
 from arena.records import DEFAULT_FORMAT, AgentUsage, Ballot, Entry, Forfeit, Match, Motion, Reference, Speech, Verdict
-from arena.redact import redact
+from arena.redact import public_url, redact
 
 DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
@@ -293,7 +293,7 @@ class Store:
                     "WHERE (debater, model, api_base, strength, params, simulated, retired) IS NOT "
                     "(excluded.debater, excluded.model, excluded.api_base, excluded.strength, excluded.params, "
                     "excluded.simulated, excluded.retired)",
-                    (e.name, e.debater, e.model, e.api_base, e.strength, json.dumps(dict(e.params)),
+                    (e.name, e.debater, e.model, public_url(e.api_base), e.strength, json.dumps(dict(e.params)),
                      int(e.simulated), int(e.retired), now()),
                 )
 

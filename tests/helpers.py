@@ -20,6 +20,7 @@ from arena.app import commands as app
 from arena.app.cli import main
 from arena.app.commands import open_workspace
 from arena.config import load_config
+from arena.redact import public_url
 from arena.store import DB_NAME, Store
 from arena.workspace import init_workspace
 from tests.fakes.openai_server import Reply
@@ -184,7 +185,7 @@ def mark_checked(path: Path) -> Path:
     config = load_config(path)
     store = Store(path / DB_NAME)
     for spec, model in [(e, e.model) for e in config.entries] + [(j, m) for j in config.judges for m in j.models]:
-        store.remember_model(model, spec.api_base, ok=True, structured="json_schema")
+        store.remember_model(model, public_url(spec.api_base), ok=True, structured="json_schema")  # as ModelRef.key
     store.close()
     return path
 

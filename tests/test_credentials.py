@@ -21,8 +21,8 @@ from arena.app.commands import open_workspace
 from arena.lazy import litellm
 from tests.fakes.openai_server import Reply
 from tests.fakes.tavily_server import Reply as TavilyReply
-from tests.helpers import (TWO_OFFLINE, assert_user_error, entry, invoke, judge, new_workspace, play_with, query,
-                           snapshot, write_workspace)
+from tests.helpers import (TWO_OFFLINE, assert_user_error, entry, invoke, judge, mark_checked, new_workspace,
+                           play_with, query, snapshot, write_workspace)
 from tests.test_judge_bench import write_jsonl
 
 SECRET = "sk-arena-secret-0123456789abcdef"
@@ -178,6 +178,36 @@ def test_a_refused_key_is_named_by_its_variable_never_echoed(tmp_path, fake_llm,
     for text in (result.output, snapshot(ws)):  # ...and is neither shown nor stored, nor the provider's JSON
         blob = text if isinstance(text, str) else b"".join(text.values()).decode("latin-1")
         assert SECRET[:12] not in blob and '{"error"' not in blob
+
+
+def test_a_credential_in_an_api_base_is_kept_out_of_the_database_the_site_and_the_export(tmp_path, fake_llm):
+    """api_base's query and its user and password are secrets: a server that refuses them (401) has the arena say
+    so, but no error text, ledger row, match error, site page or export holds them, and arena.db stores the
+    address without them."""
+    token, password = "QUERYTOKEN-7f3a9c1e", "USERPASS-5b8d2e4f"
+    fake_llm.responder = lambda body: Reply(status=401)
+    bases = {"alpha": f"{fake_llm.api_base}?api-key={token}",
+             "beta": fake_llm.api_base.replace("http://", f"http://bob:{password}@")}
+    path = tmp_path / "ws"
+    new_workspace(path, motions=["builtin:en"], llm={"retries": 0, "backoff_s": 0.01},
+                  entries=[entry(name, model=f"openai/{name}-model", api_base=base) for name, base in bases.items()],
+                  judges=[judge("j1", runs=1)])
+    mark_checked(path)
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+
+    ran = invoke("run", "-w", path)
+    published = invoke("publish", "-w", path)
+    exported = invoke("export", "-w", path, "--out", tmp_path / "export")
+
+    assert ran.exit_code == 1 and published.exit_code == 0 and exported.exit_code == 0, ran.output
+    assert query(path, "SELECT COUNT(*) FROM matches WHERE status = 'failed' AND error IS NOT NULL") == [(2,)]
+    assert {r[0] for r in query(path, "SELECT api_base FROM entries")} == {fake_llm.api_base}
+    assert {r[0] for r in query(path, "SELECT api_base FROM models")} - {""} == {fake_llm.api_base}  # "": offline
+    files = {**snapshot(path), **snapshot(tmp_path / "export")}
+    files.pop("arena.toml")  # where the user wrote them
+    for secret in (token, password):
+        assert not any(secret.encode() in data for data in files.values()), secret
+        assert secret not in ran.output + published.output + exported.output
 
 
 def test_a_server_that_wants_a_key_says_to_set_it(tmp_path, fake_llm):

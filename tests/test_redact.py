@@ -148,3 +148,11 @@ def test_the_cli_redacts_error_messages_before_printing(monkeypatch):
     assert result.exit_code == 1
     assert "opaque-key-0123456789" not in result.output
     assert "error: provider said: unknown key [redacted] (key redacted)" in result.output
+
+
+def test_the_user_password_and_query_of_a_url_are_redacted_and_redacting_twice_changes_nothing():
+    said = "the server at http://bob:hunter22@127.0.0.1:5/v1?api-key=abc123 refused (see http://docs.example/x)."
+    once = redact(said, {})
+    assert once == ("the server at http://[redacted]@127.0.0.1:5/v1?[redacted] refused (see http://docs.example/x)."
+                    " (key redacted)")
+    assert redact(once, {}) == once

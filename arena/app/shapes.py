@@ -6,6 +6,7 @@ from typing import Mapping
 
 from arena.formats import Format, shown
 from arena.records import Entry, Match, Motion, score
+from arena.redact import public_url
 
 
 def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> dict:
@@ -26,7 +27,7 @@ def entry_detail(entry: Entry, matches: int, forfeits: int, simulated: bool | No
     row = {"name": entry.name, "status": "retired" if entry.retired else "imported" if entry.imported else "active",
            "retired": entry.retired,
            "debater": entry.debater, "model": entry.model, "family": entry.family, "simulated": simulated,
-           "api_base": entry.api_base}
+           "api_base": public_url(entry.api_base)}
     if entry.simulated:
         row["strength"] = entry.strength
     return {**row, "params": dict(entry.params), "matches": matches, "forfeits": forfeits}
