@@ -28,6 +28,8 @@ MAX_CONFIG_BYTES = 1 << 20  # arena.toml: a workspace of a hundred entries is so
 MAX_MOTION_FILE_BYTES = 8 << 20  # a motion file: 10,000 motions with info slides take about 2 MB
 MAX_MOTIONS = 10_000  # motions of one set (file): a set that size reads in about 2 s, when its file changes
 MAX_MOTION_CHARS = 4_000  # a motion's text, side texts or info slide: a motion is a sentence, a slide a paragraph
+MAX_SOURCE_FILE_BYTES = 16 << 20  # a file an importer reads whole (a transcript, a report): lechmazur's largest is 60 KB
+MAX_SOURCE_LINE_BYTES = 1 << 20  # a line of a JSONL source (a judge row): lechmazur's are a few KB
 MAX_DATA_FILE_BYTES = 64 << 20  # any other file read whole (benchmarks, ballots and results CSV files)
 MAX_EXPORT_TABLE_BYTES = 1 << 30  # a Parquet table of an export `arena import arena` reads: zstd keeps prose to
 # about 1/2.3, so this is some 100,000 matches of six 3,000-character speeches (2,000 of the demo's take 2.4 MB)

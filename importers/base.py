@@ -21,12 +21,74 @@ New fields of Imported have defaults, so an importer written against this contra
 """
 from __future__ import annotations
 
+import os
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from arena.limits import MAX_SOURCE_FILE_BYTES, MAX_SOURCE_LINE_BYTES
 from arena.params import Param, resolve
 from arena.records import Entry, JudgeSpec, Match, Motion
+
+
+class SourceRefused(ValueError):
+    """A file of the source folder that is not read: not a regular file inside the folder, or past its size."""
+
+
+def source_text(path: Path, folder: Path, limit: int | None = None) -> str:
+    """The UTF-8 text of a source file, read only if it is a regular file inside folder (a link may point within
+    the folder, not out of it; no FIFO or device, which opening does not wait on) of at most limit bytes
+    (default MAX_SOURCE_FILE_BYTES), told before it is read; else SourceRefused says why (UnicodeDecodeError for
+    text that is no UTF-8)."""
+    with _source(path, folder, MAX_SOURCE_FILE_BYTES if limit is None else limit) as file:
+        return file.read().decode("utf-8")
+
+
+def source_lines(path: Path, folder: Path, limit: int = MAX_SOURCE_LINE_BYTES) -> Iterator[tuple[int, str | None]]:
+    """(line number, text) of each line of a source file (checked as source_text checks it, whatever its size);
+    a line past limit bytes is (number, None), never held whole."""
+    with _source(path, folder, None) as file:
+        number = 0
+        while True:
+            line = file.readline(limit + 1)
+            if not line:
+                return
+            number += 1
+            if len(line) > limit and not line.endswith(b"\n"):
+                while (rest := file.readline(1 << 20)) and not rest.endswith(b"\n"):
+                    pass  # the rest of the line, read a piece at a time and dropped
+                yield number, None
+                continue
+            yield number, line.decode("utf-8")
+
+
+class _source:
+    """A source file opened for reading as source_text says (a context manager giving the binary file)."""
+
+    def __init__(self, path: Path, folder: Path, limit: int | None):
+        real, inside = os.path.realpath(path), os.path.realpath(folder)
+        if os.path.commonpath([real, inside]) != inside:
+            raise SourceRefused(f"a link to {real}, outside the folder read: not read")
+        try:
+            handle = os.open(real, os.O_RDONLY | os.O_NONBLOCK)
+        except OSError as exc:
+            raise SourceRefused(f"cannot read: {exc.strerror}") from None
+        st = os.fstat(handle)
+        if not stat.S_ISREG(st.st_mode):
+            os.close(handle)
+            raise SourceRefused("not a regular file (a FIFO, a device or a folder): not read")
+        if limit is not None and st.st_size > limit:
+            os.close(handle)
+            raise SourceRefused(f"{st.st_size:,} bytes; a source file may hold at most {limit:,} bytes: not read")
+        self.file = os.fdopen(handle, "rb")
+
+    def __enter__(self):
+        return self.file
+
+    def __exit__(self, *exc) -> None:
+        self.file.close()
 
 
 @dataclass(frozen=True)

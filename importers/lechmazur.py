@@ -29,9 +29,10 @@ from typing import Any, Iterable
 
 from arena.errors import UserError
 from arena.formats import get_format
+from arena.limits import MAX_DEPTH, MAX_SOURCE_LINE_BYTES, nesting
 from arena.params import Param
 from arena.records import IMPORTED, Entry, JudgeSpec, Match, Motion, Outcome, Speech, Verdict
-from importers.base import Imported, Importer, Skipped
+from importers.base import Imported, Importer, Skipped, SourceRefused, source_lines, source_text
 
 SOURCE = "lechmazur/debate"
 FORMAT = get_format("lechmazur")  # the source's format, its turns titled as the transcripts title them
@@ -104,8 +105,8 @@ class LechmazurImporter(Importer):
         for path in transcripts:
             name = path.relative_to(folder).as_posix()
             try:
-                debate = read_transcript(path.read_text(encoding="utf-8"), path.stem)
-            except (ParseError, UnicodeDecodeError, OSError) as exc:
+                debate = read_transcript(source_text(path, folder), path.stem)
+            except (ParseError, SourceRefused, UnicodeDecodeError, OSError) as exc:
                 skipped.append(Skipped(name, str(exc)))
                 continue
             if debate.id in debates:
@@ -225,8 +226,12 @@ def judge_rows(folder: Path) -> tuple[dict[str, list[Row]], dict[str, tuple[str,
     skipped = []  # the reports' rows are not used, only their names
     for path in jsonl:
         where = path.relative_to(folder).as_posix()
-        with path.open(encoding="utf-8") as lines:
-            for number, line in enumerate(lines, start=1):
+        try:
+            for number, line in source_lines(path, folder):
+                if line is None:
+                    skipped.append(Skipped(f"{where}:{number}", f"a line of more than {MAX_SOURCE_LINE_BYTES:,} "
+                                                                "bytes: not read"))
+                    continue
                 if not line.strip():
                     continue
                 try:
@@ -235,6 +240,8 @@ def judge_rows(folder: Path) -> tuple[dict[str, list[Row]], dict[str, tuple[str,
                     skipped.append(Skipped(f"{where}:{number}", str(exc)))
                     continue
                 rows.setdefault(debate_id, []).append(replace(row, where=where))
+        except (SourceRefused, UnicodeDecodeError) as exc:
+            skipped.append(Skipped(where, str(exc)))
     return rows, roles, skipped
 
 
@@ -259,6 +266,10 @@ def jsonl_row(line: str) -> tuple[str, Row]:
         data = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ParseError(f"not JSON: {exc.msg}") from None
+    except RecursionError:  # json's parser recurses per level
+        raise ParseError(f"nested more than {MAX_DEPTH} levels deep") from None
+    if nesting(data) > MAX_DEPTH:
+        raise ParseError(f"nested more than {MAX_DEPTH} levels deep")
     if not isinstance(data, dict) or not isinstance(data.get("debate_id"), str):
         raise ParseError("no debate_id")
     if data.get("parse_ok") is False:
@@ -306,7 +317,10 @@ def _reports(folder: Path) -> tuple[dict[str, list[Row]], dict[str, tuple[str, s
     for path in sorted(reports.glob("*.md")):
         where = path.relative_to(folder).as_posix()
         try:
-            text = path.read_text(encoding="utf-8")
+            text = source_text(path, folder)
+        except SourceRefused as exc:
+            skipped.append(Skipped(where, str(exc)))
+            continue
         except (UnicodeDecodeError, OSError) as exc:
             skipped.append(Skipped(where, f"cannot read: {exc}"))
             continue

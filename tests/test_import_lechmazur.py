@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 from dataclasses import replace
 from pathlib import Path
@@ -148,6 +149,35 @@ def test_broken_files_are_skipped_with_reasons_never_a_traceback(ws, tmp_path):
     orphan_reason = [r for p, r in reasons.items() if p.startswith("reports/")]
     assert orphan_reason == [f"1 judge row(s) of debate {orphan.id!r}, which has no transcript"]
     assert "skipped 4:" in done.stdout
+
+
+def test_hostile_source_files_are_skipped_unread_with_reasons(ws, tmp_path, monkeypatch):
+    """Only regular files inside the folder, within the size limits, are read: a transcript that is a link to
+    /dev/zero or out of the folder, a FIFO, one past the limit, a JSONL line past its limit or nested 100,000
+    deep are each named and skipped (before: a MemoryError traceback, a hang, a RecursionError, or 835 MB read)."""
+    from importers import base
+
+    monkeypatch.setattr(base, "MAX_SOURCE_FILE_BYTES", 4096)  # the limits, as data; small so the test writes little
+    folder = write_checkout(tmp_path / "lech", swapped("topic_01", "alpha-1", "bravo-2", rows("pro"), rows("con")),
+                            jsonl=True, extra_jsonl=["[" * 100_000 + "]" * 100_000,
+                                                     json.dumps({"debate_id": "x", "reasoning": "y" * (2 << 20)})])
+    transcripts = folder / "transcripts"
+    (transcripts / "zero.md").symlink_to("/dev/zero")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# a file of someone else's\n")
+    (transcripts / "outside.md").symlink_to(outside)
+    os.mkfifo(transcripts / "fifo.md")
+    (transcripts / "huge.md").write_bytes(b"x" * 5000)
+    done = imported(ws, folder)
+    assert done["matches"] == 2
+    reasons = {s["path"]: s["reason"] for s in done["skipped"]}
+    jsonl = "judgments/judge_results__judge_test_20990101a.jsonl"
+    assert reasons["transcripts/zero.md"] == "a link to /dev/zero, outside the folder read: not read"
+    assert reasons["transcripts/outside.md"] == f"a link to {outside}, outside the folder read: not read"
+    assert reasons["transcripts/fifo.md"] == "not a regular file (a FIFO, a device or a folder): not read"
+    assert reasons["transcripts/huge.md"] == "5,000 bytes; a source file may hold at most 4,096 bytes: not read"
+    assert reasons[f"{jsonl}:3"] == "nested more than 32 levels deep"  # lines 1-2: the two debates' rows
+    assert reasons[f"{jsonl}:4"] == "a line of more than 1,048,576 bytes: not read"
 
 
 @pytest.mark.parametrize("layout, fragment", [
