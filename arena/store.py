@@ -400,6 +400,11 @@ class Store:
                 ids.append(match_id)
         return ids
 
+    def pairing(self, match_id: str) -> tuple[str, str, str] | None:
+        """(motion id, pro, con) of the stored match of that id, or None."""
+        row = self.conn.execute("SELECT motion_id, pro, con FROM matches WHERE id=?", (match_id,)).fetchone()
+        return None if row is None else (row[0], row[1], row[2])
+
     def tournaments(self) -> list[sqlite3.Row]:
         return self.conn.execute("SELECT * FROM tournaments ORDER BY id").fetchall()
 

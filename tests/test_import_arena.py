@@ -234,3 +234,25 @@ def test_matches_scheduled_after_an_import_take_ids_no_imported_match_has(tmp_pa
     assert query(back, "SELECT status FROM matches WHERE id = 'm00020'") == [("done",)]
     run("run", "-w", back)
     assert query(back, "SELECT status, COUNT(*) FROM matches GROUP BY status") == [("done", 13)]
+
+
+def test_a_source_match_whose_id_this_workspace_gives_another_is_named_and_left_out(tmp_path):
+    """Another arena's export whose m00001 is not our m00001: named as skipped, its entries not registered when
+    none of their matches is imported; before, taken for 'nothing new' and dropped without a word."""
+    source = new_workspace(tmp_path / "src", motions=["builtin:en"], init="cli",
+                           entries=[entry("x", model="openai/x"), entry("y", model="openai/y")],
+                           judges=[judge("bot", runs=1)])
+    store = Store(source / DB_NAME)
+    motion = store.motion("en-fact-001")
+    store.import_matches([Match("m00001", motion, "x", "y", "done", verdicts=(Verdict("bot", 0, "pro"),))])
+    store.close()
+    back = new_workspace(tmp_path / "back", motions=["builtin:en"], init="cli",
+                         entries=[entry("a", strength=1.0), entry("b")], judges=[judge("j", runs=1)])
+    run("match", "play", "--motion", "en-value-001", "--pro", "a", "--con", "b", "-w", back)  # our m00001
+    before = (back / "arena.toml").read_text(encoding="utf-8")
+    done = imported(exported(source, tmp_path / "out"), back)
+    assert done["matches"] == 0 and done["entries"] == 0 and done["known"]["matches"] == 0
+    assert done["skipped"] == [{"path": "m00001", "reason": "this workspace has a match of that id already, another "
+                                                            "one (en-value-001: PRO a vs CON b): not imported"}]
+    assert query(back, "SELECT pro, con FROM matches") == [("a", "b")]
+    assert "openai/x" not in (back / "arena.toml").read_text(encoding="utf-8").replace(before, "")

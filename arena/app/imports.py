@@ -33,7 +33,14 @@ def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, 
 
 
 def _add(ws: Workspace, kind: str, found: Imported) -> dict:
-    entries = _new(found.entries, ws.config.entries, "entry", _same_entry, ws.store.entry_names())
+    # A source id this workspace gives another match is named and left out, never taken for the same match; an
+    # entry none of whose matches is left is not registered.
+    taken = {m.id: pairing for m in found.matches
+             if (pairing := ws.store.pairing(m.id)) not in (None, (m.motion.id, m.pro, m.con))}
+    kept_names = {n for m in found.matches if m.id not in taken for n in (m.pro, m.con)}
+    only_taken = {n for m in found.matches if m.id in taken for n in (m.pro, m.con)} - kept_names
+    entries = _new([e for e in found.entries if e.name not in only_taken], ws.config.entries, "entry", _same_entry,
+                   ws.store.entry_names())
     judges = _new(found.judges, ws.config.judges, "judge", _same_judge, set())
     for e in entries:
         check_entry_value("name", e.name, f"entry name {e.name!r}")
@@ -46,7 +53,11 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
     matches = []
     for m in found.matches:
         kept = stored.get(m.motion.id)
-        if kept is not None and kept != m.motion:
+        if m.id in taken:
+            motion, pro, con = taken[m.id]
+            skipped.append(Skipped(m.id, f"this workspace has a match of that id already, another one ({motion}: "
+                                         f"PRO {pro} vs CON {con}): not imported"))
+        elif kept is not None and kept != m.motion:
             skipped.append(Skipped(m.id, f"its motion {m.motion.id!r} is another motion in this workspace "
                                          f"({kept.text!r})"))
         else:
