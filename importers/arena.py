@@ -10,11 +10,13 @@ were. Only done matches are imported: the others are skipped, with their status 
 from __future__ import annotations
 
 import json
+import math
 from collections import defaultdict
 from pathlib import Path
 from typing import Mapping
 
 from arena.errors import UserError
+from arena.limits import MAX_RUNS, MAX_STRENGTH
 from arena.exports import read_export, table_path
 from arena.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, AgentUsage, Entry, Forfeit, JudgeSpec, Match, Motion,
                            Reference, Speech, Verdict)
@@ -32,6 +34,7 @@ class ArenaImporter(Importer):
         folder = Path(folder)
         manifest, tables = read_export(folder, READ)
         _check(folder, tables)
+        _check_references(folder, tables)
         source = f"{SOURCE} of {manifest.get('workspace') or 'a workspace'}"
         motions = {r["id"]: Motion(**r) for r in tables["motions"]}
         speeches: dict[str, list[Speech]] = defaultdict(list)
@@ -124,3 +127,62 @@ def _check(folder: Path, tables: dict[str, list[dict]]) -> None:
                 if value not in allowed:
                     raise UserError(f"{where}: {column} {value!r}: expected one of {sorted(a for a in allowed if a)}")
 
+
+
+def _check_references(folder: Path, tables: dict[str, list[dict]]) -> None:
+    """Check what the rows say of one another before anything is imported: names and ids once each, numbers in
+    their ranges (0 <= run < R, R within the limits, strengths finite), every match between two entries of the
+    export and no entry against itself, every speech, verdict and ballot of a match of the export (a verdict or
+    ballot of one of its judges), no turn or run twice; a UserError names the table, row and column of the
+    first that is not so."""
+    def refuse(table: str, k: int, what: str) -> UserError:
+        return UserError(f"{folder / table_path(table)}: row {k + 1}: {what}")
+
+    def once(table: str, key) -> None:
+        seen: dict = {}
+        for k, row in enumerate(tables[table]):
+            found = key(row)
+            if found in seen:
+                raise refuse(table, k, f"{found!r} again (first in row {seen[found] + 1})")
+            seen[found] = k
+
+    once("entries", lambda r: r["name"])
+    once("judges", lambda r: r["name"])
+    once("matches", lambda r: r["id"])
+    once("speeches", lambda r: (r["match_id"], r["stage"], r["side"]))
+    for k, r in enumerate(tables["entries"]):
+        strength = r["strength"]
+        if strength is not None and not (math.isfinite(strength) and abs(strength) <= MAX_STRENGTH):
+            raise refuse("entries", k, f"strength {strength!r}: expected a number from {-MAX_STRENGTH:g} to "
+                                       f"{MAX_STRENGTH:g}")
+    runs = {}
+    for k, r in enumerate(tables["judges"]):
+        if not 1 <= r["runs"] <= MAX_RUNS:
+            raise refuse("judges", k, f"runs {r['runs']!r}: expected a whole number from 1 to {MAX_RUNS}")
+        runs[r["name"]] = r["runs"]
+    entries = {r["name"] for r in tables["entries"]}
+    for k, r in enumerate(tables["matches"]):
+        for side in ("pro", "con"):
+            if r[side] not in entries:
+                raise refuse("matches", k, f"{side} {r[side]!r}: no entry of that name in {table_path('entries')}")
+        if r["pro"] == r["con"]:
+            raise refuse("matches", k, f"pro and con are both {r['pro']!r}: an entry does not debate itself")
+    matches = {r["id"] for r in tables["matches"]}
+    given: dict[tuple, tuple[str, int]] = {}
+    for table in ("speeches", "verdicts", "ballots"):
+        for k, r in enumerate(tables[table]):
+            if r["match_id"] not in matches:
+                raise refuse(table, k, f"match_id {r['match_id']!r}: no match of that id in "
+                                       f"{table_path('matches')}")
+            if table == "speeches":
+                continue
+            if r["judge"] not in runs:
+                raise refuse(table, k, f"judge {r['judge']!r}: no judge of that name in {table_path('judges')}")
+            if not 0 <= r["run"] < runs[r["judge"]]:
+                raise refuse(table, k, f"run {r['run']!r}: judge {r['judge']!r} has runs 0 to "
+                                       f"{runs[r['judge']] - 1}")
+            key = (r["match_id"], r["judge"], r["run"])
+            if key in given:
+                raise refuse(table, k, f"match {key[0]!r}, judge {key[1]!r}, run {key[2]} again (first in "
+                                       f"{table_path(given[key][0])} row {given[key][1] + 1})")
+            given[key] = (table, k)

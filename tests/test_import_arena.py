@@ -188,6 +188,71 @@ def test_a_folder_that_is_not_a_whole_export_exits_2_naming_what_is_missing(play
     assert snapshot(back) == before
 
 
+def tamper(out: Path, table: str, change) -> None:
+    """Rewrite a table of the export at out with change(rows) -> rows, its manifest's row count kept true."""
+    path = out / table_path(table)
+    data = pq.read_table(path)
+    rows = change(data.to_pylist())
+    pq.write_table(pa.Table.from_pylist(rows, schema=data.schema), path)
+    manifest = json.loads((out / "arena-export.json").read_text())
+    manifest["tables"][table]["rows"] = len(rows)
+    (out / "arena-export.json").write_text(json.dumps(manifest))
+
+
+def first(column: str, value):
+    return lambda rows: [{**rows[0], column: value}, *rows[1:]]
+
+
+@pytest.mark.parametrize("table, change, fragment", [
+    ("speeches", lambda rows: [*rows, rows[0]], "speeches.parquet: row 37: ('m00001', 'constructive', 'pro') again "
+                                                "(first in row 1)"),
+    ("verdicts", first("run", -5), "verdicts.parquet: row 1: run -5: judge 'j1' has runs 0 to 2"),
+    ("judges", first("runs", 2_000_000_000), "judges.parquet: row 1: runs 2000000000: expected a whole number "
+                                             "from 1 to 100"),
+    ("entries", first("strength", float("inf")), "entries.parquet: row 1: strength inf: expected a number"),
+    ("matches", lambda rows: [{**rows[0], "con": rows[0]["pro"]}, *rows[1:]], "matches.parquet: row 1: pro and "
+                                                                              "con are both"),
+    ("matches", first("pro", "nobody"), "matches.parquet: row 1: pro 'nobody': no entry of that name"),
+    ("verdicts", first("match_id", "m99999"), "verdicts.parquet: row 1: match_id 'm99999': no match of that id"),
+    ("ballots", first("judge", "ghosts"), "ballots.parquet: row 1: judge 'ghosts': no judge of that name"),
+], ids=["duplicate speech", "negative run", "runs past the limit", "infinite strength", "against itself",
+        "no such entry", "verdict of no match", "ballot of no judge"])
+def test_a_tampered_export_is_refused_whole_naming_the_row_and_nothing_is_written(played, tmp_path, table,
+                                                                                   change, fragment):
+    out = exported(played, tmp_path / "out")
+    tamper(out, table, change)
+    back = fresh(tmp_path / "back")
+    before = snapshot(back)
+    assert_user_error(invoke("import", "arena", out, "-w", back), fragment)
+    assert snapshot(back) == before
+
+
+def test_an_import_the_database_refuses_leaves_arena_toml_as_it_was(played, tmp_path, monkeypatch):
+    """arena.toml and the database change together or not at all: the entries and judges written to arena.toml
+    go again when storing the matches fails (here, made to fail as a constraint the checks missed would)."""
+    import sqlite3
+
+    from arena.app import commands as app
+    from arena.app.imports import import_folder
+
+    out = exported(played, tmp_path / "out")
+    back = fresh(tmp_path / "back")
+    before = snapshot(back)["arena.toml"]
+    ws = app.open_workspace(back)
+    try:
+        def refused(*args, **kwargs):
+            raise sqlite3.IntegrityError("UNIQUE constraint failed: speeches.match_id, speeches.seq")
+
+        monkeypatch.setattr(ws.store, "import_matches", refused)
+        with pytest.raises(sqlite3.IntegrityError):
+            import_folder(ws, "arena", out)
+        assert [e.name for e in ws.config.entries] == []  # the open workspace as the file is
+    finally:
+        ws.close()
+    assert snapshot(back)["arena.toml"] == before
+    assert query(back, "SELECT COUNT(*) FROM matches") == [(0,)]
+
+
 def test_a_missing_folder_or_a_judge_option_exits_2(played, tmp_path):
     back = fresh(tmp_path / "back")
     assert_user_error(invoke("import", "arena", tmp_path / "nowhere", "-w", back), "nowhere", "no such folder")

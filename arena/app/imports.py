@@ -12,8 +12,9 @@ from typing import Any, Mapping, Sequence
 
 from arena import registration, speechchecks
 from arena.app.wiring import editing, reload
-from arena.config import check_entry_value
+from arena.config import check_entry_value, load_config
 from arena.errors import UserError
+from arena.files import atomic_write_bytes
 from arena.formats import shown
 from arena.records import Entry, JudgeSpec, Match
 from arena.workspace import Workspace
@@ -64,11 +65,18 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
             matches.append(m)
     motions = [m for m in found.motions if m.id not in stored]
 
+    before = ws.config.path.read_bytes()
     if entries or judges:
         reload(ws, registration.add_records(ws.config, entries, judges,
                                             f"Imported from {found.source} ('arena import {kind}')"))
-    ws.store.add_motions(motions)
-    added = set(ws.store.import_matches(matches, created_at=found.created_at, simulated=found.simulated))
+    try:
+        ws.store.add_motions(motions)
+        added = set(ws.store.import_matches(matches, created_at=found.created_at, simulated=found.simulated))
+    except BaseException:
+        if entries or judges:  # arena.toml and the database change together or not at all (the edit lock held)
+            atomic_write_bytes(ws.config.path, before)
+            reload(ws, load_config(ws.path))
+        raise
     new = [m for m in matches if m.id in added]
     return {"kind": kind, "source": found.source, "matches": len(new), "entries": len(entries),
             "speech_checks": _speech_checks(ws, new),
