@@ -317,6 +317,7 @@ def test_a_source_match_whose_id_this_workspace_gives_another_is_named_and_left_
     before = (back / "arena.toml").read_text(encoding="utf-8")
     done = imported(exported(source, tmp_path / "out"), back)
     assert done["matches"] == 0 and done["entries"] == 0 and done["known"]["matches"] == 0
+    assert done["known"]["entries"] == 0  # x and y: neither registered nor there before
     assert done["skipped"] == [{"path": "m00001", "reason": "this workspace has a match of that id already, another "
                                                             "one (en-value-001: PRO a vs CON b): not imported"}]
     assert query(back, "SELECT pro, con FROM matches") == [("a", "b")]

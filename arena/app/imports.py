@@ -40,8 +40,8 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
              if (pairing := ws.store.pairing(m.id)) not in (None, (m.motion.id, m.pro, m.con))}
     kept_names = {n for m in found.matches if m.id not in taken for n in (m.pro, m.con)}
     only_taken = {n for m in found.matches if m.id in taken for n in (m.pro, m.con)} - kept_names
-    entries = _new([e for e in found.entries if e.name not in only_taken], ws.config.entries, "entry", _same_entry,
-                   ws.store.entry_names())
+    offered = [e for e in found.entries if e.name not in only_taken]
+    entries = _new(offered, ws.config.entries, "entry", _same_entry, ws.store.entry_names())
     judges = _new(found.judges, ws.config.judges, "judge", _same_judge, set())
     for e in entries:
         check_entry_value("name", e.name, f"entry name {e.name!r}")
@@ -82,7 +82,7 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
             "speech_checks": _speech_checks(ws, new),
             "judges": [j.name for j in judges], "runs": sum(len(m.verdicts) for m in new),
             "motions": len(motions),
-            "known": {"matches": len(matches) - len(new), "entries": len(found.entries) - len(entries),
+            "known": {"matches": len(matches) - len(new), "entries": len(offered) - len(entries),
                       "judges": len(found.judges) - len(judges)},
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped]}
 
