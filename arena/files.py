@@ -71,20 +71,14 @@ def create_new(path: Path | str, data: bytes) -> bool:
     target = Path(path)
     tmp, handle = _new_file(target)
     try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-            out.flush()
-            os.fsync(out.fileno())
+        _write_synced(handle, data)
         try:
             os.link(tmp, target)  # fails if target exists: the check and the creation are one step
         except OSError as exc:
             if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENOSYS):
                 raise
             # A file system without hard links: created exclusively, then written (not in one step).
-            with os.fdopen(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), "wb") as out:
-                out.write(data)
-                out.flush()
-                os.fsync(out.fileno())
+            _write_synced(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666), data)
     except FileExistsError:
         return False
     except BaseException as exc:
@@ -95,6 +89,14 @@ def create_new(path: Path | str, data: bytes) -> bool:
         tmp.unlink(missing_ok=True)
     _sync(target.parent)
     return True
+
+
+def _write_synced(handle: int, data: bytes) -> None:
+    """Write data to the open file handle, flush it to disk and close it."""
+    with os.fdopen(handle, "wb") as out:
+        out.write(data)
+        out.flush()
+        os.fsync(out.fileno())
 
 
 def atomic_copy(source: Path | str, path: Path | str) -> None:

@@ -224,6 +224,14 @@ class Scheduled:
     flags: list[str]
 
 
+def _sides(ws: Workspace, pro: str, con: str) -> None:
+    """A UserError unless --pro and --con name two different active entries."""
+    for option, name in (("--pro", pro), ("--con", con)):
+        _active_entry(ws, option, name)
+    if pro == con:
+        raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
+
+
 def _active_entry(ws: Workspace, option: str, name: str) -> Entry:
     """The registered, non-retired entry an option names; UserError naming the option otherwise."""
     try:
@@ -316,16 +324,12 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         known = ws.store.motion_ids()
         available = f"{len(known)} available, such as {known[0]}" if known else "none available"
         raise UserError(f"--motion {motion_id}: no such motion ({available}; see 'arena motion list')")
-    for option, name in (("--pro", pro), ("--con", con)):
-        _active_entry(ws, option, name)
-    if pro == con:
-        raise UserError(f"--pro and --con both name {pro!r}; a match needs two different entries")
+    _sides(ws, pro, con)
     specs = _judge_specs(ws, judges)
     require_keys(ws, [pro, con, *(s.name for s in specs)])  # before the match is stored
 
-    with editing(ws):  # the two entries checked and the match stored with no removal between
-        for option, name in (("--pro", pro), ("--con", con)):
-            _active_entry(ws, option, name)
+    with editing(ws):  # checked again, as arena.toml is now, and the match stored with no removal between
+        _sides(ws, pro, con)
         (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
                                               [(motion_id, pro, con)], debate_format=ws.config.arena.format)
     say = progress or (lambda line: print(line, file=sys.stderr))

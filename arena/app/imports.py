@@ -65,7 +65,7 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
             matches.append(m)
     motions = [m for m in found.motions if m.id not in stored]
 
-    before = ws.config.path.read_bytes()
+    before = ws.config.path.read_bytes() if entries or judges else b""
     if entries or judges:
         reload(ws, registration.add_records(ws.config, entries, judges,
                                             f"Imported from {found.source} ('arena import {kind}')"))
