@@ -20,7 +20,7 @@ import hmac
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
@@ -30,7 +30,8 @@ import pyarrow.parquet as pq
 from arena.errors import UserError, check_size
 from arena.files import replace_folder
 from arena.limits import MAX_CONFIG_BYTES, MAX_EXPORT_TABLE_BYTES
-from arena.records import DIMENSIONS, HUMAN_JUDGE, IMPORTED
+from arena.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, Entry, LedgerCall, MatchState, StoredSpeech,
+                           StoredVerdict)
 from arena.redact import public_url, redactor
 from arena.workspace import Workspace
 
@@ -236,33 +237,31 @@ class _Rows:
     def error(self, text: str | None) -> str | None:
         return None if text is None or self.public else self.clean(text)
 
-    def entry(self, r: Mapping, matches: int, simulated: bool) -> dict:
-        return {"name": r["name"], "debater": r["debater"], "model": self.clean(r["model"]),
-                "api_base": self.url(r["api_base"]), "strength": r["strength"],
-                "params": _json(self.scrub(json.loads(r["params"]))), "simulated": simulated,
-                "retired": bool(r["retired"]), "matches": matches}
+    def entry(self, e: Entry, matches: int, simulated: bool) -> dict:
+        return {"name": e.name, "debater": e.debater, "model": self.clean(e.model),
+                "api_base": self.url(e.api_base), "strength": e.strength,
+                "params": _json(self.scrub(dict(e.params))), "simulated": simulated,
+                "retired": e.retired, "matches": matches}
 
-    def match(self, r: Mapping) -> dict:
-        return {"id": r["id"], "seq": r["seq"], "tournament_id": r["tournament_id"], "motion_id": r["motion_id"],
-                "pro": r["pro"], "con": r["con"], "format": r["format"], "status": r["status"],
-                "simulated": bool(r["simulated"]), "forfeit": r["forfeit"],
-                "forfeit_reason": None if r["forfeit_reason"] is None else self.clean(r["forfeit_reason"]),
-                "error": self.error(r["error"]), "created_at": r["created_at"], "started_at": r["started_at"],
-                "finished_at": r["finished_at"]}
+    def match(self, m: MatchState) -> dict:
+        return {"id": m.id, "seq": m.seq, "tournament_id": m.tournament_id, "motion_id": m.motion_id,
+                "pro": m.pro, "con": m.con, "format": m.format, "status": m.status,
+                "simulated": m.simulated, "forfeit": m.forfeit and m.forfeit.side,
+                "forfeit_reason": None if m.forfeit is None else self.clean(m.forfeit.reason),
+                "error": self.error(m.error), "created_at": m.created_at, "started_at": m.started_at,
+                "finished_at": m.finished_at}
 
-    def verdict(self, r: Mapping) -> dict:
-        error = None if r["error"] is None else WITHHELD if self.public else self.clean(r["error"])
-        return {"match_id": r["match_id"], "judge": r["judge"], "run": r["run"], **_outcome_cells(r),
-                "rationale": r["rationale"], "error": error, "simulated": bool(r["simulated"]),
-                "created_at": r["created_at"], "extra": _json(self.scrub(json.loads(r["extra"])))}
+    def verdict(self, v: StoredVerdict) -> dict:
+        error = None if v.error is None else WITHHELD if self.public else self.clean(v.error)
+        return {"match_id": v.match_id, "judge": v.judge, "run": v.run, **_outcome_cells(v),
+                "rationale": v.rationale, "error": error, "simulated": v.simulated,
+                "created_at": v.created_at, "extra": _json(self.scrub(dict(v.extra)))}
 
-    def calls(self, rows: Iterable[Sequence], withheld: Collection[str]) -> list[dict]:
-        """The ledger's rows but those of withheld matches; each row read once, by position (a ledger has a
-        hundred thousand rows, and dict() of a sqlite3.Row costs twice what zipping its keys does)."""
-        out, keys = [], None
-        for r in rows:
-            keys = keys or r.keys()
-            row = dict(zip(keys, r))
+    def calls(self, rows: Iterable[LedgerCall], withheld: Collection[str]) -> list[dict]:
+        """The ledger's rows but those of withheld matches."""
+        out = []
+        for call in rows:
+            row = call._asdict()
             if row["match_id"] not in withheld:
                 out.append({**{c: row[c] for c in _CALL_COLUMNS}, "cache_hit": bool(row["cache_hit"]),
                             "simulated": bool(row["simulated"]), "fitted": bool(row["fitted"]),
@@ -308,7 +307,7 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     secret = store.ballot_secret() if public else b""
     name = (lambda person: pseudonym(secret, person)) if public else (lambda person: person)
     rows = _Rows(redactor(), name, public)
-    matches = [rows.match(r) for r in store.match_rows() if r["id"] not in withheld]
+    matches = [rows.match(m) for m in store.match_states() if m.id not in withheld]
     kept = {m["id"] for m in matches}
     people_of = _people(ws)
     # Judges imported from an export of a judge of people: their runs are people too, named in `panelists`.
@@ -319,29 +318,29 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     names = {p for persons in people_of.values() for p in persons.values()}
     rename = _renamer({p: name(p) for p in names.union(*imported_people.values())} if public else {})
     verdicts, ballots = [], []
-    for r in store.all_verdict_rows():
-        if r["match_id"] not in kept:
+    for v in store.stored_verdicts():
+        if v.match_id not in kept:
             continue
-        if r["judge"] in people_of:
-            person = people_of[r["judge"]].get(r["run"], f"person {r['run'] + 1}")
-            ballots.append({**_ballot_row(r, name(person)), "rationale": rename(r["rationale"])})
+        if v.judge in people_of:
+            person = people_of[v.judge].get(v.run, f"person {v.run + 1}")
+            ballots.append({**_ballot_row(v, name(person)), "rationale": rename(v.rationale)})
         else:
-            row = rows.verdict(r)
+            row = rows.verdict(v)
             verdicts.append({**row, "rationale": rename(row["rationale"])})
     played = Counter(name for m in matches if m["status"] == "done" for name in (m["pro"], m["con"]))
     named = {e.name for e in config.entries} | {n for m in matches for n in (m["pro"], m["con"])}
     motions = store.motions()
     simulated = store.simulated_entries()
     return {
-        "entries": [rows.entry(r, played[r["name"]], r["name"] in simulated) for r in store.entry_rows()
-                    if r["name"] in named],
+        "entries": [rows.entry(e, played[e.name], e.name in simulated) for e in store.recorded_entries()
+                    if e.name in named],
         "motions": [_motion_row(motions[i]) for i in sorted({m["motion_id"] for m in matches})],
         "matches": matches,
-        "speeches": [{**row, "text": rename(row["text"])} for row in map(_speech_row, store.speech_rows())
+        "speeches": [{**row, "text": rename(row["text"])} for row in map(_speech_row, store.stored_speeches())
                      if row["match_id"] in kept],
         "verdicts": verdicts,
         "ballots": ballots,
-        "calls": rows.calls(store.call_rows(), withheld),
+        "calls": rows.calls(store.ledger(), withheld),
         "judges": rows.judges(ws, verdicts + ballots),
     }
 
@@ -369,22 +368,22 @@ def _motion_row(m) -> dict:
             "pro_text": m.pro_text, "con_text": m.con_text}
 
 
-def _speech_row(r: Mapping) -> dict:
-    return {"match_id": r["match_id"], "seq": r["seq"], "stage": r["stage"], "side": r["side"], "text": r["text"],
-            "references": [{"number": x.get("number", 0), "title": x["title"], "url": x["url"],
-                            "text": x.get("text", "")} for x in json.loads(r["refs"])],
-            "agents": [{"role": role, **usage} for role, usage in json.loads(r["agents"]).items()],
-            "cut": bool(r["cut"]), "started_at": r["started_at"], "finished_at": r["finished_at"]}
+def _speech_row(stored: StoredSpeech) -> dict:
+    s = stored.speech
+    return {"match_id": stored.match_id, "seq": stored.seq, "stage": s.stage, "side": s.side, "text": s.text,
+            "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text} for r in s.references],
+            "agents": [{"role": role, **asdict(usage)} for role, usage in s.agents.items()],
+            "cut": s.cut, "started_at": s.started_at, "finished_at": s.finished_at}
 
 
-def _outcome_cells(r: Mapping) -> dict:
-    dimensions = json.loads(r["dimensions"])
-    return {"overall": r["overall"], **{d: dimensions.get(d) for d in DIMENSIONS}, "dimensions": _json(dimensions)}
+def _outcome_cells(v: StoredVerdict) -> dict:
+    dimensions = dict(v.dimensions)
+    return {"overall": v.overall, **{d: dimensions.get(d) for d in DIMENSIONS}, "dimensions": _json(dimensions)}
 
 
-def _ballot_row(r: Mapping, person: str) -> dict:
-    return {"match_id": r["match_id"], "judge": r["judge"], "run": r["run"], "person": person, **_outcome_cells(r),
-            "rationale": r["rationale"], "simulated": bool(r["simulated"]), "created_at": r["created_at"]}
+def _ballot_row(v: StoredVerdict, person: str) -> dict:
+    return {"match_id": v.match_id, "judge": v.judge, "run": v.run, "person": person, **_outcome_cells(v),
+            "rationale": v.rationale, "simulated": v.simulated, "created_at": v.created_at}
 
 
 def _of_people(kind: str, options: Mapping) -> bool:

@@ -22,7 +22,7 @@ from arena.llm import AnswerError, CallTag, Check, Completion, ContextLengthErro
 from arena.models import ModelRef
 from arena.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
-from arena.store import now
+from arena.clock import now
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, NamedTuple
 
 from arena.families import family_of
 from arena.providers import OFFLINE_PREFIX
@@ -237,6 +237,154 @@ class Match:
     verdicts: tuple[Verdict, ...] = ()
     forfeit: Forfeit | None = None  # done, but one side could not debate: no judge read it
     format: str = DEFAULT_FORMAT  # the debate format (arena.formats) it is played in
+
+
+# --- what the store keeps beside the records above (arena.store's reads) --------------------------------------------
+
+@dataclass(frozen=True)
+class Tournament:
+    """A stored schedule: the draw's format and seed, and its params (flags, byes, per-pairing notes)."""
+
+    id: int
+    format: str
+    seed: int
+    params: Mapping[str, Any]
+    created_at: str
+
+
+@dataclass(frozen=True)
+class MatchState:
+    """A stored match without its speeches and verdicts: where it stands in the plan, and its motion's category."""
+
+    id: str
+    seq: int
+    tournament_id: int | None  # None: imported
+    motion_id: str
+    motion_text: str
+    category: str
+    pro: str
+    con: str
+    format: str
+    status: str
+    error: str | None
+    simulated: bool
+    created_at: str
+    started_at: str | None
+    finished_at: str | None
+    forfeit: Forfeit | None
+
+
+@dataclass(frozen=True)
+class StoredVerdict:
+    """A verdict as the store keeps it: of which match, whether simulated, when written."""
+
+    match_id: str
+    judge: str
+    run: int
+    overall: Outcome | None
+    dimensions: Mapping[str, Outcome]
+    rationale: str
+    error: str | None
+    simulated: bool
+    created_at: str
+    extra: Mapping[str, Any]
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict(self.judge, self.run, self.overall, self.dimensions, self.rationale, self.error, self.extra)
+
+    def row(self) -> dict[str, Any]:
+        """Its fields by name: the verdict rows arena.stats reads."""
+        return dict(vars(self))
+
+
+@dataclass(frozen=True)
+class JudgedVerdict(StoredVerdict):
+    """A stored verdict on a completed match, with the match's sides, motion category and simulated flag."""
+
+    pro: str = ""
+    con: str = ""
+    category: str = ""
+    match_simulated: bool = False
+
+
+@dataclass(frozen=True)
+class StoredSpeech:
+    """A stored speech: of which match, and its place in the match's speaking order."""
+
+    match_id: str
+    seq: int
+    speech: Speech
+
+
+@dataclass(frozen=True)
+class SpeechUsage:
+    """What the agents of one speech of a completed match spent, and the debater kind that gave it."""
+
+    debater: str
+    stage: Stage
+    agents: Mapping[str, AgentUsage]
+
+
+@dataclass(frozen=True)
+class AgentMessage:
+    """What one agent was sent and answered, byte for byte, during a match."""
+
+    stage: Stage | None
+    side: Side | None
+    role: str
+    prompt: str
+    response: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class JudgeCalls:
+    """A judge's LLM calls on one completed match: how many, and their summed cost (None when any was unknown)."""
+
+    judge: str
+    match_id: str
+    calls: int
+    cost: float | None
+
+
+class CallSide(NamedTuple):
+    """A call of a match and whom it was for: the dry run's measure of what a match costs each side and judge."""
+
+    match_id: str
+    kind: str
+    side: str | None
+    judge: str | None
+    pro: str
+    con: str
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+
+
+class LedgerCall(NamedTuple):
+    """A row of the ledger, as stored (a named tuple rather than a dataclass: a ledger is read a hundred thousand
+    rows at a time)."""
+
+    id: int
+    kind: str
+    match_id: str | None
+    role: str | None
+    stage: str | None
+    side: str | None
+    judge: str | None
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+    latency_s: float
+    cache_hit: int
+    error: str | None
+    simulated: int
+    created_at: str
+    structured: str | None
+    fitted: int
+    finish_reason: str | None
 
 
 def points(outcome: Outcome | None, side: Side) -> float:

@@ -1,7 +1,6 @@
 """Judged matches → results rows (the results CSV of docs/reference/formats.md), the input of every rating fit."""
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 
@@ -37,7 +36,7 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
     rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None; and
     `simulated`: the match's flag (arena.records.simulated: anything of it came from the simulator).
     """
-    judged = judged_runs({**dict(r), "dimensions": json.loads(r["dimensions"])} for r in store.verdict_rows(judge))
+    judged = judged_runs(v.row() for v in store.judged_verdicts(judge))
     dimensions = ordered_dimensions(d for _, verdicts in judged.values() for v in verdicts for d in v.dimensions)
     out = []
     for match_id, (first, verdicts) in judged.items():
@@ -47,11 +46,12 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
                 out.append({"match_id": match_id, "entry_a": first["pro"], "entry_b": first["con"],
                             "score_a": pro, "score_b": con, "category": first["category"], "dimension": dimension,
                             "forfeit": None, "simulated": bool(first["match_simulated"])})
-    for match in store.forfeits():
-        pro = float(runs) if match["forfeit"] == "con" else 0.0
-        out += [{"match_id": match["id"], "entry_a": match["pro"], "entry_b": match["con"], "score_a": pro,
-                 "score_b": runs - pro, "category": match["category"], "dimension": dimension,
-                 "forfeit": match["forfeit"], "simulated": bool(match["simulated"])}
+    for match in store.match_states(status="done", forfeited=True):
+        side = match.forfeit.side if match.forfeit else None
+        pro = float(runs) if side == "con" else 0.0
+        out += [{"match_id": match.id, "entry_a": match.pro, "entry_b": match.con, "score_a": pro,
+                 "score_b": runs - pro, "category": match.category, "dimension": dimension,
+                 "forfeit": side, "simulated": match.simulated}
                 for dimension in ("overall", *dimensions)]
     return out
 

@@ -58,8 +58,8 @@ def grow(demo: Path, path: Path, n: int) -> None:
     try:
         done = [m for m in source.store.matches() if m.status == "done"]
         calls: dict[str, list] = {}
-        for r in source.store.call_rows():
-            calls.setdefault(r["match_id"], []).append(r)
+        for call in source.store.ledger():
+            calls.setdefault(call.match_id, []).append(call._asdict())
         copies = [dataclasses.replace(done[k % len(done)], id=f"x{k:06d}") for k in range(n)]
         ws.store.import_matches(copies)
         for k, copy in enumerate(copies):
@@ -85,7 +85,7 @@ def measure(name: str, path: Path, root: Path, repeat: int) -> None:
         subprocess.run([ARENA, "import", "arena", str(full), "-w", str(back)], check=True, capture_output=True)
         best = min(best, time.perf_counter() - started)
     ws = open_workspace(path)
-    matches = len(ws.store.match_rows())
+    matches = ws.store.count_matches()
     ws.close()
     db, out = size(path / "arena.db"), size(full)
     print(f"{name:>6} {matches:>7,}  export {export_s:5.2f} s, --public {public_s:5.2f} s, import back {best:5.2f} s"

@@ -34,6 +34,7 @@ Run: .venv/bin/python benchmarks/scale.py [--matches 100000] [--entries 10] [--d
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import re
 import shutil
@@ -325,9 +326,9 @@ def play_one(folder: Path, args) -> Played:
         match = ws.store.match(match_id)
         keys = ("kind", "model", "latency_s", "cache_hit", "simulated", "role", "stage", "side", "judge",
                 "prompt_tokens", "completion_tokens", "cost", "error", "structured", "fitted", "finish_reason")
-        calls = [{k: row[k] for k in keys} for row in ws.store.conn.execute(
-            "SELECT * FROM calls WHERE match_id = ? ORDER BY id", (match_id,))]
-        return Played(list(match.speeches), list(match.verdicts), ws.store.agent_messages(match_id), calls)
+        calls = [{k: getattr(call, k) for k in keys} for call in ws.store.ledger() if call.match_id == match_id]
+        messages = [dataclasses.asdict(m) for m in ws.store.agent_messages(match_id)]
+        return Played(list(match.speeches), list(match.verdicts), messages, calls)
     finally:
         ws.close()
 

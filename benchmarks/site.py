@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.records import STAGES  # noqa: E402
-from arena.store import now  # noqa: E402
+from arena.clock import now  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 
 TARGETS_S = {(100, 10_000): 10.0, (500, 20_000): 90.0}  # from scratch

@@ -95,8 +95,8 @@ def workspace_matches(path: Path):
     def prompts_of(match: Match):
         out = defaultdict(list)
         for message in ws.store.agent_messages(match.id):
-            if message["side"] is not None:
-                out[(message["stage"], message["side"])].append(message["prompt"])
+            if message.side is not None:
+                out[(message.stage, message.side)].append(message.prompt)
         return out
 
     def budgets_of(match: Match):

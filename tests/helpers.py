@@ -364,3 +364,9 @@ def arena_process(*args, env: dict, cwd=None) -> subprocess.CompletedProcess:
     """`arena <args>` in a process of its own (a plug-in's entry points are read at start-up)."""
     return subprocess.run([sys.executable, "-m", "arena", *map(str, args)], capture_output=True, text=True, env=env,
                           cwd=cwd, timeout=120)
+
+
+# What schema 11 added (arena.store.schema's change stamp), dropped: a test's way to make an older version's file.
+WITHOUT_CHANGE_STAMP = "DROP TABLE changes;" + "".join(
+    f"DROP TRIGGER {table}_{event}_stamp;" for table in ("matches", "speeches", "verdicts", "entries", "motions", "calls")
+    for event in ("insert", "update", "delete"))

@@ -33,8 +33,8 @@ def played(builds, tmp_path) -> Path:
 def verdicts(ws: Path, judge: str) -> list[tuple]:
     w = open_workspace(ws)
     try:
-        return [(r["match_id"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["simulated"])
-                for r in w.store.verdict_rows(judge)]
+        return [(v.match_id, v.run, v.overall, dict(v.dimensions), v.rationale, v.simulated)
+                for v in w.store.judged_verdicts(judge)]
     finally:
         w.close()
 

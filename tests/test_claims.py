@@ -10,8 +10,9 @@ import pytest
 
 from arena import claims
 from arena.claims import ClaimLost, Holder
+from arena.clock import now
 from arena.records import Motion, Verdict
-from arena.store import Store, now
+from arena.store import Store
 
 
 def holder(name: str, *, pid: int | None = None, host: str = claims.HOST) -> Holder:

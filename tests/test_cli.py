@@ -205,7 +205,7 @@ def test_app_schedule_rejects_unknown_formats(good_ws):
     try:
         with pytest.raises(UserError, match="--format 'elimination': unknown format"):
             app.schedule(ws, "elimination")
-        assert ws.store.match_rows() == []
+        assert ws.store.match_states() == []
     finally:
         ws.close()
 

@@ -156,7 +156,7 @@ def test_the_python_api_refuses_a_plan_past_its_size_before_drawing_it(ws, fmt, 
     try:
         with pytest.raises(UserError, match=fragment):
             app.schedule(opened, fmt, **options)
-        assert opened.store.match_rows() == []
+        assert opened.store.match_states() == []
     finally:
         opened.close()
 

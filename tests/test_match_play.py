@@ -102,7 +102,7 @@ def test_a_retired_entry_cannot_play(ws_path):
             Retired(a.name, a.debater, a.model, a.api_base, a.strength, a.params), ws.config.entry("b")))
         with pytest.raises(UserError, match="--pro: entry 'a' is retired"):
             app.play_one(ws, MOTION, "a", "b", progress=lambda line: None)
-        assert ws.store.match_rows() == []
+        assert ws.store.match_states() == []
     finally:
         ws.close()
 

@@ -40,10 +40,10 @@ def test_the_preset_mirrors_the_papers_arena(preset):
         debatrix, experts = config.judges
         assert (debatrix.kind, debatrix.model, debatrix.runs) == ("debatrix", "openai/gpt-4o-mini", 3)
         assert (experts.kind, experts.runs, len(experts.people)) == ("human", 3, 3)
-        rows = ws.store.match_rows()
-        assert len(rows) == 200 and {r["status"] for r in rows} == {"scheduled"}
-        assert all(CJK.search(r["motion_text"]) for r in rows)
-        assert {r["category"] for r in rows} == {"fact", "value", "policy"}
+        states = ws.store.match_states()
+        assert len(states) == 200 and {m.status for m in states} == {"scheduled"}
+        assert all(CJK.search(m.motion_text) for m in states)
+        assert {m.category for m in states} == {"fact", "value", "policy"}
     finally:
         ws.close()
     text = (preset / "arena.toml").read_text(encoding="utf-8")

@@ -604,7 +604,7 @@ def people_ws(tmp_path_factory) -> tuple[Path, list, list]:
     try:
         app.schedule(ws, "round-robin", rounds=2)
         assert runs.run(ws, concurrency=4, progress=lambda line: None)["failed"] == 0
-        matches = [(r["id"], r["pro"], r["con"]) for r in ws.store.match_rows()]
+        matches = [(m.id, m.pro, m.con) for m in ws.store.match_states()]
         ballots = people_ballots(matches)
         ws.store.cast_ballots("experts", ("ann", "bo", "cy"), ballots, simulated=False)
     finally:

@@ -66,7 +66,7 @@ def test_the_checker_finds_broken_links_and_outside_resources(tmp_path):
 def test_bulk_match_loading_equals_one_by_one(demo_workspace):
     ws = open_workspace(demo_workspace)
     try:
-        assert ws.store.matches() == [ws.store.match(r["id"]) for r in ws.store.match_rows()]
+        assert ws.store.matches() == [ws.store.match(m.id) for m in ws.store.match_states()]
     finally:
         ws.close()
 

@@ -213,9 +213,9 @@ def test_stats_bias_json_has_a_row_per_judge_and_per_panelist(workspace):
     assert fair["same_family"] is None
     ws = app.open_workspace(workspace)
     try:
-        ace = {r["id"]: "pro" if r["pro"] == "ace" else "con" for r in ws.store.match_rows() if "ace" in (r["pro"], r["con"])}
-        decided = [(r["match_id"], r["overall"]) for r in ws.store.verdict_rows("selfish")
-                   if r["match_id"] in ace and r["overall"] in ("pro", "con")]
+        ace = {m.id: "pro" if m.pro == "ace" else "con" for m in ws.store.match_states() if "ace" in (m.pro, m.con)}
+        decided = [(v.match_id, v.overall) for v in ws.store.judged_verdicts("selfish")
+                   if v.match_id in ace and v.overall in ("pro", "con")]
     finally:
         ws.close()
     assert len(ace) == 4
@@ -247,7 +247,7 @@ def test_stats_bias_table(workspace):
 def test_withheld_matches_cast_no_vote(workspace):
     ws = app.open_workspace(workspace)
     try:
-        first = ws.store.match_rows()[0]["id"]
+        first = ws.store.match_states()[0].id
         every, fewer = app.stats_bias(ws, "panel"), app.stats_bias(ws, "panel", withheld={first})
     finally:
         ws.close()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from dataclasses import asdict
 from collections import Counter
 
 from arena.app import commands as app
@@ -12,7 +13,7 @@ from arena.app.commands import open_workspace
 from arena.claims import Holder
 from arena.records import Speech
 from arena.store import SCHEMA_VERSION, Store
-from tests.helpers import entry, judge, new_workspace
+from tests.helpers import WITHOUT_CHANGE_STAMP, entry, judge, new_workspace
 
 # Tables that grow with the matches played: reading one whole on a hot path makes a run quadratic.
 GROWING = {"matches", "speeches", "agent_messages", "message_blocks", "verdicts", "calls", "claims", "cache"}
@@ -127,7 +128,7 @@ def _committed(tmp_path) -> tuple[Store, str]:
 def test_agent_messages_come_back_byte_for_byte_and_take_a_fraction_of_their_size(tmp_path):
     ws, match_id = _committed(tmp_path)
     try:
-        assert ws.store.agent_messages(match_id) == MESSAGES
+        assert said(ws.store, match_id) == MESSAGES
         assert ws.store.conn.execute("SELECT COUNT(*) FROM agent_messages WHERE match_id=?",
                                      (match_id,)).fetchone()[0] == len(MESSAGES)
         [stored] = ws.store.conn.execute("SELECT LENGTH(data) FROM message_blocks WHERE match_id=?",
@@ -139,10 +140,15 @@ def test_agent_messages_come_back_byte_for_byte_and_take_a_fraction_of_their_siz
         ws.store.conn.execute("UPDATE matches SET status='scheduled' WHERE id=?", (match_id,))
         assert ws.store.claim_match(holder, only=match_id) == match_id
         ws.store.commit_match(match_id, [], [], MESSAGES[:1], True, holder)
-        assert ws.store.agent_messages(match_id) == MESSAGES[:1]
-        assert ws.store.agent_messages("m99999") == []
+        assert said(ws.store, match_id) == MESSAGES[:1]
+        assert said(ws.store, "m99999") == []
     finally:
         ws.close()
+
+
+def said(store: Store, match_id: str) -> list[dict]:
+    """A match's agent messages as plain dicts, to compare with what was committed."""
+    return [asdict(m) for m in store.agent_messages(match_id)]
 
 
 def _version_9(path) -> None:
@@ -153,7 +159,7 @@ def _version_9(path) -> None:
         "DROP TRIGGER ledger_total_insert; DROP TRIGGER ledger_total_update; DROP TRIGGER ledger_total_delete;"
         "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT,"
         " role TEXT NOT NULL, prompt TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);"
-        "UPDATE meta SET value='9' WHERE key='schema_version';")
+        "UPDATE meta SET value='9' WHERE key='schema_version';" + WITHOUT_CHANGE_STAMP)
     db.executemany("INSERT INTO agent_messages VALUES (?,?,?,?,?,?,?,?)",
                    [(10 * first + k, match, m["stage"], m["side"], m["role"], m["prompt"], m["response"],
                      m["created_at"])
@@ -173,8 +179,8 @@ def test_a_version_9_workspace_keeps_every_message_when_upgraded(tmp_path):
 
     store = Store(path)
     assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(SCHEMA_VERSION)
-    assert store.agent_messages("m00001") == MESSAGES
-    assert store.agent_messages("m00002") == MESSAGES[::-1]
+    assert said(store, "m00001") == MESSAGES
+    assert said(store, "m00002") == MESSAGES[::-1]
     assert [tuple(r) for r in store.conn.execute("SELECT id, match_id, role FROM agent_messages ORDER BY id")] == before
     assert "prompt" not in {r[1] for r in store.conn.execute("PRAGMA table_info(agent_messages)")}
     assert store.spent() == 0.75  # the running total starts from the ledger as it was

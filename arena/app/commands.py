@@ -8,9 +8,8 @@ motion library and the rating code, through the modules below it (tests/test_lay
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
 
@@ -34,7 +33,7 @@ from arena.files import replace_folder, tidy_beside
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.results import match_features, results_rows
-from arena.store import now
+from arena.clock import now
 from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
                          match_outcome, paper_points, points_of_three, side_stats)
 from arena.workspace import Workspace
@@ -143,7 +142,7 @@ def judge_remove(ws: Workspace, name: str) -> None:
 
 def match_list(ws: Workspace) -> list[dict]:
     """Every match in schedule order (shapes.match_row)."""
-    return [shapes.match_row(r) for r in ws.store.match_rows()]
+    return [shapes.match_row(m) for m in ws.store.match_states()]
 
 
 def match_get(ws: Workspace, match_id: str) -> Match:
@@ -161,7 +160,7 @@ def match_show(ws: Workspace, match_id: str) -> dict:
 def match_messages(ws: Workspace, match_id: str) -> list[dict]:
     """What each agent of a match was sent and answered, in order, byte for byte as stored: {stage, side, role,
     prompt, response, created_at} (stage and side null for a judge's call)."""
-    return ws.store.agent_messages(match_get(ws, match_id).id)
+    return [asdict(m) for m in ws.store.agent_messages(match_get(ws, match_id).id)]
 
 
 def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
@@ -184,7 +183,7 @@ def motion_show(ws: Workspace, motion_id: str) -> dict:
     if motion is None:
         raise UserError(f"no motion {motion_id!r} (see 'arena motion list')")
     return {**shapes.motion_row(motion, spec),
-            "matches": sum(r["motion_id"] == motion_id for r in ws.store.match_rows())}
+            "matches": ws.store.count_matches(motion_id=motion_id)}
 
 
 def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> dict:
@@ -270,16 +269,15 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
                         "with 'arena entry add'")
     seed = ws.config.arena.seed if seed is None else seed
     language = ws.config.arena.language
-    stored = ws.store.match_rows()
+    stored = ws.store.match_states()
     judge = first_judge(ws)
     standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
                         else ({}, []))
-    byes = [b["entry"] for t in ws.store.tournaments() if t["format"] == "swiss"
-            for b in json.loads(t["params"]).get("byes", [])]
+    byes = [b["entry"] for t in ws.store.tournaments() if t.format == "swiss" for b in t.params.get("byes", [])]
     request = scheduler.DrawRequest(
         entries=active, motions=[m for m, _ in ws.motions.values() if m.language == language], seed=seed,
         rounds=rounds, matches=matches, entry=entry, standings=standings,
-        history=[scheduler.Pairing(r["motion_id"], r["pro"], r["con"]) for r in stored], byes=byes)
+        history=[scheduler.Pairing(m.motion_id, m.pro, m.con) for m in stored], byes=byes)
     plan = scheduler.draw(fmt, request)
     flags += plan.flags
     params = {k: v for k, v in (("rounds", rounds), ("matches", matches), ("entry", entry)) if v is not None}
@@ -295,19 +293,19 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
 def schedule_show(ws: Workspace) -> dict:
     """The stored plan: every tournament with its flags, and every match with its tournament, format, round
     and (active) selection probability."""
-    tournaments = {t["id"]: {**dict(t), "params": json.loads(t["params"])} for t in ws.store.tournaments()}
+    tournaments = {t.id: t for t in ws.store.tournaments()}
     position: dict[int, int] = {}
     rows = []
-    for r in ws.store.match_rows():
-        t = tournaments[r["tournament_id"]]
-        k = position[t["id"]] = position.get(t["id"], -1) + 1
-        notes = t["params"].get("pairings", [])
+    for m in ws.store.match_states():
+        t = tournaments[m.tournament_id]
+        k = position[t.id] = position.get(t.id, -1) + 1
+        notes = t.params.get("pairings", [])
         note = notes[k] if k < len(notes) else {}
-        rows.append({"id": r["id"], "tournament": t["id"], "format": t["format"], "round": note.get("round"),
-                     "status": r["status"], "motion": r["motion_id"], "pro": r["pro"], "con": r["con"],
+        rows.append({"id": m.id, "tournament": t.id, "format": t.format, "round": note.get("round"),
+                     "status": m.status, "motion": m.motion_id, "pro": m.pro, "con": m.con,
                      "probability": note.get("probability")})
-    return {"tournaments": [{"id": t["id"], "format": t["format"], "seed": t["seed"], "created_at": t["created_at"],
-                             "flags": t["params"].get("flags", [])} for t in tournaments.values()],
+    return {"tournaments": [{"id": t.id, "format": t.format, "seed": t.seed, "created_at": t.created_at,
+                             "flags": t.params.get("flags", [])} for t in tournaments.values()],
             "matches": rows}
 
 
@@ -606,15 +604,16 @@ def history_frame(frame, source: str, *, every: int | None = None, **options) ->
 
 def stats_agents(ws: Workspace) -> list[dict]:
     """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
-    return agent_stats(ws.store.speech_usage())
+    return agent_stats({"debater": s.debater, "stage": s.stage, "agents": {role: asdict(u) for role, u in s.agents.items()}}
+                       for s in ws.store.speech_usage())
 
 
 def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> dict:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
     judges of people, per pair of its people and per person against each other judge; over every match but
     those withheld (the published site's embargo)."""
-    return judge_stats([dict(r) for r in ws.store.verdict_rows() if r["match_id"] not in withheld],
-                       [dict(r) for r in ws.store.judge_calls() if r["match_id"] not in withheld],
+    return judge_stats([v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld],
+                       [asdict(c) for c in ws.store.judge_calls() if c.match_id not in withheld],
                        [j.name for j in ws.config.judges], ballot_people(ws))
 
 
@@ -643,7 +642,7 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
     entries = {**{name: e.family for name, e in played.items()}, **{e.name: e.family for e in ws.config.entries}}
     judges = {j.name: None if j.casts_ballots or j.kind in (HUMAN_JUDGE, IMPORTED, JURY) else j.family
               for j in ws.config.judges}
-    votes = bias_votes((dict(r) for r in ws.store.verdict_rows() if r["match_id"] not in withheld), words, entries,
+    votes = bias_votes((v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld), words, entries,
                        judges, panelist_family=family_of)
     return bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge)
 
@@ -669,13 +668,13 @@ def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
 def stats_sides(ws: Workspace) -> dict:
     """Pro/Con sides per entry over completed matches; Pro score share and side-bias test per motion and
     overall, from the default judge's results (none without a judge)."""
-    done = [r for r in ws.store.match_rows() if r["status"] == "done"]
-    motion_of = {r["id"]: r["motion_id"] for r in done}
+    done = ws.store.match_states(status="done")
+    motion_of = {m.id: m.motion_id for m in done}
     judge = first_judge(ws)
     results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
                for r in (results_rows(ws.store, judge, ws.config.judge(judge).runs) if judge else [])
                if r["dimension"] == "overall" and r["forfeit"] is None]  # a forfeit says nothing of sides
-    data = side_stats([{"pro": r["pro"], "con": r["con"]} for r in done], results,
+    data = side_stats([{"pro": m.pro, "con": m.con} for m in done], results,
                       [e.name for e in ws.config.entries if not e.retired])
     return {"judge": judge, **data}
 
@@ -696,7 +695,7 @@ def stats_paper(ws: Workspace, judge: str | None = None) -> dict:
         raise UserError(f"--judge: {exc}") from None
     people = ballot_people(ws)
     crowd = next(iter(people), None)
-    rows = [{**dict(r), "dimensions": json.loads(r["dimensions"])} for r in ws.store.verdict_rows()]
+    rows = [v.row() for v in ws.store.judged_verdicts()]
     debaters = {name: e.debater for name, e in ws.store.played_entries().items()}
     humans = {r["match_id"] for r in rows if "human" in (debaters.get(r["pro"]), debaters.get(r["con"]))}
     tables = paper_points(points_of_three(r for r in rows if r["judge"] == judge),
@@ -865,7 +864,7 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
     demo_workspace.prepare(Path(path), language)
     ws = open_workspace(path)
     try:
-        if not ws.store.match_rows():
+        if not ws.store.count_matches():
             schedule(ws, "round-robin", rounds=rounds)
         run(ws, concurrency=4, progress=progress)
         people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)

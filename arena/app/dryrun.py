@@ -27,9 +27,10 @@ from urllib.parse import urlparse
 
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
+from arena.clock import now
 from arena.models import listed_of, listed_price
 from arena.records import JURY, OFFLINE_PREFIX, Entry, JudgeSpec, Match, is_simulated
-from arena.store import DB_NAME, Store, now
+from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
 
 HUMAN = "human"  # the debater kind whose speeches people write: no LLM bill, and no editor during a dry run

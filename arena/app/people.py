@@ -46,9 +46,9 @@ def embargo(ws: Workspace) -> Embargo:
     now, would name the debate a person is later asked to judge)."""
     closed = ws.store.closed_judges()
     judging = [spec for spec in ws.config.judges if spec.casts_ballots and spec.name not in closed]
-    done = ws.store.done_match_ids()
+    done = ws.store.match_ids(done=True, forfeited=False)
     awaiting = set().union(*(_holds(ws, spec, done, closed) for spec in judging))
-    unplayed = {r["id"] for r in ws.store.match_rows() if r["status"] != "done"} if judging else set()
+    unplayed = set(ws.store.match_ids(done=False)) if judging else set()
     return Embargo(frozenset(awaiting), frozenset(unplayed))
 
 
@@ -70,7 +70,7 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[d
         raise UserError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
     tokens = {person: new_token() for person in spec.people}
     ws.store.issue_links(spec.name, {person: token_hash(token) for person, token in tokens.items()})
-    rows = _counts(ws, spec, ws.store.done_match_ids(), ws.store.closed_judges())
+    rows = _counts(ws, spec, ws.store.match_ids(done=True, forfeited=False), ws.store.closed_judges())
     return [{"person": r["person"], "url": f"{base_url.rstrip('/')}/b/{tokens[r['person']]}",
              "assigned": r["assigned"], "cast": r["cast"]} for r in rows]
 
@@ -78,7 +78,7 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[d
 def status(ws: Workspace, judge: str | None = None) -> list[dict]:
     """[{judge, person, assigned, cast, state (open | closed), embargoed (the matches the judge holds back
     from the published site)}] for every person of the named (default: every) judge of people."""
-    done, closed = ws.store.done_match_ids(), ws.store.closed_judges()
+    done, closed = ws.store.match_ids(done=True, forfeited=False), ws.store.closed_judges()
     return [row for spec in _human_judges(ws, judge) for row in _counts(ws, spec, done, closed)]
 
 
@@ -89,7 +89,7 @@ def close(ws: Workspace, judge: str) -> dict:
     matches the site still leaves out, for other open judges of people)}."""
     spec = _human_judges(ws, judge)[0]
     closed = ws.store.closed_judges()
-    held = _holds(ws, spec, ws.store.done_match_ids(), closed)
+    held = _holds(ws, spec, ws.store.match_ids(done=True, forfeited=False), closed)
     closed_at = ws.store.close_ballots(spec.name)
     return {"judge": spec.name, "closed_at": closed_at, "already": spec.name in closed, "held": len(held),
             "embargoed": len(embargo(ws).awaiting)}
@@ -99,7 +99,7 @@ def import_csv(ws: Workspace, path: Path, judge: str) -> dict:
     """Store the ballots of a CSV (arena.ballots.IMPORT_HEADER) all at once, each replacing the person's
     earlier ballot on its match; a bad row refuses the file, naming FILE:LINE. {judge, ballots, people}."""
     spec = _human_judges(ws, judge)[0]
-    ballots = read_ballots(Path(path), spec, set(ws.store.done_match_ids()))
+    ballots = read_ballots(Path(path), spec, set(ws.store.match_ids(done=True, forfeited=False)))
     ws.store.cast_ballots(spec.name, spec.people, ballots, simulated=spec.simulated)
     return {"judge": spec.name, "ballots": len(ballots), "people": len({b.person for b in ballots})}
 

@@ -13,7 +13,7 @@ from arena.app.workers import fan_out
 from arena.claims import LEASE_S
 from arena.errors import plural
 from arena.scheduler import GENERATORS
-from arena.store import now
+from arena.clock import now
 from arena.wire import preload
 from arena.workspace import Workspace
 

@@ -5,7 +5,7 @@ from dataclasses import asdict
 from typing import Mapping
 
 from arena.formats import Format, shown
-from arena.records import Entry, Match, Motion, score
+from arena.records import Entry, Match, MatchState, Motion, score
 from arena.redact import public_url
 
 
@@ -44,11 +44,11 @@ def _sides(motion: Motion) -> dict:
     return {"pro_text": motion.pro_text, "con_text": motion.con_text} if motion.two_sided else {}
 
 
-def match_row(row: Mapping) -> dict:
+def match_row(m: MatchState) -> dict:
     """`arena match list`: a stored match's id, status, motion, sides, error, forfeit (the side, or None) and
     debate format."""
-    return {"id": row["id"], "status": row["status"], "motion": row["motion_id"], "pro": row["pro"],
-            "con": row["con"], "error": row["error"], "forfeit": row["forfeit"], "format": row["format"]}
+    return {"id": m.id, "status": m.status, "motion": m.motion_id, "pro": m.pro, "con": m.con, "error": m.error,
+            "forfeit": m.forfeit and m.forfeit.side, "format": m.format}
 
 
 def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None) -> dict:

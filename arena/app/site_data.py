@@ -15,7 +15,7 @@ from arena.config import SiteSettings
 from arena.formats import shown
 from arena.records import CATEGORIES, score
 from arena.results import match_features, results_rows
-from arena.store import now
+from arena.clock import now
 from arena.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -70,7 +70,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
         if any(r["dimension"] == "overall" for r in theirs):
             judge_boards[spec.name] = _boards(theirs, settings, seed=seed, side=side)[0]
             judge_controlled[spec.name] = _boards(theirs, settings, seed=seed, side=side, control=control)[0]
-    every = ws.store.match_heads()
+    every = ws.store.matches(speeches=False)
     formats = {name: shown(name, ws.config.formats) for name in {m.format for m in every}}
     matches = [m for m in every if m.id not in withheld]
     format_of = {m.id: formats[m.format] for m in matches}
@@ -98,24 +98,18 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
         # Each match's speeches in its format's order, for pages that show them in turn under their stages' titles.
         transcripts=lambda ids: {match_id: tuple(format_of[match_id].ordered(speeches))
                                  for match_id, speeches in ws.store.speeches_of(ids).items()},
-        stamps={r["id"]: f"{r['status']} {r['finished_at']}" for r in ws.store.match_rows() if r["id"] in format_of},
+        stamps={m.id: f"{m.status} {m.finished_at}" for m in ws.store.match_states() if m.id in format_of},
         matches_per_page=settings.matches_per_page, language=language)
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
-    """A digest of everything a publish is made from: the code of arena and leaderboard, arena.toml, the stored
-    matches, motions, verdicts, entries and costs, and the embargo (as site_data takes it). Equal digests, equal
-    sites (the time they were generated aside): speeches are covered by their match's row, since every write of a
-    match's speeches stamps it."""
-    withheld = {*awaiting, *unplayed}
+    """A digest of everything a publish is made from: the code of arena and leaderboard, arena.toml, the store's
+    change stamp (renewed by every write to its matches, speeches, verdicts, entries, motions and ledger), and the
+    embargo (as site_data takes it). Equal digests, equal sites (the time they were generated aside)."""
     digest = hashlib.blake2b(_code_digest().encode(), digest_size=16)
     digest.update(ws.config.path.read_bytes())
     digest.update(repr((sorted(awaiting), sorted(unplayed))).encode())
-    for rows in (ws.store.match_rows(), ws.store.all_verdict_rows(), ws.store.entry_rows(), ws.store.judge_calls()):
-        for row in rows:
-            digest.update(repr(tuple(row)).encode())
-    digest.update(repr(sorted(ws.store.motions().items())).encode())
-    digest.update(repr(sorted(ws.store.entry_costs(skip=withheld).items())).encode())
+    digest.update(ws.store.change_stamp().encode())
     return digest.hexdigest()
 
 
@@ -141,11 +135,11 @@ def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]
     matches were debated on (an earlier publish may have written them)."""
     from leaderboard.published import page_name
 
-    rows = ws.store.match_rows()
-    motions = {r["motion_id"] for r in rows if r["id"] not in withheld}
-    hidden = [r for r in rows if r["id"] in withheld]
-    return tuple(sorted({page_name("matches", r["id"]) for r in hidden}
-                        | {page_name("motions", r["motion_id"]) for r in hidden if r["motion_id"] not in motions}))
+    states = ws.store.match_states()
+    motions = {m.motion_id for m in states if m.id not in withheld}
+    hidden = [m for m in states if m.id in withheld]
+    return tuple(sorted({page_name("matches", m.id) for m in hidden}
+                        | {page_name("motions", m.motion_id) for m in hidden if m.motion_id not in motions}))
 
 
 def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -> list[dict]:

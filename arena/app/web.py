@@ -185,7 +185,7 @@ class _Ballots:
         """The done match the person's ballot id names (the ids of their queue are worked out again, as none is
         stored); 404 for anything else."""
         # done_match_ids leaves forfeits out: a forfeit has no debate to judge.
-        match_id = next((m for m in store.done_match_ids() if self._ballot_id(person, m) == ballot), None)
+        match_id = next((m for m in store.match_ids(done=True, forfeited=False) if self._ballot_id(person, m) == ballot), None)
         if match_id is None:
             raise HTTPException(404)
         return store.match(match_id)
@@ -207,7 +207,7 @@ class _Ballots:
         """The person's queue: done matches in their order, those still to judge first, then those cast."""
         with self._store() as store:
             person = self._person(store, request.path_params["token"])
-            done = store.done_match_ids()
+            done = store.match_ids(done=True, forfeited=False)
             cast = store.ballots_cast(person.judge.name).get(person.run, set())
             motions = _motions(store, done)
         order = queue(person.judge.name, person.name, done)
@@ -292,7 +292,7 @@ class _Ballots:
 def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
     """The motion of each match, each motion read once."""
     wanted = set(match_ids)
-    motion_of = {r["id"]: r["motion_id"] for r in store.match_rows() if r["id"] in wanted}
+    motion_of = {m.id: m.motion_id for m in store.match_states() if m.id in wanted}
     motions = {motion_id: store.motion(motion_id) for motion_id in set(motion_of.values())}
     return {match_id: motions[motion_id] for match_id, motion_id in motion_of.items()}
 

@@ -1,0 +1,61 @@
+"""Stored rows → the domain's records: every JSON column decoded here, once, so no caller sees a row or JSON text."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+from arena.records import (AgentUsage, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
+                           Verdict)
+
+# The columns each record is read from, named (files migrated from older schemas have them in another order).
+MOTION = "id, text, category, language, info_slide, pro_text, con_text"
+SPEECH = "match_id, seq, stage, side, text, refs, agents, started_at, finished_at, cut"
+VERDICT = "match_id, judge, run, overall, dimensions, rationale, error, simulated, created_at, extra"
+MATCH_STATE = ("m.id, m.seq, m.tournament_id, m.motion_id, mo.text AS motion_text, mo.category, m.pro, m.con, "
+               "m.format, m.status, m.error, m.simulated, m.created_at, m.started_at, m.finished_at, m.forfeit, "
+               "m.forfeit_reason")
+LEDGER = ("id, kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s, "
+          "cache_hit, error, simulated, created_at, structured, fitted, finish_reason")
+
+
+def motion(r: sqlite3.Row) -> Motion:
+    return Motion(r["id"], r["text"], r["category"], r["language"], r["info_slide"], r["pro_text"], r["con_text"])
+
+
+def speech(r: sqlite3.Row) -> Speech:
+    # Speeches stored before references had text and numbers read without them.
+    refs = tuple(Reference(x["title"], x["url"], x.get("text", ""), x.get("number", 0))
+                 for x in json.loads(r["refs"]))
+    return Speech(r["stage"], r["side"], r["text"], refs, r["started_at"], r["finished_at"], agents(r["agents"]),
+                  bool(r["cut"]))
+
+
+def agents(text: str) -> dict[str, AgentUsage]:
+    """A speech's agents column: what each role spent."""
+    return {role: AgentUsage(**u) for role, u in json.loads(text).items()}
+
+
+def forfeit(r: sqlite3.Row) -> Forfeit | None:
+    return Forfeit(r["forfeit"], r["forfeit_reason"] or "") if r["forfeit"] else None
+
+
+def verdict(r: sqlite3.Row) -> Verdict:
+    return Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"],
+                   json.loads(r["extra"]))
+
+
+def stored_verdict(r: sqlite3.Row) -> StoredVerdict:
+    return StoredVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]),
+                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json.loads(r["extra"]))
+
+
+def judged_verdict(r: sqlite3.Row) -> JudgedVerdict:
+    return JudgedVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]),
+                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json.loads(r["extra"]),
+                         r["pro"], r["con"], r["category"], bool(r["match_simulated"]))
+
+
+def match_state(r: sqlite3.Row) -> MatchState:
+    return MatchState(r["id"], r["seq"], r["tournament_id"], r["motion_id"], r["motion_text"], r["category"], r["pro"],
+                      r["con"], r["format"], r["status"], r["error"], bool(r["simulated"]), r["created_at"],
+                      r["started_at"], r["finished_at"], forfeit(r))
