@@ -193,7 +193,7 @@ def test_every_board_has_a_toggle_between_raw_and_controlled_ratings(workspace):
 
 
 def test_the_published_results_carry_each_sides_style_counts(workspace):
-    from arena.results import match_features
+    from arena.tally import match_features
 
     lines = (workspace / "site" / "results.csv").read_text().splitlines()
     header = lines[0].split(",")

@@ -33,10 +33,10 @@ from arena.errors import ArenaError, UserError, check_size, plural
 from arena.files import replace_folder, tidy_beside
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
-from arena.results import match_features, results_rows
 from arena.store import now
 from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
                          match_outcome, paper_points, points_of_three, side_stats)
+from arena.tally import match_features, results_rows
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
@@ -627,7 +627,7 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
     (leaderboard.ratings.rate with control=("length",), the side fitted, sandwich intervals) of the voter's votes
     alone, in Elo per unit of x = (Pro's words − Con's) / (Pro's + Con's), net of the debaters' ratings and the
     Pro advantage. Families: arena.families; a judge of people, a jury and an imported panel have none of their own
-    (a jury's and a panel's votes take their panelist's). features: arena.results.match_features, when the caller
+    (a jury's and a panel's votes take their panelist's). features: arena.tally.match_features, when the caller
     has them already. judge: that judge's rows alone."""
     from arena.families import family_of
     from arena.records import HUMAN_JUDGE, IMPORTED, JURY

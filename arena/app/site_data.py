@@ -14,8 +14,8 @@ import leaderboard
 from arena.config import SiteSettings
 from arena.formats import shown
 from arena.records import CATEGORIES, score
-from arena.results import match_features, results_rows
 from arena.store import now
+from arena.tally import match_features, results_rows
 from arena.workspace import Workspace
 
 if TYPE_CHECKING:
