@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.app import commands as app
-from leaderboard.site import SiteData, page_name, publish
+from website.render import SiteData, page_name, publish
 from tests.helpers import invoke
 from tests.sites import MARKUP, check_site, people_workspace
 

@@ -810,11 +810,11 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
 
     Incremental: when nothing the site is made from has changed since the last publish to out (site_state), and
     its files are as that publish left them, the site stays as it is; otherwise the pages of unchanged matches are
-    hard links to the old site's (leaderboard.site)."""
+    hard links to the old site's (website.render)."""
     # Lazy: the renderer and the rating code (pandas) cost every other command, and a publish that finds nothing
     # new, half a second to import.
     from arena.app.site_data import site_data, site_state, withdrawn_pages
-    from leaderboard.published import unchanged
+    from website.published import unchanged
 
     out = Path(out) if out else ws.path / "site"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
@@ -827,7 +827,7 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         state = site_state(ws, embargo.awaiting, embargo.unplayed)
         if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
             return out / "index.html"
-        from leaderboard.site import publish as render
+        from website.render import publish as render
 
         features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
         data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),
