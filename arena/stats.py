@@ -9,7 +9,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from arena.contradictions import CONTRADICTION, contradiction
 from arena.formats import BUILTIN
 from arena.records import CATEGORIES, Verdict, score
-from arena.results import judged_runs
+from arena.tally import judged_runs
 
 OUTCOMES = ("pro", "con", "tie")
 

@@ -27,7 +27,7 @@ from pathlib import Path
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 CLI_PAGE = DOCS / "reference" / "cli.md"
-PACKAGES = ("arena", "debaters", "judges", "importers", "leaderboard", "motions")
+PACKAGES = ("arena", "debaters", "judges", "importers", "leaderboard", "motions", "website")
 REGION = re.compile(r"<!-- generated:(?P<key>[^>]+?) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
 FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
 SPAN = re.compile(r"`([^`]+)`")

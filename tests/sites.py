@@ -10,7 +10,7 @@ from urllib.parse import unquote, urlsplit
 
 from arena.app import commands as app
 from arena.records import Ballot, Match, Motion, Reference, Speech, Verdict
-from leaderboard.site import SiteData
+from website.render import SiteData
 from tests.fixtures import Builds
 from tests.helpers import entry, judge, new_workspace, people
 

@@ -16,7 +16,7 @@ from arena.app import commands as app
 from arena.ballots import ballot_id, new_token, token_hash
 from arena.records import Ballot
 from arena.store import DB_NAME, Store
-from leaderboard.site import page_name
+from website.render import page_name
 from tests.helpers import entry, invoke, judge, new_workspace, people, query, snapshot
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")

@@ -11,7 +11,7 @@ import pytest
 
 from arena.app.commands import open_workspace
 from arena.features import FEATURES, citations, counts, markdown, words
-from arena.results import match_features
+from arena.tally import match_features
 from leaderboard import bt, control, elo
 from leaderboard.ratings import rate
 from leaderboard.results import FEATURE_COLUMNS, csv_text, read_results

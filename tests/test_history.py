@@ -11,7 +11,7 @@ import pytest
 from arena.app import commands as app
 from leaderboard.history import cutoffs, default_every, history
 from leaderboard.ratings import rate
-from leaderboard.site import SiteData, publish
+from website.render import SiteData, publish
 from tests.helpers import assert_user_error, invoke, judge, new_workspace, snapshot
 from tests.sites import HOSTILE, THREE_OFFLINE, check_site
 

@@ -341,10 +341,10 @@ def test_each_panelist_is_asked_once_per_run_on_its_own_model_reading_the_sides_
 
 
 def test_the_site_names_a_jury_by_its_draw_not_a_model():
-    from leaderboard import messages
-    from leaderboard.site import judge_label
+    from website import labels
+    from website.render import judge_label
 
     jury = {"name": "j", "kind": "jury", "model": "", "runs": 3, "options": {"pool": ["a/x", "b/y", "c/z", "d/w"]}}
     assert judge_label(jury) == "jury of 3 drawn from 4 models"
-    assert judge_label(jury, messages.plain("zh")) == "从 4 个模型中抽取 3 位评委"
+    assert judge_label(jury, labels.plain("zh")) == "从 4 个模型中抽取 3 位评委"
     assert judge_label({"name": "s", "kind": "single", "model": "openai/gpt-4o", "runs": 3}) == "single · openai/gpt-4o"

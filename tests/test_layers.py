@@ -1,5 +1,6 @@
-"""The layers point one way: arena.app → debaters, judges, importers, motions, leaderboard → the arena kernel; inside
-the app, cli → commands → the rest in the order of APP_ORDER; no module imports itself round a circle.
+"""The layers point one way: arena.app → debaters, judges, importers, motions, website, leaderboard → the arena
+kernel; website (the published site) stands on leaderboard (the rating math) and neither imports arena; inside the
+app, cli → commands → the rest in the order of APP_ORDER; no module imports itself round a circle.
 
 Every import counts, at module level or inside a function, since a lazy import is still a dependency.
 """
@@ -11,7 +12,10 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-KINDS_AND_LIBRARIES = ("debaters", "judges", "importers", "motions", "leaderboard")
+KINDS_AND_LIBRARIES = ("debaters", "judges", "importers", "motions", "leaderboard", "website")
+# What the site (website) may take from this repository: itself and the rating math. It renders the plain records
+# and ratings the app gathers for it (arena.app.site_data), so it needs no store, no workspace and no kind.
+SITE_USES = ("website", "leaderboard")
 # The app's modules, bottom row first: a module imports only app modules of rows below its own. wiring (opening
 # a workspace) is below everything that opens one; the match engine below the workers, and both below a run;
 # the facade (commands) above all but the CLI, which goes through it alone.
@@ -62,8 +66,12 @@ def violations(module: str, source: str) -> list[str]:
             forbidden = [*KINDS_AND_LIBRARIES, "arena.app"]
             if any(within(name, p) for p in forbidden) and not any(within(name, s) for s in SANCTIONED):
                 bad.append(f"{module} (kernel) imports {name}")
-        elif within(module, "leaderboard") and within(name, "arena"):
+        elif within(module, "leaderboard") and (within(name, "arena") or within(name, "website")):
+            # `arena rate` and the benchmarks fit ratings without a site: the rating math pulls in no renderer
             bad.append(f"{module} (rating code) imports {name}")
+        elif within(module, "website") and any(within(name, p) for p in ("arena", *KINDS_AND_LIBRARIES)) \
+                and not any(within(name, p) for p in SITE_USES):
+            bad.append(f"{module} (the site) imports {name}: the site renders what the app hands it")
         elif any(within(module, p) for p in ("debaters", "judges", "motions")) and within(name, "arena.app"):
             bad.append(f"{module} (a kind) imports {name}")
         elif within(module, "importers") and any(within(name, p) for p in ("arena.app", *KINDS_AND_LIBRARIES)) \
@@ -204,7 +212,13 @@ def test_the_app_layer_is_where_kinds_are_wired():
     ("arena.runner", "def f():\n    import leaderboard.bt\n", "arena.runner (kernel) imports leaderboard.bt"),
     ("arena.stats", "from arena import app", "arena.stats (kernel) imports arena.app"),
     ("arena.stats", "from .app import cli", "arena.stats (kernel) imports arena.app"),
-    ("leaderboard.site", "from arena.records import score", "leaderboard.site (rating code) imports arena"),
+    ("leaderboard.ratings", "from arena.records import score", "leaderboard.ratings (rating code) imports arena"),
+    ("leaderboard.ratings", "from website import svg", "leaderboard.ratings (rating code) imports website"),
+    ("website.render", "from arena.records import score", "website.render (the site) imports arena.records"),
+    ("website.render", "def f():\n    from judges.registry import JUDGES\n",
+     "website.render (the site) imports judges"),
+    ("arena.files", "from website.published import page_name", "arena.files (kernel) imports website.published"),
+    ("importers.arena", "from website.render import publish", "importers.arena (an importer) imports website"),
     ("judges.single", "from arena.app.runs import run", "judges.single (a kind) imports arena.app"),
     ("importers.lechmazur", "from judges.registry import JUDGES", "importers.lechmazur (an importer) imports judges"),
     ("importers.lechmazur", "from arena.app.wiring import reload", "importers.lechmazur (an importer) imports arena.app"),
@@ -219,3 +233,6 @@ def test_the_check_allows_what_the_layers_allow():
     assert violations("judges.single", "from arena.judging import BaseJudge") == []
     assert violations("importers.lechmazur", "from importers.base import Importer\nfrom arena.records import Match") == []
     assert violations("arena.scheduler", "from leaderboard.elo import BASE_RATING") == []
+    assert violations("arena.app.commands", "from website.render import publish") == []
+    site = "import jinja2\nfrom leaderboard.elo import PRIOR_SD\nfrom website import labels"
+    assert violations("website.render", site) == []

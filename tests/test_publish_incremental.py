@@ -16,8 +16,8 @@ from arena.app import commands as app
 from arena.app import site_data as site_data_module
 from arena.app.commands import open_workspace
 from arena.records import Verdict
-from leaderboard import published
-from leaderboard.site import list_page, page_name, publish
+from website import published
+from website.render import list_page, page_name, publish
 from tests.helpers import assert_user_error, entry, invoke, judge, new_workspace, play_round_robin, snapshot
 from tests.sites import HOSTILE, check_site, hostile_data
 
@@ -190,7 +190,7 @@ def test_a_fresh_publish_with_nothing_new_still_drops_what_it_did_not_write(work
 
 def test_a_new_renderer_renders_every_page_anew(workspace, monkeypatch):
     """The key of a page covers the renderer (its code and templates): another version links nothing."""
-    import leaderboard.site as renderer
+    import website.render as renderer
 
     site = workspace / "site"
     publish_to(workspace)

@@ -13,7 +13,7 @@ import pytest
 from arena.app import commands as app
 from arena.app.commands import open_workspace
 from leaderboard.results import ResultsError, read_results, simulated_entries
-from leaderboard.site import page_name
+from website.render import page_name
 from tests.helpers import entry, invoke, judge, mark_checked, new_workspace, query, requested_schema, \
     schema_instance, speech_text, stage_and_side
 

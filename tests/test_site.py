@@ -1,7 +1,7 @@
 """The published site: every supplied text escaped, file names safe, simulation labelled."""
 from __future__ import annotations
 
-from leaderboard.site import SiteData, page_name, publish
+from website.render import SiteData, page_name, publish
 from tests.helpers import invoke, judge, new_workspace
 from tests.sites import THREE_OFFLINE, hostile_data
 

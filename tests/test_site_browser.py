@@ -289,7 +289,7 @@ def hostile_site(tmp_path, fake_llm, fake_tavily, monkeypatch) -> Path:
 def test_hostile_text_renders_as_text_in_the_browser(browser, hostile_site):
     from selenium.webdriver.common.by import By
 
-    from leaderboard.site import page_name
+    from website.render import page_name
 
     pages = [hostile_site / "index.html", hostile_site / "matches.html", hostile_site / "methodology.html",
              hostile_site / page_name("matches", "m00001"), hostile_site / page_name("matches", "m00002"),

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from arena.app import commands as app
-from leaderboard.site import SiteData, page_name, publish
+from website.render import SiteData, page_name, publish
 from tests.helpers import invoke
 from tests.sites import MARKUP, check_site, people_workspace
 
@@ -193,7 +193,7 @@ def test_every_board_has_a_toggle_between_raw_and_controlled_ratings(workspace):
 
 
 def test_the_published_results_carry_each_sides_style_counts(workspace):
-    from arena.results import match_features
+    from arena.tally import match_features
 
     lines = (workspace / "site" / "results.csv").read_text().splitlines()
     header = lines[0].split(",")

@@ -1,4 +1,4 @@
-"""The site in the workspace's language: the pages' lang, every label from one catalogue (leaderboard.messages),
+"""The site in the workspace's language: the pages' lang, every label from one catalogue (website.labels),
 and the parts of the site every language shares: marked footnotes, rationales in paragraphs, the heatmap's legend,
 printed values and margins."""
 from __future__ import annotations
@@ -14,8 +14,8 @@ import jinja2
 import pytest
 from jinja2 import nodes
 
-from leaderboard import messages, svg
-from leaderboard.site import TEMPLATES, page_name, publish
+from website import labels, svg
+from website.render import TEMPLATES, page_name, publish
 from tests.helpers import entry, judge, new_workspace, play_round_robin
 from tests.sites import HOSTILE, hostile_data
 
@@ -38,8 +38,8 @@ def template_messages() -> dict[str, str]:
 def code_messages() -> dict[str, str]:
     """Every literal message the site's code passes to its plain translator t() (charts, judge labels)."""
     found = {}
-    for name in ("site.py", "svg.py"):
-        tree = ast.parse((ROOT / "leaderboard" / name).read_text(encoding="utf-8"))
+    for name in ("render.py", "svg.py"):
+        tree = ast.parse((ROOT / "website" / name).read_text(encoding="utf-8"))
         for call in ast.walk(tree):
             if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "t":
                 assert call.args and isinstance(call.args[0], ast.Constant), f"{name}:{call.lineno}: t() of a literal"
@@ -52,25 +52,25 @@ def fields(text: str) -> set[str]:
 
 
 def test_the_zh_catalogue_has_every_message_the_site_shows_and_no_other():
-    used = {**template_messages(), **code_messages(), **dict.fromkeys(messages.WORDS, "WORDS")}
+    used = {**template_messages(), **code_messages(), **dict.fromkeys(labels.WORDS, "WORDS")}
     assert len(used) > 150  # the templates' labels were found, not an empty scan
-    missing = {m: where for m, where in used.items() if m not in messages.ZH}
+    missing = {m: where for m, where in used.items() if m not in labels.ZH}
     assert not missing, f"messages without a zh translation: {missing}"
-    assert not set(messages.ZH) - set(used), f"zh entries nothing shows: {set(messages.ZH) - set(used)}"
-    for english, chinese in messages.ZH.items():  # the same values filled in, and the text really translated
+    assert not set(labels.ZH) - set(used), f"zh entries nothing shows: {set(labels.ZH) - set(used)}"
+    for english, chinese in labels.ZH.items():  # the same values filled in, and the text really translated
         assert fields(chinese) == fields(english), english
-        assert english in messages.WORDS[-1:] or not re.search(r"[A-Za-z]{3,}", re.sub(r"\{\w+\}", "", chinese)) \
+        assert english in labels.WORDS[-1:] or not re.search(r"[A-Za-z]{3,}", re.sub(r"\{\w+\}", "", chinese)) \
             or re.search(r"[\u4e00-\u9fff]", chinese), english
 
 
 def test_the_translator_escapes_values_and_resolves_each_message_once():
-    _ = messages.translator("zh-Hans")  # the filter t
+    _ = labels.translator("zh-Hans")  # the filter t
     assert _("{n} judges", n=HOSTILE) == "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; 位评委"
     assert _("Rating") is _("Rating")  # looked up and escaped once per publish, then reused
-    english = messages.translator("en")
+    english = labels.translator("en")
     assert english("Cost / match") == "Cost / match" and english("{n} judges", n=2) == "2 judges"
-    assert messages.words("zh")("done") == "已完成" and messages.words("zh")("unheard-of") == "unheard-of"
-    assert messages.plain("fr")("never met") == "never met"  # a language without a catalogue reads English
+    assert labels.words("zh")("done") == "已完成" and labels.words("zh")("unheard-of") == "unheard-of"
+    assert labels.plain("fr")("never met") == "never met"  # a language without a catalogue reads English
 
 
 class Texts(HTMLParser):
@@ -134,7 +134,7 @@ def sites(tmp_path_factory) -> dict[str, Path]:
 
 
 def test_a_zh_workspace_publishes_pages_in_zh_with_no_english_label(sites):
-    english = {m for m in messages.ZH if not fields(m) and re.search(r"[A-Za-z]{2}", m)} - set(messages.WORDS)
+    english = {m for m in labels.ZH if not fields(m) and re.search(r"[A-Za-z]{2}", m)} - set(labels.WORDS)
     pages = sorted(sites["zh"].rglob("*.html"))
     assert len(pages) >= 10
     for page in pages:
@@ -224,14 +224,14 @@ def test_the_heatmap_prints_its_values_has_a_legend_and_no_blank_band():
 
 
 def test_the_heatmap_in_zh():
-    chart = heatmap_of(["甲", "乙"], t=messages.plain("zh"))
+    chart = heatmap_of(["甲", "乙"], t=labels.plain("zh"))
     assert "P（行胜列）" in chart and "未曾交手" in chart and "预测胜率：行对列" in chart
     assert "never" not in chart and "predicted" not in chart
 
 
 def test_a_site_republished_in_another_language_matches_a_fresh_publish(tmp_path):
     """The language is part of every match page's key: a publish in zh over an English site renders them anew."""
-    from leaderboard import published
+    from website import published
 
     data = hostile_data()
     english = tmp_path / "en"

@@ -9,7 +9,7 @@ import pytest
 
 
 from arena.app.commands import open_workspace
-from leaderboard.site import publish
+from website.render import publish
 from tests.sites import check_site, hostile_data, parse, shared_demo
 
 

@@ -9,8 +9,8 @@ import pytest
 
 from arena.app import commands as app
 from arena.records import Verdict
-from arena.results import match_features
 from arena.stats import bias_stats, bias_votes, clustered_share, same_family, vote_results, wilson
+from arena.tally import match_features
 from tests.helpers import entry, invoke, judge, new_workspace, play_round_robin
 
 KEYS = ["judge", "panelist", "votes", "pro_share", "pro_ci_low", "pro_ci_high", "longer_share", "longer_ci_low",

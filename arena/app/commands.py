@@ -27,15 +27,15 @@ from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints 
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
 from arena.app.wiring import editing, remember_sets
+from arena.clock import now
 from arena.config import RatingSettings
 from arena.errors import ArenaError, UserError, check_size, plural
 from arena.files import replace_folder, tidy_beside
 from arena.limits import MAX_DATA_FILE_BYTES
 from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
-from arena.results import match_features, results_rows
-from arena.clock import now
 from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
                          match_outcome, paper_points, points_of_three, side_stats)
+from arena.tally import match_features, results_rows
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
@@ -626,7 +626,7 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
     (leaderboard.ratings.rate with control=("length",), the side fitted, sandwich intervals) of the voter's votes
     alone, in Elo per unit of x = (Pro's words − Con's) / (Pro's + Con's), net of the debaters' ratings and the
     Pro advantage. Families: arena.families; a judge of people, a jury and an imported panel have none of their own
-    (a jury's and a panel's votes take their panelist's). features: arena.results.match_features, when the caller
+    (a jury's and a panel's votes take their panelist's). features: arena.tally.match_features, when the caller
     has them already. judge: that judge's rows alone."""
     from arena.families import family_of
     from arena.records import HUMAN_JUDGE, IMPORTED, JURY
@@ -809,11 +809,11 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
 
     Incremental: when nothing the site is made from has changed since the last publish to out (site_state), and
     its files are as that publish left them, the site stays as it is; otherwise the pages of unchanged matches are
-    hard links to the old site's (leaderboard.site)."""
+    hard links to the old site's (website.render)."""
     # Lazy: the renderer and the rating code (pandas) cost every other command, and a publish that finds nothing
     # new, half a second to import.
     from arena.app.site_data import site_data, site_state, withdrawn_pages
-    from leaderboard.published import unchanged
+    from website.published import unchanged
 
     out = Path(out) if out else ws.path / "site"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
@@ -826,7 +826,7 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         state = site_state(ws, embargo.awaiting, embargo.unplayed)
         if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
             return out / "index.html"
-        from leaderboard.site import publish as render
+        from website.render import publish as render
 
         features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
         data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),

@@ -145,7 +145,7 @@ class MatchRunner:
         with self._settled(match.id):
             view = judge_view(match, self.ws.config.formats)
             verdicts = []
-            if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.results)
+            if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.tally)
                 async with slot or nullcontext():
                     verdicts = [v for spec in judges
                                 for v in await self.judge(match.id, view, spec, log, sitting=self.sitting(match))]

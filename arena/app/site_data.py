@@ -11,15 +11,16 @@ from typing import TYPE_CHECKING, Collection
 
 import arena
 import leaderboard
+import website
+from arena.clock import now
 from arena.config import SiteSettings
 from arena.formats import shown
 from arena.records import CATEGORIES, score
-from arena.results import match_features, results_rows
-from arena.clock import now
+from arena.tally import match_features, results_rows
 from arena.workspace import Workspace
 
 if TYPE_CHECKING:
-    from leaderboard.site import SiteData
+    from website.render import SiteData
 
 # What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
 # the style judges are best known to reward.
@@ -49,7 +50,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
     counts, costs, history; the site says how many. Their pages and motion pages, which an earlier publish may
     have written, are named in withdrawn, for the publisher not to keep."""
     from leaderboard.ratings import win_matrices
-    from leaderboard.site import SiteData
+    from website.render import SiteData
 
     settings = settings or ws.config.site
     withheld = awaiting | unplayed
@@ -103,9 +104,9 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
-    """A digest of everything a publish is made from: the code of arena and leaderboard, arena.toml, the store's
-    change stamp (renewed by every write to its matches, speeches, verdicts, entries, motions and ledger), and the
-    embargo (as site_data takes it). Equal digests, equal sites (the time they were generated aside)."""
+    """A digest of everything a publish is made from: the code of arena, leaderboard and website, arena.toml, the
+    store's change stamp (renewed by every write to its matches, speeches, verdicts, entries, motions and ledger),
+    and the embargo (as site_data takes it). Equal digests, equal sites (the time they were generated aside)."""
     digest = hashlib.blake2b(_code_digest().encode(), digest_size=16)
     digest.update(ws.config.path.read_bytes())
     digest.update(repr((sorted(awaiting), sorted(unplayed))).encode())
@@ -115,9 +116,10 @@ def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[st
 
 @functools.lru_cache(maxsize=None)
 def _code_digest() -> str:
-    """A digest of the source and templates of the arena and leaderboard packages: a new version, a new site."""
+    """A digest of the source and templates of the arena, leaderboard and website packages: a new version, a new
+    site."""
     digest = hashlib.blake2b(digest_size=16)
-    for package in (arena, leaderboard):
+    for package in (arena, leaderboard, website):
         root = Path(package.__file__).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
@@ -133,7 +135,7 @@ def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
 def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]:
     """The site's pages that must not be there: those of the matches withheld, and of motions only withheld
     matches were debated on (an earlier publish may have written them)."""
-    from leaderboard.published import page_name
+    from website.published import page_name
 
     states = ws.store.match_states()
     motions = {m.motion_id for m in states if m.id not in withheld}

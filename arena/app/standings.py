@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from arena import scheduler
 from arena.records import points
-from arena.results import results_rows
 from arena.stats import match_outcome
+from arena.tally import results_rows
 from arena.workspace import Workspace
 
 BOOTSTRAP = 200  # interval widths good enough to steer a draw, at a fifth of `arena rate`'s cost

@@ -49,7 +49,7 @@ from arena.formats import Format, shown
 from arena.records import DIMENSIONS, HUMAN_JUDGE, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
 from judges.debatrix import DIMENSIONS as DEFINITIONS
-from leaderboard.site import safe_url
+from website.render import safe_url
 
 TEMPLATES = Path(__file__).parent / "templates"
 BODY_MAX = 100_000  # bytes of a posted form: a ballot's longest rationale (20,000 characters) fits with room

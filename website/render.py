@@ -4,10 +4,10 @@ The renderer is handed plain records and rating dicts (a SiteData); it never ope
 speeches of the matches it renders come through the caller's loader). Autoescaping is on for every template,
 so model- and user-supplied text renders as text; file names made from ids are sanitised, and links from
 models must be http(s). The pages are in the content's language (SiteData.language): their lang, and their labels
-from leaderboard.messages' catalogue, resolved once per publish.
+from website.labels' catalogue, resolved once per publish.
 
 Publishing is incremental: a match page is keyed by a digest of all it shows, and the site's manifest
-(leaderboard.published) records each file's key and a digest of its bytes; a page whose key is unchanged is linked
+(website.published) records each file's key and a digest of its bytes; a page whose key is unchanged is linked
 from the site it replaces rather than rendered and written again. A match page shows no time for that reason.
 """
 from __future__ import annotations
@@ -27,10 +27,10 @@ import jinja2
 
 from markupsafe import Markup
 
-from leaderboard import messages, published, svg
-from leaderboard.published import page_name
 from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS, DIMENSIONS, dimension_order
+from website import labels, published, svg
+from website.published import page_name
 
 TEMPLATES = Path(__file__).parent / "templates"
 VIEWS = ("overall", "fact", "value", "policy", *DIMENSIONS)  # tab order; custom dimensions' tabs follow
@@ -122,9 +122,9 @@ def _environment(language: str = "en") -> jinja2.Environment:
     env.filters["safe_url"] = safe_url
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
     env.globals["prior_sd"] = PRIOR_SD  # the weak prior's spread, which the methodology states
-    # The labels in the content's language, the catalogue resolved once per publish (leaderboard.messages)
+    # The labels in the content's language, the catalogue resolved once per publish (website.labels)
     # Filters, not globals: jinja calls a filter directly, a global through its context, which costs per label.
-    env.filters |= {"t": messages.translator(language), "word": messages.words(language), "code": _code}
+    env.filters |= {"t": labels.translator(language), "word": labels.words(language), "code": _code}
     env.globals |= {"lang": language, "link": _link}
     return env
 
@@ -147,7 +147,7 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
     for folder in ("matches", "entries", "motions", "judges"):
         (out / folder).mkdir(parents=True, exist_ok=True)
     env = _environment(data.language)
-    t = messages.plain(data.language)
+    t = labels.plain(data.language)
     entries = {e["name"]: e for e in data.entries}
     for name in _unlisted(data, entries):  # played, or rated, but no longer configured: a page all the same
         entries[name] = {"name": name, "debater": "", "model": "", "simulated": False, "retired": False,
@@ -240,7 +240,7 @@ def _match_key(base: bytes, match, data: SiteData) -> str:
 @functools.lru_cache(maxsize=None)
 def _renderer_digest() -> str:
     """A digest of this module, its templates and labels: a new renderer renders every page anew."""
-    digest = hashlib.blake2b(Path(__file__).read_bytes() + Path(messages.__file__).read_bytes(), digest_size=16)
+    digest = hashlib.blake2b(Path(__file__).read_bytes() + Path(labels.__file__).read_bytes(), digest_size=16)
     for path in sorted(TEMPLATES.iterdir()):
         digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
@@ -258,7 +258,7 @@ def _views(boards: dict) -> list[str]:
     return [v for v in VIEWS if v in boards] + [v for v in boards if v not in VIEWS]
 
 
-def judge_label(judge: dict, t: Callable[..., str] = messages.plain("en")) -> str:
+def judge_label(judge: dict, t: Callable[..., str] = labels.plain("en")) -> str:
     """How a judge's ratings are named: "Human-Elo (N people)" for people's ballots, else its kind and model."""
     n = len(judge.get("people") or [])
     if judge.get("imported"):

@@ -13,7 +13,7 @@ SCALE_WIDTH = 200  # the legend's colour bar, in pixels
 
 
 def english(message: str, **values) -> str:
-    """A chart's message as it is (the default translator: leaderboard.messages.plain gives others)."""
+    """A chart's message as it is (the default translator: website.labels.plain gives others)."""
     return message.format(**values)
 
 
