@@ -183,16 +183,38 @@ def test_the_app_order_check_allows_what_the_order_allows():
     assert app_violations("arena.app.runs", "from arena.app.workers import fan_out\nfrom arena.app.engine import play_claimed") == []
 
 
-def test_sql_is_written_in_the_store_alone():
-    """No module but arena.store calls execute on a database connection or reaches for a store's connection."""
+# Modules outside arena.store that may import sqlite3, and why: none reads or writes the database.
+SQLITE_USERS = {"arena.files": "tells SQLite's full-disk error from others, as it does the OS's"}
+
+
+def store_violations(module: str, source: str) -> list[str]:
+    """What a module outside arena.store does that only the store may: call execute on a connection, reach for a
+    store's connection, or import sqlite3 (whose rows, sqlite3.Row, are the store's to decode into records)."""
+    if within(module, "arena.store"):
+        return []
     found = []
-    for module, path in modules():
-        if module == "arena.store":
-            continue
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "executescript", "conn"):
-                found.append(f"{module}:{node.lineno} .{node.attr}")
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Attribute) and node.attr in ("execute", "executemany", "executescript", "conn"):
+            found.append(f"{module}:{node.lineno} .{node.attr}")
+    if module not in SQLITE_USERS:
+        found += [f"{module} imports sqlite3" for name in imports(source, module) if within(name, "sqlite3")][:1]
+    return found
+
+
+def test_sql_is_written_in_the_store_alone():
+    found = [v for module, path in modules() for v in store_violations(module, path.read_text(encoding="utf-8"))]
     assert found == []
+
+
+@pytest.mark.parametrize("source, problem", [
+    ("def f(store):\n    return store.conn.execute('SELECT 1')\n", "arena.exports:2 .execute"),
+    ("def f(ws):\n    return ws.store.conn\n", "arena.exports:2 .conn"),
+    ("import sqlite3\n", "arena.exports imports sqlite3"),
+    ("from sqlite3 import Row\n", "arena.exports imports sqlite3"),
+])
+def test_the_store_check_catches_each_kind_of_violation(source, problem):
+    assert problem in store_violations("arena.exports", source)
+    assert store_violations("arena.store.plan", source) == []
 
 
 def test_the_sanctioned_module_imports_only_the_standard_library():

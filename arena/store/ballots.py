@@ -9,7 +9,7 @@ from typing import Iterable
 from arena.clock import now
 from arena.errors import ArenaError
 from arena.records import Ballot, Verdict
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.connection import Database, write
 from arena.store.outcomes import write_verdicts
 

@@ -8,7 +8,7 @@ from typing import Any, Iterable
 from arena.clock import now
 from arena.records import Entry, Motion
 from arena.redact import public_url
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.connection import Database, write
 
 

@@ -8,7 +8,7 @@ from typing import Any, Collection
 from arena.clock import now
 from arena.records import CallSide, JudgeCalls, LedgerCall
 from arena.redact import redact
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.connection import Database, write
 from arena.store.packing import squeeze, unsqueeze
 

@@ -12,7 +12,7 @@ from arena.clock import now
 from arena.records import (AgentMessage, AgentUsage, Forfeit, JudgedVerdict, Match, Speech, SpeechUsage, StoredSpeech,
                            StoredVerdict, Verdict)
 from arena.redact import redact
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.claims import PLAY, release_or_lose
 from arena.store.connection import Database, write
 from arena.store.packing import CODEC, pack, unpack

@@ -17,7 +17,8 @@ def pack(texts: Iterable[tuple[str, str]]) -> tuple[list[tuple[int, int]], bytes
     """(prompt, response) pairs → their sizes in bytes, and the compressed block holding them all."""
     import zstandard
 
-    sizes, parts = [], []
+    sizes: list[tuple[int, int]] = []
+    parts: list[bytes] = []
     for prompt, response in texts:
         p, r = prompt.encode("utf-8", "surrogatepass"), response.encode("utf-8", "surrogatepass")
         sizes.append((len(p), len(r)))

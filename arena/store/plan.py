@@ -7,7 +7,7 @@ from typing import Any, Collection
 
 from arena.clock import now
 from arena.records import DEFAULT_FORMAT, Match, MatchState, Speech, Tournament, Verdict
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.connection import Database, write
 
 _STATES = f"SELECT {decode.MATCH_STATE} FROM matches m JOIN motions mo ON mo.id = m.motion_id"
