@@ -22,7 +22,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Collection, Iterable, Mapping
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -33,6 +33,9 @@ from arena.limits import MAX_CONFIG_BYTES, MAX_EXPORT_TABLE_BYTES
 from arena.records import DIMENSIONS, HUMAN_JUDGE, IMPORTED
 from arena.redact import public_url, redactor
 from arena.workspace import Workspace
+
+if TYPE_CHECKING:
+    import sqlite3
 
 EXPORT_VERSION = 1  # raised when a column changes meaning or goes: a reader refuses versions newer than its own
 MANIFEST = "arena-export.json"
@@ -236,13 +239,13 @@ class _Rows:
     def error(self, text: str | None) -> str | None:
         return None if text is None or self.public else self.clean(text)
 
-    def entry(self, r: Mapping, matches: int, simulated: bool) -> dict:
+    def entry(self, r: Mapping | sqlite3.Row, matches: int, simulated: bool) -> dict:
         return {"name": r["name"], "debater": r["debater"], "model": self.clean(r["model"]),
                 "api_base": self.url(r["api_base"]), "strength": r["strength"],
                 "params": _json(self.scrub(json.loads(r["params"]))), "simulated": simulated,
                 "retired": bool(r["retired"]), "matches": matches}
 
-    def match(self, r: Mapping) -> dict:
+    def match(self, r: Mapping | sqlite3.Row) -> dict:
         return {"id": r["id"], "seq": r["seq"], "tournament_id": r["tournament_id"], "motion_id": r["motion_id"],
                 "pro": r["pro"], "con": r["con"], "format": r["format"], "status": r["status"],
                 "simulated": bool(r["simulated"]), "forfeit": r["forfeit"],
@@ -250,13 +253,13 @@ class _Rows:
                 "error": self.error(r["error"]), "created_at": r["created_at"], "started_at": r["started_at"],
                 "finished_at": r["finished_at"]}
 
-    def verdict(self, r: Mapping) -> dict:
+    def verdict(self, r: Mapping | sqlite3.Row) -> dict:
         error = None if r["error"] is None else WITHHELD if self.public else self.clean(r["error"])
         return {"match_id": r["match_id"], "judge": r["judge"], "run": r["run"], **_outcome_cells(r),
                 "rationale": r["rationale"], "error": error, "simulated": bool(r["simulated"]),
                 "created_at": r["created_at"], "extra": _json(self.scrub(json.loads(r["extra"])))}
 
-    def calls(self, rows: Iterable[Sequence], withheld: Collection[str]) -> list[dict]:
+    def calls(self, rows: Iterable[sqlite3.Row], withheld: Collection[str]) -> list[dict]:
         """The ledger's rows but those of withheld matches; each row read once, by position (a ledger has a
         hundred thousand rows, and dict() of a sqlite3.Row costs twice what zipping its keys does)."""
         out, keys = [], None
@@ -369,7 +372,7 @@ def _motion_row(m) -> dict:
             "pro_text": m.pro_text, "con_text": m.con_text}
 
 
-def _speech_row(r: Mapping) -> dict:
+def _speech_row(r: Mapping | sqlite3.Row) -> dict:
     return {"match_id": r["match_id"], "seq": r["seq"], "stage": r["stage"], "side": r["side"], "text": r["text"],
             "references": [{"number": x.get("number", 0), "title": x["title"], "url": x["url"],
                             "text": x.get("text", "")} for x in json.loads(r["refs"])],
@@ -377,12 +380,12 @@ def _speech_row(r: Mapping) -> dict:
             "cut": bool(r["cut"]), "started_at": r["started_at"], "finished_at": r["finished_at"]}
 
 
-def _outcome_cells(r: Mapping) -> dict:
+def _outcome_cells(r: Mapping | sqlite3.Row) -> dict:
     dimensions = json.loads(r["dimensions"])
     return {"overall": r["overall"], **{d: dimensions.get(d) for d in DIMENSIONS}, "dimensions": _json(dimensions)}
 
 
-def _ballot_row(r: Mapping, person: str) -> dict:
+def _ballot_row(r: Mapping | sqlite3.Row, person: str) -> dict:
     return {"match_id": r["match_id"], "judge": r["judge"], "run": r["run"], "person": person, **_outcome_cells(r),
             "rationale": r["rationale"], "simulated": bool(r["simulated"]), "created_at": r["created_at"]}
 

@@ -17,6 +17,8 @@ def pack(texts: Iterable[tuple[str, str]]) -> tuple[list[tuple[int, int]], bytes
     """(prompt, response) pairs → their sizes in bytes, and the compressed block holding them all."""
     import zstandard
 
+    sizes: list[tuple[int, int]]
+    parts: list[bytes]
     sizes, parts = [], []
     for prompt, response in texts:
         p, r = prompt.encode("utf-8", "surrogatepass"), response.encode("utf-8", "surrogatepass")

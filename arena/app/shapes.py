@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from arena.formats import Format, shown
 from arena.records import Entry, Match, Motion, score
 from arena.redact import public_url
+
+if TYPE_CHECKING:
+    import sqlite3
 
 
 def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> dict:
@@ -24,6 +27,7 @@ def entry_detail(entry: Entry, matches: int, forfeits: int, simulated: bool | No
     """`arena entry show`: the configuration, status, completed-match count and forfeits; simulated as entry_row
     says."""
     simulated = entry.simulated if simulated is None else simulated
+    row: dict[str, Any]
     row = {"name": entry.name, "status": "retired" if entry.retired else "imported" if entry.imported else "active",
            "retired": entry.retired,
            "debater": entry.debater, "model": entry.model, "family": entry.family, "simulated": simulated,
@@ -44,7 +48,7 @@ def _sides(motion: Motion) -> dict:
     return {"pro_text": motion.pro_text, "con_text": motion.con_text} if motion.two_sided else {}
 
 
-def match_row(row: Mapping) -> dict:
+def match_row(row: Mapping | sqlite3.Row) -> dict:
     """`arena match list`: a stored match's id, status, motion, sides, error, forfeit (the side, or None) and
     debate format."""
     return {"id": row["id"], "status": row["status"], "motion": row["motion_id"], "pro": row["pro"],
