@@ -14,10 +14,10 @@ import io
 import random
 import secrets
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping
+from typing import Collection, Iterable, Iterator, Mapping, cast
 
 from arena.errors import UserError, read_user_text
-from arena.records import DIMENSIONS, Ballot, JudgeSpec
+from arena.records import DIMENSIONS, Ballot, JudgeSpec, Outcome
 
 OUTCOMES = ("pro", "con", "tie")
 RATIONALE_MAX = 20_000  # characters: a page of reasons, not a dump
@@ -70,7 +70,7 @@ def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimen
     """A Ballot from raw fields ({overall, argument, source, language, rationale}); BallotError names the
     first field that is missing or not one of pro, con, tie. Dimensions and rationale may be left blank
     unless required (a paper ballot may record only the winner)."""
-    outcomes = {}
+    outcomes: dict[str, Outcome] = {}
     for key in ("overall", *DIMENSIONS):
         value = (fields.get(key) or "").strip().lower()
         if not value:
@@ -79,7 +79,7 @@ def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimen
             continue
         if value not in OUTCOMES:
             raise BallotError(key, f"expected pro, con or tie, got {value[:40]!r}")
-        outcomes[key] = value
+        outcomes[key] = cast(Outcome, value)  # one of OUTCOMES
     rationale = (fields.get("rationale") or "").strip()
     if rationale_required and not rationale:
         raise BallotError("rationale", "missing: say in a few words why")

@@ -6,7 +6,7 @@ import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping, cast
 from urllib.parse import urlsplit
 
 from arena import limits
@@ -125,19 +125,20 @@ def is_http_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.netloc)
 
 
-# (type, check, description) per key; the check runs after the type matches.
-_Spec = dict[str, tuple[type | tuple[type, ...], Any, str]]
+# (type, (check, description)) per key; the check runs after the type matches.
+_Check = tuple[Callable[[Any], Any], str]
+_Spec = dict[str, tuple[type | tuple[type, ...], _Check]]
 
 _URL = (lambda v: v == "" or is_http_url(v), "empty or an http(s) URL")
 _ANY = (lambda v: True, "")
 
 
-def _whole(low: int, high: int) -> tuple[Any, str]:
+def _whole(low: int, high: int) -> _Check:
     """A whole number from low to high (arena.limits)."""
     return lambda v: low <= v <= high, f"a whole number of at least {low} and at most {high}"
 
 
-def _number(low: float, high: float, *, above: bool = False) -> tuple[Any, str]:
+def _number(low: float, high: float, *, above: bool = False) -> _Check:
     """A number from low (or above it) to high."""
     return ((lambda v: (low < v if above else low <= v) and v <= high),
             f"a finite number {'above' if above else 'of at least'} {low:g} and at most {high:g}")
@@ -285,7 +286,8 @@ def tables() -> dict[str, tuple[_Spec, dict, tuple[str, ...]]]:
     gives them, and its required keys; what the docs print of each table and their tests check."""
     settings = {"arena": ArenaSettings, "llm": LLMSettings, "search": SearchSettings, "motions": MotionSettings,
                 "rating": RatingSettings, "site": SiteSettings}
-    found = {name: (spec, _defaults(settings[name]), ()) for name, spec in _SECTIONS.items()}
+    found: dict[str, tuple[_Spec, dict, tuple[str, ...]]] = {
+        name: (spec, _defaults(settings[name]), ()) for name, spec in _SECTIONS.items()}
     found["entries"] = (_ENTRY, _defaults(Entry), _REQUIRED["entries"])
     found["judges"] = (_JUDGE, _defaults(JudgeSpec), _REQUIRED["judges"])
     return found
@@ -293,7 +295,7 @@ def tables() -> dict[str, tuple[_Spec, dict, tuple[str, ...]]]:
 
 def _defaults(cls) -> dict:
     """A dataclass's fields that have defaults, with them."""
-    return {f.name: f.default if f.default is not MISSING else f.default_factory()
+    return {f.name: f.default if f.default is not MISSING else cast(Callable[[], Any], f.default_factory)()
             for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
 
 
@@ -350,7 +352,9 @@ def parse_config(text: str, path: Path) -> Config:
     if not known(arena.format, formats):
         raise fail("arena.format", f"unknown debate format {arena.format!r} (known: "
                                    f"{', '.join(format_names(formats))})")
-    llm = LLMSettings(**{k: (float(v) if k in ("timeout_s", "backoff_s") else v) for k, v in values["llm"].items()})
+    llm_values: dict[str, Any] = {k: (float(v) if k in ("timeout_s", "backoff_s") else v)
+                                  for k, v in values["llm"].items()}
+    llm = LLMSettings(**llm_values)
     search = SearchSettings(**values["search"])
     motions = MotionSettings(**{k: tuple(v) for k, v in values["motions"].items()})
 
@@ -362,7 +366,8 @@ def parse_config(text: str, path: Path) -> Config:
         JudgeSpec(**{"runs": arena.judge_runs, **item, **_implied(item, i, fail)})
         for i, item in enumerate(_check_array(data.get("judges", []), _JUDGE, "judges", fail))
     )
-    rating = RatingSettings(**{k: tuple(v) if k == "control" else v for k, v in values["rating"].items()})
+    rating_values: dict[str, Any] = {k: tuple(v) if k == "control" else v for k, v in values["rating"].items()}
+    rating = RatingSettings(**rating_values)
     return Config(path, arena, llm, search, motions, entries, judges, lines, rating, formats,
                   SiteSettings(**values["site"]))
 

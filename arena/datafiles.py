@@ -7,11 +7,12 @@ goes: an alias bomb is refused at the alias that passes the limit, before anythi
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Callable, cast
 
 import yaml
 from yaml.composer import Composer, ComposerError
 from yaml.constructor import SafeConstructor
+from yaml.error import Mark
 from yaml.nodes import MappingNode, Node, ScalarNode
 from yaml.resolver import Resolver
 
@@ -51,6 +52,10 @@ class _Bounded(Composer):
     counting as the whole node it names) and height, so that the document's expanded size and depth are known
     at every step."""
 
+    # The parser's, which _Loader mixes in
+    peek_event: Callable[[], Any]
+    check_event: Callable[..., bool]
+
     def __init__(self):
         Composer.__init__(self)
         self._level = 0  # nodes from the root to the one being composed, that one included
@@ -69,7 +74,7 @@ class _Bounded(Composer):
         self._level += 1
         self._grow(1, self._level, mark)
         before = self._total
-        node = Composer.compose_node(self, parent, index)
+        node = cast(Node, Composer.compose_node(self, parent, index))  # an event was there to compose
         self._level -= 1
         children = ([] if isinstance(node, ScalarNode) else
                     [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value)
@@ -98,7 +103,7 @@ class _Bounded(Composer):
             raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep{_SEE}", mark)
 
 
-class _Loader(_Bounded, *_PARSING, SafeConstructor, Resolver):
+class _Loader(_Bounded, *_PARSING, SafeConstructor, Resolver):  # type: ignore[misc]  # bases known at import
     """SafeLoader's parts, with the bounded composer first so that its methods win over CParser's own."""
 
     def __init__(self, text: str):
@@ -116,7 +121,8 @@ def load_yaml(text: str, name: str) -> tuple[Node | None, Any]:
         node = loader.get_single_node()
         return node, (None if node is None else loader.construct_document(node))
     except _Refused as e:
-        raise UserError(f"{name}: line {e.problem_mark.line + 1}: {e.problem}") from None
+        # raised with its mark, always
+        raise UserError(f"{name}: line {cast(Mark, e.problem_mark).line + 1}: {e.problem}") from None
     except yaml.MarkedYAMLError as e:
         if "nesting depth" in str(e.problem) and e.problem_mark is not None:
             # PyYAML 6.0.4 on stops at 1,000 levels while scanning ahead, before the composer counts 32: our limit

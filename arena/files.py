@@ -26,6 +26,7 @@ from arena.errors import ArenaError
 
 T = TypeVar("T")
 # What a full disk is called where it shows: the errno of a write, and SQLite's codes for the same.
+NO_SPACE: dict[int | None, str]  # by errno; looked up with None too (an error without one)
 NO_SPACE = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded",
             errno.EFBIG: "file too large for the filesystem"}
 _SQLITE_FULL = {13, 4874}  # SQLITE_FULL; SQLITE_IOERR_SHMSIZE: no room for the WAL's shared memory at open

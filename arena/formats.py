@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, TypeVar
+from typing import Iterable, Mapping, Protocol, TypeVar, cast
 
 from arena.errors import UserError
 from arena.records import Side
@@ -27,7 +27,18 @@ _STAGE_KEY = re.compile(r"[a-z][a-z0-9_]{0,39}")
 _ZH_DIGITS = "零一二三四五六七八九"
 _LABELS = {"pro": "PRO", "con": "CON"}
 _ZH_SIDES = {"pro": "正方", "con": "反方"}
-S = TypeVar("S")
+
+
+class _Spoken(Protocol):
+    """What ordered() sorts: anything said at a turn, with its stage and side (a Speech)."""
+
+    @property
+    def stage(self) -> str: ...
+    @property
+    def side(self) -> Side: ...
+
+
+S = TypeVar("S", bound=_Spoken)
 
 
 @dataclass(frozen=True)
@@ -158,6 +169,7 @@ def _three_stages() -> tuple[Turn, ...]:
     titles = {"constructive": ("Constructive", "立论"), "rebuttal": ("Rebuttal", "驳论"),
               "summary": ("Summary", "总结陈词")}
     # Budgets as the paper's debates ran them: 450/400/300 words, 1200/1000/800 characters.
+    spec: tuple[tuple[str, tuple[Side, Side], int, int, bool], ...]
     spec = (("constructive", ("pro", "con"), 450, 1200, True), ("rebuttal", ("pro", "con"), 400, 1000, False),
             ("summary", ("con", "pro"), 300, 800, False))
     return tuple(Turn(stage, side, titles[stage][0], words, chars, blind=blind, workflow=stage,
@@ -229,7 +241,7 @@ def get_format(name: str, declared: Mapping[str, Format] | None = None) -> Forma
     if name in BUILTIN:  # without looking at plug-ins: a transcript renders with its format
         return BUILTIN[name]
     if name in (declared or {}):
-        return declared[name]
+        return cast(Mapping[str, Format], declared)[name]
     if name not in format_names():
         raise UserError(f"unknown debate format {name!r}; known: {', '.join(format_names(declared))}")
     found = FORMATS.get(name)

@@ -33,7 +33,8 @@ from arena.params import Param, between, resolve
 from arena.protocol import LLMHandle
 from arena.records import DIMENSIONS, JudgeSpec, Motion, Outcome, Speech, Verdict
 
-SWAP = {"pro": "con", "con": "pro", "tie": "tie", None: None}
+# A side, an outcome or None, exchanged for one of the same kind (hence Any: a Side gives a Side).
+SWAP: dict[Any, Any] = {"pro": "con", "con": "pro", "tie": "tie", None: None}
 COMMON_OPTIONS: dict[str, Param] = {
     "temperature": Param(0.7, (int, float), "sampling temperature; above 0 so that R runs are R samples",
                          between(0, 2), "from 0 to 2"),

@@ -260,10 +260,10 @@ class LLMGateway:
         caller, which stores it with what it keeps of the answer."""
         if ref.simulated:
             started = time.perf_counter()
-            text, sent, answered = offline.respond(
+            text, asked, answered = offline.respond(
                 ref.model, ref.strength, messages, schema=schema, sample=sample, seed=self.seed, role=tag.role,
                 stage=tag.stage, judging=tag.side is None, verbosity=ref.verbosity, length_bias=ref.length_bias)
-            usage = AgentUsage(1, sent, answered, 0.0)
+            usage = AgentUsage(1, asked, answered, 0.0)
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             return Answer(text, usage, "stop")
 

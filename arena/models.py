@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from arena.lazy import litellm
 from arena.records import Entry, JudgeSpec, is_simulated
@@ -108,7 +108,7 @@ def _window_in(data: Any) -> int | None:
         for key in ("max_model_len", "n_ctx", "context_length", "context_window"):
             if isinstance(data.get(key), int) and data[key] > 0:
                 return data[key]
-        values = data.values()
+        values: Iterable[Any] = data.values()
     elif isinstance(data, list):
         values = data
     else:

@@ -21,7 +21,7 @@ import math
 import random
 import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Mapping, Sequence
 
 from arena import transcript
 from arena.contradictions import contradicts
@@ -335,7 +335,7 @@ def _notes_zh(prompt: str, rng: random.Random, sentences: int, *, lengths: bool 
     return text
 
 
-def _p_pro(counts: dict[str, tuple[int, int]] | None, bias: float = 0.0) -> float:
+def _p_pro(counts: Mapping[str, Sequence[int]] | None, bias: float = 0.0) -> float:
     """P(PRO wins) by Bradley–Terry on the strengths the (cogent, hedged) counts per side reveal, bias added to
     its logit; 0.5 unknown."""
     pro, con = (None, None) if counts is None else (_logit(*counts["pro"]), _logit(*counts["con"]))
@@ -557,7 +557,7 @@ def simulated_ballot(match, person: str, rng: random.Random):
     """A simulated person's Ballot on a played Match: like a simulated judge, Bradley–Terry on the strengths
     its speeches reveal, drawn with the person's own rng, ties a little more common (people call close
     rounds even), and a rationale saying it is simulated."""
-    from arena.records import DIMENSIONS, Ballot
+    from arena.records import DIMENSIONS, Ballot, Outcome
 
     counts = {side: [0, 0] for side in ("pro", "con")}
     for speech in match.speeches:
@@ -566,7 +566,7 @@ def simulated_ballot(match, person: str, rng: random.Random):
         counts[speech.side][1] += w
     p_pro = _p_pro(counts)
 
-    def draw() -> str:
+    def draw() -> Outcome:
         return "tie" if rng.random() < 0.1 else "pro" if rng.random() < p_pro else "con"
 
     overall = draw()

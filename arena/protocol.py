@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Protocol, cast
 
 from arena import speechchecks
 from arena.fitting import Cut, Material, PromptTooLong, fit
@@ -218,7 +218,8 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: For
         else:
             given = []
             for t in group:
-                given.append(await speak(t.side, t.stage, tuple(speeches + given)))
+                # all speeches so far: a forfeit ends the loop
+                given.append(await speak(t.side, t.stage, tuple(speeches + cast(list[Speech], given))))
                 if isinstance(given[-1], Forfeit):
                     break
         for failure in given:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from typing import cast
 from urllib.parse import urlsplit, urlunsplit
 
 _SECRET_NAME_ENDINGS = ("_KEY", "_TOKEN", "_SECRET")  # _KEY covers OPENAI_API_KEY, TAVILY_API_KEY...
@@ -57,7 +58,8 @@ def _redact(text: str, values: list[str]) -> str:
 def _secret_values(environ: Mapping[str, str]) -> list[str]:
     """The values worth hiding, longest first, so a value that contains another is replaced whole."""
     names = (k for k in environ if k.upper().endswith(_SECRET_NAME_ENDINGS))
-    return sorted({v for v in map(environ.get, names) if len(v) >= _MIN_SECRET_LEN}, key=len, reverse=True)
+    values = cast(Iterator[str], map(environ.get, names))  # names are environ's
+    return sorted({v for v in values if len(v) >= _MIN_SECRET_LEN}, key=len, reverse=True)
 
 
 def _url_replacement(m: re.Match) -> str:

@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import replace
 from datetime import date, time
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence
+from typing import Any, Callable, Collection, Mapping, Sequence, cast
 
 from arena.config import Config, check_entry_value, check_judge, is_http_url, parse_config
 from arena.errors import ArenaError, UserError, plural
@@ -83,7 +83,7 @@ def add_entry(config: Config, remembered: Collection[str], kinds: Registry, *, n
     except UserError as exc:
         raise UserError(f"--param: {exc}") from None
 
-    keys = {"name": name, "debater": debater, "model": model}
+    keys: dict[str, Any] = {"name": name, "debater": debater, "model": model}
     if api_base is not None:
         keys["api_base"] = api_base
     if strength is not None:
@@ -183,7 +183,7 @@ def _remove_table(config: Config, table: str, meant: Callable[[Config], bool]) -
     subtables = {n - 1 for k, n in config.key_lines.items() if k.startswith(f"{table}.")}
     start, last = header - 1, _last_key_line(lines, header - 1, config.path)
     while (following := _next_header(lines, last + 1)) in subtables:
-        last = _last_key_line(lines, following, config.path)
+        last = _last_key_line(lines, cast(int, following), config.path)  # a subtable's line
     if start > 0 and not lines[start - 1].strip():
         start -= 1
     del lines[start:last + 1]

@@ -3,6 +3,7 @@ is told. One rule for the LLM gateway (litellm's errors) and the search gateway 
 from __future__ import annotations
 
 import random
+from typing import Any, cast
 
 from arena.redact import redact
 
@@ -97,7 +98,7 @@ def auth_status(exc: Exception) -> int | None:
     return 401 if named and type(exc).__module__.startswith("tavily") else None
 
 
-def _chain(exc: BaseException) -> list[BaseException]:
+def _chain(exc: BaseException | None) -> list[BaseException]:
     """exc and the exceptions it was raised from or while handling, each once."""
     found: list[BaseException] = []
     while exc is not None and all(exc is not e for e in found):
@@ -112,7 +113,7 @@ def _host(exc: BaseException) -> str | None:
     if isinstance(host, str) and host:
         return f"{host}:{port}" if port and port not in (80, 443) else host
     try:
-        url = exc.request.url  # httpx's errors; accessing a missing request raises RuntimeError
+        url = cast(Any, exc).request.url  # httpx's errors; accessing a missing request raises RuntimeError
     except Exception:
         return None
     host = getattr(url, "host", None)

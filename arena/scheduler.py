@@ -23,13 +23,16 @@ import itertools
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Callable, Hashable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
 
 from arena.errors import UserError, plural
 from arena.limits import MAX_PLAN_MATCHES, MAX_ROUNDS
 from arena.records import CATEGORIES, Motion
 # The kernel's one import from leaderboard: the Elo scale and prior, a standard-library-only module.
 from leaderboard.elo import BASE_RATING, LOGIT_PER_ELO, PRIOR_SD, expected_score
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsRichComparison
 
 ONBOARD_MATCHES = 16  # the paper's ratings stabilise at about 15 matches
 EXACT_MATCHING_LIMIT = 20  # exact swiss pairing takes ~0.2 s per round at 20 players, ~1 s at 24
@@ -329,7 +332,7 @@ def _by_pair(item) -> list[str]:
     return sorted(item[0])
 
 
-def _fewest(items: list[str], key: Callable[[str], Hashable]) -> list[str]:
+def _fewest(items: list[str], key: Callable[[str], SupportsRichComparison]) -> list[str]:
     least = min(map(key, items))
     return [x for x in items if key(x) == least]
 
@@ -343,7 +346,7 @@ def _information(rating_a: float, rating_b: float) -> float:
 def _finish(request: DrawRequest, rng: random.Random, matches: list[tuple], flags: list[str],
             byes: tuple = ()) -> Draw:
     """Sides, then motions, for matches (a, b, round, probability) drawn without sides."""
-    lean = Counter()
+    lean: Counter[str] = Counter()
     for p in request.history:
         lean[p.pro] += 1
         lean[p.con] -= 1
@@ -365,7 +368,7 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
     more. Each trail starts at the entry leaning less to Pro (lean: Pro − Con in stored matches,
     updated as trails are turned), ties by the seed.
     """
-    dummy = None
+    dummy: Any = None  # a vertex that is no entry
     edges = [tuple(m) for m in matches]
     degree = Counter(v for edge in edges for v in edge)
     edges += [(v, dummy) for v in sorted(degree) if degree[v] % 2]
@@ -379,6 +382,8 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
     for start in starts:
         walk = _euler_circuit(start, adjacent, used)
         steps = [(walk[i - 1][0], v, k) for i, (v, k) in enumerate(walk) if i]  # (from, to, edge)
+        trails: list[list[tuple]]
+        trail: list[tuple]
         trails, trail = [], []
         for step in steps:
             if dummy in step[:2]:
@@ -398,7 +403,7 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
                 lean[con] -= 1
             for a, b, k in trail:
                 sides[k] = (b, a) if flip else (a, b)
-    return sides
+    return cast(list[tuple[str, str]], sides)  # every match is an edge of a circuit: each has its sides
 
 
 def _euler_circuit(start, adjacent: dict, used: list[bool]) -> list[tuple]:
@@ -433,20 +438,23 @@ def _min_cost_matching(players: list[str], cost: Callable[[str, str], Cost]) -> 
     among equal costs the earliest partner in players' order wins."""
     n = len(players)
     c = [[cost(players[i], players[j]) if i != j else None for j in range(n)] for i in range(n)]
-    memo: dict[int, tuple] = {0: ((0, 0, 0.0), None)}
+    # mask -> (cost of its best matching, partner of its first player in it; None for the empty set)
+    memo: dict[int, tuple[Cost, Any]] = {0: ((0, 0, 0.0), None)}
 
-    def best(mask: int) -> tuple:
+    def best(mask: int) -> tuple[Cost, Any]:
         if mask in memo:
             return memo[mask]
         i = (mask & -mask).bit_length() - 1
         rest = mask & ~(1 << i)
+        result: tuple[Cost, int] | None
         result, others = None, rest
         while others:
             j = (others & -others).bit_length() - 1
             others &= others - 1
-            total = _plus(c[i][j], best(rest & ~(1 << j))[0])
+            total = _plus(cast(Cost, c[i][j]), best(rest & ~(1 << j))[0])  # j != i: a cost
             if result is None or total < result[0]:
                 result = (total, j)
+        assert result is not None  # mask holds two players or more: players are even in number
         memo[mask] = result
         return result
 

@@ -50,8 +50,8 @@ class SearchGateway:
         """Results for query. offline=True (or provider 'offline') answers without the network."""
         limit = max_results or self.settings.max_results
         provider = "offline" if offline else self.settings.provider
-        key = hashlib.sha256(json.dumps([provider, self.settings.api_base_url, query, limit, search_depth]).encode())
-        key = key.hexdigest()
+        digest = hashlib.sha256(json.dumps([provider, self.settings.api_base_url, query, limit, search_depth]).encode())
+        key = digest.hexdigest()
         started = time.perf_counter()
         hit = self.store.cache_get(key) if self.cache and provider != "offline" else None
         if hit is None and provider != "offline":
@@ -89,6 +89,7 @@ class SearchGateway:
                     self._ledger("tavily", tag, time.perf_counter() - started, call_id=sent)
                     return [{"title": r.get("title", ""), "url": r.get("url", ""), "content": r.get("content", ""),
                              "score": _score(r.get("score"))} for r in answer.get("results", [])[:limit]]
+        raise AssertionError("unreachable: the last try returns or raises")
 
     def _ledger(self, provider: str, tag: SearchTag, latency_s: float, cache_hit: bool = False,
                 error: str | None = None, call_id: int | None = None) -> int | None:

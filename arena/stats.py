@@ -395,7 +395,7 @@ def consistency_split(verdicts: Iterable[dict], people: Mapping[str, Mapping[int
     for crowd, names in people.items():
         cast = ballots.get(crowd, {})
         pairs = list(combinations([cast.get(names[run], {}) for run in sorted(names)], 2))
-        row = {"people": crowd}
+        row: dict[str, Any] = {"people": crowd}
         for scope, matches in scoped(dict.fromkeys(m for c in cast.values() for m in c)).items():
             compared = [(a[m], b[m]) for m in matches for a, b in pairs if m in a and m in b]
             row[scope] = {"matches": sum(sum(m in c for c in cast.values()) >= 2 for m in matches),

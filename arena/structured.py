@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from typing import Any, cast
 
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
 TEXT_TOKENS = 512  # answer cap of a free-text call that states none
@@ -30,7 +30,9 @@ def with_schema(messages: list[dict], schema: dict | None, mode: str | None) -> 
 def response_format(schema: dict | None, mode: str | None) -> dict | None:
     """The response_format a request sends in mode; None for free text and the prompt mode."""
     if mode == "json_schema":
-        return {"type": "json_schema", "json_schema": {"name": schema.get("title", "answer"), "schema": schema}}
+        # a mode is chosen only for a schema
+        return {"type": "json_schema", "json_schema": {"name": cast(dict, schema).get("title", "answer"),
+                                                       "schema": schema}}
     if mode == "json_object":
         # OpenAI's JSON mode; llama.cpp-style servers also constrain the answer to the schema given here.
         return {"type": "json_object", "schema": schema}

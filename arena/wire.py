@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any
+from typing import Any, cast
 
 from arena.credentials import stand_in_key
 from arena.lazy import litellm
@@ -115,7 +115,7 @@ async def _direct(route: tuple, model: str, messages: list[dict], params: dict, 
         if isinstance(exc, httpx.HTTPStatusError):
             exc = config.get_error_class(error_message=exc.response.text, status_code=exc.response.status_code,
                                          headers=exc.response.headers)
-        elif not isinstance(getattr(exc, "status_code", None), int) or exc.status_code < 400:
+        elif not isinstance(getattr(exc, "status_code", None), int) or cast(Any, exc).status_code < 400:
             # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
             exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None

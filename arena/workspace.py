@@ -122,6 +122,8 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
         registry.names()  # a plug-in that takes a built-in's name is refused at once, not when first named
 
     def build(registry: Registry, specs, table: str, kind_key: str, options_key: str) -> dict[str, Any]:
+        built: dict[str, Any]
+        classes: dict[str, Any]
         built, classes = {}, {}  # each kind looked up once: a lookup reads every installed package's entry points
         for i, spec in enumerate(specs):
             kind = getattr(spec, kind_key)

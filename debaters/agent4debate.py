@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from arena import transcript
 from arena.errors import UserError
@@ -127,7 +127,7 @@ def _review_schema(stage: str) -> dict:
 
 def _workflow(ctx: DebateContext) -> str:
     """The workflow that plays this turn (check_format has made sure there is one)."""
-    return ctx.turn.workflow
+    return cast(str, ctx.turn.workflow)
 
 
 def _max_findings(sources: int) -> int:

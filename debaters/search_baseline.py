@@ -30,7 +30,7 @@ class SearchBaseline:
         self.sampling = sampling(self.params)
 
     async def speak(self, ctx: DebateContext) -> Draft:
-        kb = ctx.memory.get("knowledge")
+        kb: KnowledgeBase | None = ctx.memory.get("knowledge")
         if kb is None:  # the first speech of this side searches once; the base then serves the whole match
             kb = ctx.memory["knowledge"] = KnowledgeBase()
             kb.add(await ctx.search.search(ctx.motion.proposition(ctx.side), max_results=self.params["max_results"],

@@ -48,6 +48,7 @@ class ArenaImporter(Importer):
             runs[r["match_id"]].append((Verdict(r["judge"], r["run"], r["overall"], r["dimensions"], r["rationale"]),
                                         r["simulated"]))
 
+        simulated: dict[tuple[str, str, int], bool]
         matches, skipped, created_at, simulated = [], [], {}, {}
         where = table_path("matches")
         for r in sorted(tables["matches"], key=lambda r: r["seq"]):
@@ -104,8 +105,9 @@ def _judge(r: Mapping, source: str) -> JudgeSpec:
 _JSON = {"entries": ("params",), "judges": ("options",), "verdicts": ("dimensions", "extra"),
          "ballots": ("dimensions",)}
 _OUTCOMES = {"pro", "con", "tie", None}
-_ALLOWED = {"speeches": {"side": {"pro", "con"}}, "matches": {"forfeit": {"pro", "con", None}},
-            **{t: {c: _OUTCOMES for c in ("overall", *DIMENSIONS)} for t in ("verdicts", "ballots")}}
+_ALLOWED: dict[str, dict[str, set[str | None]]] = {
+    "speeches": {"side": {"pro", "con"}}, "matches": {"forfeit": {"pro", "con", None}},
+    **{t: {c: _OUTCOMES for c in ("overall", *DIMENSIONS)} for t in ("verdicts", "ballots")}}
 
 
 def _check(folder: Path, tables: dict[str, list[dict]]) -> None:

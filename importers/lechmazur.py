@@ -25,13 +25,13 @@ import math
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, cast
 
 from arena.errors import UserError
 from arena.formats import get_format
 from arena.limits import MAX_DEPTH, MAX_SOURCE_LINE_BYTES, nesting
 from arena.params import Param
-from arena.records import IMPORTED, Entry, JudgeSpec, Match, Motion, Outcome, Speech, Verdict
+from arena.records import IMPORTED, Entry, JudgeSpec, Match, Motion, Outcome, Side, Speech, Verdict
 from importers.base import Imported, Importer, Skipped, SourceRefused, source_lines, source_text
 
 SOURCE = "lechmazur/debate"
@@ -133,7 +133,7 @@ class LechmazurImporter(Importer):
             skipped.append(Skipped(runs[0].where, f"{len(runs)} judge row(s) of debate {debate_id!r}, which has no "
                                                   "transcript"))
 
-        displays = {}
+        displays: dict[str, str] = {}
         for m in matches:  # the reports' names of each side, where there is a report
             for name, display in zip((m.pro, m.con), roles.get(m.id, ())):
                 displays.setdefault(name, display)
@@ -177,12 +177,13 @@ def _layout(folder: Path) -> list[Path]:
 def read_transcript(text: str, stem: str) -> Debate:
     """A transcript file's debate; ParseError says what is wrong with it."""
     head, *turns = _TURN.split(text)
-    meta = dict(m.groups() for line in head.splitlines() if (m := _META.match(line.strip())))
+    # _META's two groups always match
+    meta = dict(cast(tuple[str, str], m.groups()) for line in head.splitlines() if (m := _META.match(line.strip())))
     missing = [k for k in ("topic_id", "proposition", "model_pro", "model_con") if not meta.get(k, "").strip()]
     if missing:
         raise ParseError(f"no {', '.join(missing)} in its header")
-    title = re.search(r"^# Debate (\S+)\s*$", head, re.M)
-    debate_id = title.group(1) if title else stem
+    heading = re.search(r"^# Debate (\S+)\s*$", head, re.M)
+    debate_id = heading.group(1) if heading else stem
     pro, con = meta["model_pro"].strip(), meta["model_con"].strip()
     for side, name in (("model_pro", pro), ("model_con", con)):
         if not ENTRY_NAME.fullmatch(name):
@@ -197,7 +198,7 @@ def read_transcript(text: str, stem: str) -> Debate:
         speech = turn_body(body)
         if not speech:
             raise ParseError(f"its {side.upper()} {title} turn is empty")
-        speeches.append(Speech(STAGE_KEYS[title], side, speech))
+        speeches.append(Speech(STAGE_KEYS[title], cast(Side, side), speech))  # one of TURNS' sides
     motion = Motion(meta["topic_id"].strip(), meta["proposition"].strip(), category(meta["proposition"]))
     return Debate(debate_id, motion, pro, con, tuple(speeches))
 
@@ -353,7 +354,7 @@ def report_section(section: str) -> tuple[str, tuple[str, str], list[Row]]:
         raise ParseError(f"debate {debate_id!r} has no judge table")
     columns = [c.strip() for c in lines[header].strip().strip("|").split("|")]
     notes = _notes(lines)
-    runs = []
+    runs: list[Row] = []
     for line in lines[header + 2:]:
         if not line.startswith("|"):
             break

@@ -35,11 +35,11 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Literal, Mapping, Sequence, cast, overload
 
 from arena.datafiles import load_json, load_yaml
 from arena.errors import UserError, read_user_text
-from arena.records import CATEGORIES, SIDES, STAGES, Motion, Speech
+from arena.records import CATEGORIES, SIDES, STAGES, Motion, Side, Speech
 from arena.stats import OUTCOMES, cohen_kappa
 from arena.judging import JudgeView
 
@@ -102,7 +102,7 @@ def metrics(labels: Sequence[str], outcomes: Sequence[str | None]) -> dict:
     counts them (rows: the human label, columns: the judge's outcome); failed counts the rest.
     """
     pairs = [(label, out) for label, out in zip(labels, outcomes, strict=True) if out is not None]
-    confusion = {h: {j: 0 for j in OUTCOMES} for h in OUTCOMES}
+    confusion: dict[str, dict[str, int]] = {h: {j: 0 for j in OUTCOMES} for h in OUTCOMES}
     for label, out in pairs:
         confusion[label][out] += 1
     return {"items": len(labels), "judged": len(pairs), "failed": len(labels) - len(pairs),
@@ -131,14 +131,15 @@ def dimension_scores(items: Sequence[BenchItem],
     chosen = {name: judge_dimension(name, judged) for name in names}
     summary = {}
     for name, ours in chosen.items():
-        rows = [(item.dimensions[name], out) for item, out in zip(items, outcomes) if name in (item.dimensions or {})]
+        rows = [(cast(Mapping[str, str], item.dimensions)[name], out) for item, out in zip(items, outcomes)
+                if name in (item.dimensions or {})]
         scored = metrics([label for label, _ in rows],
                          [None if out is None or ours is None else out.get(ours) for _, out in rows])
         if ours is None:
             scored["failed"] = sum(out is None for _, out in rows)
         summary[name] = {**scored, "judge_dimension": ours}
     per_item = [{name: {"label": label, "outcome": None if out is None or chosen[name] is None
-                        else out.get(chosen[name])} for name, label in (item.dimensions or {}).items()}
+                        else out.get(cast(str, chosen[name]))} for name, label in (item.dimensions or {}).items()}
                 for item, out in zip(items, outcomes)]
     return summary, per_item
 
@@ -268,9 +269,9 @@ def _folder_view(root: Path, item_id: str, language: str) -> JudgeView:
     return JudgeView(motion, tuple(speeches))
 
 
-def _debaters(data: dict, where: str) -> dict[str, str]:
+def _debaters(data: dict, where: str) -> dict[str, Side]:
     """Debater name → side, from pro_side and con_side (each a list of names or one name)."""
-    side_of: dict[str, str] = {}
+    side_of: dict[str, Side] = {}
     for side in SIDES:
         key = f"{side}_side"
         names = data.get(key)
@@ -284,10 +285,10 @@ def _debaters(data: dict, where: str) -> dict[str, str]:
     return side_of
 
 
-def _side(name: Any, side_of: dict[str, str], where: str, *, names_only: bool = False) -> str:
+def _side(name: Any, side_of: dict[str, Side], where: str, *, names_only: bool = False) -> Side:
     if isinstance(name, str):
         if not names_only and name.strip().lower() in SIDES:
-            return name.strip().lower()
+            return cast(Side, name.strip().lower())
         if name.strip() in side_of:
             return side_of[name.strip()]
     known = ", ".join(repr(n) for n in side_of)
@@ -389,9 +390,9 @@ def _debateart_view(root: Path, dart_id: int, listed: str, language: str) -> Jud
                      independent_openings=False)
 
 
-def _debatrix_debaters(info: dict, where: str) -> dict[str, str]:
+def _debatrix_debaters(info: dict, where: str) -> dict[str, Side]:
     """Debater name → side, from a DebateInfo's pro_side and con_side (lists of {name}); names are exact."""
-    side_of: dict[str, str] = {}
+    side_of: dict[str, Side] = {}
     for side in SIDES:
         key = f"{side}_side"
         debaters = info.get(key)
@@ -431,7 +432,7 @@ def _csv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict]]:
 
 def _label(value: str | None, where: str) -> str:
     try:
-        return GOLD_LABELS[float(value)]
+        return GOLD_LABELS[float(value)]  # type: ignore[arg-type]  # None: the TypeError below
     except (KeyError, TypeError, ValueError):
         raise UserError(f"{where}: label {value!r} is not 0 (Pro won), 1 (Con won) or 0.5 (tie)") from None
 
@@ -444,6 +445,10 @@ def _motion(item_id: str, text: str, data: dict, where: str, language: str) -> M
                   _text(data, "info_slide", where) or "")
 
 
+@overload
+def _text(data: dict, key: str, where: str, *, required: Literal[True]) -> str: ...
+@overload
+def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None: ...
 def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):

@@ -26,7 +26,7 @@ from arena.errors import UserError
 from arena.params import Param, between
 from arena.prompts import render
 from arena.protocol import LLMHandle
-from arena.records import CATEGORIES, points
+from arena.records import CATEGORIES, Outcome, points
 from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
@@ -235,7 +235,7 @@ class DebatrixJudge(BaseJudge):
             return TRANSLATIONS.get(language, {}).get(name, {}).get(key, spec[key])
         return spec[key]
 
-    async def _summarise(self, view, llm, decisions, language, params) -> tuple[str, str]:
+    async def _summarise(self, view, llm, decisions, language, params) -> tuple[Outcome, str]:
         ties = self.options["overall_ties"]
         if self.options["summary"] == "rule":
             outcome = weighted_vote(decisions, ties=ties)
@@ -249,7 +249,7 @@ class DebatrixJudge(BaseJudge):
             return chair, f"{why} Level, and ties are off: the chair decided. {reason}"
         return await self._chair(view, llm, decisions, language, params, ties=ties)
 
-    async def _chair(self, view, llm, decisions, language, params, *, ties: bool) -> tuple[str, str]:
+    async def _chair(self, view, llm, decisions, language, params, *, ties: bool) -> tuple[Outcome, str]:
         answer = await llm.complete("summary", self._prompt(
             "summary.j2", motion=view.motion, decisions=decisions, overall_ties=ties, language=language),
             schema=_summary_schema(ties), params=params)
@@ -273,7 +273,7 @@ def weighted_points(decisions: list[dict]) -> tuple[float, float]:
     return tuple(sum(d["weight"] * points(d["winner"], side) for d in decisions) for side in ("pro", "con"))
 
 
-def weighted_vote(decisions: list[dict], *, ties: bool = True) -> str | None:
+def weighted_vote(decisions: list[dict], *, ties: bool = True) -> Outcome | None:
     """The rule summary: the side with more weighted points wins; equal weighted points are a tie.
 
     With ties off, equal points go to the side ahead on the weighted score margin

@@ -14,6 +14,7 @@ loop stops.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import cast
 
 from arena.params import Param, between
 from arena.prompts import render
@@ -93,7 +94,7 @@ class DevilsAdvocateJudge(BaseJudge):
             dialogue.append((f"Scorer: verdict {review + 1}, revised after review {review}", describe_verdict(verdict)))
 
         count = f"{review} review{'s' if review > 1 else ''}"
-        if critique["status"] == NO_ISSUE:
+        if cast(dict, critique)["status"] == NO_ISSUE:  # the loop ran: iterations >= 1
             note = f"Accepted by the critic after {count}."
         elif self.options["tiebreaker"]:
             verdict = await ask("tiebreaker", schema, dialogue=dialogue)

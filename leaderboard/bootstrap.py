@@ -23,13 +23,27 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
-from leaderboard.bt import (fit, fit_side, gradient_hessian, match_weights, mean_zero_inverse, pair_statistics,
-                            side_gradient_hessian, side_statistics, sigmoid, soft_outcomes, to_elo)
+from leaderboard.bt import (Anchor, BoolArray, FloatArray, IndexArray, fit, fit_side, gradient_hessian, match_weights,
+                            mean_zero_inverse, pair_statistics, side_gradient_hessian, side_statistics, sigmoid,
+                            soft_outcomes, to_elo)
 from leaderboard.elo import ELO_SCALE, PRIOR_PRECISION
+
+Float32Array = NDArray[np.float32]
+CountArray = NDArray[np.integer[Any]]
+# Draws of the kinds of match: whole numbers, in float32 (or float64 past 2^24 matches: _multinomial)
+DrawArray = NDArray[np.floating[Any]]
+# _alias_lookup's look-up: int16 or int32, the narrowest that holds the slots
+Lookup = NDArray[np.signedinteger[Any]]
+# An alias table of _poisson_tables: (number of kinds, lowest value, look-up, threshold, alias)
+_Table = tuple[int, int, Lookup, FloatArray, IndexArray]
+# _evaluator's function: (x, rescale, which) -> (gradient, Hessian diagonal or None, whether _cell_sums holds)
+_Evaluate = Callable[[FloatArray, bool, BoolArray], tuple[FloatArray, FloatArray | None, BoolArray]]
 
 # Batch size bound: replicates x max(padded match kinds, n^2) <= this (see _batch_size).
 _BATCH_CELLS = 1 << 22
@@ -49,12 +63,14 @@ _SPAN = 30.0
 class Replicates:
     """Bootstrap replicates: Elo ratings (replicates, n) and, with the side fitted, Pro advantages in Elo."""
 
-    ratings: np.ndarray
-    pro_advantage: np.ndarray | None = None
+    ratings: FloatArray
+    pro_advantage: FloatArray | None = None
 
 
-def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, weighting="paper", anchor=None,
-                      side=False, counts=None, init=None) -> Replicates:
+def bootstrap_ratings(a: ArrayLike, b: ArrayLike, score_a: ArrayLike, score_b: ArrayLike, n: int, *,
+                      replicates: int = 1000, seed: int = 0, weighting: str = "paper", anchor: Anchor = None,
+                      side: bool = False, counts: ArrayLike | None = None,
+                      init: ArrayLike | None = None) -> Replicates:
     """Elo ratings (with side, and a[m]'s Pro advantage: bt.fit_side) refitted on `replicates` resamples of the
     matches (rows, match m counts[m] times: default once) with replacement, each under the weak prior centred on
     a draw from that prior. Rows pooled by match_kinds(keep_sides=True), with their counts, give the very same
@@ -75,8 +91,8 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     drawing = _poisson_tables(counts)
     batch = _batch_size(replicates, first * n + second, n)
     # The kinds as the draws' rows hold them: in the order they are drawn.
-    first, second, y, w, score_first, score_second = (v[drawing[1]] for v in (first, second, y, w, score_first,
-                                                                             score_second))
+    first, second, y, w, score_first, score_second = (
+        v[drawing[1]] for v in cast(tuple[NDArray[Any], ...], (first, second, y, w, score_first, score_second)))
     (first_score, _), (second_score, second_scores) = pd.factorize(score_first), pd.factorize(score_second)
     outcome = first_score * len(second_scores) + second_score
     blocks = _outcome_blocks(first * n + second, outcome, w, w * y) if len(w) >= n * n else None
@@ -85,7 +101,7 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     firsts = range(0, replicates, batch)
     seeds = np.random.SeedSequence(seed).spawn(len(firsts))
 
-    def run_group(batches):
+    def run_group(batches: range) -> None:
         # Drawing M matches uniformly with replacement and pooling identical ones is Multinomial(M, counts / M)
         # over the kinds, so draw that directly: each batch from its own generator, side by side.
         rngs = [np.random.default_rng(seeds[k]) for k in batches]
@@ -114,13 +130,14 @@ def bootstrap_ratings(a, b, score_a, score_b, n, *, replicates=1000, seed=0, wei
     return Replicates(to_elo(x[:, :n], anchor), ELO_SCALE * x[:, n] if side else None)
 
 
-def _statistics(first, second, y, w, n, side):
+def _statistics(first: IndexArray, second: IndexArray, y: FloatArray, w: FloatArray, n: int,
+                side: bool) -> tuple[FloatArray, FloatArray]:
     """bt's sufficient statistics of matches first[k] vs second[k] of outcome y and weight w: (S, A) with the
     side, else (W, N)."""
     return (side_statistics if side else pair_statistics)(first, second, y, w, n)
 
 
-def _batch_size(replicates, keys, n):
+def _batch_size(replicates: int, keys: IndexArray, n: int) -> int:
     """Replicates per batch: 4, 8, 12... batches within _BATCH_CELLS over max(slots, n^2).
 
     A multiple of 4 batches, so that 2 or 4 cores finish together; the split depends
@@ -136,7 +153,7 @@ def _batch_size(replicates, keys, n):
     return max(1, -(-replicates // (4 * rounds)))
 
 
-def _group_size(batches, batch, kinds, n):
+def _group_size(batches: int, batch: int, kinds: int, n: int) -> int:
     """Batches drawn and summed together by one task: with more kinds than n^2 cells, as many as _GROUP_CELLS
     allows over the kinds, leaving 4 tasks or more (so that 2 or 4 cores finish together); else one.
 
@@ -152,7 +169,7 @@ def _group_size(batches, batch, kinds, n):
     return max(1, min(_GROUP_CELLS // (batch * kinds), batches // 4))
 
 
-def _hessian(x, first, second, side):
+def _hessian(x: FloatArray, first: FloatArray, second: FloatArray, side: bool) -> FloatArray:
     """Hessian of the loss under the weak prior at x (leaderboard.bt's), from the full data's (W, N) or, with
     side, (S, A)."""
     n = first.shape[-1]
@@ -162,7 +179,8 @@ def _hessian(x, first, second, side):
     return gradient_hessian(x, P, first.sum(axis=-1), second, np.asarray(PRIOR_PRECISION))[1]
 
 
-def _multinomial(rngs, counts, drawing, sizes):
+def _multinomial(rngs: Sequence[np.random.Generator], counts: CountArray, drawing: tuple[list[_Table], IndexArray],
+                 sizes: Sequence[int]) -> DrawArray:
     """Columns of Multinomial(M, counts / M) draws, M = counts.sum(): sizes[g] of them from generator rngs[g], side
     by side, a row per kind in the order (tables, order) = drawing = _poisson_tables(counts) draws them (row j
     kind order[j]). Each generator draws what it would alone.
@@ -207,7 +225,7 @@ def _multinomial(rngs, counts, drawing, sizes):
     return draws
 
 
-def _walker(u, lookup, threshold, alias):
+def _walker(u: FloatArray, lookup: Lookup, threshold: FloatArray, alias: IndexArray) -> Lookup:
     """Walker's draws (slots) from uniforms u in [0, 1) (scaled in place), by _alias_lookup's look-up."""
     u *= len(lookup)  # bins of U(0, len(threshold)), in which u * len(threshold) is u / fine, exactly
     drawn = lookup.take(u.astype(np.intp))
@@ -218,7 +236,7 @@ def _walker(u, lookup, threshold, alias):
     return drawn
 
 
-def _poisson_tables(counts):
+def _poisson_tables(counts: CountArray) -> tuple[list[_Table], IndexArray]:
     """Alias tables of Poisson(rate * c), rate = 1 - 2 / sqrt(M), for each distinct count c, in increasing c,
     and the order in which they draw the kinds: by count, stably.
 
@@ -242,7 +260,7 @@ def _poisson_tables(counts):
     return tables, np.argsort(inverse, kind="stable")
 
 
-def _alias_table(pmf):
+def _alias_table(pmf: FloatArray) -> tuple[FloatArray, IndexArray]:
     """Walker's alias table (Vose's construction): draw slot j uniformly, keep it with prob[j], else alias[j]."""
     prob = (pmf * len(pmf)).tolist()
     alias = list(range(len(pmf)))
@@ -259,7 +277,7 @@ def _alias_table(pmf):
     return np.array(prob), np.array(alias)
 
 
-def _alias_lookup(prob, alias, fine=256):
+def _alias_lookup(prob: FloatArray, alias: IndexArray, fine: int = 256) -> tuple[Lookup, FloatArray, IndexArray]:
     """Walker's draw from u ~ U(0, len(prob)) (slot j = floor(u), kept when u < j + prob[j], else alias[j]) as a
     look-up: the outcome of each of `fine` equal bins per slot, -1 where j + prob[j] splits the bin; and the
     thresholds j + prob[j] and the alias, for the draws in those.
@@ -272,7 +290,11 @@ def _alias_lookup(prob, alias, fine=256):
     kept = np.where(low + 1 / fine <= threshold[slot], slot, -1)
     # The narrowest type that holds the slots: the look-up's result is the largest array drawn.
     lookup = np.where(low >= threshold[slot], alias[slot], kept).astype(np.int16 if len(prob) < 2**15 else np.int32)
-    return lookup, threshold, alias
+    return cast(Lookup, lookup), threshold, alias
+
+
+# An outcome's rows of the draws, their cells, and the outcome's w and w*y (_outcome_blocks)
+_Block = tuple[IndexArray, IndexArray, np.float32, np.float32]
 
 
 @dataclass(frozen=True)
@@ -280,14 +302,14 @@ class _Kinds:
     """The kinds of match as the draws' rows hold them: first vs second, of weight w and points w*y; and, where
     the kinds outnumber the n^2 cells, their rows by outcome (_outcome_blocks), else None."""
 
-    first: np.ndarray
-    second: np.ndarray
-    w: np.ndarray
-    won: np.ndarray
-    blocks: list | None
+    first: IndexArray
+    second: IndexArray
+    w: FloatArray
+    won: FloatArray
+    blocks: list[_Block] | None
 
 
-def _outcome_blocks(cells, outcome, w, won):
+def _outcome_blocks(cells: IndexArray, outcome: IndexArray, w: FloatArray, won: FloatArray) -> list[_Block]:
     """The draws' rows (kinds: in cells, of outcome, weight w and w*y) by outcome: (the rows, their cells, the
     outcome's w and w*y) per outcome, the cells distinct within one."""
     rows = np.argsort(outcome, kind="stable")
@@ -296,7 +318,7 @@ def _outcome_blocks(cells, outcome, w, won):
             for start, stop in pairwise(bounds)]
 
 
-def _replicate_cells(draws, kinds, n, side):
+def _replicate_cells(draws: DrawArray, kinds: _Kinds, n: int, side: bool) -> tuple[Float32Array, FloatArray]:
     """Each replicate's (column of draws: counts of the _Kinds) T[i, j] = summed weight of its matches of first i
     against second j, as n x n float32, and what it scored: sum of w*y as first less as second, and in all (the
     Pro advantage's) with the side.
@@ -308,7 +330,7 @@ def _replicate_cells(draws, kinds, n, side):
         return _sparse_cells(_transposed(draws), kinds, n, side)
     size = draws.shape[1]
     cells = np.zeros((n * n, size), dtype=np.float32)
-    won = np.zeros((n * n, size), dtype=np.float32)
+    won: Float32Array = np.zeros((n * n, size), dtype=np.float32)
     step = max(1, _CACHED // size)
     for rows, where, weight, points in kinds.blocks:
         # An outcome's cells are distinct, so a fancy-indexed sum adds each once. A cell sums a handful of
@@ -327,7 +349,7 @@ def _replicate_cells(draws, kinds, n, side):
     return np.ascontiguousarray(cells.T).reshape(size, n, n), scored
 
 
-def _transposed(draws, block=4096):
+def _transposed(draws: DrawArray, block: int = 4096) -> DrawArray:
     """draws.T, copied a block of rows at a time: numpy's transposing copy of the whole walks the memory far more
     slowly."""
     copy = np.empty(draws.shape[::-1], dtype=draws.dtype)
@@ -336,7 +358,7 @@ def _transposed(draws, block=4096):
     return copy
 
 
-def _sparse_cells(draws, kinds, n, side):
+def _sparse_cells(draws: DrawArray, kinds: _Kinds, n: int, side: bool) -> tuple[Float32Array, FloatArray]:
     """_replicate_cells from draws a row per replicate, one replicate at a time."""
     cell = kinds.first * n + kinds.second
     cells = np.empty((len(draws), n, n), dtype=np.float32)
@@ -353,7 +375,7 @@ def _sparse_cells(draws, kinds, n, side):
     return cells, scored
 
 
-def _evaluator(cells, scored, centre):
+def _evaluator(cells: Float32Array, scored: FloatArray, centre: FloatArray) -> _Evaluate:
     """(x, rescale, which) -> the gradient of bt's loss (fit's, or fit_side's when x has the Pro advantage h
     last) under the weak prior centred on `centre`, for the problems `which` of a stack of replicates
     (_replicate_cells); with rescale also the Hessian's diagonal; and whether _cell_sums holds for each."""
@@ -361,7 +383,7 @@ def _evaluator(cells, scored, centre):
     side = scored.shape[1] > n
     scratch = np.empty((2, n, n), dtype=np.float32), np.ones(n, dtype=np.float32)
 
-    def evaluate(x, rescale, which):
+    def evaluate(x: FloatArray, rescale: bool, which: BoolArray) -> tuple[FloatArray, FloatArray | None, BoolArray]:
         strengths = x[:, :n] - x[:, :n].max(axis=1, keepdims=True)
         h = x[:, n] if side else np.zeros(size)
         held = (strengths.min(axis=1) > -_SPAN) & (np.abs(h) < _SPAN)
@@ -380,7 +402,8 @@ def _evaluator(cells, scored, centre):
     return evaluate
 
 
-def _cell_sums(T, a, b, curvature, scratch):
+def _cell_sums(T: Float32Array, a: Float32Array, b: Float32Array, curvature: bool,
+               scratch: tuple[Float32Array, Float32Array]) -> tuple[Float32Array, ...]:
     """Row and column sums of T P, P_ij = b_i / (b_i + a_j), and with curvature those of T P (1 - P).
 
     With a = exp(t - max t) and b = a exp(h), P_ij = sigmoid(t_i - t_j + h) with no exp
@@ -396,7 +419,8 @@ def _cell_sums(T, a, b, curvature, scratch):
     return rows, columns, b * (Q @ a), (b @ Q) * a
 
 
-def _chord_fit(evaluate, init, inverse, curvature, count, *, free, tol, max_iter=50):
+def _chord_fit(evaluate: _Evaluate, init: FloatArray, inverse: FloatArray, curvature: FloatArray, count: int, *,
+               free: int, tol: float, max_iter: int = 50) -> tuple[FloatArray, BoolArray]:
     """Fit of `count` problems by chord steps x <- x - D ((D g(x)) @ inverse), kept to mean-zero strengths.
 
     inverse is the full data's mean-zero inverse Hessian and curvature that Hessian's
@@ -442,14 +466,15 @@ def _chord_fit(evaluate, init, inverse, curvature, count, *, free, tol, max_iter
     return x, converged
 
 
-def _centred(x, strengths):
+def _centred(x: FloatArray, strengths: int) -> FloatArray:
     """x with its first `strengths` coordinates made mean zero (the directions the data identify)."""
     x = x.copy()
     x[:, :strengths] -= x[:, :strengths].mean(axis=1, keepdims=True)
     return x
 
 
-def match_kinds(a, b, score_a, score_b, n, *, keep_sides=False, counts=None):
+def match_kinds(a: ArrayLike, b: ArrayLike, score_a: ArrayLike, score_b: ArrayLike, n: int, *, keep_sides: bool = False,
+                counts: ArrayLike | None = None) -> tuple[IndexArray, IndexArray, FloatArray, FloatArray, CountArray]:
     """Distinct matches (first, second, score of first, score of second) and their counts (match m counting
     counts[m] times: default once), in order of pair (first * n + second) and score pair.
 
@@ -476,7 +501,7 @@ def match_kinds(a, b, score_a, score_b, n, *, keep_sides=False, counts=None):
     return pair // n, pair % n, values[code_low], values[code_high], counts
 
 
-def _distinct(keys, bound):
+def _distinct(keys: IndexArray, bound: int) -> tuple[IndexArray, IndexArray]:
     """np.unique(keys, return_inverse=True) for keys in [0, bound): by counting, when bound allows."""
     if bound > 4 * len(keys) + 4096:
         return np.unique(keys, return_inverse=True)

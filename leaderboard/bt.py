@@ -24,10 +24,18 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import Any, Callable, Sequence, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from leaderboard import elo
+
+FloatArray = NDArray[np.float64]
+BoolArray = NDArray[np.bool_]
+IndexArray = NDArray[np.intp]
+# A rating's gauge: None, ratings of mean BASE_RATING; else (entry index, its rating)
+Anchor = tuple[int, float] | None
 
 
 @dataclass(frozen=True)
@@ -35,12 +43,12 @@ class FitResult:
     """Elo-scale ratings, whether the weak prior had to replace the MLE, and the Pro advantage in Elo
     (None when the side is not fitted)."""
 
-    ratings: np.ndarray
+    ratings: FloatArray
     prior_used: bool
     pro_advantage: float | None = None
 
 
-def match_weights(score_a, score_b, weighting="paper"):
+def match_weights(score_a: ArrayLike, score_b: ArrayLike, weighting: str = "paper") -> FloatArray:
     """Match weight w = 1 / (1 + exp(-|score_a - score_b|)) ("paper") or w = 1 ("none")."""
     margin = np.abs(np.asarray(score_a, dtype=float) - np.asarray(score_b, dtype=float))
     if weighting == "paper":
@@ -50,50 +58,51 @@ def match_weights(score_a, score_b, weighting="paper"):
     raise ValueError(f"unknown weighting {weighting!r}: expected 'paper' or 'none'")
 
 
-def soft_outcomes(score_a, score_b):
+def soft_outcomes(score_a: ArrayLike, score_b: ArrayLike) -> FloatArray:
     """Soft outcome y = score_a / (score_a + score_b); 0.5 when neither side scored."""
     score_a = np.asarray(score_a, dtype=float)
     total = score_a + np.asarray(score_b, dtype=float)
-    return np.divide(score_a, total, out=np.full_like(total, 0.5), where=total > 0)
+    return cast(FloatArray, np.divide(score_a, total, out=np.full_like(total, 0.5), where=total > 0))
 
 
-def pair_statistics(a, b, y, w, n):
+def pair_statistics(a: ArrayLike, b: ArrayLike, y: ArrayLike, w: ArrayLike, n: int) -> tuple[FloatArray, FloatArray]:
     """Sufficient statistics W[i, j] = sum of w*y of i over j, and N = W + W.T."""
     a = np.asarray(a, dtype=np.intp)
     b = np.asarray(b, dtype=np.intp)
     w = np.asarray(w, dtype=float)
     y = np.asarray(y, dtype=float)
-    # Match (a, b) scores w*y for a over b and w*(1-y) for b over a.
-    wins = np.bincount(a * n + b, weights=w * y, minlength=n * n)
+    # Match (a, b) scores w*y for a over b and w*(1-y) for b over a. (np.bincount with weights sums in floats,
+    # which numpy's stubs do not know: hence the casts to FloatArray, here and below.)
+    wins = cast(FloatArray, np.bincount(a * n + b, weights=w * y, minlength=n * n))
     wins += np.bincount(b * n + a, weights=w * (1 - y), minlength=n * n)
     W = wins.reshape(n, n)
     return W, W + W.T
 
 
-def side_statistics(a, b, y, w, n):
+def side_statistics(a: ArrayLike, b: ArrayLike, y: ArrayLike, w: ArrayLike, n: int) -> tuple[FloatArray, FloatArray]:
     """Sufficient statistics of the side model: S[i, j] = sum of w*y of Pro i against Con j, A[i, j] = sum of w.
 
     The side-blind W of pair_statistics is S + (A - S).T.
     """
     cell = np.asarray(a, dtype=np.intp) * n + np.asarray(b, dtype=np.intp)
     w = np.asarray(w, dtype=float)
-    S = np.bincount(cell, weights=w * np.asarray(y, dtype=float), minlength=n * n).reshape(n, n)
-    return S, np.bincount(cell, weights=w, minlength=n * n).reshape(n, n)
+    S = cast(FloatArray, np.bincount(cell, weights=w * np.asarray(y, dtype=float), minlength=n * n)).reshape(n, n)
+    return S, cast(FloatArray, np.bincount(cell, weights=w, minlength=n * n)).reshape(n, n)
 
 
-def mle_exists(W):
+def mle_exists(W: ArrayLike) -> bool:
     """The MLE exists iff the graph with edges i -> j where W[i, j] > 0 is strongly connected."""
     return bool(_strongly_connected(np.asarray(W)))
 
 
-def _strongly_connected(W):
+def _strongly_connected(W: NDArray[np.floating[Any]]) -> BoolArray:
     """mle_exists for each n x n matrix in a stack W of shape (..., n, n)."""
     edges = W > 0
     # Strongly connected iff entry 0 reaches everyone and everyone reaches entry 0.
     return _reaches_all(edges) & _reaches_all(np.swapaxes(edges, -1, -2))
 
 
-def _reaches_all(edges):
+def _reaches_all(edges: BoolArray) -> BoolArray:
     """Whether node 0 reaches every node, for each graph in a stack (..., n, n)."""
     reached = np.zeros(edges.shape[:-1], dtype=bool)
     reached[..., 0] = True
@@ -101,11 +110,12 @@ def _reaches_all(edges):
     while True:
         grown = reached | np.any(reached[..., :, None] & edges, axis=-2)
         if np.array_equal(grown, reached):
-            return np.all(reached, axis=-1)
+            return cast(BoolArray, np.all(reached, axis=-1))
         reached = grown
 
 
-def fit(W, N, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=100):
+def fit(W: ArrayLike, N: ArrayLike, *, prior: ArrayLike | None = None, centre: ArrayLike | None = None,
+        init: ArrayLike | None = None, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
     """Mean-zero logit strengths maximising sum W_ij log sigmoid(t_i - t_j) - prior/2 |t - centre|^2.
 
     Damped Newton from `init` (default zeros); once every coordinate of a step
@@ -121,16 +131,17 @@ def fit(W, N, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=100):
     centre = 0.0 if centre is None else np.asarray(centre, dtype=float)
     wins = W.sum(axis=-1)
 
-    def newton_step(theta, P):
+    def newton_step(theta: FloatArray, P: FloatArray) -> tuple[FloatArray, FloatArray]:
         grad, hess = gradient_hessian(theta, P, wins, N, ridge, centre)
         return grad, _mean_zero_newton_step(grad, hess)
 
     theta = _damped_newton(_start(init, (*batch, n), n), lambda t: _loss(t, W, ridge, centre), newton_step,
                            tol, max_iter)
-    return theta - theta.mean(axis=-1, keepdims=True)
+    return cast(FloatArray, theta - theta.mean(axis=-1, keepdims=True))
 
 
-def fit_side(S, A, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=100):
+def fit_side(S: ArrayLike, A: ArrayLike, *, prior: ArrayLike | None = None, centre: ArrayLike | None = None,
+             init: ArrayLike | None = None, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
     """x = (t, h), mean-zero logit strengths t and the Pro advantage h, maximising
     sum S_ij log sigmoid(t_i - t_j + h) + (A_ij - S_ij) log sigmoid(t_j - t_i - h)
     - prior/2 |t - c_t|^2 - PRIOR_PRECISION/2 (h - c_h)^2, with centre c = (c_t, c_h) (default 0).
@@ -147,7 +158,7 @@ def fit_side(S, A, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=10
                                axis=-1)
     centre = 0.0 if centre is None else np.asarray(centre, dtype=float)
 
-    def newton_step(x, P):
+    def newton_step(x: FloatArray, P: FloatArray) -> tuple[FloatArray, FloatArray]:
         grad, hess = side_gradient_hessian(x, P, S, A, precision, centre)
         return grad, _mean_zero_newton_step(grad, hess, free=1)
 
@@ -157,21 +168,23 @@ def fit_side(S, A, *, prior=None, centre=None, init=None, tol=1e-10, max_iter=10
     return x
 
 
-def _ridge(W, prior, batch):
+def _ridge(W: FloatArray, prior: ArrayLike | None, batch: Sequence[int]) -> FloatArray:
     """The ridge precision per problem; prior None asks for the MLE, an error for data where it does not exist."""
     if prior is None and not _strongly_connected(W).all():
         raise ValueError("the MLE does not exist for these data (see mle_exists); pass a prior")
     return np.broadcast_to(np.asarray(0.0 if prior is None else prior, dtype=float), batch)
 
 
-def _start(init, shape, n):
+def _start(init: ArrayLike | None, shape: tuple[int, ...], n: int) -> FloatArray:
     """Newton's starting point: `init` (default zeros) with its first n coordinates, the strengths, made mean zero."""
     x = np.zeros(shape) if init is None else np.array(np.broadcast_to(init, shape), dtype=float)
     x[..., :n] -= x[..., :n].mean(axis=-1, keepdims=True)
     return x
 
 
-def _damped_newton(x, objective, newton_step, tol, max_iter):
+def _damped_newton(x: FloatArray, objective: Callable[[FloatArray], tuple[FloatArray, FloatArray]],
+                   newton_step: Callable[[FloatArray, FloatArray], tuple[FloatArray, FloatArray]], tol: float,
+                   max_iter: int) -> FloatArray:
     """Minimise by Newton from x, where objective(x) = (loss, state) and newton_step(x, state) = (gradient, step).
 
     Once every coordinate of a step is below `tol`, that step is applied and the iteration stops.
@@ -196,7 +209,7 @@ def _damped_newton(x, objective, newton_step, tol, max_iter):
     raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
 
 
-def _mean_zero_newton_step(grad, hess, free=0):
+def _mean_zero_newton_step(grad: FloatArray, hess: FloatArray, free: int = 0) -> FloatArray:
     """Newton step d solving hess d = -grad within the mean-zero subspace of the strengths.
 
     The likelihood is flat along the all-ones direction of the strengths (and with a
@@ -213,7 +226,7 @@ def _mean_zero_newton_step(grad, hess, free=0):
     return step
 
 
-def mean_zero_inverse(matrix, free=0):
+def mean_zero_inverse(matrix: FloatArray, free: int = 0) -> FloatArray:
     """E (E^T matrix E)^-1 E^T (E: see _reduced): the inverse of a Hessian within the mean-zero subspace."""
     size = len(matrix)
     order, c = _constrained_last(size, free)
@@ -223,7 +236,7 @@ def mean_zero_inverse(matrix, free=0):
     return E @ np.linalg.solve(_reduced(matrix, free), E.T)
 
 
-def _reduced(matrix, free=0):
+def _reduced(matrix: FloatArray, free: int = 0) -> FloatArray:
     """E^T matrix E: a quadratic form restricted to strengths of mean zero.
 
     E maps (t_1 .. t_{n-1}, f) to (t_1 .. t_n, f) with t_n = -(t_1 + ... + t_{n-1}),
@@ -236,14 +249,15 @@ def _reduced(matrix, free=0):
             + np.multiply.outer(c, c) * M[..., -1:, -1:])
 
 
-def _constrained_last(size, free):
+def _constrained_last(size: int, free: int) -> tuple[IndexArray, FloatArray]:
     """Coordinate order putting t_n, which the mean-zero constraint fixes, last; and c (see _reduced)."""
     n = size - free
     order = np.r_[0 : n - 1, n:size, n - 1]
     return order, (order[:-1] < n).astype(float)
 
 
-def _loss(theta, W, ridge, centre=0.0):
+def _loss(theta: FloatArray, W: FloatArray, ridge: FloatArray,
+          centre: float | FloatArray = 0.0) -> tuple[FloatArray, FloatArray]:
     """Negative penalised log-likelihood -sum W_ij log P_ij + ridge/2 |t - centre|^2, and P.
 
     P_ij = sigmoid(t_i - t_j) is returned too since the gradient reuses it.
@@ -254,7 +268,8 @@ def _loss(theta, W, ridge, centre=0.0):
     return 0.5 * ridge * np.sum((theta - centre) ** 2, axis=-1) - np.einsum("...ij,...ij->...", W, log_P), P
 
 
-def gradient_hessian(theta, P, wins, N, ridge, centre=0.0):
+def gradient_hessian(theta: FloatArray, P: FloatArray, wins: FloatArray, N: FloatArray, ridge: FloatArray,
+                     centre: float | FloatArray = 0.0) -> tuple[FloatArray, FloatArray]:
     """Gradient and Hessian of _loss (wins = W.sum(-1)); the Hessian is a weighted Laplacian + ridge."""
     expected = N * P
     grad = expected.sum(axis=-1) - wins + ridge[..., None] * (theta - centre)
@@ -264,7 +279,8 @@ def gradient_hessian(theta, P, wins, N, ridge, centre=0.0):
     return grad, hess
 
 
-def _side_loss(x, S, A, precision, centre):
+def _side_loss(x: FloatArray, S: FloatArray, A: FloatArray, precision: FloatArray,
+               centre: float | FloatArray) -> tuple[FloatArray, FloatArray]:
     """Negative penalised log-likelihood of fit_side's model at x = (t, h), and P_ij = sigmoid(t_i - t_j + h)."""
     d = x[..., :-1, None] - x[..., None, :-1] + x[..., -1, None, None]
     P = sigmoid(d)
@@ -274,7 +290,8 @@ def _side_loss(x, S, A, precision, centre):
     return 0.5 * np.sum(precision * (x - centre) ** 2, axis=-1) - log_likelihood, P
 
 
-def side_gradient_hessian(x, P, S, A, precision, centre):
+def side_gradient_hessian(x: FloatArray, P: FloatArray, S: FloatArray, A: FloatArray, precision: FloatArray,
+                          centre: float | FloatArray) -> tuple[FloatArray, FloatArray]:
     """Gradient and Hessian of _side_loss: the Hessian is pair_form of the curvature A P (1 - P), plus the prior."""
     excess = S - A * P  # Pro's score above its expectation
     grad = precision * (x - centre)
@@ -286,7 +303,7 @@ def side_gradient_hessian(x, P, S, A, precision, centre):
     return grad, hess
 
 
-def pair_form(C, side=False):
+def pair_form(C: FloatArray, side: bool = False) -> FloatArray:
     """Matrix of the quadratic form sum_ij C_ij (x_i - x_j + h)^2 in (x[, h]); h = 0 unless side.
 
     With C_ij the summed w P (1 - P) of i (Pro) against j (Con) it is the Fisher
@@ -304,12 +321,12 @@ def pair_form(C, side=False):
     return form
 
 
-def prior_for(W):
+def prior_for(W: FloatArray) -> FloatArray:
     """Ridge precision per problem in W: 0 where the MLE exists, else the weak prior."""
     return np.where(_strongly_connected(W), 0.0, elo.PRIOR_PRECISION)
 
 
-def to_elo(theta, anchor):
+def to_elo(theta: FloatArray, anchor: Anchor) -> FloatArray:
     """Elo ratings: mean BASE_RATING, or entry anchor[0] pinned at rating anchor[1]."""
     if anchor is None:
         return elo.BASE_RATING + elo.ELO_SCALE * theta
@@ -317,7 +334,9 @@ def to_elo(theta, anchor):
     return rating + elo.ELO_SCALE * (theta - theta[..., index, None])
 
 
-def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None, side=False, counts=None):
+def fit_ratings(a: ArrayLike, b: ArrayLike, score_a: ArrayLike, score_b: ArrayLike, n: int, *, weighting: str = "paper",
+                anchor: Anchor = None, side: bool = False,
+                counts: NDArray[np.integer[Any]] | None = None) -> FitResult:
     """Elo ratings maximising the weighted soft BT likelihood of matches a[m] vs b[m] (each counts[m] times:
     default once) and, with side, the Pro advantage of a[m], in Elo, with them (fit_side).
 
@@ -334,7 +353,8 @@ def fit_ratings(a, b, score_a, score_b, n, *, weighting="paper", anchor=None, si
     return FitResult(to_elo(x[:n], anchor), bool(ridge > 0), float(elo.ELO_SCALE * x[n]))
 
 
-def sandwich_covariance(x, a, b, y, w, *, prior=0.0, side=False):
+def sandwich_covariance(x: ArrayLike, a: ArrayLike, b: ArrayLike, y: ArrayLike, w: ArrayLike, *, prior: float = 0.0,
+                        side: bool = False) -> FloatArray:
     """Robust covariance B^-1 M B^-1 of x = (mean-zero logit strengths[, Pro advantage]), clustered by match.
 
     B is the Hessian of the penalised loss at x (the weighted Fisher information
@@ -351,8 +371,9 @@ def sandwich_covariance(x, a, b, y, w, *, prior=0.0, side=False):
     n = len(x) - side
     P = sigmoid(x[a] - x[b] + (x[n] if side else 0.0))
     cell = a * n + b
-    curvature = np.bincount(cell, weights=w * P * (1 - P), minlength=n * n).reshape(n, n)
-    squares = np.bincount(cell, weights=(w * (np.asarray(y, dtype=float) - P)) ** 2, minlength=n * n).reshape(n, n)
+    curvature = cast(FloatArray, np.bincount(cell, weights=w * P * (1 - P), minlength=n * n)).reshape(n, n)
+    squares = cast(FloatArray, np.bincount(cell, weights=(w * (np.asarray(y, dtype=float) - P)) ** 2,
+                                           minlength=n * n)).reshape(n, n)
     ridge = prior * np.eye(n + side)
     bread_inverse = mean_zero_inverse(pair_form(curvature, side) + ridge, free=int(side))
     return bread_inverse @ (pair_form(squares, side) + ridge) @ bread_inverse
@@ -362,13 +383,15 @@ def sandwich_covariance(x, a, b, y, w, *, prior=0.0, side=False):
 class IntervalResult:
     """Elo-scale interval bounds of the ratings and, with the side fitted, of the Pro advantage (else None)."""
 
-    low: np.ndarray
-    high: np.ndarray
+    low: FloatArray
+    high: FloatArray
     side_low: float | None = None
     side_high: float | None = None
 
 
-def sandwich_intervals(a, b, score_a, score_b, n, *, weighting="paper", anchor=None, level=0.95, side=False):
+def sandwich_intervals(a: ArrayLike, b: ArrayLike, score_a: ArrayLike, score_b: ArrayLike, n: int, *,
+                       weighting: str = "paper", anchor: Anchor = None, level: float = 0.95,
+                       side: bool = False) -> IntervalResult:
     """Posterior mode +- z * sandwich standard errors under the weak prior, on the Elo scale in the ratings' gauge.
 
     The mode and the covariance (sandwich_covariance) both take the prior, so an
@@ -395,20 +418,20 @@ def sandwich_intervals(a, b, score_a, score_b, n, *, weighting="paper", anchor=N
     return IntervalResult(mode - half, mode + half, float(advantage - spread), float(advantage + spread))
 
 
-def rank_ub(ci_low, ci_high):
+def rank_ub(ci_low: ArrayLike, ci_high: ArrayLike) -> IndexArray:
     """Rank (UB) = 1 + number of entries whose lower bound exceeds this entry's upper bound."""
     ci_low = np.asarray(ci_low, dtype=float)
     ci_high = np.asarray(ci_high, dtype=float)
-    return 1 + (ci_low[None, :] > ci_high[:, None]).sum(axis=1)
+    return cast(IndexArray, 1 + (ci_low[None, :] > ci_high[:, None]).sum(axis=1))
 
 
-def win_probability(ratings):
+def win_probability(ratings: ArrayLike) -> FloatArray:
     """Matrix of P(row beats column) = 1 / (1 + 10^((R_col - R_row) / 400))."""
     ratings = np.asarray(ratings, dtype=float)
     return sigmoid((ratings[:, None] - ratings[None, :]) / elo.ELO_SCALE)
 
 
-def sigmoid(x):
+def sigmoid(x: ArrayLike) -> FloatArray:
     """1 / (1 + exp(-x)), accurate in relative terms even where it underflows towards 0."""
     with np.errstate(over="ignore"):  # exp(-x) = inf gives the limit 0
-        return 1 / (1 + np.exp(-np.asarray(x, dtype=float)))
+        return cast(FloatArray, 1 / (1 + np.exp(-np.asarray(x, dtype=float))))

@@ -6,6 +6,8 @@ output is plain JSON-ready Python (dicts, lists, floats, ints, bools, None).
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 import pandas as pd
 
@@ -55,7 +57,8 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
     options = {"weighting": weighting, "anchor": anchor, "side": fitted}
     # Identical matches pooled, with their counts: the fit, the bootstrap and the records then pass over each
     # kind of match once, not over every row (a million rows are some 60,000 kinds among 100 entries).
-    *pooled, counts = match_kinds(a, b, score_a, score_b, n, keep_sides=True)
+    kinds = match_kinds(a, b, score_a, score_b, n, keep_sides=True)
+    pooled, counts = kinds[:4], kinds[4]
     if control:
         features = _features(results, control)
         full, (ci_low, ci_high, side_low, side_high), coefficients = _controlled(
@@ -92,7 +95,8 @@ def rate(results: pd.DataFrame, *, ci="bootstrap", bootstrap=1000, seed=0, weigh
     return {**out, "meta": {**meta, "prior": full.prior_used}}
 
 
-def _uncontrolled(pooled, counts, a, b, score_a, score_b, n, *, ci, bootstrap, seed, **options):
+def _uncontrolled(pooled: tuple[bt.IndexArray, bt.IndexArray, bt.FloatArray, bt.FloatArray], counts, a, b, score_a,
+                  score_b, n, *, ci, bootstrap, seed, **options):
     """The BT fit (leaderboard.bt) of the pooled matches and the bounds (ratings low, high; side low, high) of
     its intervals."""
     fitted = options["side"]
@@ -106,7 +110,8 @@ def _uncontrolled(pooled, counts, a, b, score_a, score_b, n, *, ci, bootstrap, s
         replicates = bootstrap_ratings(*pooled, n, replicates=bootstrap, seed=seed, counts=counts, init=init,
                                        **options)
         ci_low, ci_high = np.percentile(replicates.ratings, [2.5, 97.5], axis=0)
-        side_low, side_high = np.percentile(replicates.pro_advantage, [2.5, 97.5]) if fitted else (None, None)
+        side_low, side_high = (np.percentile(cast(bt.FloatArray, replicates.pro_advantage), [2.5, 97.5]) if fitted
+                               else (None, None))
     else:
         ci_low = ci_high = full.ratings
         side_low = side_high = full.pro_advantage
@@ -158,9 +163,9 @@ def _controlled(a, b, score_a, score_b, X, n, *, ci, bootstrap, seed, weighting,
         low, high = np.percentile(_in_gauge(replicates * elo.ELO_SCALE, n, anchor), [2.5, 97.5], axis=0)
     else:
         centre = low = high = point
-    coefficients = slice(n + side, None)
-    low[coefficients] += point[coefficients] - centre[coefficients]
-    high[coefficients] += point[coefficients] - centre[coefficients]
+    beyond = slice(n + side, None)  # the coefficients
+    low[beyond] += point[beyond] - centre[beyond]
+    high[beyond] += point[beyond] - centre[beyond]
     ratings = point
     full = bt.FitResult(ratings[:n], bool(ridge > 0), float(ratings[n]) if side else None)
     k = n + side

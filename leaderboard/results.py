@@ -20,6 +20,7 @@ import io
 import re
 import warnings
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -37,6 +38,8 @@ DIMENSIONS = ("argument", "source", "language")  # the default dimensions, liste
 HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated][,words_a,words_b,...]"
 FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
 FLAGS = ("", "true", "false")  # the values of the simulated column, in any case ("" is false)
+# A rule rows can break: (the rows that break it, problem(i) describing row i).
+_RowCheck = tuple[np.ndarray, Callable[..., str]]
 
 # Names are read as categoricals so that the per-row checks compare integer codes and the
 # text work (stripping, searching) runs once per distinct value, not once per row.
@@ -163,7 +166,7 @@ def _csv(raw: bytes, path: Path, **options) -> pd.DataFrame:
         raise
 
 
-def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) -> tuple[pd.DataFrame, list]:
+def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) -> tuple[pd.DataFrame, list[_RowCheck]]:
     """The schema columns of the data rows (blank lines dropped, index = row number), and checks that
     need the file's text."""
     fast = _arrow_rows(raw, header, present)
@@ -172,7 +175,7 @@ def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) ->
     # Every column is read (usecols would hide rows with too many fields); other columns stay text.
     dtypes = {c: _TEXT_DTYPES.get(c, object) for c in header}
     try:
-        numbers = dict.fromkeys([c for c in NUMBERS if c in header], float)
+        numbers: dict[str, type] = dict.fromkeys([c for c in NUMBERS if c in header], float)
         frame, scores_as_text = _csv(raw, path, dtype={**dtypes, **numbers}), False
     except ResultsError:
         raise
@@ -191,7 +194,7 @@ def _read_rows(raw: bytes, path: Path, header: list[str], present: list[str]) ->
     frame = frame[present]
     # Counted before blank lines are dropped: a field spanning lines makes more lines than rows.
     spans_lines = len(frame) + 1 != _line_count(raw)
-    checks = []
+    checks: list[_RowCheck] = []
     if scores_as_text:
         frame = frame[~np.logical_and.reduce([_rows_where(_coded(frame[c]), lambda v: v == "") for c in present])]
         frame, checks = _parse_scores(frame)
@@ -259,9 +262,9 @@ def _numbers(texts: pd.Index) -> np.ndarray | None:
     return numbers if len(numbers) == len(texts) else None
 
 
-def _parse_scores(frame: pd.DataFrame) -> tuple[pd.DataFrame, list]:
+def _parse_scores(frame: pd.DataFrame) -> tuple[pd.DataFrame, list[_RowCheck]]:
     """The frame with its text numbers as numbers (NaN where not one), and checks of those rows."""
-    checks = []
+    checks: list[_RowCheck] = []
     numbers = {}
     for column in [c for c in NUMBERS if c in frame.columns]:
         text = frame[column]
@@ -278,7 +281,7 @@ def _line_count(raw: bytes) -> int:
     return raw.count(b"\n") + (not raw.endswith(b"\n"))
 
 
-def _line_break_check(frame: pd.DataFrame) -> tuple:
+def _line_break_check(frame: pd.DataFrame) -> _RowCheck:
     """Rows with a line break inside a quoted field."""
     rows = np.logical_or.reduce([_rows_where(_coded(frame[c]), lambda v: v.str.contains(r"[\r\n]"))
                                  for c in frame.columns if c not in NUMBERS])
@@ -307,11 +310,11 @@ def _rows_where(coded: tuple[np.ndarray, pd.Index], test) -> np.ndarray:
     return np.asarray(test(values), dtype=bool)[codes]
 
 
-def _row_checks(frame: pd.DataFrame) -> list:
+def _row_checks(frame: pd.DataFrame) -> list[_RowCheck]:
     """(rows, problem) for every rule a row can break, problem(i) describing row i."""
     a, b = frame["score_a"].to_numpy(), frame["score_b"].to_numpy()
     total = a + b
-    checks = []
+    checks: list[_RowCheck] = []
     for column, score in (("score_a", a), ("score_b", b)):
         checks.append((np.isinf(score), lambda i, column=column: f"{column} is not a finite number"))
         checks.append((score < 0, lambda i, column=column, score=score: f"{column} {score[i]:g} is negative"))
@@ -347,7 +350,7 @@ def _row_checks(frame: pd.DataFrame) -> list:
     return checks
 
 
-def _scale_check(a, b, total, valid, main) -> tuple:
+def _scale_check(a, b, total, valid, main) -> _RowCheck:
     """Rows whose score or total is above R, the most common total of the main rows (the overall rows, when
     there are any; else every row), the largest if tied.
 
@@ -372,7 +375,7 @@ def _scale_check(a, b, total, valid, main) -> tuple:
     return valid & over, problem
 
 
-def _repeat_check(frame: pd.DataFrame, coded: dict) -> tuple:
+def _repeat_check(frame: pd.DataFrame, coded: dict) -> _RowCheck:
     """Rows repeating an earlier row's match_id (within its dimension, when there is a dimension column)."""
     key = coded["match_id"][0].astype(np.int64)
     if "dimension" in coded:
@@ -388,7 +391,7 @@ def _repeat_check(frame: pd.DataFrame, coded: dict) -> tuple:
     return repeated, problem
 
 
-def _raise_first_problem(path: Path, frame: pd.DataFrame, checks: list) -> None:
+def _raise_first_problem(path: Path, frame: pd.DataFrame, checks: list[_RowCheck]) -> None:
     """Raise ResultsError for the first row breaking any check, naming its line (row i is line i + 2)."""
     first = min(((int(np.argmax(rows)), k) for k, (rows, _) in enumerate(checks) if rows.any()), default=None)
     if first is not None:

@@ -18,7 +18,7 @@ import hashlib
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import yaml
 
@@ -185,7 +185,7 @@ def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNo
         data = data["motions"]
     if not isinstance(data, list):
         raise UserError(f"{name}: line {root.start_mark.line + 1}: expected a list of motions, got {_kind(data)}")
-    return root, data
+    return cast(yaml.SequenceNode, root), data  # a list's node
 
 
 def _motion(item: RawItem, name: str, default_language: str) -> Motion:
@@ -236,4 +236,5 @@ def _optional(data: dict, key: str, where: str) -> str | None:
 
 
 def _kind(value: Any) -> str:
-    return {dict: "a mapping", list: "a list", str: "a string"}.get(type(value), type(value).__name__)
+    kinds: dict[type, str] = {dict: "a mapping", list: "a list", str: "a string"}
+    return kinds.get(type(value), type(value).__name__)

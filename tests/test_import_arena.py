@@ -299,6 +299,9 @@ def test_matches_scheduled_after_an_import_take_ids_no_imported_match_has(tmp_pa
     assert query(back, "SELECT status FROM matches WHERE id = 'm00020'") == [("done",)]
     run("run", "-w", back)
     assert query(back, "SELECT status, COUNT(*) FROM matches GROUP BY status") == [("done", 13)]
+    # The plan lists its tournaments' matches; the imported ones were debated in none (this was a KeyError).
+    listed = [line.split()[0] for line in run("schedule", "--show", "-w", back).splitlines()[1:]]
+    assert listed == [f"m{n:05d}" for n in range(10, 21)]
 
 
 def test_a_source_match_whose_id_this_workspace_gives_another_is_named_and_left_out(tmp_path):

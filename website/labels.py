@@ -225,6 +225,7 @@ def table(language: str) -> dict[str, str]:
 def translator(language: str) -> Callable[..., Markup]:
     """The templates' filter t, `"message" | t(name=value)`: the message in language (else English), escaped, its
     values escaped and filled in; each message is looked up and escaped once per translator (one per publish)."""
+    ready: dict[str, Markup]
     messages, ready = table(language), {}
 
     def translate(message: str, **values: Any) -> Markup:

@@ -21,7 +21,7 @@ import os
 import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
 import jinja2
 
@@ -216,7 +216,9 @@ def _match_pages(out: Path, data: SiteData, env: jinja2.Environment, context: di
         name = page_name("matches", match.id)
         keys[name] = _match_key(base, match, data)
         record = published.seen(manifest, name) if manifest else None
-        if not (record and record[0] == keys[name] and published.link(previous / name, out / name, record)):
+        # a record: there is a manifest, so a previous site
+        if not (record and record[0] == keys[name]
+                and published.link(cast(Path, previous) / name, out / name, record)):
             fresh.append(match)
     template = env.get_template("match.html.j2")
     for k in range(0, len(fresh), RENDER_BATCH):
@@ -343,7 +345,7 @@ def _score(match, data: SiteData) -> tuple[float, float] | None:
     runs = [v for v in match.verdicts if v.judge == data.judge]
     if not runs or any(v.failed for v in runs):
         return None
-    return data.scores[match.id][data.judge]
+    return data.scores[match.id][cast(str, data.judge)]  # runs of it: it is a judge
 
 
 def _judged(match, data: SiteData, people: dict[str, list[str]]) -> list[dict]:
@@ -421,6 +423,7 @@ def _downloads(out: Path, data: SiteData) -> list[str]:
     for view, board in views.items():
         writer.writerows({**row, "view": view, "simulated": _flag(row["simulated"])} for row in board["ratings"])
     (out / "leaderboard.csv").write_text(buffer.getvalue(), encoding="utf-8")
+    payload: dict[str, Any]
     payload = {"generated_at": data.generated_at, "judge": data.judge, "simulated": data.simulated,
                "views": views}
     if data.controlled:  # the same views controlled for style (leaderboard.ratings.rate's control)

@@ -34,7 +34,7 @@ def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRe
     """(name, model, whether it asks for JSON) of the named entries and judges (default: all that call a model),
     in arena.toml's order; a jury's once per model of its pool."""
     cfg = ws.config
-    specs = {e.name: e for e in cfg.entries if _calls_model(ws.debaters.get(e.name))}
+    specs: dict[str, Entry | JudgeSpec] = {e.name: e for e in cfg.entries if _calls_model(ws.debaters.get(e.name))}
     specs |= {j.name: j for j in cfg.judges if _calls_model(ws.judges.get(j.name))}
     names = list(dict.fromkeys(names))
     known = {e.name for e in cfg.entries} | {j.name for j in cfg.judges}

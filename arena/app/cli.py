@@ -12,7 +12,7 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 import click
 
@@ -52,8 +52,8 @@ class LazyChoice(click.Choice):
     def __init__(self, load: Callable[[], Sequence[str]]):
         self._load, self.case_sensitive = load, True
 
-    @functools.cached_property
-    def choices(self) -> tuple[str, ...]:
+    @functools.cached_property  # click's attribute, made lazy
+    def choices(self) -> tuple[str, ...]:  # type: ignore[override]
         return tuple(self._load())
 
 
@@ -753,6 +753,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
         click.echo(app.results_csv(frame), nl=False)
         return
+    options: dict[str, Any]
     options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor,
                "side": side, "control": control}
     if history:

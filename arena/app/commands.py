@@ -292,11 +292,13 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
 
 def schedule_show(ws: Workspace) -> dict:
     """The stored plan: every tournament with its flags, and every match with its tournament, format, round
-    and (active) selection probability."""
+    and (active) selection probability. Imported matches were debated elsewhere, in no tournament: not listed."""
     tournaments = {t.id: t for t in ws.store.tournaments()}
     position: dict[int, int] = {}
     rows = []
     for m in ws.store.match_states():
+        if m.tournament_id is None:
+            continue
         t = tournaments[m.tournament_id]
         k = position[t.id] = position.get(t.id, -1) + 1
         notes = t.params.get("pairings", [])

@@ -22,14 +22,15 @@ import tempfile
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, cast
 from urllib.parse import urlparse
 
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
 from arena.clock import now
 from arena.models import listed_of, listed_price
-from arena.records import JURY, OFFLINE_PREFIX, Entry, JudgeSpec, Match, is_simulated
+from arena.providers import OFFLINE_PREFIX
+from arena.records import JURY, Entry, JudgeSpec, Match, is_simulated
 from arena.store import DB_NAME, Store
 from arena.workspace import Workspace
 
@@ -56,7 +57,8 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY,
     "searches", "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}}.
     """
     config = ws.config
-    pending = [ws.store.match(match_id) for match_id in ws.store.pending_matches(now() if retry_failed else None)]
+    pending = [cast(Match, ws.store.match(match_id))  # a pending match's id
+               for match_id in ws.store.pending_matches(now() if retry_failed else None)]
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
                         judges=tuple(_offline_judge(j) for j in config.automatic_judges),
                         search=replace(config.search, provider="offline"), llm=replace(config.llm, cache=False))
@@ -88,7 +90,9 @@ def spread(group: list, k: int) -> list:
 def _shape(entry: Entry) -> str:
     # Name and model only seed the simulator's wording, and the family only a jury's draw; the kind and its
     # settings decide the calls.
-    return repr(replace(entry, name="", model="", family="", params=sorted(entry.params.items())))
+    # params as a sorted list, not a Mapping: a repr the same whatever the order of the keys
+    params: Any = sorted(entry.params.items())
+    return repr(replace(entry, name="", model="", family="", params=params))
 
 
 def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[dict, dict]:

@@ -7,7 +7,7 @@ import asyncio
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar
+from typing import Awaitable, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar, cast
 
 from arena.claims import LEASE_S, ClaimLost, Holder
 from arena.errors import ArenaError, UserError
@@ -17,7 +17,7 @@ from arena.judging import JudgeView, Sitting, Unseated, run_judge
 from arena.llm import LLMGateway
 from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
-from arena.records import JudgeSpec, Match, Verdict, simulated
+from arena.records import Entry, JudgeSpec, Match, Side, Verdict, simulated
 from arena.search import SearchGateway
 from arena.workspace import Workspace, check_format
 
@@ -106,7 +106,7 @@ class MatchRunner:
         debaters cannot play."""
         with self._settled(match.id):
             fmt = get_format(match.format, self.ws.config.formats)
-            sides = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
+            sides: dict[Side, Entry] = {"pro": self.ws.config.entry(match.pro), "con": self.ws.config.entry(match.con)}
             debaters = {side: self.ws.debaters[entry.name] for side, entry in sides.items()}
             for side, entry in sides.items():
                 check_format(entry, debaters[side], fmt)
@@ -203,7 +203,7 @@ class MatchRunner:
             return None
         self._keep_alive()
         try:
-            match = store.match(match_id)
+            match = cast(Match, store.match(match_id))  # claimed: it is there
             verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec,
                                         sitting=self.sitting(match))
         except BaseException:
@@ -239,7 +239,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
     """
     store, judges = runner.ws.store, list(runner.ws.config.automatic_judges)
     stopped: str | None = None
-    full: list[OSError] = []  # a full disk a match met: the run stops and raises it (the match's claim lapses)
+    full: list[Exception] = []  # a full disk a match met: the run stops and raises it (the match's claim lapses)
 
     async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore,
                   under_way: asyncio.Semaphore) -> None:
@@ -247,7 +247,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         events.started(match_id)
         try:
             try:
-                played = await runner.play(store.match(match_id), log)
+                played = await runner.play(cast(Match, store.match(match_id)), log)  # claimed: it is there
             finally:
                 playing.release()
             await runner.judge_and_commit(played, judges, log, slot=judging)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Callable
+from typing import Any, Callable
 
 from arena.app.check import preflight, repeating_judges
 from arena.app.engine import MatchRunner, play_claimed
@@ -12,6 +12,7 @@ from arena.app.progress import Progress
 from arena.app.workers import fan_out
 from arena.claims import LEASE_S
 from arena.errors import plural
+from arena.records import Entry, JudgeSpec
 from arena.scheduler import GENERATORS
 from arena.clock import now
 from arena.wire import preload
@@ -59,13 +60,14 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     if workers < asked and workers < len(pending):
         display.say(f"--workers {asked} with --concurrency {concurrency}: {workers} workers, one match each at "
                     f"least, so that no more than {2 * concurrency} matches are under way")
-    options = {"failed_before": failed_before, "budget": budget}
+    options: dict[str, Any] = {"failed_before": failed_before, "budget": budget}
     if workers == 1:
         cpu = time.process_time()
         stopped = play_claimed(runner, display, concurrency=concurrency, **options)
         cpu = time.process_time() - cpu
     else:
-        if any(not spec.simulated for spec in (*ws.config.entries, *ws.config.judges)):
+        parties: tuple[Entry | JudgeSpec, ...] = (*ws.config.entries, *ws.config.judges)
+        if any(not spec.simulated for spec in parties):
             preload()  # once, in the parent: forked workers share it
         stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import asdict
-from typing import Mapping
+from typing import Any, Mapping
 
 from arena.formats import Format, shown
 from arena.records import Entry, Match, MatchState, Motion, score
@@ -24,6 +24,7 @@ def entry_detail(entry: Entry, matches: int, forfeits: int, simulated: bool | No
     """`arena entry show`: the configuration, status, completed-match count and forfeits; simulated as entry_row
     says."""
     simulated = entry.simulated if simulated is None else simulated
+    row: dict[str, Any]
     row = {"name": entry.name, "status": "retired" if entry.retired else "imported" if entry.imported else "active",
            "retired": entry.retired,
            "debater": entry.debater, "model": entry.model, "family": entry.family, "simulated": simulated,

@@ -7,7 +7,7 @@ import functools
 import hashlib
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection
+from typing import TYPE_CHECKING, Collection, cast
 
 import arena
 import leaderboard
@@ -120,7 +120,7 @@ def _code_digest() -> str:
     site."""
     digest = hashlib.blake2b(digest_size=16)
     for package in (arena, leaderboard, website):
-        root = Path(package.__file__).parent
+        root = Path(cast(str, package.__file__)).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
@@ -155,7 +155,7 @@ def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -
     overall = main_rows(pd.DataFrame(rows, columns=list(COLUMNS)))
     snapshots = history(in_order(overall, ws.store.finish_order()), ci="sandwich", seed=seed,
                         side=ws.config.rating.side)
-    simulated = bool(judge) and ws.store.judge_simulated(judge)
+    simulated = bool(judge) and ws.store.judge_simulated(cast(str, judge))
     for snapshot in snapshots:
         snapshot["meta"] |= {"judge": judge, "simulated": simulated}
     return snapshots

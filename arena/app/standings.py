@@ -1,8 +1,10 @@
 """Where entries stand now, for the draws that pair on standings (swiss, active, onboard)."""
 from __future__ import annotations
 
+from typing import cast
+
 from arena import scheduler
-from arena.records import points
+from arena.records import Outcome, Side, points
 from arena.stats import match_outcome
 from arena.tally import results_rows
 from arena.workspace import Workspace
@@ -27,7 +29,7 @@ def current_standings(ws: Workspace, judge: str | None, entries: list[str],
     for r in rows:
         outcome = match_outcome(r["score_a"], r["score_b"])
         for name, side in ((r["entry_a"], "pro"), (r["entry_b"], "con")):
-            earned[name] = earned.get(name, 0.0) + points(outcome, side)
+            earned[name] = earned.get(name, 0.0) + points(cast(Outcome, outcome), cast(Side, side))
     board = rate(pd.DataFrame(rows), bootstrap=BOOTSTRAP, seed=seed, side=ws.config.rating.side)
     standings = {r["entry"]: scheduler.Standing(rating=r["rating"], sd=(r["ci_high"] - r["ci_low"]) / (2 * 1.96),
                                                 points=earned[r["entry"]], rated=True) for r in board["ratings"]}

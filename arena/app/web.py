@@ -26,7 +26,7 @@ import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
+from typing import Callable, Iterator, Mapping, cast
 from urllib.parse import quote, unquote_to_bytes
 
 import jinja2
@@ -131,7 +131,8 @@ def create_app(workspace_path: Path) -> Starlette:
                 Route("/b/{token}/{ballot}", ballots.cast, methods=["POST"]),
                 Route("/ballot.css", ballots.style, methods=["GET"])],
         middleware=[Middleware(_SecurityHeaders)],
-        exception_handlers={HTTPException: ballots.refuse, Exception: ballots.crash})
+        # Starlette types every handler as taking an Exception; refuse takes the HTTPException it is given
+        exception_handlers={HTTPException: ballots.refuse, Exception: ballots.crash})  # type: ignore[dict-item]
     app.router.redirect_slashes = False  # Starlette's redirect is an absolute URL on the Host header; see refuse
     app.state.judges = judges
     return app
@@ -172,11 +173,13 @@ class _Ballots:
         digest = token_hash(token)
         held = store.link_holder(digest)
         judge = self.judges.get(held[0]) if held else None
-        if judge is None or held[1] not in judge.people:
+        # a judge: held is a link holder
+        if judge is None or cast(tuple[str, str], held)[1] not in judge.people:
             raise HTTPException(404)
         if judge.name in store.closed_judges():
             raise HTTPException(410)
-        return Person(judge, held[1], judge.people.index(held[1]), token, digest)
+        person = cast(tuple[str, str], held)[1]
+        return Person(judge, person, judge.people.index(person), token, digest)
 
     def _ballot_id(self, person: Person, match_id: str) -> str:
         return ballot_id(self.key, person.judge.name, person.name, match_id)
@@ -188,7 +191,7 @@ class _Ballots:
         match_id = next((m for m in store.match_ids(done=True, forfeited=False) if self._ballot_id(person, m) == ballot), None)
         if match_id is None:
             raise HTTPException(404)
-        return store.match(match_id)
+        return cast(Match, store.match(match_id))  # a done match's id
 
     def _lookup(self, token: str, ballot: str) -> tuple[Person, Match]:
         with self._store() as store:
@@ -208,15 +211,15 @@ class _Ballots:
         with self._store() as store:
             person = self._person(store, request.path_params["token"])
             done = store.match_ids(done=True, forfeited=False)
-            cast = store.ballots_cast(person.judge.name).get(person.run, set())
+            cast_ids = store.ballots_cast(person.judge.name).get(person.run, set())
             motions = _motions(store, done)
         order = queue(person.judge.name, person.name, done)
         items = {m: {"id": self._ballot_id(person, m), "motion": motions[m]} for m in order}
-        todo = [items[m] for m in order if m not in cast]
-        cast = [items[m] for m in order if m in cast]
+        todo = [items[m] for m in order if m not in cast_ids]
+        cast_items = [items[m] for m in order if m in cast_ids]
         saved = request.query_params.get("saved")
-        return self._render(request, "queue.html.j2", token=person.token, todo=todo, cast=cast,
-                            saved=next((item for item in cast if item["id"] == saved), None))
+        return self._render(request, "queue.html.j2", token=person.token, todo=todo, cast=cast_items,
+                            saved=next((item for item in cast_items if item["id"] == saved), None))
 
     def ballot_page(self, request: Request) -> HTMLResponse:
         """A done match, blind, with the ballot form; the person's ballot on it, if cast, fills the form."""
@@ -293,7 +296,8 @@ def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
     """The motion of each match, each motion read once."""
     wanted = set(match_ids)
     motion_of = {m.id: m.motion_id for m in store.match_states() if m.id in wanted}
-    motions = {motion_id: store.motion(motion_id) for motion_id in set(motion_of.values())}
+    # a match's motion is stored with it
+    motions = {motion_id: cast(Motion, store.motion(motion_id)) for motion_id in set(motion_of.values())}
     return {match_id: motions[motion_id] for match_id, motion_id in motion_of.items()}
 
 

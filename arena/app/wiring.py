@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, cast
 
 from arena.config import Config, load_config
 from arena.errors import UserError
@@ -35,7 +35,7 @@ class MotionSets(Mapping):
         self.digests = _naming_sets(config, lambda: set_digests(list(config.motions.sets), path))
         self.read_now = False  # whether the files were read (and what the database remembers is to be updated)
         self._motions: dict | None = None
-        self._stored: tuple[Store, dict] | None = None  # the database and what it remembers of each set
+        self._stored: tuple[Store | None, dict] | None = None  # the database and what it remembers of each set
 
     def unstored(self, store: Store | None) -> list[Motion]:
         """The motions store (None: a database still to be made) may lack: none while it holds every set as its
@@ -48,15 +48,15 @@ class MotionSets(Mapping):
                                          for spec, digest in self.digests.items()):
                 return []
             self._motions, self.read_now = motion_sets(self._config, self._path), True
-        return [motion for motion, _ in self._motions.values()]
+        return [motion for motion, _ in cast(dict, self._motions).values()]  # read, now or before
 
     def record(self) -> dict:
         """What the database is to remember of the sets, once read (see _record)."""
-        return _record(self.digests, self._stored[1], self._all())
+        return _record(self.digests, cast(tuple, self._stored)[1], self._all())  # unstored() has run
 
     def _all(self) -> dict:
         if self._motions is None:
-            store, known = self._stored
+            store, known = cast(tuple[Store, dict], self._stored)  # unstored() found every set stored
             motions = store.motions()
             self._motions = {motion_id: (motions[motion_id], spec) for spec in self.digests
                              for motion_id in known[spec]["ids"]}

@@ -22,6 +22,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from arena.app.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.progress import Progress
@@ -29,6 +30,9 @@ from arena.app.wiring import open_workspace
 from arena.files import no_space, no_space_error
 from arena.store import DB_NAME
 from arena.wire import forget_clients
+
+if TYPE_CHECKING:
+    from multiprocessing.context import ForkContext, SpawnContext
 
 POLL_S = 0.1
 WATCH_S = 0.5  # how often a worker looks for its parent
@@ -112,7 +116,8 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float,
     workers = len(shares)
     # Forked where the system can: workers start at once, sharing what the parent imported (litellm's import
     # would cost each ~2 s of CPU). Each opens its own database connection and HTTP clients, never the parent's.
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    context = cast("ForkContext | SpawnContext", multiprocessing.get_context(method))
     channel = context.Queue()
     procs = [context.Process(target=work, name=f"arena-worker-{k + 1}",
                              args=(str(path), channel, {**options, "concurrency": share, "lease_s": lease_s},
@@ -160,7 +165,8 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float,
         interrupted = True
         for proc in procs:
             if proc.is_alive():
-                os.kill(proc.pid, signal.SIGINT)  # the worker reschedules its matches in flight and exits
+                # alive, so started: it has a pid
+                os.kill(cast(int, proc.pid), signal.SIGINT)  # the worker reschedules its matches in flight and exits
         try:
             drain(until_exit=True)
         except KeyboardInterrupt:  # a second Ctrl-C: stop waiting; unfinished claims lapse with their holders
