@@ -79,7 +79,7 @@ def test_a_claim_lapses_when_its_heartbeat_is_older_than_the_lease(planned, monk
     assert second.claim_match(holder("b"), only=ids[0], lease_s=60) is None  # alive and well
     assert second.pending_matches(lease_s=60) == ids[1:]
     t0 = claims.clock()
-    monkeypatch.setattr("arena.store.clock", lambda: t0 + 61)
+    monkeypatch.setattr("arena.store.claims.clock", lambda: t0 + 61)
     assert second.pending_matches(lease_s=60) == ids
     assert second.claim_match(holder("b"), only=ids[0], lease_s=60) == ids[0]
     # The first holder comes back: its commit is refused, and nothing of it is written.
@@ -94,9 +94,9 @@ def test_heartbeats_keep_a_claim_alive(planned, monkeypatch):
     far = holder("far", pid=1, host="another-host")
     t0 = claims.clock()
     first.claim_match(far, only=ids[0])
-    monkeypatch.setattr("arena.store.clock", lambda: t0 + 50)
+    monkeypatch.setattr("arena.store.claims.clock", lambda: t0 + 50)
     first.heartbeat(far)
-    monkeypatch.setattr("arena.store.clock", lambda: t0 + 100)  # 100 s after the claim, 50 after the beat
+    monkeypatch.setattr("arena.store.claims.clock", lambda: t0 + 100)  # 100 s after the claim, 50 after the beat
     assert second.claim_match(holder("b"), only=ids[0], lease_s=60) is None
 
 

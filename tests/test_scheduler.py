@@ -471,10 +471,10 @@ def test_stored_params_keep_options_flags_and_byes(five):
     ws = open_workspace(five)
     try:
         (t,) = ws.store.tournaments()
-        params = json.loads(t["params"])
+        params = t.params
     finally:
         ws.close()
-    assert t["format"] == "swiss" and t["seed"] == 4 and params["rounds"] == 2
+    assert t.format == "swiss" and t.seed == 4 and params["rounds"] == 2
     assert [b["round"] for b in params["byes"]] == [1, 2] and len({b["entry"] for b in params["byes"]}) == 2
     assert [p["round"] for p in params["pairings"]] == [1, 1, 2, 2]
     assert any("bye" in f for f in params["flags"])
