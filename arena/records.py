@@ -10,6 +10,7 @@ from arena.providers import OFFLINE_PREFIX
 Side = Literal["pro", "con"]
 Stage = str  # a turn's stage in its debate format (arena.formats): "constructive", "opening", "rebuttal_1", ...
 Outcome = Literal["pro", "con", "tie"]
+MatchStatus = Literal["scheduled", "running", "done", "failed"]
 
 SIDES: tuple[Side, ...] = ("pro", "con")
 STAGES: tuple[Stage, ...] = ("constructive", "rebuttal", "summary")
@@ -265,7 +266,7 @@ class MatchState:
     pro: str
     con: str
     format: str
-    status: str
+    status: MatchStatus
     error: str | None
     simulated: bool
     created_at: str

@@ -12,6 +12,10 @@ Hand-written cells (an option's or key's meaning, a key's type, a nuanced defaul
 code) are kept from the page; everything the code knows is rewritten. A command without a section gets
 one on the command-line page, placed after its predecessor in the command tree.
 
+The examples of docs/reference/json.md are hand-written too, and checked: json_shapes names the shape
+(a TypedDict of arena.app.shapes, figures or reports) of each JSON example of a section, and the keys a
+section's examples show of a shape are exactly its keys (json_shape_problems).
+
     python docs/gen.py           rewrite the pages
     python docs/gen.py --check   exit 1, naming the stale pages, when a rewrite would change anything
 """
@@ -22,11 +26,14 @@ import inspect
 import json
 import re
 import sys
+import types
 from pathlib import Path
+from typing import Any, Iterator, NotRequired, Union, get_args, get_origin, get_type_hints, is_typeddict
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 CLI_PAGE = DOCS / "reference" / "cli.md"
+JSON_PAGE = DOCS / "reference" / "json.md"
 PACKAGES = ("arena", "debaters", "judges", "importers", "leaderboard", "motions", "website")
 REGION = re.compile(r"<!-- generated:(?P<key>[^>]+?) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
 FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
@@ -228,6 +235,129 @@ def modules_region() -> str:
     return table(["module", "what it is"], rows) + "\n"
 
 
+# --- the JSON shapes -----------------------------------------------------------------------------
+
+def json_shapes() -> dict[str, tuple[Any, ...]]:
+    """json.md's section titles → the shape of each ```json example of the section, in order."""
+    from arena.app import figures as f
+    from arena.app import reports as r
+    from arena.app import shapes as s
+
+    return {
+        "arena kinds": (list[s.Kind],),
+        "arena entry list": (list[s.EntryRow],),
+        "arena entry show": (s.EntryDetail,),
+        "arena motion list": (list[s.MotionRow],),
+        "arena motion show": (s.MotionDetail,),
+        "arena import": (r.ImportReport,),
+        "arena match list": (list[s.MatchRow],),
+        "arena match show": (s.MatchJson, s.MatchJson),
+        "arena match messages": (list[s.AgentMessage],),
+        "arena schedule": (s.Schedule,),
+        "arena check": (list[r.CheckRow],),
+        "arena run": (r.RunResult, r.RunResult, r.DryRun),
+        "arena judge-bench": (f.JudgeBench, f.JudgeBench),
+        "arena rate": (f.Ratings, f.Ratings),
+        "Ratings over time": (list[f.Snapshot], list[f.Snapshot]),
+        "arena ballots issue": (list[r.BallotLink],),
+        "arena ballots status": (list[r.BallotStatus],),
+        "arena stats agents": (list[f.AgentStats],),
+        "arena stats bias": (list[f.BiasRow],),
+        "arena stats judges": (f.StatsJudges,),
+        "arena stats sides": (f.StatsSides,),
+        "arena stats paper": (f.StatsPaper,),
+    }
+
+
+def typed_keys(shape: type) -> dict[str, tuple[Any, bool]]:
+    """A TypedDict's keys → (the type of its value, whether the key is required)."""
+    out = {}
+    for key, hint in get_type_hints(shape, include_extras=True).items():
+        # NotRequired as the hint says: __optional_keys__ misses it under `from __future__ import annotations`
+        optional = get_origin(hint) is NotRequired
+        out[key] = (get_args(hint)[0] if optional else hint, not optional)
+    return out
+
+
+def typed_dicts(value: Any, shape: Any, where: str) -> Iterator[tuple[type | None, Any, str]]:
+    """Each object in value that shape says is a TypedDict, as (that TypedDict, the object, where it is); an object
+    that shape says is none, or a list shape says is none, as (None, a problem, where it is)."""
+    origin = get_origin(shape)
+    if origin in (Union, types.UnionType):
+        shapes = [a for a in get_args(shape) if a is not type(None)]
+        if value is None:
+            return
+        if len(shapes) != 1:
+            raise TypeError(f"{where}: {shape} is a union of {len(shapes)} shapes: which is an example's?")
+        shape, origin = shapes[0], get_origin(shapes[0])
+    if is_typeddict(shape):
+        if not isinstance(value, dict):
+            yield None, f"expected an object ({shape.__name__}), found {json.dumps(value)[:40]}", where
+            return
+        yield shape, value, where
+        keys = typed_keys(shape)
+        for key, inner in value.items():
+            if key in keys:
+                yield from typed_dicts(inner, keys[key][0], f"{where}.{key}")
+    elif origin is list:
+        if not isinstance(value, list):
+            yield None, f"expected a list, found {json.dumps(value)[:40]}", where
+            return
+        for k, item in enumerate(value):
+            yield from typed_dicts(item, get_args(shape)[0], f"{where}[{k}]")
+    elif origin is dict and isinstance(value, dict):  # keyed by data (roles, groups, labels): each value its shape
+        for key, inner in value.items():
+            yield from typed_dicts(inner, get_args(shape)[1], f"{where}.{key}")
+
+
+def json_sections(text: str) -> dict[str, list[str]]:
+    """json.md's sections (each from its heading to the next), by title without backticks: their ```json
+    examples."""
+    sections: dict[str, list[str]] = {}
+    current, fenced = None, False
+    lines = text.splitlines()
+    for k, line in enumerate(lines):
+        if line.startswith("```"):
+            if not fenced and line.strip() == "```json" and current is not None:
+                end = next(j for j in range(k + 1, len(lines)) if lines[j].startswith("```"))
+                sections[current].append("\n".join(lines[k + 1:end]))
+            fenced = not fenced
+        elif not fenced and (heading := re.match(r"#+\s+(.+)", line)):
+            current = heading.group(1).replace("`", "").strip()
+            sections[current] = []
+    return sections
+
+
+def json_shape_problems(text: str, shapes: dict[str, tuple[Any, ...]] | None = None) -> list[str]:
+    """Where json.md's examples and their shapes (json_shapes) disagree: a section or example missing, an
+    example that is not its shape's structure, a key an example shows that its TypedDict lacks, or a key of a
+    TypedDict that none of the section's examples shows."""
+    problems = []
+    sections = json_sections(text)
+    for title, expected in (json_shapes() if shapes is None else shapes).items():
+        examples = sections.get(title)
+        if examples is None:
+            problems.append(f"json.md has no section `{title}`")
+            continue
+        if len(examples) != len(expected):
+            problems.append(f"json.md `{title}`: {len(examples)} JSON examples, json_shapes names {len(expected)}")
+            continue
+        shown: dict[type, set[str]] = {}
+        for k, (example, shape) in enumerate(zip(examples, expected), start=1):
+            for found, value, where in typed_dicts(json.loads(example), shape, f"example {k}"):
+                if found is None:
+                    problems.append(f"json.md `{title}`, {where}: {value}")
+                    continue
+                keys = typed_keys(found)
+                problems += [f"json.md `{title}`, {where}: `{key}` is no key of {found.__name__}"
+                             for key in value if key not in keys]
+                shown.setdefault(found, set()).update(value)
+        for found, seen in shown.items():
+            problems += [f"json.md `{title}`: no example shows `{key}` of {found.__name__}"
+                         for key in typed_keys(found) if key not in seen]
+    return problems
+
+
 # --- the pages -----------------------------------------------------------------------------------
 
 def render(key: str, old_body: str, commands: dict) -> str:
@@ -276,6 +406,10 @@ def main(argv: list[str]) -> int:
         return 1
     if not check:
         print(f"rewrote {len(stale)} page(s)" + (f": {', '.join(stale)}" if stale else ""))
+    problems = json_shape_problems(JSON_PAGE.read_text(encoding="utf-8"))
+    if problems:  # the examples are hand-written: no rewrite mends them
+        print("\n".join(["the JSON examples disagree with their shapes (json_shapes):", *problems]), file=sys.stderr)
+        return 1
     return 0
 
 

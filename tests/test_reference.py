@@ -14,17 +14,20 @@ every command heading, usage line and `arena ...` code span names a real command
 every [section] key and [[entries]]/[[judges]] key has a row (and no invented key does), with
 the right default. Checked against `arena kinds`: the generated tables of built-in kinds. Checked
 against the command functions on a small offline workspace: every key of the JSON they return
-appears in the section of the command that prints it.
+appears in the section of the command that prints it, and what they return has the shape (the
+TypedDict) they are annotated with. Checked against those TypedDicts (docs/gen.py's json_shapes):
+the keys json.md's examples show of each shape are exactly its keys.
 """
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, TypedDict, get_type_hints
 
 import click
 import pytest
@@ -127,6 +130,16 @@ PAGE_SECTIONS = {name: parse(text) for name, text in PAGES.items()}
 SECTIONS = [s for name, sections in PAGE_SECTIONS.items() if name != "json.md" for s in sections]
 CONFIG = "docs/reference/config.md"
 DOC = "\n".join(PAGES.values())  # for facts that may be on any page
+
+
+def _gen():
+    spec = importlib.util.spec_from_file_location("docs_gen", ROOT / "docs" / "gen.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+gen = _gen()  # docs/gen.py: json.md's examples against the TypedDicts of what commands return
 
 
 def where_is(section: Section) -> str:
@@ -505,6 +518,38 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
     assert with_json <= set(printed), f"add {sorted(with_json - set(printed))} to the printed fixture"
 
 
+# The facade function behind each value of the printed fixture, in its order: what it is annotated to return.
+RETURNS = {("kinds",): ["kinds"], ("check",): ["check"], ("entry", "list"): ["entry_list"],
+           ("entry", "show"): ["entry_show"], ("motion", "list"): ["motion_list"], ("motion", "show"): ["motion_show"],
+           ("match", "list"): ["match_list"], ("match", "show"): ["match_show"],
+           ("match", "messages"): ["match_messages"], ("schedule",): ["schedule_show"], ("run",): ["dry_run", "run"],
+           ("judge-bench",): ["judge_bench"], ("rate",): ["rate", "rate_history"],
+           ("stats", "agents"): ["stats_agents"], ("stats", "judges"): ["stats_judges"],
+           ("stats", "bias"): ["stats_bias"], ("ballots", "issue"): ["ballots_issue"],
+           ("ballots", "status"): ["ballots_status"], ("stats", "sides"): ["stats_sides"],
+           ("stats", "paper"): ["stats_paper"], ("import",): ["import_debates"]}
+
+
+def test_what_each_command_returns_has_the_shape_it_is_annotated_with(printed):
+    # The rating code and arena.stats build plain dicts, which the facade casts to its TypedDicts: here they meet.
+    from arena.app import commands
+
+    assert set(RETURNS) == set(printed)
+    problems = []
+    for path, names in RETURNS.items():
+        for name, value in zip(names, printed[path], strict=True):
+            shape = get_type_hints(getattr(commands, name))["return"]
+            for found, obj, where in gen.typed_dicts(value, shape, name):
+                if found is None:
+                    problems.append(f"{where}: {obj}")
+                    continue
+                keys = gen.typed_keys(found)
+                problems += [f"{where}: {found.__name__} has no key `{k}`" for k in obj if k not in keys]
+                problems += [f"{where}: no `{k}` of {found.__name__}" for k, (_, required) in keys.items()
+                             if required and k not in obj]
+    assert not problems, "\n".join(problems)
+
+
 @pytest.mark.parametrize("path", [("kinds",), ("check",), ("entry", "list"), ("entry", "show"), ("motion", "list"),
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
@@ -518,7 +563,29 @@ def test_each_json_key_is_documented_in_its_commands_section(printed, path):
     assert not missing, f"{where_is(section)}: section `{name(path)}` lacks JSON keys {missing}"
 
 
+def test_the_json_examples_show_exactly_the_keys_of_their_shapes():
+    problems = gen.json_shape_problems(PAGES["json.md"])
+    assert not problems, "\n".join(["docs/reference/json.md (shapes: docs/gen.py's json_shapes):", *problems])
+
+
 # --- the checks can fail -----------------------------------------------------------------------
+
+def test_a_key_renamed_in_an_example_or_in_its_shape_fails_the_json_shapes_check():
+    from arena.app.shapes import EntryRow
+
+    section = PAGES["json.md"].index("### `arena entry list`")
+    renamed_in_doc = (PAGES["json.md"][:section]
+                      + PAGES["json.md"][section:].replace('"forfeits": 0', '"forfeit_count": 0', 1))
+    assert gen.json_shape_problems(renamed_in_doc) == [
+        "json.md `arena entry list`, example 1[0]: `forfeit_count` is no key of EntryRow",
+        "json.md `arena entry list`: no example shows `forfeits` of EntryRow"]
+
+    hints = get_type_hints(EntryRow, include_extras=True)  # strength stays NotRequired
+    Renamed = TypedDict("Renamed", {**{k: v for k, v in hints.items() if k != "name"}, "nmae": str})
+    assert gen.json_shape_problems(PAGES["json.md"], {"arena entry list": (list[Renamed],)}) == [
+        "json.md `arena entry list`, example 1[0]: `name` is no key of Renamed",
+        "json.md `arena entry list`: no example shows `nmae` of Renamed"]
+
 
 def test_the_parser_scopes_options_to_their_own_section():
     doc = "\n".join([

@@ -19,6 +19,7 @@ import asyncio
 import time
 from typing import Iterable
 
+from arena.app.reports import CheckRow
 from arena.credentials import Caller, require
 from arena.errors import ArenaError, UserError
 from arena.families import family_of
@@ -47,7 +48,7 @@ def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRe
             for name in chosen if name in specs for model in _models(specs[name])]
 
 
-def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
+def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:
     """One row per named entry or judge (a jury's per pool model): {name, model, family, ok, structured,
     context_window, latency_s, error, priced}, and a row named "[search]" for the search provider when a real entry
     of them searches the web. A missing key is a UserError before any probe (require_keys)."""
@@ -56,10 +57,11 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
     found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed),
                                   [(ref, asks_json) for _, ref, asks_json in chosen]))
     specs = {e.name: e for e in ws.config.entries} | {j.name: j for j in ws.config.judges}
-    rows = [{"name": name, "model": ref.model, "family": _family(specs[name], ref.model), "ok": p.ok,
-             "structured": p.structured,
-             "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
-            for name, ref, _ in chosen for p in [found[ref.key]]]
+    rows: list[CheckRow] = [
+        {"name": name, "model": ref.model, "family": _family(specs[name], ref.model), "ok": p.ok,
+         "structured": p.structured,
+         "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
+        for name, ref, _ in chosen for p in [found[ref.key]]]
     if ws.config.search.provider != "offline" and any(c.searches for c in callers(ws, [n for n, _, _ in chosen])):
         rows.append(probe_search(ws))
     return rows
@@ -104,7 +106,7 @@ def require_keys(ws: Workspace, names: Iterable[str]) -> None:
     require(callers(ws, names), ws.config.search.provider, ws.config.path.name)
 
 
-def probe_search(ws: Workspace) -> dict:
+def probe_search(ws: Workspace) -> CheckRow:
     """`arena check`'s row for the search provider: one uncached search, not retried."""
     gateway = SearchGateway(ws.config.search, ws.store, cache=False, timeout_s=ws.config.llm.timeout_s)
     started = time.perf_counter()

@@ -12,13 +12,21 @@ import os
 import sys
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import click
 
 from arena import limits
 from arena.errors import ArenaError, UserError, plural
 from arena.redact import redact
+
+if TYPE_CHECKING:  # the shapes of what the facade returns (arena.app.commands), for the renderers
+    from arena.app.commands import RateOptions
+    from arena.app.figures import (Coefficient, EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
+                                   PaperFigures, PeopleConsistency, PeopleScope, RatingRow, RatingsMeta, SameFamily,
+                                   ScopeConsistency, SideFit)
+    from arena.app.reports import DryRun
+    from arena.app.shapes import MatchJson
 
 
 class ArenaGroup(click.Group):
@@ -104,7 +112,7 @@ def _open(workspace: Path):
     return ws
 
 
-def _table(rows: list[dict], columns: list[str]) -> None:
+def _table(rows: Sequence[Mapping[str, object]], columns: list[str]) -> None:
     if not rows:
         click.echo("(none)")
         return
@@ -115,7 +123,7 @@ def _table(rows: list[dict], columns: list[str]) -> None:
         click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
-def _json(data) -> None:
+def _json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, ensure_ascii=False))
 
 
@@ -242,7 +250,7 @@ def entry_show(name: str, workspace: Path, fmt: str):
         return
     for key, value in data.items():
         if key == "params":
-            value = ", ".join(f"{k} = {v!r}" for k, v in value.items())
+            value = ", ".join(f"{k} = {v!r}" for k, v in data["params"].items())
         if key != "retired":  # status says it
             click.echo(f"{key}: {'(none)' if value == '' else value}")
 
@@ -285,9 +293,7 @@ def motion_list(category: str | None, workspace: Path, fmt: str):
     from arena.app import commands as app
 
     rows = app.motion_list(_open(workspace), category)
-    _json([{k: r[k] for k in ("id", "text", "category", "language", "info_slide", "pro_text", "con_text", "set")
-            if k in r} for r in rows]) \
-        if fmt == "json" else _table(rows, ["id", "category", "language", "set", "text"])
+    _json(rows) if fmt == "json" else _table(rows, ["id", "category", "language", "set", "text"])
 
 
 @motion.command("show")
@@ -421,7 +427,7 @@ def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], work
                                progress=lambda line: click.echo(line, err=True)))
 
 
-def _match_text(data: dict) -> None:
+def _match_text(data: MatchJson) -> None:
     """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts,
     score."""
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
@@ -533,7 +539,7 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
         sys.exit(1)
 
 
-def _projection(p: dict) -> None:
+def _projection(p: DryRun) -> None:
     """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
     sampled = "played" if p["sampled"] == p["matches"] else (
         f"projected from {plural(p['sampled'], 'sampled match')} played")
@@ -672,7 +678,7 @@ def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, work
                ["dimension", "judged as", "items", "judged", "failed", "accuracy", "kappa"])
 
 
-def _num(value, digits: int) -> str:
+def _num(value: float | None, digits: int) -> str:
     return "n/a" if value is None else f"{value:.{digits}f}"
 
 
@@ -753,9 +759,8 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         frame = app.read_results(results_file) if results_file else app.results_frame(_open(workspace), judge)
         click.echo(app.results_csv(frame), nl=False)
         return
-    options: dict[str, Any]
-    options = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting, "anchor": anchor,
-               "side": side, "control": control}
+    options: RateOptions = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting,
+                            "anchor": anchor, "side": side, "control": control}
     if history:
         _rate_history(results_file, judge, workspace, every, fmt, options)
         return
@@ -780,7 +785,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
 
 
 def _rate_history(results_file: Path | None, judge: str | None, workspace: Path, every: int | None, fmt: str,
-                  options: dict) -> None:
+                  options: RateOptions) -> None:
     """`arena rate --history`: one fit per snapshot, so intervals are sandwich unless --ci is given."""
     from click.core import ParameterSource
 
@@ -806,13 +811,14 @@ def _rate_history(results_file: Path | None, judge: str | None, workspace: Path,
         _rating_table(snapshot["ratings"], snapshot.get("side"))
 
 
-def _fitted(meta: dict) -> tuple[str, str]:
+def _fitted(meta: RatingsMeta) -> tuple[str, str]:
     """What a fit's meta says it rated (a judge's verdicts or a file) and how its intervals were drawn."""
     source = f"judge {meta['judge']!r}" if "judge" in meta else meta["results"]
     return source, "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
 
 
-def _rating_table(ratings: list[dict], side: dict | None = None, control: dict | None = None) -> None:
+def _rating_table(ratings: list[RatingRow], side: SideFit | None = None,
+                  control: dict[str, Coefficient] | None = None) -> None:
     """The ratings, then the Pro advantage (when fitted) and each controlled feature's coefficient on a line of
     its own."""
     _table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
@@ -921,7 +927,7 @@ def stats_agents(workspace: Path, fmt: str):
         _json(rows)
         return
 
-    def num(value, digits: int = 1):
+    def num(value: float | None, digits: int = 1) -> str | None:
         return None if value is None else f"{value:.{digits}f}"
 
     _table([{**r, "calls/speech": num(r["calls_per_speech"], 2),
@@ -955,11 +961,11 @@ def stats_judges(workspace: Path, fmt: str):
     figures = lambda rows: [{**r, "agreement": _num(r["agreement"], 3), "kappa": _num(r["kappa"], 3)}  # noqa: E731
                             for r in rows]
     # Each table only when it has rows: the people's two only with judges of people (of two or more people).
-    for key, columns in (("pairs", ["a", "b"]), ("people", ["judge", "a", "b"]),
-                         ("people_vs_judges", ["judge", "person", "vs"])):
-        if data[key]:
+    for rows, columns in ((data["pairs"], ["a", "b"]), (data["people"], ["judge", "a", "b"]),
+                          (data["people_vs_judges"], ["judge", "person", "vs"])):
+        if rows:
             click.echo("")
-            _table(figures(data[key]), [*columns, "matches", "agreement", "kappa"])
+            _table(figures(rows), [*columns, "matches", "agreement", "kappa"])
 
 
 @stats.command("sides")
@@ -975,8 +981,9 @@ def stats_sides(workspace: Path, fmt: str):
         return
     _table(data["entries"], ["entry", "pro", "con"])
     click.echo(f"\nPro score share by motion (judge {data['judge'] or 'none configured'}):")
+    overall: MotionShare = {"motion": "overall", **data["overall"]}
     share = [{**r, "pro share": _num(r["pro_share"], 3), "p": _num(r["p_value"], 3)}
-             for r in [*data["motions"], {"motion": "overall", **data["overall"]}]]
+             for r in [*data["motions"], overall]]
     _table(share, ["motion", "matches", "pro share", "pro_wins", "con_wins", "ties", "p"])
 
 
@@ -996,19 +1003,24 @@ def stats_bias(judge: str | None, workspace: Path, fmt: str):
         _json(rows)
         return
 
-    def share(r: dict, key: str) -> str:
-        if r[f"{key}_share"] is None:
+    def share(value: float | None, low: float | None, high: float | None) -> str:
+        if value is None:
             return "n/a"
-        return f"{r[f'{key}_share']:.2f} ({r[f'{key}_ci_low']:.2f}-{r[f'{key}_ci_high']:.2f})"
+        return f"{value:.2f} ({low:.2f}-{high:.2f})"
 
-    def family(same: dict | None) -> str:
+    def coefficient(value: float | None, low: float | None, high: float | None) -> str:
+        if value is None or low is None or high is None:  # all three or none (arena.stats.bias_row)
+            return "n/a"
+        return f"{round(value):+d} ({round(low):+d} to {round(high):+d})"
+
+    def family(same: SameFamily | None) -> str:
         if same is None:
             return ""
         return f"{same['own_share']:.2f} vs {_num(same['others_share'], 2)} ({plural(same['votes'], 'vote')})"
 
-    _table([{**r, "pro share (95% CI)": share(r, "pro"), "longer side's share": share(r, "longer"),
-             "length coef (Elo)": "n/a" if r["length_coef"] is None else
-             f"{round(r['length_coef']):+d} ({round(r['length_ci_low']):+d} to {round(r['length_ci_high']):+d})",
+    _table([{**r, "pro share (95% CI)": share(r["pro_share"], r["pro_ci_low"], r["pro_ci_high"]),
+             "longer side's share": share(r["longer_share"], r["longer_ci_low"], r["longer_ci_high"]),
+             "length coef (Elo)": coefficient(r["length_coef"], r["length_ci_low"], r["length_ci_high"]),
              "own family vs others": family(r["same_family"])} for r in rows],
            ["judge", "panelist", "votes", "pro share (95% CI)", "longer side's share", "length coef (Elo)",
             "own family vs others"])
@@ -1034,30 +1046,31 @@ def stats_paper(judge: str | None, workspace: Path, fmt: str):
     click.echo(f"mean points out of 3 under judge {data['judge']!r} (S source, L language, A argument, O overall"
                f"{people}){' — SIMULATED' if data['simulated'] else ''}")
 
-    def points(r: dict) -> dict:
-        paper = r.get("paper") or {}
+    def points(r: EntryPoints | PairPoints | KindPoints, paper: PaperFigures | None = None) -> dict[str, object]:
         return {**r, "S": _num(r["source"], 2), "L": _num(r["language"], 2), "A": _num(r["argument"], 2),
                 "O": _num(r["overall"], 2), "human": _num(r["people_overall"], 2),
-                "paper S/L/A/O (human)": "/".join(f"{paper[c]:.2f}" for c in ("source", "language", "argument",
-                                                                              "overall"))
+                "paper S/L/A/O (human)": "/".join(f"{x:.2f}" for x in (paper["source"], paper["language"],
+                                                                       paper["argument"], paper["overall"]))
                 + (f" ({paper['people_overall']:.2f})" if "people_overall" in paper else "") if paper else ""}
 
     columns = ["matches", "S", "L", "A", "O", "people_matches", "human"]
     paper = ["paper S/L/A/O (human)"] if data["preset"] else []
     _table([points(r) for r in data["entries"]], ["entry", "debater", "category", *columns])
-    for title, rows, keys in (("head to head (Tables 1, 2)", data["pairs"], ["entry", "opponent"]),
-                              ("by debater kind, against each other kind (Table 5)", data["kinds"],
-                               ["debater", "opponent"])):
+    compared: list[tuple[str, list[PairPoints] | list[KindPoints], list[str]]] = [
+        ("head to head (Tables 1, 2)", data["pairs"], ["entry", "opponent"]),
+        ("by debater kind, against each other kind (Table 5)", data["kinds"], ["debater", "opponent"])]
+    for title, rows, keys in compared:
         click.echo(f"\n{title}:")
-        _table([points(r) for r in rows], [*keys, *columns, *paper])
+        _table([points(r, r["paper"]) for r in rows], [*keys, *columns, *paper])
 
-    def split(r: dict) -> dict:
-        out = dict(r)
-        for scope, short in (("excluding_human_debaters", "without humans"), ("all", "all")):
-            out[short] = f"{_num(r[scope]['consistency'], 2)} of {r[scope]['matches']}"
-            if r["paper"]:
-                out[f"paper {short}"] = f"{r['paper'][scope]:.2f}"
-        return out
+    def of(scope: ScopeConsistency | PeopleScope) -> str:
+        return f"{_num(scope['consistency'], 2)} of {scope['matches']}"
+
+    def split(r: JudgeConsistency | PeopleConsistency) -> dict[str, object]:
+        figures = r["paper"]
+        theirs = ({"paper without humans": f"{figures['excluding_human_debaters']:.2f}",
+                   "paper all": f"{figures['all']:.2f}"} if figures else {})
+        return {**r, "without humans": of(r["excluding_human_debaters"]), "all": of(r["all"]), **theirs}
 
     scopes = ["without humans", "all"]
     click.echo("\nconsistency, matches without a human debater and all (Table 6):")

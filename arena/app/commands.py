@@ -11,7 +11,8 @@ import asyncio
 import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Callable, Collection, Iterable, Mapping, Sequence
+from typing import (TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Literal, Mapping, Sequence, TypedDict,
+                    Unpack, cast)
 
 from arena import registration, scheduler
 from arena.app import demo as demo_workspace
@@ -20,8 +21,13 @@ from arena.app.check import check as check_models
 from arena.app.check import repeating_judges, require_keys
 from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
 from arena.app.engine import MatchRunner, run_bounded
+from arena.app.figures import (AgentStats, BenchReport, BenchResult, BenchScore, BiasRow, Coefficient,
+                               DimensionOutcome, DimensionScore, JudgeBench, Ratings, Snapshot, StatsJudges,
+                               StatsPaper, StatsSides)
 from arena.app.imports import import_folder
 from arena.app.presets import PRESETS
+from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DryRun,
+                               ExportResult, ImportReport, JudgeTotals, MotionImport, RunResult)
 from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
@@ -43,6 +49,13 @@ from judges import bench
 from judges.registry import JUDGES
 from motions.library import load_motion_file
 
+if TYPE_CHECKING:  # for annotations alone
+    import pandas as pd
+
+    from arena.llm import CallTag, Completion
+    from arena.records import Verdict
+    from arena.registry import Registry
+
 
 def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
     """`arena init --preset NAME`: the preset's arena.toml, then its schedule drawn into the new workspace, which
@@ -59,25 +72,28 @@ def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
         ws.close()
 
 
-def kinds() -> list[dict]:
+def kinds() -> list[shapes.Kind]:
     """Every debater, judge and importer kind, built-in or plug-in: [{family, kind, source, params: [{name,
     default, type, accepts, help}]}]: a debater's params go in [entries.params], a judge's in [judges.options],
     an importer's are `arena import` options."""
     from arena.judging import BaseJudge
     from arena.params import describe
 
-    out = []
-    for family, registry in (("debater", DEBATERS), ("judge", JUDGES), ("importer", IMPORTERS)):
+    out: list[shapes.Kind] = []
+    families: tuple[tuple[Literal["debater", "judge", "importer"], Registry], ...] = (
+        ("debater", DEBATERS), ("judge", JUDGES), ("importer", IMPORTERS))
+    for family, registry in families:
         for name in registry.names():
             cls = registry.get(name)
             # A plug-in that declares no table takes whatever it is given.
             judge = isinstance(cls, type) and issubclass(cls, BaseJudge)
             table = cls.accepted() if judge else getattr(cls, "OPTIONS" if family == "importer" else "PARAMS", {})
-            out.append({"family": family, "kind": name, "source": registry.source(name), "params": describe(table)})
+            params = cast(list[shapes.KindParam], describe(table))  # arena.params builds the rows as plain dicts
+            out.append({"family": family, "kind": name, "source": registry.source(name), "params": params})
     return out
 
 
-def entry_list(ws: Workspace) -> list[dict]:
+def entry_list(ws: Workspace) -> list[shapes.EntryRow]:
     """Every configured entry (shapes.entry_row)."""
     counts, forfeits, simulated = ws.store.match_counts(), ws.store.forfeit_counts(), ws.store.simulated_entries()
     return [shapes.entry_row(e, counts.get(e.name, 0), forfeits.get(e.name, 0),
@@ -97,7 +113,7 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
         return ws.config.entry(name)
 
 
-def entry_show(ws: Workspace, name: str) -> dict:
+def entry_show(ws: Workspace, name: str) -> shapes.EntryDetail:
     """One entry's configuration, status and completed-match count (shapes.entry_detail)."""
     entry = ws.config.entry(name)
     return shapes.entry_detail(entry, ws.store.match_counts().get(name, 0), ws.store.forfeit_counts().get(name, 0),
@@ -140,7 +156,7 @@ def judge_remove(ws: Workspace, name: str) -> None:
         reload(ws, registration.remove_judge(ws.config, name, ws.store.judge_records(name)))
 
 
-def match_list(ws: Workspace) -> list[dict]:
+def match_list(ws: Workspace) -> list[shapes.MatchRow]:
     """Every match in schedule order (shapes.match_row)."""
     return [shapes.match_row(m) for m in ws.store.match_states()]
 
@@ -152,31 +168,31 @@ def match_get(ws: Workspace, match_id: str) -> Match:
     return match
 
 
-def match_show(ws: Workspace, match_id: str) -> dict:
+def match_show(ws: Workspace, match_id: str) -> shapes.MatchJson:
     """One match as JSON (shapes.match_json)."""
     return shapes.match_json(match_get(ws, match_id), declared=ws.config.formats)
 
 
-def match_messages(ws: Workspace, match_id: str) -> list[dict]:
+def match_messages(ws: Workspace, match_id: str) -> list[shapes.AgentMessage]:
     """What each agent of a match was sent and answered, in order, byte for byte as stored: {stage, side, role,
     prompt, response, created_at} (stage and side null for a judge's call)."""
-    return [asdict(m) for m in ws.store.agent_messages(match_get(ws, match_id).id)]
+    return [cast(shapes.AgentMessage, asdict(m)) for m in ws.store.agent_messages(match_get(ws, match_id).id)]
 
 
 def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
-               progress: Callable[[str], None] | None = None) -> dict:
+               progress: Callable[[str], None] | None = None) -> shapes.MatchJson:
     """`arena match play`: play_one, the match as match_show gives it."""
     return shapes.match_json(play_one(ws, motion_id, pro, con, judges, progress), declared=ws.config.formats)
 
 
-def motion_list(ws: Workspace, category: str | None = None) -> list[dict]:
+def motion_list(ws: Workspace, category: str | None = None) -> list[shapes.MotionRow]:
     """The motions of the configured sets, in set order: {id, text, category, language, info_slide, set}."""
     if category is not None and category not in CATEGORIES:
         raise UserError(f"--category {category!r}: unknown category (expected {', '.join(CATEGORIES)})")
     return [shapes.motion_row(m, spec) for m, spec in ws.motions.values() if category in (None, m.category)]
 
 
-def motion_show(ws: Workspace, motion_id: str) -> dict:
+def motion_show(ws: Workspace, motion_id: str) -> shapes.MotionDetail:
     """One motion, from the configured sets or else from the stored matches (set None), with its stored matches."""
     found = ws.motions.get(motion_id)
     motion, spec = found if found else (ws.store.motion(motion_id), None)
@@ -186,13 +202,13 @@ def motion_show(ws: Workspace, motion_id: str) -> dict:
             "matches": ws.store.count_matches(motion_id=motion_id)}
 
 
-def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> dict:
+def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> ImportReport:
     """`arena import KIND DIR`: the debates an importer kind reads from folder, added to the workspace
     (arena.app.imports.import_folder); judge names the imported judge, for importers that take that option."""
     return import_folder(ws, kind, folder, {} if judge is None else {"judge": judge})
 
 
-def motion_import(ws: Workspace, path: Path) -> dict:
+def motion_import(ws: Workspace, path: Path) -> MotionImport:
     """Copy a YAML or JSONL motion file into the workspace's motions/ folder and add it to [motions] sets in
     arena.toml (comments kept), so the workspace holds every motion it schedules even if the original
     moves or changes. Returns {set, path, motions, notes}.
@@ -280,7 +296,8 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
         history=[scheduler.Pairing(m.motion_id, m.pro, m.con) for m in stored], byes=byes)
     plan = scheduler.draw(fmt, request)
     flags += plan.flags
-    params = {k: v for k, v in (("rounds", rounds), ("matches", matches), ("entry", entry)) if v is not None}
+    params: dict[str, Any] = {k: v for k, v in (("rounds", rounds), ("matches", matches), ("entry", entry))
+                              if v is not None}
     params |= {"flags": flags, "byes": [{"round": r, "entry": e} for r, e in plan.byes],
                # Per match in plan order (= match id order): its round, and for active its selection probability.
                "pairings": [{k: v for k, v in (("round", p.round), ("probability", p.probability)) if v is not None}
@@ -290,12 +307,12 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
     return Scheduled(fmt, ids, flags)
 
 
-def schedule_show(ws: Workspace) -> dict:
+def schedule_show(ws: Workspace) -> shapes.Schedule:
     """The stored plan: every tournament with its flags, and every match with its tournament, format, round
     and (active) selection probability. Imported matches were debated elsewhere, in no tournament: not listed."""
     tournaments = {t.id: t for t in ws.store.tournaments()}
     position: dict[int, int] = {}
-    rows = []
+    rows: list[shapes.PlannedMatch] = []
     for m in ws.store.match_states():
         if m.tournament_id is None:
             continue
@@ -335,12 +352,13 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     say = progress or (lambda line: print(line, file=sys.stderr))
     say(f"{match_id}: PRO {pro} vs CON {con} on {motion_id}: {motion.text}")
 
-    def heard(tag, completion) -> None:
+    def heard(tag: CallTag, completion: Completion) -> None:
         where = " · ".join(part for part in (tag.stage, tag.side, tag.role) if part)
         say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
 
     try:
-        return asyncio.run(MatchRunner.of(ws).play_match(ws.store.match(match_id), specs, listener=heard))
+        stored = cast(Match, ws.store.match(match_id))  # stored just above
+        return asyncio.run(MatchRunner.of(ws).play_match(stored, specs, listener=heard))
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
@@ -363,7 +381,7 @@ def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
 
 
 def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int = 4,
-          progress: Callable[[str], None] | None = None) -> list[dict]:
+          progress: Callable[[str], None] | None = None) -> list[JudgeTotals]:
     """Judge completed matches that lack verdicts of the named judges (none named: every configured judge).
 
     A match lacks them when the judge has no verdict of it or a failed run on it, so a rerun retries
@@ -384,14 +402,14 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     require_keys(ws, {spec.name for spec, _ in work})  # before any call: a missing key is named, nothing written
     runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
-    totals = {s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0}
-              for s in specs}
+    totals: dict[str, JudgeTotals] = {
+        s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0} for s in specs}
 
-    async def one(item: tuple[JudgeSpec, str]) -> list | None:
+    async def one(item: tuple[JudgeSpec, str]) -> list[Verdict] | None:
         spec, match_id = item
         return await runner.judge_stored(match_id, spec, rejudged_before=since)
 
-    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list | None) -> None:
+    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list[Verdict] | None) -> None:
         spec, match_id = item
         total = totals[spec.name]
         if verdicts is None:
@@ -425,8 +443,35 @@ def judge_or_first(ws: Workspace, judge: str | None) -> str:
     return first
 
 
+class FitOptions(TypedDict, total=False):
+    """How rate_frame fits, as `arena rate` passes it on: --by, --ci, --bootstrap, --seed, --weighting, --anchor."""
+
+    by: str | None
+    ci: str
+    bootstrap: int
+    seed: int
+    weighting: str
+    anchor: tuple[str, float] | None
+
+
+class RateOptions(FitOptions, total=False):
+    """Everything `arena rate` passes to rate, rate_results and their histories: --side and --control too (None:
+    the workspace's setting)."""
+
+    side: str | None
+    control: Sequence[str] | None
+
+
+class FrameOptions(FitOptions, total=False):
+    """rate_frame's keywords but the source, which history_frame passes on to each snapshot's fit."""
+
+    side: str
+    control: Sequence[str]
+    simulated: Collection[str] | None
+
+
 def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None,
-         control: Sequence[str] | None = None, **options) -> dict:
+         control: Sequence[str] | None = None, **options: Unpack[FitOptions]) -> Ratings:
     """Ratings from one judge's verdicts (default: the first configured judge); side, control and options as
     rate_frame (default side and control: the workspace's, rating_side and rating_control). Each row's
     `simulated` says whether any of that entry's own speeches or searches came from the simulator
@@ -441,7 +486,7 @@ def rate(ws: Workspace, *, judge: str | None = None, side: str | None = None,
     return result
 
 
-def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = True):
+def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = True) -> pd.DataFrame:
     """One judge's results rows, every dimension, as the results CSV's columns (default: the first judge); with
     features, each side's style counts over the match's speeches too (words_a, words_b, ...), which reads every
     speech."""
@@ -461,14 +506,14 @@ def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = T
     return pd.DataFrame(rows, columns=list(COLUMNS))
 
 
-def results_csv(frame) -> str:
+def results_csv(frame: pd.DataFrame) -> str:
     """Results rows (results_frame, read_results) as the results CSV's text (docs/reference/formats.md)."""
     from leaderboard.results import csv_text
 
     return csv_text(frame)
 
 
-def read_results(path: Path):
+def read_results(path: Path) -> pd.DataFrame:
     """The validated rows of a results CSV; a file that breaks the schema is the user's mistake."""
     from leaderboard.results import ResultsError
     from leaderboard.results import read_results as read
@@ -492,7 +537,8 @@ def rating_control(ws: Workspace | None, control: Sequence[str] | None) -> tuple
     return tuple(control) if control is not None else (ws.config.rating.control if ws else ())
 
 
-def rate_results(path: Path, *, side: str | None = None, control: Sequence[str] | None = None, **options) -> dict:
+def rate_results(path: Path, *, side: str | None = None, control: Sequence[str] | None = None,
+                 **options: Unpack[FitOptions]) -> Ratings:
     """Ratings from a results CSV, with no workspace; side and options as rate_frame (default side: fit)."""
     result = rate_frame(read_results(path), str(path), side=rating_side(None, side),
                         control=rating_control(None, control), **options)
@@ -500,9 +546,9 @@ def rate_results(path: Path, *, side: str | None = None, control: Sequence[str] 
     return result
 
 
-def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstrap", bootstrap: int = 1000,
-               seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None,
-               side: str = "fit", control: Sequence[str] = (), simulated: Collection[str] | None = None) -> dict:
+def rate_frame(frame: pd.DataFrame, source: str, *, by: str | None = None, ci: str = "bootstrap",
+               bootstrap: int = 1000, seed: int = 0, weighting: str = "paper", anchor: tuple[str, float] | None = None,
+               side: str = "fit", control: Sequence[str] = (), simulated: Collection[str] | None = None) -> Ratings:
     """The main fit of results rows (see leaderboard.results.main_rows) and, with by, one fit per category
     or dimension, each with the same options (side: fit the Pro advantage or ignore it; control: the style
     features fitted with the ratings); source names the rows in messages. simulated: the entries whose rows say
@@ -526,7 +572,7 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
         raise UserError(f"--by {by}: {source} has no {by} column")
     fakes = set(simulated_entries(frame) if simulated is None else simulated)
 
-    def one(rows, where: str) -> dict:
+    def one(rows: pd.DataFrame, where: str) -> dict[str, Any]:
         if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
             raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
         return _with_forfeits(fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor,
@@ -535,14 +581,15 @@ def rate_frame(frame, source: str, *, by: str | None = None, ci: str = "bootstra
     result = one(main, f"in {source}")
     if by is not None:
         result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The documented order (docs/reference/json.md): ratings, side, control, by, meta.
-    return {key: result[key] for key in ("ratings", "side", "control", "by", "meta") if key in result}
+    # The documented order (docs/reference/json.md): ratings, side, control, by, meta. The fits are
+    # leaderboard.ratings.rate's plain dicts, their rows with forfeits and simulated (_with_forfeits).
+    return cast(Ratings, {key: result[key] for key in ("ratings", "side", "control", "by", "meta") if key in result})
 
 
-def _with_forfeits(result: dict, rows, simulated: Collection[str]) -> dict:
+def _with_forfeits(result: dict[str, Any], rows: pd.DataFrame, simulated: Collection[str]) -> dict[str, Any]:
     """The fit with each entry's forfeits beside its matches (rows whose forfeit column names its side), and
     whether it is simulated (in simulated) last."""
-    forfeited: dict[str, int] = {}
+    forfeited: dict[Hashable, int] = {}
     if "forfeit" in rows.columns:
         for side, entry in (("pro", "entry_a"), ("con", "entry_b")):
             for name, count in rows.loc[rows["forfeit"] == side, entry].value_counts().items():
@@ -552,9 +599,9 @@ def _with_forfeits(result: dict, rows, simulated: Collection[str]) -> dict:
     return result
 
 
-def _beside(row: dict, key: str, **added) -> dict:
+def _beside(row: Mapping[str, object], key: str, **added: object) -> dict[str, object]:
     """row with added's keys right after key, where docs/reference/json.md shows them."""
-    out = {}
+    out: dict[str, object] = {}
     for name, value in row.items():
         out[name] = value
         if name == key:
@@ -563,7 +610,7 @@ def _beside(row: dict, key: str, **added) -> dict:
 
 
 def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None = None, side: str | None = None,
-                 control: Sequence[str] | None = None, **options) -> list[dict]:
+                 control: Sequence[str] | None = None, **options: Unpack[FitOptions]) -> list[Snapshot]:
     """`arena rate --history`: ratings from one judge's verdicts (default: the first configured judge) after every
     `every` rated matches in the order they finished (history_frame); options as rate_frame, but for by."""
     from leaderboard.history import in_order
@@ -580,7 +627,7 @@ def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None =
 
 
 def history_results(path: Path, *, every: int | None = None, side: str | None = None,
-                    control: Sequence[str] | None = None, **options) -> list[dict]:
+                    control: Sequence[str] | None = None, **options: Unpack[FitOptions]) -> list[Snapshot]:
     """`arena rate --results FILE --history`: the history of a results CSV, its matches in the file's row order."""
     snapshots = history_frame(read_results(path), str(path), every=every, side=rating_side(None, side),
                               control=rating_control(None, control), **options)
@@ -589,7 +636,8 @@ def history_results(path: Path, *, every: int | None = None, side: str | None = 
     return snapshots
 
 
-def history_frame(frame, source: str, *, every: int | None = None, **options) -> list[dict]:
+def history_frame(frame: pd.DataFrame, source: str, *, every: int | None = None,
+                  **options: Unpack[FrameOptions]) -> list[Snapshot]:
     """Snapshots {matches: k, last_match, ratings, meta}: rate_frame of the rows of the first k matches of frame
     (in its order), for k = every, 2·every, ... and all of them (leaderboard.history; default every: at most
     25 snapshots)."""
@@ -599,28 +647,31 @@ def history_frame(frame, source: str, *, every: int | None = None, **options) ->
         raise UserError(f"--every {every}: expected a positive number of matches between snapshots")
     if options.get("by") is not None:
         raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
-    return history(frame, every=every,
-                   fit=lambda rows: rate_frame(rows, f"the first {rows['match_id'].nunique()} matches of {source}",
-                                               **options))
+    snapshots = history(frame, every=every,  # which takes the fit as a plain dict
+                        fit=lambda rows: dict(rate_frame(rows, f"the first {rows['match_id'].nunique()} matches of "
+                                                               f"{source}", **options)))
+    return cast(list[Snapshot], snapshots)  # leaderboard.history's plain dicts: matches, last_match, the fit's keys
 
 
-def stats_agents(ws: Workspace) -> list[dict]:
+def stats_agents(ws: Workspace) -> list[AgentStats]:
     """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
-    return agent_stats({"debater": s.debater, "stage": s.stage, "agents": {role: asdict(u) for role, u in s.agents.items()}}
-                       for s in ws.store.speech_usage())
+    usage = ({"debater": s.debater, "stage": s.stage, "agents": {role: asdict(u) for role, u in s.agents.items()}}
+             for s in ws.store.speech_usage())
+    return cast(list[AgentStats], agent_stats(usage))  # arena.stats builds plain dicts
 
 
-def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> dict:
+def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> StatsJudges:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
     judges of people, per pair of its people and per person against each other judge; over every match but
     those withheld (the published site's embargo)."""
-    return judge_stats([v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld],
-                       [asdict(c) for c in ws.store.judge_calls() if c.match_id not in withheld],
-                       [j.name for j in ws.config.judges], ballot_people(ws))
+    stats = judge_stats([v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld],
+                        [asdict(c) for c in ws.store.judge_calls() if c.match_id not in withheld],
+                        [j.name for j in ws.config.judges], ballot_people(ws))
+    return cast(StatsJudges, stats)  # arena.stats builds plain dicts
 
 
 def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str] = frozenset(),
-               features: Mapping[str, dict] | None = None) -> list[dict]:
+               features: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> list[BiasRow]:
     """`arena stats bias`: per judge, and per panelist where its verdicts name one (a jury's, an imported panel's),
     the Pro share of its decided votes, the share won by the longer side, its length coefficient and its
     same-family preference (arena.stats.bias_stats), over every completed match but those withheld (the published
@@ -646,10 +697,10 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
               for j in ws.config.judges}
     votes = bias_votes((v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld), words, entries,
                        judges, panelist_family=family_of)
-    return bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge)
+    return cast(list[BiasRow], bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge))
 
 
-def _length_fit(rows: list[dict]) -> dict | None:
+def _length_fit(rows: list[dict[str, Any]]) -> Coefficient | None:
     """The length coefficient of one voter's results rows (arena.stats.vote_results): {coef, ci_low, ci_high} in
     Elo per unit of x, from the controlled fit with the side fitted and sandwich intervals; None with no rows."""
     import pandas as pd
@@ -658,7 +709,8 @@ def _length_fit(rows: list[dict]) -> dict | None:
     if not rows:
         return None
     frame = pd.DataFrame(rows)
-    return fit(frame, ci="sandwich", bootstrap=0, side="fit", control=("length",))["control"]["length"]
+    fitted = fit(frame, ci="sandwich", bootstrap=0, side="fit", control=("length",))
+    return cast(Coefficient, fitted["control"]["length"])  # leaderboard.ratings.rate builds plain dicts
 
 
 def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
@@ -667,7 +719,7 @@ def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
     return {j.name: dict(enumerate(j.people)) for j in ws.config.judges if j.casts_ballots}
 
 
-def stats_sides(ws: Workspace) -> dict:
+def stats_sides(ws: Workspace) -> StatsSides:
     """Pro/Con sides per entry over completed matches; Pro score share and side-bias test per motion and
     overall, from the default judge's results (none without a judge)."""
     done = ws.store.match_states(status="done")
@@ -678,10 +730,10 @@ def stats_sides(ws: Workspace) -> dict:
                if r["dimension"] == "overall" and r["forfeit"] is None]  # a forfeit says nothing of sides
     data = side_stats([{"pro": m.pro, "con": m.con} for m in done], results,
                       [e.name for e in ws.config.entries if not e.retired])
-    return {"judge": judge, **data}
+    return cast(StatsSides, {"judge": judge, **data})  # arena.stats builds plain dicts
 
 
-def stats_paper(ws: Workspace, judge: str | None = None) -> dict:
+def stats_paper(ws: Workspace, judge: str | None = None) -> StatsPaper:
     """`arena stats paper`: the Agent4Debate paper's tables from the stored verdicts (arena.stats.paper_points and
     consistency_split), with the paper's own figures beside ours in a workspace its preset made.
 
@@ -700,14 +752,16 @@ def stats_paper(ws: Workspace, judge: str | None = None) -> dict:
     rows = [v.row() for v in ws.store.judged_verdicts()]
     debaters = {name: e.debater for name, e in ws.store.played_entries().items()}
     humans = {r["match_id"] for r in rows if "human" in (debaters.get(r["pro"]), debaters.get(r["con"]))}
-    tables = paper_points(points_of_three(r for r in rows if r["judge"] == judge),
-                          points_of_three(r for r in rows if r["judge"] == crowd) if crowd else {},
-                          debaters, [e.name for e in ws.config.entries])
+    tables: dict[str, Any] = paper_points(points_of_three(r for r in rows if r["judge"] == judge),
+                                          points_of_three(r for r in rows if r["judge"] == crowd) if crowd else {},
+                                          debaters, [e.name for e in ws.config.entries])
     tables["consistency"] = consistency_split(rows, people, [n for n in names if n not in people], humans)
     preset = ws.store.preset()
     _beside_paper(tables, PRESETS[preset].figures if preset in PRESETS else {})
-    return {"judge": judge, "people": crowd, "simulated": any(ws.store.judge_simulated(n) for n in (judge, crowd) if n),
-            "preset": preset, **tables}
+    # arena.stats builds the tables as plain dicts, and _beside_paper gives their rows "paper".
+    return cast(StatsPaper, {"judge": judge, "people": crowd,
+                             "simulated": any(ws.store.judge_simulated(n) for n in (judge, crowd) if n),
+                             "preset": preset, **tables})
 
 
 # Per section of `arena stats paper`: where its rows sit, and the columns that key a row.
@@ -716,7 +770,7 @@ _PAPER_KEYS = {"pairs": (("pairs",), ("entry", "opponent")), "kinds": (("kinds",
                "among_people": (("consistency", "among_people"), ("people",))}
 
 
-def _beside_paper(tables: dict, figures: dict) -> None:
+def _beside_paper(tables: dict[str, Any], figures: dict[str, Any]) -> None:
     """Give every row a "paper" key: the paper's figures for it, or None (figures: none outside the preset's
     workspace), adding the rows the paper has and this workspace has not (yet), with no matches."""
     for section, (path, keys) in _PAPER_KEYS.items():
@@ -735,7 +789,7 @@ def _beside_paper(tables: dict, figures: dict) -> None:
 
 
 def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 4,
-                progress: Callable[[str], None] | None = None) -> dict:
+                progress: Callable[[str], None] | None = None) -> JudgeBench:
     """Run a configured judge on human-labelled debates (layouts: judges.bench) and score it against them.
 
     Each debate is judged R times (the judge's runs); its outcome is the majority (match_outcome), and
@@ -750,7 +804,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     runner = MatchRunner.of(ws)
     say = progress or (lambda line: print(line, file=sys.stderr))
 
-    async def one(item: bench.BenchItem) -> tuple[dict, dict[str, str] | None]:
+    async def one(item: bench.BenchItem) -> tuple[BenchResult, dict[str, str] | None]:
         """The item's result row, and the judge's outcome per dimension it gave verdicts on (None: failed)."""
         verdicts = await runner.judge(f"bench:{item.id}", item.view, spec)
         failed = sum(v.failed for v in verdicts)
@@ -760,30 +814,41 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
         return ({"id": item.id, "label": item.label, "outcome": None if failed else match_outcome(pro, con),
                  "score_pro": pro, "score_con": con, "failed_runs": failed}, dimensions)
 
-    def done(finished: int, item: bench.BenchItem, result: tuple[dict, Any]) -> None:
+    def done(finished: int, item: bench.BenchItem, result: tuple[BenchResult, Any]) -> None:
         row = result[0]
         say(f"[{finished}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
-            + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["failed_runs"] else row["outcome"]))
+            + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["outcome"] is None else row["outcome"]))
 
     finished = run_bounded(items, one, concurrency=concurrency, done=done)
     results = [row for row, _ in finished]
-    report = {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs, "simulated": spec.simulated,
-              **bench.metrics([r["label"] for r in results], [r["outcome"] for r in results])}
+    # judges.bench builds plain dicts.
+    scored = cast(BenchScore, bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]))
+    report: BenchReport = {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs,
+                           "simulated": spec.simulated, **scored}
+    dimensions: _Dimensions = {}
     if any(item.dimensions is not None for item in items):  # the dataset has per-dimension labels
-        report["dimensions"], per_item = bench.dimension_scores(items, [dims for _, dims in finished])
+        scores, per_item = cast(tuple[dict[str, DimensionScore], list[dict[str, DimensionOutcome]]],
+                                bench.dimension_scores(items, [dims for _, dims in finished]))
+        dimensions = {"dimensions": scores}
         results = [{**row, "dimensions": dims} for row, dims in zip(results, per_item)]
-    return {**report, "results": results}
+    return {**report, **dimensions, "results": results}
+
+
+class _Dimensions(TypedDict, total=False):
+    """judge_bench's score per labelled dimension, which only a dataset with such labels has."""
+
+    dimensions: dict[str, DimensionScore]
 
 
 def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
-        budget: float | None = None, progress: Callable[[str], None] | None = None) -> dict:
+        budget: float | None = None, progress: Callable[[str], None] | None = None) -> RunResult:
     """Play and judge every pending match (arena.app.runs.run), in `workers` processes: {done, failed, total,
     not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line."""
     return run_pending(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
                        progress=progress)
 
 
-def check(ws: Workspace, names: Iterable[str] = ()) -> list[dict]:
+def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
     context_window, latency_s, error, priced}] (arena.app.check)."""
     return check_models(ws, names)
@@ -795,7 +860,7 @@ def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
     return repeating_judges(ws, list(names) or None)
 
 
-def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY) -> dict:
+def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY) -> DryRun:
     """What `run` would cost, projected from one match in `every` of each class played on the simulator (1: every
     match), with nothing written (arena.app.dryrun)."""
     return project(ws, retry_failed=retry_failed, every=every)
@@ -831,16 +896,18 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         from website.render import publish as render
 
         features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
-        data = site_data(ws, first_judge(ws), stats_judges(ws, embargo.withheld),
-                         bias=stats_bias(ws, withheld=embargo.withheld, features=features), features=features,
-                         awaiting=embargo.awaiting, unplayed=embargo.unplayed)
+        # The site's data (arena.app.site_data, leaderboard.site) holds the figures as plain dicts.
+        judges = cast(dict[str, Any], stats_judges(ws, embargo.withheld))
+        bias = cast(list[dict[str, Any]], stats_bias(ws, withheld=embargo.withheld, features=features))
+        data = site_data(ws, first_judge(ws), judges, bias=bias, features=features, awaiting=embargo.awaiting,
+                         unplayed=embargo.unplayed)
         withdrawn = set(data.withdrawn)
         replace_folder(out, lambda folder: render(folder, data, previous=out, state=state),
                        keep=lambda name: keep_others and name not in withdrawn)
     return out / "index.html"
 
 
-def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> dict:
+def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> ExportResult:
     """`arena export`: the workspace as Parquet tables with a dataset card (arena.exports) in out (default
     <workspace>/export), built beside it and swapped in; {path, public, rows: {table: rows}}. A public export
     also leaves out what the published site embargoes (arena.app.people.embargo)."""
@@ -875,23 +942,23 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
         ws.close()
 
 
-def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> list[dict]:
+def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> list[BallotLink]:
     """`arena ballots issue`: a new private link per person of a judge of people (arena.app.people.issue)."""
     return people.issue(ws, judge, base_url or people.DEFAULT_BASE_URL)
 
 
-def ballots_status(ws: Workspace, judge: str | None = None) -> list[dict]:
+def ballots_status(ws: Workspace, judge: str | None = None) -> list[BallotStatus]:
     """`arena ballots status`: ballots cast per person (arena.app.people.status)."""
     return people.status(ws, judge)
 
 
-def ballots_close(ws: Workspace, judge: str) -> dict:
+def ballots_close(ws: Workspace, judge: str) -> BallotsClosed:
     """`arena ballots close`: the judge's links take no more ballots and the site shows what it held back
     (arena.app.people.close)."""
     return people.close(ws, judge)
 
 
-def ballots_import(ws: Workspace, path: Path, judge: str) -> dict:
+def ballots_import(ws: Workspace, path: Path, judge: str) -> BallotsImported:
     """`arena ballots import`: the ballots of a CSV, stored at once (arena.app.people.import_csv)."""
     return people.import_csv(ws, path, judge)
 

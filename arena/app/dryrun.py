@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Callable, cast
 from urllib.parse import urlparse
 
+from arena.app.reports import DryRun, ModelCost, NotCounted, Projection
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
 from arena.clock import now
@@ -46,7 +47,7 @@ _NONE = dict.fromkeys(_USAGE, 0)  # a role that made no call in a match
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY,
-            progress: Callable[[str], None] | None = None) -> dict:
+            progress: Callable[[str], None] | None = None) -> DryRun:
     """Project calls, tokens and cost of the matches `arena run` would play; write nothing.
 
     every: one match in `every` of each class is played, at least one (1: every match). progress(line) hears a
@@ -169,14 +170,14 @@ def _stand_in(model: str) -> str:
 
 
 def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict,
-             matches: int) -> dict:
+             matches: int) -> Projection:
     """Sum each match's calls per real model and price them: a played match's own, another's estimated (_means)."""
     config = ws.config
     entries = {e.name: e for e in config.entries}
     judges = {j.name: j for j in config.judges}
     means = _means(groups, shapes, usage, failed)
     totals: dict[str, dict] = defaultdict(lambda: dict.fromkeys(_USAGE, 0.0))
-    not_counted = []
+    not_counted: list[NotCounted] = []
     for group in groups:
         sample = next((m.id for m in group if m.id in usage), None)
         for m in group:
@@ -198,10 +199,10 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
                     total[key] += row[key]
     searches = round(sum(row["searches"] for row in totals.values()))
     rows = {model: {k: round(v) for k, v in row.items()} for model, row in totals.items() if model}
-    models = [{"model": model, "calls": row["calls"], "prompt_tokens": row["prompt_tokens"],
-               "completion_tokens": row["completion_tokens"],
-               "cost": listed_price(model, row["prompt_tokens"], row["completion_tokens"])}
-              for model, row in sorted(rows.items()) if row["calls"]]
+    models: list[ModelCost] = [{"model": model, "calls": row["calls"], "prompt_tokens": row["prompt_tokens"],
+                                "completion_tokens": row["completion_tokens"],
+                                "cost": listed_price(model, row["prompt_tokens"], row["completion_tokens"])}
+                               for model, row in sorted(rows.items()) if row["calls"]]
     cost = sum(r["cost"] for r in models if r["cost"] is not None)
     calls_total = sum(r["calls"] for r in models)
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in models)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from arena import registration, speechchecks
+from arena.app.reports import FlaggedSpeech, ImportReport, SpeechChecks
 from arena.app.wiring import editing, reload
 from arena.config import check_entry_value, load_config
 from arena.errors import UserError
@@ -24,7 +25,7 @@ from importers.registry import IMPORTERS
 from judges.registry import JUDGES
 
 
-def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, Any] | None = None) -> dict:
+def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, Any] | None = None) -> ImportReport:
     """Read folder with the importer kind (options: its OPTIONS, e.g. judge) and add what is new; return the
     counts added ({matches, entries, judges, runs, motions}), what was there already, and what was skipped."""
     importer = IMPORTERS.get(kind)(kind, options or {})
@@ -33,7 +34,7 @@ def import_folder(ws: Workspace, kind: str, folder: Path, options: Mapping[str, 
         return _add(ws, kind, found)
 
 
-def _add(ws: Workspace, kind: str, found: Imported) -> dict:
+def _add(ws: Workspace, kind: str, found: Imported) -> ImportReport:
     # A source id this workspace gives another match is named and left out, never taken for the same match; an
     # entry none of whose matches is left is not registered.
     taken = {m.id: pairing for m in found.matches
@@ -87,15 +88,16 @@ def _add(ws: Workspace, kind: str, found: Imported) -> dict:
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped]}
 
 
-def _speech_checks(ws: Workspace, matches: Sequence[Match]) -> dict | None:
+def _speech_checks(ws: Workspace, matches: Sequence[Match]) -> SpeechChecks | None:
     """What the speech checks (arena.speechchecks) find in imported speeches: reported, never forfeited, since
     the source's judges read them as they were. None when the workspace does not check speeches."""
     settings = ws.config.arena
     if not settings.speech_checks:
         return None
-    flagged = [{"match": m.id, "stage": s.stage, "side": s.side, "problem": str(p)}
-               for m in matches for s, p in speechchecks.match_problems(m, shown(m.format, ws.config.formats),
-                                                                        settings.min_speech_share)]
+    flagged: list[FlaggedSpeech] = [
+        {"match": m.id, "stage": s.stage, "side": s.side, "problem": str(p)}
+        for m in matches for s, p in speechchecks.match_problems(m, shown(m.format, ws.config.formats),
+                                                                 settings.min_speech_share)]
     return {"speeches": sum(len(m.speeches) for m in matches), "flagged": flagged}
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
+from arena.app.reports import BallotLink, BallotsClosed, BallotsImported, BallotStatus
 from arena.ballots import new_token, open_ballots, read_ballots, token_hash
 from arena.errors import UserError
 from arena.offline import simulated_ballot
@@ -52,16 +54,16 @@ def embargo(ws: Workspace) -> Embargo:
     return Embargo(frozenset(awaiting), frozenset(unplayed))
 
 
-def _counts(ws: Workspace, spec: JudgeSpec, done: list[str], closed: dict[str, str]) -> list[dict]:
+def _counts(ws: Workspace, spec: JudgeSpec, done: list[str], closed: dict[str, str]) -> list[BallotStatus]:
     cast = ws.store.ballots_cast(spec.name)
-    state = "closed" if spec.name in closed else "open"
+    state: Literal["open", "closed"] = "closed" if spec.name in closed else "open"
     held = len(_holds(ws, spec, done, closed))
     return [{"judge": spec.name, "person": person, "assigned": len(done), "cast": len(cast.get(run, ())),
              "state": state, "embargoed": held}
             for run, person in enumerate(spec.people)]
 
 
-def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[dict]:
+def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[BallotLink]:
     """A new private link for each of the judge's people (their earlier links stop working):
     [{person, url, assigned (done matches), cast (their ballots so far)}]. The token is shown only here. A
     closed judge is open again: its links take ballots, and its open ballots embargo their matches again."""
@@ -75,14 +77,14 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[d
              "assigned": r["assigned"], "cast": r["cast"]} for r in rows]
 
 
-def status(ws: Workspace, judge: str | None = None) -> list[dict]:
+def status(ws: Workspace, judge: str | None = None) -> list[BallotStatus]:
     """[{judge, person, assigned, cast, state (open | closed), embargoed (the matches the judge holds back
     from the published site)}] for every person of the named (default: every) judge of people."""
     done, closed = ws.store.match_ids(done=True, forfeited=False), ws.store.closed_judges()
     return [row for spec in _human_judges(ws, judge) for row in _counts(ws, spec, done, closed)]
 
 
-def close(ws: Workspace, judge: str) -> dict:
+def close(ws: Workspace, judge: str) -> BallotsClosed:
     """Close the judge's ballots: its people's links take no more ballots and the matches it embargoed are
     published (unless another open judge of people still holds them) until `issue` reopens it.
     {judge, closed_at, already (closed before), held (the matches it had open ballots on), embargoed (done
@@ -95,7 +97,7 @@ def close(ws: Workspace, judge: str) -> dict:
             "embargoed": len(embargo(ws).awaiting)}
 
 
-def import_csv(ws: Workspace, path: Path, judge: str) -> dict:
+def import_csv(ws: Workspace, path: Path, judge: str) -> BallotsImported:
     """Store the ballots of a CSV (arena.ballots.IMPORT_HEADER) all at once, each replacing the person's
     earlier ballot on its match; a bad row refuses the file, naming FILE:LINE. {judge, ballots, people}."""
     spec = _human_judges(ws, judge)[0]

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from arena.app.check import preflight, repeating_judges
 from arena.app.engine import MatchRunner, play_claimed
 from arena.app.progress import Progress
+from arena.app.reports import RunResult
 from arena.app.workers import fan_out
 from arena.claims import LEASE_S
 from arena.errors import plural
@@ -21,7 +22,7 @@ from arena.workspace import Workspace
 
 def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
         budget: float | None = None, progress: Callable[[str], None] | None = None,
-        lease_s: float = LEASE_S) -> dict:
+        lease_s: float = LEASE_S) -> RunResult:
     """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
     on one workspace, and the `workers` processes of this one, split the matches, each played once.
 
@@ -72,10 +73,11 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
         stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
-    result = {"done": display.done, "failed": display.failed, "total": len(pending), "not_started": not_started,
-              "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
-              "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
-              "cpu_s": cpu}
+    result: RunResult = {"done": display.done, "failed": display.failed, "total": len(pending),
+                         "not_started": not_started,
+                         "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
+                         "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
+                         "cpu_s": cpu}
     display.close()
     return result
 
@@ -88,7 +90,7 @@ def shares(concurrency: int, workers: int) -> list[int]:
     return [concurrency // workers + (k < concurrency % workers) for k in range(workers)]
 
 
-def summary(result: dict, budget: float | None = None) -> str:
+def summary(result: RunResult, budget: float | None = None) -> str:
     """How a run ended, in one line for people; a run that found nothing to play says how to schedule."""
     if not result["total"]:
         running, waiting = result.get("running", 0), result.get("failed_waiting", 0)

@@ -1,0 +1,210 @@
+"""The JSON shapes of what the commands that do something report (docs/reference/json.md): an import, a motion
+import, a judging pass, a run and a dry run, model checks, ballots and an export. The app modules that build them
+return these types."""
+from __future__ import annotations
+
+from typing import Literal, NotRequired, TypedDict
+
+from arena.records import Side
+
+# --- `arena import`, `arena motion import` -----------------------------------------------------------------
+
+
+class KnownCounts(TypedDict):
+    """What an import found in the workspace already."""
+
+    matches: int
+    entries: int
+    judges: int
+
+
+class FlaggedSpeech(TypedDict):
+    """An imported speech and the first speech check it fails."""
+
+    match: str
+    stage: str
+    side: Side
+    problem: str
+
+
+class SpeechChecks(TypedDict):
+    """What the speech checks find in the matches an import added."""
+
+    speeches: int
+    flagged: list[FlaggedSpeech]
+
+
+class SkippedFile(TypedDict):
+    """A file, or a row of one ("file.md:12"), an import left out, and why."""
+
+    path: str
+    reason: str
+
+
+class ImportReport(TypedDict):
+    """`arena import`: what was added, found already (known) and skipped (speech_checks None: not checked)."""
+
+    kind: str
+    source: str
+    matches: int
+    entries: int
+    speech_checks: SpeechChecks | None
+    judges: list[str]
+    runs: int
+    motions: int
+    known: KnownCounts
+    skipped: list[SkippedFile]
+
+
+class MotionImport(TypedDict):
+    """`arena motion import`: the set added to arena.toml, the copy, its motions, and notes for people."""
+
+    set: str
+    path: str
+    motions: int
+    notes: list[str]
+
+
+# --- `arena judge`, `arena run`, `arena check` ---------------------------------------------------------------
+
+
+class JudgeTotals(TypedDict):
+    """`arena judge`: one judge's pass (elsewhere: matches another process judged meanwhile)."""
+
+    judge: str
+    matches: int
+    verdicts: int
+    failed_runs: int
+    elsewhere: int
+
+
+class RunResult(TypedDict):
+    """`arena run`: matches played and how it stopped; with nothing to play, running and failed_waiting too."""
+
+    done: int
+    failed: int
+    total: int
+    not_started: int
+    elsewhere: int
+    stopped: str | None  # None, "budget" or "interrupted" (arena.app.engine.play_claimed)
+    cost: float
+    ledger_cost: float
+    unpriced: int
+    cpu_s: float
+    running: NotRequired[int]
+    failed_waiting: NotRequired[int]
+
+
+class ModelCost(TypedDict):
+    """A model's projected calls, tokens and cost (None: its price is unknown)."""
+
+    model: str
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
+
+
+class Unpriced(TypedDict):
+    """Why a model has no price."""
+
+    model: str
+    reason: str
+
+
+class PerMatch(TypedDict):
+    """The projection per pending match."""
+
+    calls: float
+    tokens: float
+    cost: float
+
+
+class NotCounted(TypedDict):
+    """A pending match the projection leaves out, and why."""
+
+    id: str
+    error: str
+
+
+class Projection(TypedDict):
+    """What the pending matches would cost, per model and in total (of the priced models)."""
+
+    matches: int
+    models: list[ModelCost]
+    unknown: list[str]
+    why_unknown: list[Unpriced]
+    searches: int
+    search_provider: str
+    cost: float
+    per_match: PerMatch
+    failed: list[NotCounted]
+
+
+class DryRun(Projection):
+    """`arena run --dry-run`: the projection, and how many matches it played on the simulator."""
+
+    sampled: int
+
+
+class CheckRow(TypedDict):
+    """`arena check`: one model of an entry or judge probed, or the search provider (named "[search]")."""
+
+    name: str
+    model: str
+    family: str | None
+    ok: bool
+    structured: str | None
+    context_window: int | None
+    latency_s: float | None
+    error: str | None
+    priced: bool
+
+
+# --- `arena ballots ...`, `arena export` -------------------------------------------------------------------
+
+
+class BallotLink(TypedDict):
+    """`arena ballots issue`: a person's new private link, and their ballots so far."""
+
+    person: str
+    url: str
+    assigned: int
+    cast: int
+
+
+class BallotStatus(TypedDict):
+    """`arena ballots status`: a person's ballots, and their judge's state and embargo."""
+
+    judge: str
+    person: str
+    assigned: int
+    cast: int
+    state: Literal["open", "closed"]
+    embargoed: int
+
+
+class BallotsClosed(TypedDict):
+    """`arena ballots close` (already: closed before; held: the matches it had open ballots on)."""
+
+    judge: str
+    closed_at: str
+    already: bool
+    held: int
+    embargoed: int
+
+
+class BallotsImported(TypedDict):
+    """`arena ballots import`: the ballots stored and how many people cast them."""
+
+    judge: str
+    ballots: int
+    people: int
+
+
+class ExportResult(TypedDict):
+    """`arena export`: the folder written, whether it is public, and the rows per table."""
+
+    path: str
+    public: bool
+    rows: dict[str, int]
