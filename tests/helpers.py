@@ -368,5 +368,5 @@ def arena_process(*args, env: dict, cwd=None) -> subprocess.CompletedProcess:
 
 # What schema 11 added (arena.store.schema's change stamp), dropped: a test's way to make an older version's file.
 WITHOUT_CHANGE_STAMP = "DROP TABLE changes;" + "".join(
-    f"DROP TRIGGER {table}_{event}_stamp;" for table in ("matches", "speeches", "verdicts", "entries", "motions", "calls")
-    for event in ("insert", "update", "delete"))
+    f"DROP TRIGGER {table}_{event}_stamp;" for event in ("insert", "update", "delete")
+    for table in ("matches", "speeches", "verdicts", "entries", "motions", "calls"))

@@ -212,7 +212,8 @@ def build_with_people(path):
     play_with(path, "j1", rounds=2)
     ws = open_workspace(path)
     try:
-        outcomes = {m: match_outcome(*score) for m, score in _points(v.row() for v in ws.store.judged_verdicts("j1")).items()}
+        runs = [v.row() for v in ws.store.judged_verdicts("j1")]
+        outcomes = {m: match_outcome(*score) for m, score in _points(runs).items()}
         ballots = [Ballot(m, "ann", o) for m, o in outcomes.items()] + [Ballot(m, "bo", "pro") for m in outcomes]
         ballots += [Ballot(m, "cy", "tie") for m in list(outcomes)[:2]]
         ws.store.cast_ballots("experts", ("ann", "bo", "cy"), ballots, simulated=False)

@@ -896,7 +896,7 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         from website.render import publish as render
 
         features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
-        # The site's data (arena.app.site_data, leaderboard.site) holds the figures as plain dicts.
+        # The site's data (arena.app.site_data, website.render) holds the figures as plain dicts.
         judges = cast(dict[str, Any], stats_judges(ws, embargo.withheld))
         bias = cast(list[dict[str, Any]], stats_bias(ws, withheld=embargo.withheld, features=features))
         data = site_data(ws, first_judge(ws), judges, bias=bias, features=features, awaiting=embargo.awaiting,

@@ -187,8 +187,8 @@ class _Ballots:
     def _done_match(self, store: Store, person: Person, ballot: str) -> Match:
         """The done match the person's ballot id names (the ids of their queue are worked out again, as none is
         stored); 404 for anything else."""
-        # done_match_ids leaves forfeits out: a forfeit has no debate to judge.
-        match_id = next((m for m in store.match_ids(done=True, forfeited=False) if self._ballot_id(person, m) == ballot), None)
+        done = store.match_ids(done=True, forfeited=False)  # a forfeit has no debate to judge
+        match_id = next((m for m in done if self._ballot_id(person, m) == ballot), None)
         if match_id is None:
             raise HTTPException(404)
         return cast(Match, store.match(match_id))  # a done match's id
