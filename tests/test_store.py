@@ -54,3 +54,41 @@ def test_references_keep_their_number_and_source_text_and_older_rows_still_load(
     ws.store.conn.execute("UPDATE speeches SET refs = ?", ('[{"title": "Old", "url": "https://example.org/o"}]',))
     assert ws.store.match(match_id).speeches[0].references == (Reference("Old", "https://example.org/o"),)
     ws.close()
+
+
+def test_the_change_stamp_is_renewed_by_every_write_of_what_the_site_shows_and_by_nothing_else(tmp_path):
+    """arena publish compares the stamp rather than hashing tables, so a write the site shows must renew it (or a
+    publish would keep a stale site), and reads, claims and unchanged entries must not (or every publish would
+    write the site again)."""
+    from arena.claims import Holder
+    from arena.records import Entry, Motion, Verdict
+
+    store = Store(tmp_path / "arena.db")
+    try:
+        ace, bold = Entry("ace", "direct", "openai/x"), Entry("bold", "direct", "openai/y")
+        renewed = []
+
+        def write(what, step):
+            before = store.change_stamp()
+            step()
+            renewed.append((what, store.change_stamp() != before))
+
+        write("entries", lambda: store.sync_entries([ace, bold]))
+        write("the same entries again", lambda: store.sync_entries([ace, bold]))
+        write("a motion", lambda: store.add_motions([Motion("m1", "A motion.", "fact")]))
+        write("a tournament", lambda: store.add_tournament("round-robin", 0, {}, [("m1", "ace", "bold")]))
+        holder = Holder.here()
+        write("a claim", lambda: store.claim_match(holder))
+        write("a heartbeat", lambda: store.heartbeat(holder))
+        write("a ledger row", lambda: store.record_call(kind="llm", model="openai/x", latency_s=0.1,
+                                                        cache_hit=False, simulated=False, match_id="m00001"))
+        write("a cached answer", lambda: store.cache_put("k", "llm", {"text": "hi"}))
+        write("the match's commit", lambda: store.commit_match("m00001", [], [], [], False, holder))
+        write("reads", lambda: (store.matches(), store.match_states(), store.judged_verdicts(), store.ledger()))
+        write("a verdict", lambda: store.replace_verdicts("m00001", "j", [Verdict("j", 0, "pro")], False))
+        assert renewed == [("entries", True), ("the same entries again", False), ("a motion", True),
+                           ("a tournament", True), ("a claim", True), ("a heartbeat", False), ("a ledger row", True),
+                           ("a cached answer", False), ("the match's commit", True), ("reads", False),
+                           ("a verdict", True)]
+    finally:
+        store.close()
