@@ -1,8 +1,10 @@
 """Stored rows → the domain's records: every JSON column decoded here, once, so no caller sees a row or JSON text."""
 from __future__ import annotations
 
+import functools
 import json
 import sqlite3
+from typing import Any
 
 from arena.records import (AgentUsage, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
                            Verdict)
@@ -16,6 +18,18 @@ MATCH_STATE = ("m.id, m.seq, m.tournament_id, m.motion_id, mo.text AS motion_tex
                "m.forfeit_reason")
 LEDGER = ("id, kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s, "
           "cache_hit, error, simulated, created_at, structured, fitted, finish_reason")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed(text: str) -> Any:
+    return json.loads(text)
+
+
+def json_object(text: str) -> dict[str, Any]:
+    """A JSON object column (a verdict's dimensions or extra) as a dict of its own. Verdicts repeat a few such texts
+    ('{}', a handful of dimension outcomes), so each text is parsed once and its object copied: a publish reads
+    every verdict several times."""
+    return dict(_parsed(text))
 
 
 def motion(r: sqlite3.Row) -> Motion:
@@ -40,18 +54,18 @@ def forfeit(r: sqlite3.Row) -> Forfeit | None:
 
 
 def verdict(r: sqlite3.Row) -> Verdict:
-    return Verdict(r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]), r["rationale"], r["error"],
-                   json.loads(r["extra"]))
+    return Verdict(r["judge"], r["run"], r["overall"], json_object(r["dimensions"]), r["rationale"], r["error"],
+                   json_object(r["extra"]))
 
 
 def stored_verdict(r: sqlite3.Row) -> StoredVerdict:
-    return StoredVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]),
-                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json.loads(r["extra"]))
+    return StoredVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json_object(r["dimensions"]),
+                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json_object(r["extra"]))
 
 
 def judged_verdict(r: sqlite3.Row) -> JudgedVerdict:
-    return JudgedVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json.loads(r["dimensions"]),
-                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json.loads(r["extra"]),
+    return JudgedVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json_object(r["dimensions"]),
+                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json_object(r["extra"]),
                          r["pro"], r["con"], r["category"], bool(r["match_simulated"]))
 
 
