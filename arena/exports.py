@@ -20,7 +20,7 @@ import hmac
 import json
 import re
 from collections import Counter
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterable, Mapping
 
@@ -372,7 +372,7 @@ def _speech_row(stored: StoredSpeech) -> dict:
     s = stored.speech
     return {"match_id": stored.match_id, "seq": stored.seq, "stage": s.stage, "side": s.side, "text": s.text,
             "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text} for r in s.references],
-            "agents": [{"role": role, **asdict(usage)} for role, usage in s.agents.items()],
+            "agents": [{"role": role, **vars(usage)} for role, usage in s.agents.items()],
             "cut": s.cut, "started_at": s.started_at, "finished_at": s.finished_at}
 
 
