@@ -63,7 +63,7 @@ def outputs(tree: Path, workspace: Path, out: Path) -> dict[str, bytes]:
     shutil.copytree(workspace, ws)
     found: dict[str, bytes] = {}
     for name, args in COMMANDS:
-        done = arena(tree, *args, "-w", ws)
+        done = arena(tree, *args, *(["-w", ws] if args[0] != "kinds" else []))  # kinds reads no workspace
         found[name] = done.stdout.replace(str(out).encode(), b"OUT") + f"\n[exit {done.returncode}]".encode()
     for name, args, folder in WRITERS:
         done = arena(tree, *args, out / folder, "-w", ws)
