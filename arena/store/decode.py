@@ -28,8 +28,8 @@ def _parsed(text: str) -> Any:
 def json_object(text: str) -> dict[str, Any]:
     """A JSON object column (a verdict's dimensions or extra) as a dict of its own. Verdicts repeat a few such texts
     ('{}', a handful of dimension outcomes), so each text is parsed once and its object copied: a publish reads
-    every verdict several times."""
-    return dict(_parsed(text))
+    every verdict several times. A long text (an imported verdict's extra) is parsed afresh rather than kept."""
+    return dict(_parsed(text) if len(text) <= 512 else json.loads(text))
 
 
 def motion(r: sqlite3.Row) -> Motion:
