@@ -72,7 +72,7 @@ def main() -> None:
             store = Store(path / DB_NAME)
             key = store.ballot_secret()
             wanted = ballot_id(key, "experts", "ann", last)
-            scan = median_ms(lambda: next(m for m in store.match_ids(done=True, forfeited=False)
+            scan = median_ms(lambda: next(m for m in store.debated_match_ids()
                                           if ballot_id(key, "experts", "ann", m) == wanted), args.requests)
             lookup = median_ms(lambda: store.match(last), args.requests)
             store.close()

@@ -92,7 +92,7 @@ def people_workspace(path: Path) -> Path:
     try:
         app.schedule(ws, "round-robin", rounds=2)
         assert app.run(ws, progress=lambda line: None)["failed"] == 0
-        debated = ws.store.match_ids(done=True, forfeited=False)
+        debated = ws.store.debated_match_ids()
         ws.store.cast_ballots("experts", PEOPLE, ballots_for(debated), simulated=False)
         for name in ("experts", "latecomers"):
             app.ballots_close(ws, name)

@@ -320,7 +320,7 @@ def test_forfeited_matches_are_neither_rejudged_nor_balloted(tmp_path, fake_llm)
     ws = open_workspace(path)
     try:
         assert ws.store.matches_to_judge("j1") == []
-        assert ws.store.match_ids(done=True, forfeited=False) == []
+        assert ws.store.debated_match_ids() == []
         assert [t["matches"] for t in app.judge(ws, ["j1"], rejudge=True, progress=lambda line: None)] == [0]
     finally:
         ws.close()

@@ -139,7 +139,7 @@ def test_a_new_match_writes_its_page_and_links_the_others_and_the_site_is_a_fres
     assert invoke("run", "-w", workspace).exit_code == 0
     ws = open_workspace(workspace)
     try:  # and one match re-judged: its page shows the new verdict
-        rejudged = ws.store.match_ids(done=True, forfeited=False)[0]
+        rejudged = ws.store.debated_match_ids()[0]
         ws.store.replace_verdicts(rejudged, "j", [Verdict("j", 0, "tie", {}, "A tie on a second reading.")], True)
     finally:
         ws.close()

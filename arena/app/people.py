@@ -48,7 +48,7 @@ def embargo(ws: Workspace) -> Embargo:
     now, would name the debate a person is later asked to judge)."""
     closed = ws.store.closed_judges()
     judging = [spec for spec in ws.config.judges if spec.casts_ballots and spec.name not in closed]
-    done = ws.store.match_ids(done=True, forfeited=False)
+    done = ws.store.debated_match_ids()
     awaiting = set().union(*(_holds(ws, spec, done, closed) for spec in judging))
     unplayed = set(ws.store.match_ids(done=False)) if judging else set()
     return Embargo(frozenset(awaiting), frozenset(unplayed))
@@ -72,7 +72,7 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[B
         raise UserError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
     tokens = {person: new_token() for person in spec.people}
     ws.store.issue_links(spec.name, {person: token_hash(token) for person, token in tokens.items()})
-    rows = _counts(ws, spec, ws.store.match_ids(done=True, forfeited=False), ws.store.closed_judges())
+    rows = _counts(ws, spec, ws.store.debated_match_ids(), ws.store.closed_judges())
     return [{"person": r["person"], "url": f"{base_url.rstrip('/')}/b/{tokens[r['person']]}",
              "assigned": r["assigned"], "cast": r["cast"]} for r in rows]
 
@@ -80,7 +80,7 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[B
 def status(ws: Workspace, judge: str | None = None) -> list[BallotStatus]:
     """[{judge, person, assigned, cast, state (open | closed), embargoed (the matches the judge holds back
     from the published site)}] for every person of the named (default: every) judge of people."""
-    done, closed = ws.store.match_ids(done=True, forfeited=False), ws.store.closed_judges()
+    done, closed = ws.store.debated_match_ids(), ws.store.closed_judges()
     return [row for spec in _human_judges(ws, judge) for row in _counts(ws, spec, done, closed)]
 
 
@@ -91,7 +91,7 @@ def close(ws: Workspace, judge: str) -> BallotsClosed:
     matches the site still leaves out, for other open judges of people)}."""
     spec = _human_judges(ws, judge)[0]
     closed = ws.store.closed_judges()
-    held = _holds(ws, spec, ws.store.match_ids(done=True, forfeited=False), closed)
+    held = _holds(ws, spec, ws.store.debated_match_ids(), closed)
     closed_at = ws.store.close_ballots(spec.name)
     return {"judge": spec.name, "closed_at": closed_at, "already": spec.name in closed, "held": len(held),
             "embargoed": len(embargo(ws).awaiting)}
@@ -101,7 +101,7 @@ def import_csv(ws: Workspace, path: Path, judge: str) -> BallotsImported:
     """Store the ballots of a CSV (arena.ballots.IMPORT_HEADER) all at once, each replacing the person's
     earlier ballot on its match; a bad row refuses the file, naming FILE:LINE. {judge, ballots, people}."""
     spec = _human_judges(ws, judge)[0]
-    ballots = read_ballots(Path(path), spec, set(ws.store.match_ids(done=True, forfeited=False)))
+    ballots = read_ballots(Path(path), spec, set(ws.store.debated_match_ids()))
     ws.store.cast_ballots(spec.name, spec.people, ballots, simulated=spec.simulated)
     return {"judge": spec.name, "ballots": len(ballots), "people": len({b.person for b in ballots})}
 

@@ -187,7 +187,7 @@ class _Ballots:
     def _done_match(self, store: Store, person: Person, ballot: str) -> Match:
         """The done match the person's ballot id names (the ids of their queue are worked out again, as none is
         stored); 404 for anything else."""
-        done = store.match_ids(done=True, forfeited=False)  # a forfeit has no debate to judge
+        done = store.debated_match_ids()  # a forfeit has no debate to judge
         match_id = next((m for m in done if self._ballot_id(person, m) == ballot), None)
         if match_id is None:
             raise HTTPException(404)
@@ -210,7 +210,7 @@ class _Ballots:
         """The person's queue: done matches in their order, those still to judge first, then those cast."""
         with self._store() as store:
             person = self._person(store, request.path_params["token"])
-            done = store.match_ids(done=True, forfeited=False)
+            done = store.debated_match_ids()
             cast_ids = store.ballots_cast(person.judge.name).get(person.run, set())
             motions = _motions(store, done)
         order = queue(person.judge.name, person.name, done)

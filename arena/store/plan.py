@@ -83,6 +83,10 @@ class Plan(Database):
         where, args = _where(done=done, forfeited=forfeited)
         return [r[0] for r in self.conn.execute(f"SELECT m.id FROM matches m{where} ORDER BY m.seq", args)]
 
+    def debated_match_ids(self) -> list[str]:
+        """Completed matches debated to the end (no forfeit), in schedule order: those people can judge."""
+        return self.match_ids(done=True, forfeited=False)
+
     def finish_order(self) -> list[str]:
         """Done matches in the order they finished (schedule order among equal times; unknown times first)."""
         return [r[0] for r in self.conn.execute(
