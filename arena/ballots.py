@@ -26,11 +26,13 @@ IMPORT_HEADER = "match_id,person,overall[,argument][,source][,language][,rationa
 
 
 class BallotError(UserError):
-    """A ballot field that is not acceptable: field names it, problem says why."""
+    """A ballot field that is not acceptable: field names it, problem says why. problem is message (a literal, which
+    the web app's pages translate: website.labels) with values filled in."""
 
-    def __init__(self, field: str, problem: str):
-        super().__init__(f"{field}: {problem}")
-        self.field, self.problem = field, problem
+    def __init__(self, field: str, message: str, **values: object):
+        self.field, self.message, self.values = field, message, values
+        self.problem = message.format(**values)
+        super().__init__(f"{field}: {self.problem}")
 
 
 def new_token() -> str:
@@ -78,13 +80,14 @@ def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimen
                 raise BallotError(key, "missing: choose pro, con or tie")
             continue
         if value not in OUTCOMES:
-            raise BallotError(key, f"expected pro, con or tie, got {value[:40]!r}")
+            raise BallotError(key, "expected pro, con or tie, got {value}", value=repr(value[:40]))
         outcomes[key] = cast(Outcome, value)  # one of OUTCOMES
     rationale = (fields.get("rationale") or "").strip()
     if rationale_required and not rationale:
         raise BallotError("rationale", "missing: say in a few words why")
     if len(rationale) > RATIONALE_MAX:
-        raise BallotError("rationale", f"{len(rationale):,} characters; at most {RATIONALE_MAX:,}")
+        raise BallotError("rationale", "{length} characters; at most {most}", length=f"{len(rationale):,}",
+                          most=f"{RATIONALE_MAX:,}")
     overall = outcomes.pop("overall")
     return Ballot(match_id, person, overall, outcomes, rationale)
 

@@ -637,3 +637,36 @@ def test_served_connections_send_without_waiting_tcp_nodelay(built):
         server.should_exit = True
         thread.join(timeout=15)
         sock.close()
+
+
+def test_a_zh_workspace_serves_every_page_in_zh(built):
+    """The web app speaks the workspace's language ([arena] language), from the site's catalogue: the queue, a
+    ballot (its questions as the Debatrix judge's zh prompts define them, the stages' zh titles), a refused
+    ballot's problem, and a refusal, each with lang="zh" and none of the app's English labels."""
+    from starlette.testclient import TestClient
+
+    from arena.app.web import create_app
+    from tests.test_site_language import shown_texts
+    from website import labels
+
+    toml = built.path / "arena.toml"
+    text = toml.read_text(encoding="utf-8")
+    toml.write_text(text.replace("[arena]\n", '[arena]\nlanguage = "zh"\n', 1) if "[arena]\n" in text
+                    else '[arena]\nlanguage = "zh"\n' + text, encoding="utf-8")
+    english = {m for m in labels.ZH if re.search(r"[A-Za-z]{2}", m) and "{" not in m} - set(labels.WORDS)
+    with TestClient(create_app(built.path)) as client:
+        queue = client.get(f"/b/{built.tokens['cy']}")
+        ballot = client.get(built.ballot("cy", built.zh))
+        refused = client.post(built.ballot("cy", built.zh), data=form(ballot.text, rationale=""))
+        missing = client.get(f"/b/{built.tokens['cy']}/{'0' * 24}")
+    assert (queue.status_code, ballot.status_code, refused.status_code, missing.status_code) == (200, 200, 400, 404)
+    for page in (queue, ballot, refused, missing):
+        assert page.text.startswith('<!doctype html>\n<html lang="zh">')
+        left = [t for t in shown_texts(page.text) if t in english or t.rstrip(".:") in english]
+        assert not left, f"English labels on a zh page: {left}"
+    assert "<h1>你的评判</h1>" in queue.text and "待评判 <strong>3</strong> 场" in queue.text
+    assert "PRO 方主张" in ballot.text and "<h2 id=\"stage-constructive\">立论</h2>" in ballot.text
+    assert "<legend>哪一方赢得了这场辩论？</legend>" in ballot.text and "<legend>论证</legend>" in ballot.text
+    assert "双方各自提出的论点" in ballot.text  # the Debatrix judge's zh definition of argument, as the hint
+    assert '<span class="field">理由</span>: 未填写：请用几句话说明理由' in refused.text
+    assert "<h1>未找到</h1>" in missing.text and "这里什么也没有。" in missing.text

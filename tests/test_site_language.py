@@ -22,11 +22,16 @@ from tests.sites import HOSTILE, hostile_data
 ROOT = Path(__file__).resolve().parents[1]
 
 
+# The web app of `arena serve` speaks the workspace's language from the same catalogue.
+WEB_TEMPLATES = ROOT / "arena" / "app" / "templates"
+CODE = ("website/render.py", "website/svg.py", "arena/app/web.py")
+
+
 def template_messages() -> dict[str, str]:
-    """Every message the templates translate with the filter t, → the template it is in; t of anything but a
-    literal fails (the filter word is for values)."""
+    """Every message the templates (the site's and the web app's) translate with the filter t, → the template it
+    is in; t of anything but a literal fails (the filter word is for values)."""
     env, found = jinja2.Environment(), {}
-    for path in sorted(TEMPLATES.glob("*.j2")):
+    for path in sorted([*TEMPLATES.glob("*.j2"), *WEB_TEMPLATES.glob("*.j2")]):
         for node in env.parse(path.read_text(encoding="utf-8")).find_all(nodes.Filter):
             if node.name == "t":
                 assert isinstance(node.node, nodes.Const) and isinstance(node.node.value, str), \
@@ -36,14 +41,22 @@ def template_messages() -> dict[str, str]:
 
 
 def code_messages() -> dict[str, str]:
-    """Every literal message the site's code passes to its plain translator t() (charts, judge labels)."""
+    """Every literal message the code passes to a translator t() (the site's charts and judge labels, the web app's
+    refusals and questions), and every message of a BallotError (the web app shows it translated)."""
     found = {}
-    for name in ("render.py", "svg.py"):
-        tree = ast.parse((ROOT / "website" / name).read_text(encoding="utf-8"))
+    for name in (*CODE, "arena/ballots.py"):
+        tree = ast.parse((ROOT / name).read_text(encoding="utf-8"))
         for call in ast.walk(tree):
-            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "t":
+            if not isinstance(call, ast.Call):
+                continue
+            callee = call.func.id if isinstance(call.func, ast.Name) else \
+                call.func.attr if isinstance(call.func, ast.Attribute) else None
+            if callee == "t":
                 assert call.args and isinstance(call.args[0], ast.Constant), f"{name}:{call.lineno}: t() of a literal"
                 found.setdefault(call.args[0].value, name)
+            elif callee == "BallotError":
+                assert isinstance(call.args[1], ast.Constant), f"{name}:{call.lineno}: a BallotError's message literal"
+                found.setdefault(call.args[1].value, name)
     return found
 
 

@@ -14,13 +14,13 @@ from markupsafe import Markup, escape
 
 # Values shown as words: the views (categories, built-in dimensions), statuses, verdict outcomes, the default title.
 WORDS = ("overall", "fact", "value", "policy", "argument", "source", "language", "scheduled", "running", "done",
-         "failed", "tie", "length", "citations", "markdown", "Debate Arena leaderboard")
+         "failed", "tie", "length", "citations", "markdown", "rationale", "Debate Arena leaderboard")
 
 ZH: dict[str, str] = {
     # words
     "overall": "总体", "fact": "事实", "value": "价值", "policy": "政策", "argument": "论证", "source": "来源",
     "language": "语言", "scheduled": "待进行", "running": "进行中", "done": "已完成", "failed": "失败", "tie": "平局",
-    "length": "篇幅", "citations": "引用", "markdown": "Markdown 格式",
+    "length": "篇幅", "citations": "引用", "markdown": "Markdown 格式", "rationale": "理由",
     "Debate Arena leaderboard": "Debate Arena 排行榜",
     # navigation and banners (base)
     "Site": "站点", "Leaderboard": "排行榜", "Matches": "比赛", "Win probabilities": "胜率",
@@ -212,6 +212,44 @@ ZH: dict[str, str] = {
     "imported from {source}": "导入自 {source}", "elsewhere": "别处",
     "Human-Elo ({n} person)": "Human-Elo（{n} 人）", "Human-Elo ({n} people)": "Human-Elo（{n} 人）",
     "jury of {size} drawn from {pool} models": "从 {pool} 个模型中抽取 {size} 位评委",
+    # the ballots of people (arena serve: arena/app/templates, arena/app/web.py, arena/ballots.py)
+    "Debate Arena ballots": "Debate Arena 评判", "Your ballots": "你的评判",
+    "Your ballot on “{motion}” is saved.": "你对“{motion}”的评判已保存。", "Judge the next debate": "评判下一场辩论",
+    "You have judged every debate.": "你已评判了全部辩论。",
+    "{todo} to judge · {cast} cast · {total} debate in all": "待评判 {todo} 场 · 已评判 {cast} 场 · 共 {total} 场辩论",
+    "{todo} to judge · {cast} cast · {total} debates in all": "待评判 {todo} 场 · 已评判 {cast} 场 · 共 {total} 场辩论",
+    "Read each debate and say who won, overall and on argument, source and language, with a few words on why. The "
+    "sides are shown only as PRO (for the motion) and CON (against it). You can revise a ballot until the ballots "
+    "are closed.":
+        "读完每场辩论后，判断哪一方获胜：总体上如何，在论证、来源和语言上又各自如何，并用几句话说明理由。双方只以 PRO（支持"
+        "辩题）和 CON（反对辩题）标示。在评判关闭之前，你可以修改已提交的评判。",
+    "To judge": "待评判", "to judge": "待评判", "Cast": "已评判", "cast": "已评判", "(open one to revise it)": "（打开即可修改）",
+    "No debate is finished yet: come back later.": "还没有辩论结束，请稍后再来。",
+    "Ballot": "评判", "← Your ballots": "← 你的评判", "PRO argues": "PRO 方主张", "CON argues": "CON 方主张",
+    "Your ballot is not saved yet.": "你的评判尚未保存。",
+    "You have cast a ballot on this debate: change it below and save to revise it.":
+        "你已评判过这场辩论：在下方修改并保存，即可更新评判。",
+    "This speech was cut off at its length limit.": "这篇发言在长度上限处被截断。", "Your ballot": "你的评判",
+    "Who won the debate?": "哪一方赢得了这场辩论？", "Your overall verdict.": "你的总体判断。", "Tie": "平局",
+    "Why? A few sentences on what decided it": "理由：用几句话说明是什么决定了胜负",
+    "Save the revised ballot": "保存修改后的评判", "Cast ballot": "提交评判",
+    "Bad request": "请求有误", "The request could not be read as a ballot.": "无法把这个请求读作一份评判。",
+    "Form expired": "表单已过期",
+    "This form is out of date or did not come from its page. Go back, reload the page and cast your ballot again.":
+        "这个表单已经过期，或者并非来自它所在的页面。请返回、刷新页面，然后重新提交评判。",
+    "Not found": "未找到", "There is nothing here.": "这里什么也没有。", "Not allowed": "不允许",
+    "This page cannot be used that way.": "这个页面不能这样使用。", "Ballots closed": "评判已关闭",
+    "The organisers have closed these ballots: no more ballots are taken. Thank you.":
+        "组织者已关闭这些评判，不再接受新的评判。谢谢！",
+    "Too long": "内容过长", "A ballot is at most {size} KB; shorten the rationale and try again.":
+        "一份评判最多 {size} KB；请缩短理由后重试。",
+    "Server error": "服务器错误", "Something went wrong; try again.": "出了点问题，请重试。",
+    "missing: choose pro, con or tie": "未选择：请选择 PRO、CON 或平局",
+    "expected pro, con or tie, got {value}": "应为 PRO、CON 或平局，收到的是 {value}",
+    "missing: say in a few words why": "未填写：请用几句话说明理由",
+    "{length} characters; at most {most}": "共 {length} 个字符，最多 {most} 个",
+    "a name that is not UTF-8 (byte {at})": "字段名不是 UTF-8 文本（第 {at} 字节）",
+    "not UTF-8 text (byte {at} of the value)": "不是 UTF-8 文本（值的第 {at} 字节）",
 }
 
 CATALOGUE: dict[str, dict[str, str]] = {"zh": ZH}

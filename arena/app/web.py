@@ -20,13 +20,14 @@ from __future__ import annotations
 import hashlib
 import hmac
 import ipaddress
+import re
 import secrets
 import signal
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator, Mapping, cast
+from typing import Any, Callable, Iterator, Mapping, cast
 from urllib.parse import quote, unquote_to_bytes
 
 import jinja2
@@ -49,6 +50,8 @@ from arena.formats import Format, shown
 from arena.records import DIMENSIONS, HUMAN_JUDGE, JudgeSpec, Match, Motion
 from arena.store import DB_NAME, Store
 from judges.debatrix import DIMENSIONS as DEFINITIONS
+from judges.debatrix import TRANSLATIONS
+from website import labels as catalogue
 from website.render import safe_url
 
 TEMPLATES = Path(__file__).parent / "templates"
@@ -63,20 +66,41 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
 }
-# (field, legend, hint): each dimension as the Debatrix judge's prompts define it, so people and models are
-# asked the same questions.
-QUESTIONS = (("overall", "Who won the debate?", "Your overall verdict."),
-             *((d, d.capitalize(), DEFINITIONS[d]["definition"].capitalize() + ".") for d in DIMENSIONS))
-LABELS = {"pro": "PRO", "con": "CON", "tie": "Tie"}  # the outcomes, in arena.ballots.OUTCOMES order
-REFUSALS = {  # status → (title, what the page says); a 404 says nothing about why
-    400: ("Bad request", "The request could not be read as a ballot."),
-    403: ("Form expired", "This form is out of date or did not come from its page. Go back, reload the page "
-                          "and cast your ballot again."),
-    404: ("Not found", "There is nothing here."),
-    405: ("Not allowed", "This page cannot be used that way."),
-    410: ("Ballots closed", "The organisers have closed these ballots: no more ballots are taken. Thank you."),
-    413: ("Too long", f"A ballot is at most {BODY_MAX // 1000} KB; shorten the rationale and try again."),
-}
+# Every page in the workspace's language ([arena] language), its labels from the site's catalogue
+# (website.labels): each message below and in the templates is translated there.
+Translate = Callable[..., Any]
+
+
+def refusals(t: Translate) -> dict[int, tuple[str, str]]:
+    """status → (title, what the page says) in t's language; a 404 says nothing about why."""
+    return {
+        400: (t("Bad request"), t("The request could not be read as a ballot.")),
+        403: (t("Form expired"), t("This form is out of date or did not come from its page. Go back, reload the page "
+                                   "and cast your ballot again.")),
+        404: (t("Not found"), t("There is nothing here.")),
+        405: (t("Not allowed"), t("This page cannot be used that way.")),
+        410: (t("Ballots closed"), t("The organisers have closed these ballots: no more ballots are taken. Thank you.")),
+        413: (t("Too long"), t("A ballot is at most {size} KB; shorten the rationale and try again.",
+                               size=BODY_MAX // 1000)),
+    }
+
+
+def questions(language: str, t: Translate, word: Callable[[str], str]) -> list[tuple[str, str, str]]:
+    """(field, legend, hint) of each question of the ballot, in language: each dimension as the Debatrix judge's
+    prompts define it in that language (English where they have no translation), so that people and models are
+    asked the same questions."""
+    translated = TRANSLATIONS.get(language.split("-")[0].lower(), {})
+    asked = [("overall", t("Who won the debate?"), t("Your overall verdict."))]
+    for d in DIMENSIONS:
+        definition = translated.get(d, {}).get("definition") or DEFINITIONS[d]["definition"]
+        end = "。" if re.search(r"[\u3000-\u9fff]$", definition) else "."
+        asked.append((d, word(d).capitalize(), definition[0].upper() + definition[1:] + end))
+    return asked
+
+
+def outcome_labels(t: Translate) -> dict[str, str]:
+    """The outcomes as the form offers them, in arena.ballots.OUTCOMES order."""
+    return {"pro": "PRO", "con": "CON", "tie": t("Tie")}
 
 
 @dataclass(frozen=True)
@@ -124,7 +148,7 @@ def create_app(workspace_path: Path) -> Starlette:
         raise UserError(f"{ws.config.path}: no judge of people to serve ballots for; add one:\n"
                         f'[[judges]]\nname = "experts"\nkind = "{HUMAN_JUDGE}"\n[judges.options]\n'
                         f'people = ["ann", "bo", "cy"]')
-    ballots = _Ballots(ws.path / DB_NAME, judges, key, ws.config.formats)
+    ballots = _Ballots(ws.path / DB_NAME, judges, key, ws.config.formats, ws.config.arena.language)
     app = Starlette(
         routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
                 Route("/b/{token}/{ballot}", ballots.ballot_page, methods=["GET"]),
@@ -142,14 +166,19 @@ class _Ballots:
     """The app's endpoints and what they share: the database's path, the judges of people, the workspace's
     secret for ballot ids and its declared debate formats, the CSRF secret."""
 
-    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes, formats: Mapping[str, Format]):
-        self.db, self.formats = db, formats
+    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes, formats: Mapping[str, Format],
+                 language: str = "en"):
+        self.db, self.formats, self.language = db, formats, language
         self.judges = {j.name: j for j in judges}
         self.key = key
         self.secret = secrets.token_bytes(32)  # a restart makes open forms stale (403), nothing worse
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                       undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
         self.env.filters["safe_url"] = safe_url
+        self.t, self.word = catalogue.translator(language), catalogue.words(language)
+        self.env.filters["t"], self.env.filters["word"] = self.t, self.word
+        self.questions, self.labels = questions(language, self.t, self.word), outcome_labels(self.t)
+        self.refusals = refusals(self.t)
         self.css = (TEMPLATES / "ballot.css").read_text(encoding="utf-8")
 
     @contextmanager
@@ -164,7 +193,8 @@ class _Ballots:
         # Links are relative to the page (root leads back to the app's root), as the app may sit behind a
         # proxy under a path of its own.
         root = "../" * (request.url.path.count("/") - 1)
-        return HTMLResponse(self.env.get_template(template).render(root=root, **context), status_code=status)
+        return HTMLResponse(self.env.get_template(template).render(root=root, lang=self.language, **context),
+                            status_code=status)
 
     # --- who and what ------------------------------------------------------------------------------------
     def _person(self, store: Store, token: str) -> Person:
@@ -237,12 +267,18 @@ class _Ballots:
         models, or any verdict."""
         fmt = shown(match.format, self.formats)
         speeches = fmt.ordered(match.speeches)  # in the format's order, its stages under their titles
-        stages = [(stage, fmt.title_of(stage), [s for s in speeches if s.stage == stage])
+        stages = [(stage, fmt.title_of(stage, self.language), [s for s in speeches if s.stage == stage])
                   for stage in dict.fromkeys(s.stage for s in speeches)]
         return self._render(request, "ballot.html.j2", status, token=person.token, motion=match.motion,
                             stages=stages,
-                            questions=QUESTIONS, labels=LABELS, chosen=chosen, cast=cast, error=error,
+                            questions=self.questions, labels=self.labels, chosen=chosen, cast=cast, error=error,
+                            problem=error and self._problem(error),
                             csrf=self._csrf(person, match.id), rationale_max=RATIONALE_MAX)
+
+    def _problem(self, error: BallotError) -> str:
+        """A ballot's problem in the page's language (a BallotError's messages are in the catalogue as such)."""
+        translate = self.t
+        return str(translate(error.message, **error.values))
 
     async def cast(self, request: Request) -> Response:
         """Check and store a ballot: 404 for a bad link or match, 413 for an oversized body, 403 without the
@@ -281,15 +317,16 @@ class _Ballots:
     def refuse(self, request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 404 and (target := _unslashed(request)):
             return RedirectResponse(target, status_code=307)
-        title, message = REFUSALS.get(exc.status_code, REFUSALS[400])
+        title, message = self.refusals.get(exc.status_code, self.refusals[400])
         response = self._render(request, "refused.html.j2", exc.status_code, title=title, message=message)
         response.headers.update(exc.headers or {})  # a 405's Allow
         return response
 
     def crash(self, request: Request, exc: Exception) -> HTMLResponse:
         # Sent from outside the middleware stack, so with the headers of its own.
-        return HTMLResponse("<!doctype html><title>Server error</title><p>Something went wrong; try again.</p>",
-                            status_code=500, headers=SECURITY_HEADERS)
+        page = f'<!doctype html><html lang="{self.language}"><title>{self.t("Server error")}</title>' \
+               f'<p>{self.t("Something went wrong; try again.")}</p>'
+        return HTMLResponse(page, status_code=500, headers=SECURITY_HEADERS)
 
 
 def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
@@ -336,11 +373,12 @@ def _form_fields(body: bytes) -> dict[str, str]:
         try:
             key = name.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise BallotError(name.decode("utf-8", "replace"), f"a name that is not UTF-8 (byte {exc.start})") from None
+            raise BallotError(name.decode("utf-8", "replace"), "a name that is not UTF-8 (byte {at})",
+                              at=exc.start) from None
         try:
             fields[key] = value.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise BallotError(key, f"not UTF-8 text (byte {exc.start} of the value)") from None
+            raise BallotError(key, "not UTF-8 text (byte {at} of the value)", at=exc.start) from None
     return fields
 
 
