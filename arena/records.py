@@ -10,7 +10,7 @@ from arena.providers import OFFLINE_PREFIX
 Side = Literal["pro", "con"]
 Stage = str  # a turn's stage in its debate format (arena.formats): "constructive", "opening", "rebuttal_1", ...
 Outcome = Literal["pro", "con", "tie"]
-MatchStatus = Literal["scheduled", "running", "done", "failed"]
+MatchStatus = Literal["scheduled", "running", "awaiting", "done", "failed"]  # awaiting: a person's turn
 
 SIDES: tuple[Side, ...] = ("pro", "con")
 STAGES: tuple[Stage, ...] = ("constructive", "rebuttal", "summary")
@@ -348,6 +348,27 @@ class JudgeCalls:
     calls: int
     cost: float | None
 
+
+@dataclass(frozen=True)
+class HumanTurn:
+    """A person's turn to speak in a match, written on the web (a `human` entry with via = "web"): what the protocol
+    let that side see when it opened (brief: arena.turns.brief), the saved draft, and the speech once submitted."""
+
+    match_id: str
+    stage: Stage
+    side: Side
+    entry: str
+    opened_at: str
+    deadline: str
+    brief: Mapping[str, Any]
+    draft: str = ""
+    draft_at: str | None = None
+    speech: str | None = None
+    submitted_at: str | None = None
+
+    @property
+    def submitted(self) -> bool:
+        return self.speech is not None
 
 class CallSide(NamedTuple):
     """A call of a match and whom it was for: the dry run's measure of what a match costs each side and judge."""

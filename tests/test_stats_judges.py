@@ -9,7 +9,7 @@ import pytest
 from arena.records import Motion
 from arena.stats import agreement, cohen_kappa, judge_stats, match_outcome, side_bias
 from arena.store import SCHEMA_VERSION, Store
-from tests.helpers import PEOPLE, TWO_OFFLINE, WITHOUT_CHANGE_STAMP, invoke, judge, new_workspace, play_with
+from tests.helpers import PEOPLE, TWO_OFFLINE, SINCE_VERSION_10, invoke, judge, new_workspace, play_with
 
 JUDGE_KEYS = ["judge", "matches", "runs", "failed_runs", "pro_wins", "con_wins", "ties", "pro_win_rate",
               "side_bias_p", "calls_per_match", "cost_per_match", "identical_runs", "self_contradictions"]
@@ -293,7 +293,7 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     path = tmp_path / "arena.db"
     Store(path).close()
     db = sqlite3.connect(path)  # make it what version 1 wrote: no judge column, and a call already recorded
-    # No judge column (added in version 2), nor what versions 3 to 11 added.
+    # No judge column (added in version 2), nor what versions 3 to 12 added.
     db.executescript("ALTER TABLE calls DROP COLUMN judge; ALTER TABLE calls DROP COLUMN structured;"
                      "ALTER TABLE calls DROP COLUMN fitted; ALTER TABLE calls DROP COLUMN finish_reason;"
                      "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models; DROP TABLE claims;"
@@ -303,7 +303,7 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
                      "ALTER TABLE matches DROP COLUMN format; ALTER TABLE verdicts DROP COLUMN extra;"
                      "DROP TABLE agent_messages; DROP TABLE message_blocks; DROP TABLE ledger_total;"
                      "DROP TRIGGER ledger_total_insert; DROP TRIGGER ledger_total_update; DROP TRIGGER ledger_total_delete;"
-                     + WITHOUT_CHANGE_STAMP +
+                     + SINCE_VERSION_10 +
                      "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT,"
                      " side TEXT, role TEXT NOT NULL, prompt TEXT NOT NULL, response TEXT NOT NULL,"
                      " created_at TEXT NOT NULL);"
@@ -315,8 +315,8 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     store = Store(path)
     store.record_call(kind="llm", model="offline/j", latency_s=0.1, cache_hit=False, simulated=True,
                       match_id="m00001", role="judge", judge="j")
-    assert SCHEMA_VERSION == 11
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "11"
+    assert SCHEMA_VERSION == 12
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "12"
     stamp = store.change_stamp()  # version 11's change stamp, renewed by the call recorded above ...
     store.add_motions([Motion("m1", "A motion.", "fact")])
     assert store.change_stamp() != stamp  # ... and by every later write of what the site shows

@@ -13,7 +13,7 @@ from arena.app.commands import open_workspace
 from arena.claims import Holder
 from arena.records import Speech
 from arena.store import SCHEMA_VERSION, Store
-from tests.helpers import WITHOUT_CHANGE_STAMP, entry, judge, new_workspace
+from tests.helpers import SINCE_VERSION_10, entry, judge, new_workspace
 
 # Tables that grow with the matches played: reading one whole on a hot path makes a run quadratic.
 GROWING = {"matches", "speeches", "agent_messages", "message_blocks", "verdicts", "calls", "claims", "cache"}
@@ -159,7 +159,7 @@ def _version_9(path) -> None:
         "DROP TRIGGER ledger_total_insert; DROP TRIGGER ledger_total_update; DROP TRIGGER ledger_total_delete;"
         "CREATE TABLE agent_messages (id INTEGER PRIMARY KEY, match_id TEXT NOT NULL, stage TEXT, side TEXT,"
         " role TEXT NOT NULL, prompt TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);"
-        "UPDATE meta SET value='9' WHERE key='schema_version';" + WITHOUT_CHANGE_STAMP)
+        "UPDATE meta SET value='9' WHERE key='schema_version';" + SINCE_VERSION_10)
     db.executemany("INSERT INTO agent_messages VALUES (?,?,?,?,?,?,?,?)",
                    [(10 * first + k, match, m["stage"], m["side"], m["role"], m["prompt"], m["response"],
                      m["created_at"])

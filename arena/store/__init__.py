@@ -2,9 +2,9 @@
 
 Every read and write of the file is here, one module an area: the connection and its transactions (connection),
 the schema and its migrations (schema), entries and motions (entries), the plan of tournaments and matches (plan),
-who plays or judges what (claims), what matches produced (outcomes), people's ballots (ballots), and the calls,
-their costs, the cache and model facts (ledger). Reads return the records of arena.records, JSON decoded here
-(decode); no caller sees a row or writes SQL.
+who plays or judges what (claims), what matches produced (outcomes), people's ballots (ballots), people's turns
+to debate on the web (turns), and the calls, their costs, the cache and model facts (ledger). Reads return the
+records of arena.records, JSON decoded here (decode); no caller sees a row or writes SQL.
 """
 from __future__ import annotations
 
@@ -18,11 +18,12 @@ from arena.store.ledger import Ledger
 from arena.store.outcomes import Outcomes
 from arena.store.plan import Plan
 from arena.store.schema import DB_NAME, IN_FLIGHT, SCHEMA_VERSION, migrate
+from arena.store.turns import Turns
 
 __all__ = ["DB_NAME", "IN_FLIGHT", "PLAY", "SCHEMA_VERSION", "Store"]
 
 
-class Store(Entries, Plan, Claims, Outcomes, Ballots, Ledger):
+class Store(Entries, Plan, Claims, Outcomes, Ballots, Turns, Ledger):
     """All reads and writes of arena.db. One connection, used from one thread."""
 
     def __init__(self, path: Path):

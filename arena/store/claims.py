@@ -12,10 +12,14 @@ from arena.store.connection import Database, write
 
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 
-# A match still to play: scheduled, or running or failed (before a time; '' for never) under no live claim.
+# A parked match whose person has spoken, or whose deadline has passed: no open turn of it still waits (the time now
+# as ISO text, the turns' deadlines being so written).
+_SPOKEN = "NOT EXISTS (SELECT 1 FROM turns t WHERE t.match_id = m.id AND t.speech IS NULL AND t.deadline > ?)"
+# A match still to play: scheduled, or running or failed (before a time; '' for never) under no live claim, or
+# parked and spoken.
 _PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.status IN ('scheduled', 'running') "
-             "OR (m.status = 'failed' AND m.finished_at < ?)) AND (c.holder IS NULL "
-             "OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
+             f"OR (m.status = 'failed' AND m.finished_at < ?) OR (m.status = 'awaiting' AND {_SPOKEN})) "
+             "AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
 
 # The first of them in schedule order, each status read in its index's order (matches_status) and only its first
 # unclaimed match taken, so that a claim costs the same with 100,000 matches planned or stored as with ten.
@@ -23,7 +27,8 @@ _FIRST_PLAYABLE = " UNION ALL ".join(
     f"SELECT * FROM (SELECT m.id, m.seq FROM matches m LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' "
     f"WHERE m.status = '{status}'{also} AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))"
     f" ORDER BY m.seq LIMIT 1)"
-    for status, also in (("scheduled", ""), ("running", ""), ("failed", " AND m.finished_at < ?"))
+    for status, also in (("scheduled", ""), ("running", ""), ("failed", " AND m.finished_at < ?"),
+                         ("awaiting", f" AND {_SPOKEN}"))
 ) + " ORDER BY seq LIMIT 1"
 
 # A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or
@@ -43,13 +48,13 @@ class Claims(Database):
         """Matches still to play: scheduled ones, 'running' ones whose claim lapsed (a killed run's), and with
         failed_before (a time) the ones that failed before then."""
         rows = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} ORDER BY m.seq",
-                                 (failed_before or "", clock(), lease_s))
+                                 (failed_before or "", now(), clock(), lease_s))
         return [r["id"] for r in rows]
 
     def pending_entries(self, failed_before: str | None = None, *, lease_s: float = LEASE_S) -> set[str]:
         """The entries of the matches still to play (as pending_matches says), without reading the matches."""
         rows = self.conn.execute(f"SELECT DISTINCT m.pro, m.con FROM matches m {_PLAYABLE}",
-                                 (failed_before or "", clock(), lease_s))
+                                 (failed_before or "", now(), clock(), lease_s))
         return {name for row in rows for name in row}
 
     def claim_match(self, holder: Holder, *, failed_before: str | None = None, only: str | None = None,
@@ -60,10 +65,10 @@ class Claims(Database):
         with write(self.conn):
             if only is not None:
                 row = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} AND m.id = ?",
-                                        (failed_before or "", at, lease_s, only)).fetchone()
+                                        (failed_before or "", iso(at), at, lease_s, only)).fetchone()
             else:
                 row = self.conn.execute(_FIRST_PLAYABLE, (at, lease_s) * 2 + (failed_before or "", at, lease_s)
-                                        ).fetchone()
+                                        + (iso(at), at, lease_s)).fetchone()
             if row is None:
                 return None
             match_id = str(row["id"])

@@ -12,7 +12,7 @@ DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
 # keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
 IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -74,6 +74,17 @@ INSERT INTO changes VALUES (0, lower(hex(randomblob(8))));
 """ + "".join(f"CREATE TRIGGER {table}_{event.lower()}_stamp AFTER {event} ON {table} "
               "BEGIN UPDATE changes SET stamp = lower(hex(randomblob(8))); END;\n"
               for table in _SHOWN for event in ("INSERT", "UPDATE", "DELETE"))
+# People who debate on the web (a `human` entry with via = "web"): a private link per entry (only its token's hash
+# kept), and each turn of theirs a match reached: what it showed them (brief, JSON), their draft and their speech.
+_TURNS = """
+CREATE TABLE debater_links (token_hash TEXT PRIMARY KEY, entry TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL);
+CREATE TABLE turns (
+    match_id TEXT NOT NULL REFERENCES matches(id), stage TEXT NOT NULL, side TEXT NOT NULL, entry TEXT NOT NULL,
+    opened_at TEXT NOT NULL, deadline TEXT NOT NULL, brief TEXT NOT NULL, draft TEXT NOT NULL DEFAULT '',
+    draft_at TEXT, speech TEXT, submitted_at TEXT, PRIMARY KEY (match_id, stage, side));
+CREATE INDEX turns_entry ON turns(entry);
+"""
+
 _SCHEMA = """
 CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE entries (
@@ -114,7 +125,7 @@ CREATE TABLE models (
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-""" + _CLAIMS + _BALLOTS + _CLOSURES + _MESSAGES + _LEDGER_TOTAL + _CHANGES
+""" + _CLAIMS + _BALLOTS + _CLOSURES + _MESSAGES + _LEDGER_TOTAL + _CHANGES + _TURNS
 
 
 def _lean_messages(conn: sqlite3.Connection) -> None:
@@ -178,6 +189,7 @@ _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     # transcript again, become ~30 KB), indexed by match; the ledger's running total.
     _LEAN: _lean_messages,
     10: _CHANGES,
+    11: _TURNS,  # people debating on the web
 }
 
 

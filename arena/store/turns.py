@@ -1,0 +1,99 @@
+"""The store's turns of people who debate on the web: their private links, each turn a match reached (what it
+showed them, their draft, their speech), and the matches parked until a speech is in."""
+from __future__ import annotations
+
+import json
+import sqlite3
+from datetime import datetime, timedelta
+from typing import Any, Mapping
+
+from arena.claims import Holder
+from arena.clock import now
+from arena.records import HumanTurn
+from arena.store.claims import PLAY, release_or_lose
+from arena.store.connection import Database, write
+
+_TURN = ("match_id, stage, side, entry, opened_at, deadline, brief, draft, draft_at, speech, submitted_at")
+
+
+class Turns(Database):
+    def issue_debater_link(self, entry: str, digest: str) -> None:
+        """Give the entry a new link (its token's hash); its earlier link stops working."""
+        with write(self.conn):
+            self.conn.execute("DELETE FROM debater_links WHERE entry=?", (entry,))
+            self.conn.execute("INSERT INTO debater_links VALUES (?,?,?)", (digest, entry, now()))
+
+    def debater_link_holder(self, digest: str) -> str | None:
+        """The entry whose link has this token hash, else None."""
+        value = self._scalar("SELECT entry FROM debater_links WHERE token_hash=?", (digest,))
+        return None if value is None else str(value)
+
+    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Mapping[str, Any],
+                  deadline: str) -> HumanTurn:
+        """The entry's turn of (match, stage, side): opened now, unless it was opened before (a replay of the match
+        reaches it again), in which case as it stands."""
+        with write(self.conn):
+            self.conn.execute("INSERT OR IGNORE INTO turns (match_id, stage, side, entry, opened_at, deadline, brief)"
+                              " VALUES (?,?,?,?,?,?,?)", (match_id, stage, side, entry, now(), deadline,
+                                                          json.dumps(brief, ensure_ascii=False)))
+        turn = self.human_turn(match_id, stage, side)
+        assert turn is not None  # written just above
+        return turn
+
+    def human_turn(self, match_id: str, stage: str, side: str) -> HumanTurn | None:
+        """The turn of (match, stage, side), if a person's was opened."""
+        row = self.conn.execute(f"SELECT {_TURN} FROM turns WHERE match_id=? AND stage=? AND side=?",
+                                (match_id, stage, side)).fetchone()
+        return None if row is None else _turn(row)
+
+    def turns_of(self, entry: str) -> list[HumanTurn]:
+        """The entry's turns, in schedule order and then as opened."""
+        return [_turn(r) for r in self.conn.execute(
+            f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))} FROM turns t JOIN matches m ON "
+            "m.id = t.match_id WHERE t.entry=? ORDER BY m.seq, t.opened_at", (entry,))]
+
+    def save_draft(self, match_id: str, stage: str, side: str, text: str) -> bool:
+        """Keep a draft of a turn's speech; False when the speech is submitted already (the draft is not kept)."""
+        with write(self.conn):
+            return self.conn.execute("UPDATE turns SET draft=?, draft_at=? WHERE match_id=? AND stage=? AND side=? "
+                                     "AND speech IS NULL", (text, now(), match_id, stage, side)).rowcount == 1
+
+    def submit_speech(self, match_id: str, stage: str, side: str, text: str) -> bool:
+        """Take a turn's speech, once: False when one is submitted already (a submitted speech cannot change)."""
+        with write(self.conn):
+            return self.conn.execute(
+                "UPDATE turns SET speech=?, submitted_at=?, draft=? WHERE match_id=? AND stage=? AND side=? "
+                "AND speech IS NULL", (text, now(), text, match_id, stage, side)).rowcount == 1
+
+    def extend_turns(self, entry: str, hours: float) -> int:
+        """Move the deadline of each of the entry's open turns hours later (from now, if it has lapsed); how many."""
+        with write(self.conn):
+            rows = self.conn.execute("SELECT match_id, stage, side, deadline FROM turns WHERE entry=? AND "
+                                     "speech IS NULL", (entry,)).fetchall()
+            start = now()
+            for match_id, stage, side, deadline in rows:
+                later = (datetime.fromisoformat(max(deadline, start)) + timedelta(hours=hours)).isoformat(
+                    timespec="microseconds")
+                self.conn.execute("UPDATE turns SET deadline=? WHERE match_id=? AND stage=? AND side=?",
+                                  (later, match_id, stage, side))
+        return len(rows)
+
+    def park_match(self, match_id: str, holder: Holder | None = None) -> None:
+        """Park a match at a person's open turn: 'awaiting', its claim given up, so the run goes on with other
+        matches; a later run continues it once the turn's speech is in or its deadline has passed (arena.store's
+        claims). With a holder, only if it still holds the match (ClaimLost otherwise)."""
+        with write(self.conn):
+            release_or_lose(self.conn, holder, match_id, PLAY)
+            self.conn.execute("UPDATE matches SET status='awaiting', error=NULL WHERE id=?", (match_id,))
+
+    def awaiting(self) -> list[HumanTurn]:
+        """The open turns of parked matches that still wait for their person (no speech, deadline not passed)."""
+        return [_turn(r) for r in self.conn.execute(
+            f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))} FROM turns t JOIN matches m ON "
+            "m.id = t.match_id WHERE m.status='awaiting' AND t.speech IS NULL AND t.deadline > ? ORDER BY m.seq",
+            (now(),))]
+
+
+def _turn(r: sqlite3.Row) -> HumanTurn:
+    return HumanTurn(r["match_id"], r["stage"], r["side"], r["entry"], r["opened_at"], r["deadline"],
+                     json.loads(r["brief"]), r["draft"], r["draft_at"], r["speech"], r["submitted_at"])

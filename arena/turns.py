@@ -1,0 +1,58 @@
+"""People's turns to speak on the web: what a web human's turn shows them (its brief, made from the protocol's
+DebateContext, so they see exactly what an LLM debater of that side would), and the speech checks their speech
+passes before it is taken."""
+from __future__ import annotations
+
+from typing import Any
+
+from arena import speechchecks
+from arena.formats import Format
+from arena.records import HumanTurn, Motion, Reference, Speech
+
+# The open turn of a match parked for a person (arena.store's turns): a later run continues it once the speech is
+# in, or forfeits it for that side once the deadline has passed.
+DEADLINE_PREFIX = "deadline:"
+
+
+class AwaitingPerson(Exception):
+    """A web human's speech is not in yet: the match waits for it (the engine parks it and plays other matches)."""
+
+    def __init__(self, turn: HumanTurn):
+        super().__init__(f"{turn.entry} has still to write the {turn.side.upper()} {turn.stage} speech of match "
+                         f"{turn.match_id} (by {turn.deadline})")
+        self.turn = turn
+
+
+def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...], language: str,
+          budget: tuple[int, str]) -> dict[str, Any]:
+    """What a person is shown for a turn, as stored with it: the motion, the stage (its title, what it is for, its
+    place among the format's turns), the budget, and the speeches the protocol lets that side see, in order."""
+    turn = fmt.turn(stage, side)
+    return {
+        "motion": {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
+                   "info_slide": motion.info_slide, "pro_text": motion.pro_text, "con_text": motion.con_text},
+        "format": fmt.name, "title": turn.title_in(language), "purpose": turn.brief_in(language),
+        "place": [fmt.number(stage, side), len(fmt.turns)], "language": language,
+        "budget": {"amount": budget[0], "unit": budget[1]},
+        "visible": [{"stage": s.stage, "title": fmt.title_of(s.stage, language), "side": s.side, "text": s.text,
+                     "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text}
+                                    for r in s.references]} for s in visible],
+    }
+
+
+def shown(turn: HumanTurn) -> tuple[Motion, tuple[Speech, ...]]:
+    """The motion and the speeches the turn's brief showed, as records."""
+    m = turn.brief["motion"]
+    motion = Motion(m["id"], m["text"], m["category"], m["language"], m["info_slide"], m["pro_text"], m["con_text"])
+    return motion, tuple(Speech(v["stage"], v["side"], v["text"],
+                                tuple(Reference(r["title"], r["url"], r["text"], r["number"]) for r in v["references"]))
+                         for v in turn.brief["visible"])
+
+
+def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speechchecks.Problem | None:
+    """The first speech check a person's speech fails (arena.speechchecks.in_debate), given what they were shown: an
+    empty or placeholder speech, an echo, a loop is refused with the reason before it is taken."""
+    motion, visible = shown(turn)
+    return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=motion, shown=visible, fmt=fmt,
+                                  language=turn.brief["language"], share=min_share,
+                                  budget=turn.brief["budget"]["amount"])
