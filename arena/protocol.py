@@ -22,6 +22,7 @@ from arena.llm import AnswerError, CallTag, Check, Completion, ContextLengthErro
 from arena.models import ModelRef
 from arena.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.search import SearchGateway, SearchResult, SearchTag
+from arena.turns import Desk, TurnLapsed
 from arena.clock import now
 
 
@@ -149,6 +150,7 @@ class DebateContext:
     language: str = "en"
     format: Format = AGENT4DEBATE  # the match's debate format, in which this is the turn (stage, side)
     min_share: float | None = None  # [arena] min_speech_share when speeches are checked; None: they are not
+    desk: Desk | None = field(default=None, compare=False)  # where web debaters take their turns (arena.turns)
 
     @property
     def turn(self) -> Turn:
@@ -201,6 +203,8 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: For
         started = now()
         try:
             draft = await debaters[side].speak(ctx)
+        except TurnLapsed as exc:  # a person did not write their speech in time
+            return Forfeit(side, str(exc))
         except AnswerError as exc:
             if exc.checked:  # the debater's own speech check, still failed after its re-asks: named first
                 return Forfeit(side, f"{exc.checked} ({side.upper()}'s {stage} speech, still so when asked again)")

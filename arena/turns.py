@@ -3,9 +3,13 @@ DebateContext, so they see exactly what an LLM debater of that side would), and 
 passes before it is taken."""
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping, Protocol
 
 from arena import speechchecks
+from arena.clock import now
+from arena.errors import ArenaError
 from arena.formats import Format
 from arena.records import HumanTurn, Motion, Reference, Speech
 
@@ -21,6 +25,40 @@ class AwaitingPerson(Exception):
         super().__init__(f"{turn.entry} has still to write the {turn.side.upper()} {turn.stage} speech of match "
                          f"{turn.match_id} (by {turn.deadline})")
         self.turn = turn
+
+
+class TurnLapsed(ArenaError):
+    """A person's turn passed its deadline with no speech: that side forfeits (the reason begins "deadline:")."""
+
+
+class TurnBook(Protocol):
+    """Where turns are kept (arena.store.Store)."""
+
+    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Mapping[str, Any],
+                  deadline: str) -> HumanTurn: ...
+
+
+@dataclass(frozen=True)
+class Desk:
+    """Where a match's web debaters take their turns: the turn is opened (or found, when a run replays the match)
+    with what the protocol shows that side; its speech once submitted, else AwaitingPerson, else past its deadline
+    TurnLapsed."""
+
+    book: TurnBook
+    match_id: str
+    deadline_h: float
+
+    def speech(self, entry: str, motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...],
+               language: str, budget: tuple[int, str]) -> str:
+        deadline = (datetime.now(timezone.utc) + timedelta(hours=self.deadline_h)).isoformat(timespec="microseconds")
+        turn = self.book.open_turn(self.match_id, stage, side, entry,
+                                   brief(motion, fmt, stage, side, visible, language, budget), deadline)
+        if turn.speech is not None:
+            return turn.speech
+        if turn.deadline <= now():
+            raise TurnLapsed(f"{DEADLINE_PREFIX} {entry} wrote no {side.upper()} {fmt.label(stage)} speech by "
+                             f"{turn.deadline}")
+        raise AwaitingPerson(turn)
 
 
 def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...], language: str,

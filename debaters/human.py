@@ -1,4 +1,4 @@
-"""The `human` debater: a person writes each speech, in an editor or in prepared files.
+"""The `human` debater: a person writes each speech, in an editor, in prepared files, or on the web.
 
 No LLM is called for a human's speech (an entry's `model` is still required by arena.toml;
 by convention it is "human/<name>"). In the editor, the person is briefed with exactly what
@@ -34,7 +34,8 @@ def _command_line(value: str) -> bool:
 
 
 class HumanDebater:
-    """Reads each speech from `speeches_dir`, or opens an editor on a briefing and takes what is typed."""
+    """Reads each speech from `speeches_dir`, opens an editor on a briefing and takes what is typed, or (via = "web")
+    takes it from the person's turn on the web (arena.turns.Desk: the match waits until it is written)."""
 
     uses_model = False  # `arena check` and the run's probe leave it alone
 
@@ -44,19 +45,34 @@ class HumanDebater:
                                           "(relative: to the current folder); empty: write in an editor"),
         "editor": Param("", (str,), "editor command line, e.g. 'code --wait' (empty: $VISUAL, then $EDITOR, then vi)",
                         _command_line, "a command line (balanced quotes), or empty"),
+        "via": Param("editor", (str,), "where the person writes: 'editor' (this terminal, or speeches_dir), or 'web' "
+                     "(their private link of `arena debaters issue`, in `arena serve`; the match waits for them)",
+                     lambda value: value in ("editor", "web"), "editor or web"),
     }
 
     def __init__(self, entry: Entry):
         self.name = entry.name
         self.params = resolve(entry, self.PARAMS)
 
+    @property
+    def on_the_web(self) -> bool:
+        return self.params["via"] == "web"
+
     async def speak(self, ctx: DebateContext) -> Draft:
+        budget = length(self.params, ctx.turn, ctx.language)
+        if self.on_the_web:
+            if ctx.desk is None:
+                raise ArenaError(f"human entry {self.name!r} writes on the web (via = \"web\"), and nothing here "
+                                 "takes its turns")
+            text = ctx.desk.speech(self.name, ctx.motion, ctx.format, ctx.stage, ctx.side, ctx.visible, ctx.language,
+                                   (budget.amount, budget.unit))
+            return Draft(text, budget=budget.amount)
         if self.params["speeches_dir"]:
             text = self._from_file(ctx)
         else:
             # The person may take minutes; the other side and the progress display keep running.
             text = await asyncio.to_thread(self._from_editor, ctx)
-        return Draft(text, budget=length(self.params, ctx.turn, ctx.language).amount)
+        return Draft(text, budget=budget.amount)
 
     def _from_file(self, ctx: DebateContext) -> str:
         folder = Path(self.params["speeches_dir"]).resolve()

@@ -19,6 +19,7 @@ from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
 from arena.records import Entry, JudgeSpec, Match, Side, Verdict, simulated
 from arena.search import SearchGateway
+from arena.turns import AwaitingPerson, Desk
 from arena.workspace import Workspace, check_format
 
 T = TypeVar("T")
@@ -122,7 +123,10 @@ class MatchRunner:
                                         offline=entry.simulated),
                     language=match.motion.language or self.ws.config.arena.language, format=fmt,
                     min_share=settings.min_speech_share if settings.speech_checks else None,
+                    desk=desk,
                 )
+
+            desk = Desk(self.ws.store, match.id, self.ws.config.people.turn_deadline_h)
 
             try:
                 speeches = await play(match.motion, debaters, context, fmt)
@@ -166,6 +170,9 @@ class MatchRunner:
             self.ws.store.mark_scheduled(match_id, self.holder)  # stopped, not failed: the next run plays it again
             raise
         except ClaimLost:  # another process plays it now: leave it be
+            raise
+        except AwaitingPerson:  # a person's turn: parked, the run goes on, a later run continues it
+            self.ws.store.park_match(match_id, self.holder)
             raise
         except Exception as exc:  # a plug-in's bug fails its match with the reason, not the whole run
             if not no_space(exc):  # a full disk is no fault of the match: its claim lapses and a resumed run plays it
@@ -254,7 +261,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         except asyncio.CancelledError:  # rescheduled, neither done nor failed
             events.dropped(match_id)
             raise
-        except ClaimLost:  # another process took the match over and commits it
+        except (ClaimLost, AwaitingPerson):  # another process commits it; or parked for a person, for a later run
             events.dropped(match_id)
         except Exception as exc:  # already stored as failed with this reason, or lost to another process
             if no_space(exc):  # every match after it would fail too: the run stops, and says why

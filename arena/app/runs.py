@@ -45,9 +45,10 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     pending = ws.store.pending_matches(failed_before, lease_s=lease_s)
     if not pending:  # nothing to claim: no probe, no progress display, and the summary says why
         statuses = ws.store.status_counts()
-        return {"done": 0, "failed": 0, "total": 0, "not_started": 0, "elsewhere": 0, "stopped": None, "cost": 0.0,
-                "ledger_cost": ws.store.total_cost(), "unpriced": 0, "cpu_s": 0.0,
-                "running": statuses.get("running", 0), "failed_waiting": statuses.get("failed", 0)}
+        idle: RunResult = {"done": 0, "failed": 0, "total": 0, "not_started": 0, "elsewhere": 0, "stopped": None,
+                           "cost": 0.0, "ledger_cost": ws.store.total_cost(), "unpriced": 0, "cpu_s": 0.0,
+                           "running": statuses.get("running", 0), "failed_waiting": statuses.get("failed", 0)}
+        return _with_awaiting(ws, idle)
     runner = MatchRunner.of(ws, lease_s=lease_s)
     # A model that cannot answer would fail every match it is in: find out first, once.
     entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
@@ -73,12 +74,44 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
         stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
+    parked = len(set(pending) & {t.match_id for t in ws.store.awaiting()})
     result: RunResult = {"done": display.done, "failed": display.failed, "total": len(pending),
                          "not_started": not_started,
-                         "elsewhere": len(pending) - display.done - display.failed - not_started, "stopped": stopped,
-                         "cost": display.cost, "ledger_cost": ws.store.total_cost(), "unpriced": display.unpriced,
-                         "cpu_s": cpu}
+                         "elsewhere": len(pending) - display.done - display.failed - not_started - parked,
+                         "stopped": stopped, "cost": display.cost, "ledger_cost": ws.store.total_cost(),
+                         "unpriced": display.unpriced, "cpu_s": cpu}
     display.close()
+    return _with_awaiting(ws, result)
+
+
+def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
+    """run, then, while matches await people's speeches, look every poll_s seconds for a match a speech (or a
+    deadline) has made playable and run again: the result of them all (done, failed, totals and costs added up).
+    Ctrl-C while waiting ends it as an interrupted run."""
+    result = run(ws, **options)
+    while result.get("awaiting") and result["stopped"] is None:
+        try:
+            time.sleep(poll_s)
+        except KeyboardInterrupt:
+            result["stopped"] = "interrupted"
+            break
+        if ws.store.pending_matches():
+            later = run(ws, **options)
+            later["done"] += result["done"]
+            later["failed"] += result["failed"]
+            later["total"] += result["total"]
+            later["unpriced"] += result["unpriced"]
+            later["cost"] += result["cost"]
+            later["cpu_s"] += result["cpu_s"]
+            result = later
+    return result
+
+
+def _with_awaiting(ws: Workspace, result: RunResult) -> RunResult:
+    """result, and how many matches wait for people's speeches on the web, when any do."""
+    awaiting = len({t.match_id for t in ws.store.awaiting()})
+    if awaiting:
+        result["awaiting"] = awaiting
     return result
 
 
@@ -94,6 +127,10 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     """How a run ended, in one line for people; a run that found nothing to play says how to schedule."""
     if not result["total"]:
         running, waiting = result.get("running", 0), result.get("failed_waiting", 0)
+        if result.get("awaiting"):
+            return (f"nothing to play: {plural(result['awaiting'], 'match')} "
+                    f"{'awaits' if result['awaiting'] == 1 else 'await'} people's speeches on the web ('arena "
+                    "debaters status'); 'arena run' continues each once its speech is in")
         if running:
             return f"nothing to play: {plural(running, 'match')} under way in other runs on this workspace"
         if waiting:
@@ -111,6 +148,10 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     elif result["stopped"] == "budget":
         line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
                  f"${budget:.4f}, so {matches} stay scheduled")
+    if result.get("awaiting"):
+        line += (f"; {plural(result['awaiting'], 'match')} {'awaits' if result['awaiting'] == 1 else 'await'} "
+                 "people's speeches on the web ('arena debaters status'); a later 'arena run' continues each once "
+                 "its speech is in")
     if budget is not None and result["unpriced"]:
         line += (f" (note: {plural(result['unpriced'], 'call')} had no known price and counted as $0 against the "
                  "budget)")

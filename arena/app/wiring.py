@@ -147,8 +147,16 @@ def init(path: Path, config_text: str | None = None) -> Path:
 
 
 def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds)."""
-    return build_kinds(config, DEBATERS, JUDGES)
+    """The built kind of each entry and judge of config, by name (arena.workspace.build_kinds). A debater that
+    writes on the web needs the LLM cache: a parked match is replayed from it, so that the other side says again,
+    unpaid, what the person was shown (UserError otherwise)."""
+    debaters, judges = build_kinds(config, DEBATERS, JUDGES)
+    web = [name for name, debater in debaters.items() if getattr(debater, "on_the_web", False)]
+    if web and not config.llm.cache:
+        raise UserError(f"{config.path.name}: [llm] cache = false, and entry {web[0]!r} writes on the web "
+                        '(via = "web"): a match waiting for a person is continued by replaying it from the cache, '
+                        "so that the other side says again what the person was shown; turn the cache on")
+    return debaters, judges
 
 
 _editing: set[Path] = set()  # the workspaces this process holds the edit lock of (editing is re-entrant)
