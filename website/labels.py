@@ -250,6 +250,58 @@ ZH: dict[str, str] = {
     "{length} characters; at most {most}": "共 {length} 个字符，最多 {most} 个",
     "a name that is not UTF-8 (byte {at})": "字段名不是 UTF-8 文本（第 {at} 字节）",
     "not UTF-8 text (byte {at} of the value)": "不是 UTF-8 文本（值的第 {at} 字节）",
+    # debaters (arena serve: the turns of people who debate on the web, arena/app/templates, arena/app/web.py)
+    "Debate Arena debates": "Debate Arena 辩论", "Your debates": "你的辩论", "← Your debates": "← 你的辩论",
+    "draft saved": "草稿已保存", "Your speech in “{motion}” is submitted.": "你在“{motion}”中的发言已提交。",
+    "The debate goes on when the organisers next run the arena; your next turn, if any, will appear here then.":
+        "组织者下次运行赛场时，辩论将继续进行；届时如果轮到你发言，会在这里显示。",
+    "Each item below is a turn of yours in a debate. Open it to read the motion and what has been said so far, then "
+    "write your speech: save drafts as you go, and submit it before its deadline. A submitted speech cannot be "
+    "changed.":
+        "下面每一项都是你在一场辩论中的一次发言。打开后可以阅读辩题和此前的发言，然后撰写你的发言：写作中可以随时保存草稿，"
+        "并在截止时间前提交。发言一经提交便不能修改。",
+    "To write": "待撰写", "due": "截止于", "Submitted": "已提交", "(open one to read it)": "（打开即可阅读）",
+    "submitted": "提交于", "Deadline passed": "已过截止时间", "was due": "截止于",
+    "No turn of yours has come up yet: come back later.": "还没有轮到你发言，请稍后再来。",
+    "Your speech": "你的发言", "Your turn: {stage} · {side}": "轮到你发言：{stage} · {side}",
+    "{side}: you argue “{proposition}”.": "你是 {side} 方：你主张“{proposition}”。",
+    "PRO: you argue for the motion.": "你是 PRO 方：你支持辩题。",
+    "CON: you argue against the motion.": "你是 CON 方：你反对辩题。", "Stage": "环节",
+    "{stage}, turn {k} of {n} of the debate": "{stage}，全场第 {k} 次发言（共 {n} 次）", "What it is for": "本环节的任务",
+    "Length": "篇幅", "{amount} characters; a speech under {least} characters is not taken.":
+        "{amount} 字；不足 {least} 字的发言不予接受。",
+    "{amount} words; a speech under {least} words is not taken.": "{amount} 词；不足 {least} 词的发言不予接受。",
+    "Deadline": "截止时间", "What you are shown": "你能看到的内容",
+    "Both sides write this stage's speeches independently: you see the other side's only after both are in.":
+        "本环节双方各自独立撰写发言：双方都提交后，你才能看到对方的发言。",
+    "(your side)": "（我方）", "No speech is shown to you before yours.": "在你发言之前，没有可供你阅读的发言。",
+    "No speech comes before yours: you open the debate.": "你之前没有发言：由你开启这场辩论。",
+    "You submitted this speech on {time}. A submitted speech cannot be changed.":
+        "你已于 {time} 提交这篇发言。发言一经提交便不能修改。",
+    "The deadline of this speech has passed: it is no longer taken.": "这篇发言的截止时间已过，不再接受提交。",
+    "Your speech is not submitted yet.": "你的发言尚未提交。",
+    "Your draft is saved ({time}). Come back to it any time before the deadline.":
+        "你的草稿已保存（{time}）。截止时间之前可以随时回来继续撰写。",
+    "{n} of {amount} characters": "已写 {n} 字，共 {amount} 字", "{n} of {amount} words": "已写 {n} 词，共 {amount} 词",
+    "Save draft": "保存草稿", "Submit speech": "提交发言",
+    "Save a draft as often as you like. Submit once, when the speech is done: a submitted speech cannot be changed.":
+        "草稿可以随时保存，次数不限。发言完成后再提交，只能提交一次：发言一经提交便不能修改。",
+    "The request could not be read as a speech.": "无法把这个请求读作一篇发言。",
+    "This form is out of date or did not come from its page. Go back, copy what you wrote, reload the page, paste it "
+    "in and send it again.":
+        "这个表单已经过期，或者并非来自它所在的页面。请返回并复制你写的内容，刷新页面，粘贴后重新提交。",
+    "Already submitted": "已经提交", "A submitted speech cannot be changed.": "发言一经提交便不能修改。",
+    "A speech is at most {size} KB; shorten it and try again.": "一篇发言最多 {size} KB；请缩短后重试。",
+    "It is a placeholder or filler where the speech should be: write the speech itself.":
+        "这是占位文字或填充内容，而不是发言：请写出发言本身。",
+    "Most of it is copied word for word from what you were shown or from your own earlier speech: write it in your "
+    "own words.":
+        "其中大部分逐字照抄了你看到的内容或你自己之前的发言：请用自己的话来写。",
+    "Most of it repeats one sentence or phrase: say more than that.": "其中大部分在重复同一句话或同一个短语：请说出更多内容。",
+    "It is not in the debate's language: write it in that language.": "发言没有使用本场辩论的语言：请改用该语言撰写。",
+    "It is {amount} characters long; this turn takes at least {least}.": "发言只有 {amount} 字；本次发言至少需要 {least} 字。",
+    "It is {amount} words long; this turn takes at least {least}.": "发言只有 {amount} 词；本次发言至少需要 {least} 词。",
+    "It does not pass the arena's checks of a speech.": "发言未通过赛场对发言的检查。",
 }
 
 CATALOGUE: dict[str, dict[str, str]] = {"zh": ZH}

@@ -1,31 +1,40 @@
-"""`arena serve`: the local web app where people cast blind ballots through their private links.
+"""`arena serve`: the local web app where people cast blind ballots, and write their speeches in debates, through
+their private links.
 
-Paths (`arena ballots issue` prints the links):
+Paths (`arena ballots issue` and `arena debaters issue` print the links):
     GET  /b/{token}             the person's queue: every done match, those still to judge first
     GET  /b/{token}/{ballot}    a done match's transcript, blind (PRO and CON only), and the ballot form
     POST /b/{token}/{ballot}    cast (or revise) the ballot; 303 back to the queue
+    GET  /d/{token}             a web human entry's turns: those still to write, then those submitted
+    GET  /d/{token}/{turn}      a turn's brief (the motion, the side, the stage, the budget and exactly the speeches
+                                the protocol lets that side see) and the speech form; a submitted speech, read-only
+    POST /d/{token}/{turn}      save a draft (303 back to the page) or submit the speech (303 to the list)
     GET  /ballot.css            the pages' style
-A link names a match by the person's ballot id for it (arena.ballots.ballot_id), never by its public id, which
-the published site shows. A token that is not a live link, a ballot id that is not one of the person's done
-matches (a public match id included) and any other path are one bare 404; a live link of a judge whose ballots
-are closed (`arena ballots close`) is a 410 saying so.
+    GET  /count.js              the speech form's live length count (the page works without it)
+A link names a match by the person's ballot id or turn id for it (arena.ballots.ballot_id, turn_id), never by its
+public id, which the published site shows. A token that is not a live link, an id that is not one of the person's
+(a public match id included) and any other path are one bare 404; a live link of a judge whose ballots are closed
+(`arena ballots close`) is a 410 saying so, as is a speech sent past its turn's deadline.
 
-Every page is rendered with autoescaping and sent with headers that allow no script at all, send no referrer
-(the token is in the URL) and keep pages out of caches. A form carries a CSRF token: an HMAC, under a secret
-made when the app starts, of the link's token hash and the match id. Each request opens its own Store, since
-a Store is one connection for one thread and Starlette runs the database work in a thread pool.
+Every page is rendered with autoescaping and sent with headers that allow no script (but the speech form's own
+count.js), send no referrer (the token is in the URL) and keep pages out of caches. A form carries a CSRF token:
+an HMAC, under a secret made when the app starts, of the link's token hash and what the form is about. Each
+request opens its own Store, since a Store is one connection for one thread and Starlette runs the database work
+in a thread pool.
 """
 from __future__ import annotations
 
 import hashlib
 import hmac
 import ipaddress
+import math
 import re
 import secrets
 import signal
 import socket
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping, cast
 from urllib.parse import quote, unquote_to_bytes
@@ -45,10 +54,13 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from arena.app.wiring import open_workspace
 from arena.ballots import RATIONALE_MAX, BallotError, ballot_id, check_ballot, queue, token_hash
+from arena.clock import now
 from arena.errors import UserError
 from arena.formats import Format, shown
-from arena.records import DIMENSIONS, HUMAN_JUDGE, JudgeSpec, Match, Motion
+from arena.records import DIMENSIONS, HUMAN_JUDGE, HumanTurn, JudgeSpec, Match, Motion
+from arena.speechchecks import Problem, length
 from arena.store import DB_NAME, Store
+from arena.turns import problem as speech_problem
 from judges.debatrix import DIMENSIONS as DEFINITIONS
 from judges.debatrix import TRANSLATIONS
 from website import labels as catalogue
@@ -66,6 +78,8 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
 }
+# The speech form's page runs one script, the app's own count.js; every other page runs none.
+COUNTED_CSP = SECURITY_HEADERS["Content-Security-Policy"] + "; script-src 'self'"
 # Every page in the workspace's language ([arena] language), its labels from the site's catalogue
 # (website.labels): each message below and in the templates is translated there.
 Translate = Callable[..., Any]
@@ -82,6 +96,30 @@ def refusals(t: Translate) -> dict[int, tuple[str, str]]:
         410: (t("Ballots closed"), t("The organisers have closed these ballots: no more ballots are taken. Thank you.")),
         413: (t("Too long"), t("A ballot is at most {size} KB; shorten the rationale and try again.",
                                size=BODY_MAX // 1000)),
+    }
+
+
+def speech_refusals(t: Translate) -> dict[int, tuple[str, str]]:
+    """What a refusal on a debater's page (/d/...) says where a ballot's would not fit; the others are the same."""
+    return {
+        400: (t("Bad request"), t("The request could not be read as a speech.")),
+        403: (t("Form expired"), t("This form is out of date or did not come from its page. Go back, copy what you "
+                                   "wrote, reload the page, paste it in and send it again.")),
+        409: (t("Already submitted"), t("A submitted speech cannot be changed.")),
+        410: (t("Deadline passed"), t("The deadline of this speech has passed: it is no longer taken.")),
+        413: (t("Too long"), t("A speech is at most {size} KB; shorten it and try again.", size=BODY_MAX // 1000)),
+    }
+
+
+def reasons(t: Translate) -> dict[str, str]:
+    """Why a speech is not taken, by the speech check it fails (arena.speechchecks.CHECKS but too-short, which
+    says it with the speech's numbers), in t's language."""
+    return {
+        "placeholder": t("It is a placeholder or filler where the speech should be: write the speech itself."),
+        "echo": t("Most of it is copied word for word from what you were shown or from your own earlier speech: "
+                  "write it in your own words."),
+        "repetition": t("Most of it repeats one sentence or phrase: say more than that."),
+        "language": t("It is not in the debate's language: write it in that language."),
     }
 
 
@@ -114,6 +152,23 @@ class Person:
     digest: str  # the token's hash: what the store knows and the CSRF token is bound to
 
 
+@dataclass(frozen=True)
+class Debater:
+    """Who a live debater link belongs to: a web human entry, and the link itself."""
+
+    entry: str
+    token: str
+    digest: str  # the token's hash: what the store knows and the CSRF token is bound to
+
+
+def turn_id(secret: bytes, entry: str, turn: HumanTurn) -> str:
+    """The id a debater's link names a turn by: as arena.ballots.ballot_id, an HMAC-SHA256 under the workspace's
+    secret, here over the entry and the turn's match, stage and side (after "turn", so that no turn id is a ballot
+    id), 96 bits in hex."""
+    message = "\0".join(("turn", entry, turn.match_id, turn.stage, turn.side)).encode("utf-8", "surrogatepass")
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:24]
+
+
 class _SecurityHeaders:
     """ASGI middleware: SECURITY_HEADERS on every response the app sends."""
 
@@ -128,48 +183,63 @@ class _SecurityHeaders:
             if message["type"] == "http.response.start":
                 headers = MutableHeaders(scope=message)
                 for key, value in SECURITY_HEADERS.items():
-                    headers[key] = value
+                    # the speech form's page keeps the CSP it was sent with, which lets count.js run
+                    if key != "Content-Security-Policy" or headers.get(key) != COUNTED_CSP:
+                        headers[key] = value
             await send(message)
 
         await self.app(scope, receive, send_secured)
 
 
 def create_app(workspace_path: Path) -> Starlette:
-    """The ballot app of a workspace; UserError if the workspace does not open or has no judge of people.
+    """The app of a workspace: ballots for its judges of people, speech forms for its web human entries; UserError
+    if the workspace does not open or has neither.
 
-    arena.toml is read once, here: judges of people added later need a restart. app.state.judges lists the
-    judges of people served.
+    arena.toml is read once, here: judges of people or web human entries added later need a restart.
+    app.state.judges lists the judges of people served, app.state.debaters the web human entries' names.
     """
     ws = open_workspace(Path(workspace_path))  # checks arena.toml whole and brings arena.db up to date
     key = ws.store.ballot_secret()
     ws.close()
     judges = [j for j in ws.config.judges if j.casts_ballots]
-    if not judges:
-        raise UserError(f"{ws.config.path}: no judge of people to serve ballots for; add one:\n"
+    debaters = [e.name for e in ws.config.entries if e.debater == "human" and e.params.get("via") == "web"]
+    if not judges and not debaters:
+        raise UserError(f"{ws.config.path}: no judge of people to serve ballots for and no entry that debates on "
+                        f"the web; add a judge of people:\n"
                         f'[[judges]]\nname = "experts"\nkind = "{HUMAN_JUDGE}"\n[judges.options]\n'
-                        f'people = ["ann", "bo", "cy"]')
-    ballots = _Ballots(ws.path / DB_NAME, judges, key, ws.config.formats, ws.config.arena.language)
+                        f'people = ["ann", "bo", "cy"]\n'
+                        f"or a person who debates on the web:\n"
+                        f'[[entries]]\nname = "ann"\ndebater = "human"\nmodel = "human/ann"\n[entries.params]\n'
+                        f'via = "web"')
+    pages = _Pages(ws.path / DB_NAME, judges, debaters, key, ws.config.formats, ws.config.arena.language,
+                   ws.config.arena.min_speech_share)
     app = Starlette(
-        routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
-                Route("/b/{token}/{ballot}", ballots.ballot_page, methods=["GET"]),
-                Route("/b/{token}/{ballot}", ballots.cast, methods=["POST"]),
-                Route("/ballot.css", ballots.style, methods=["GET"])],
+        routes=[Route("/b/{token}", pages.queue_page, methods=["GET"]),
+                Route("/b/{token}/{ballot}", pages.ballot_page, methods=["GET"]),
+                Route("/b/{token}/{ballot}", pages.cast, methods=["POST"]),
+                Route("/d/{token}", pages.turns_page, methods=["GET"]),
+                Route("/d/{token}/{turn}", pages.turn_page, methods=["GET"]),
+                Route("/d/{token}/{turn}", pages.speak, methods=["POST"]),
+                Route("/ballot.css", pages.style, methods=["GET"]),
+                Route("/count.js", pages.script, methods=["GET"])],
         middleware=[Middleware(_SecurityHeaders)],
         # Starlette types every handler as taking an Exception; refuse takes the HTTPException it is given
-        exception_handlers={HTTPException: ballots.refuse, Exception: ballots.crash})  # type: ignore[dict-item]
+        exception_handlers={HTTPException: pages.refuse, Exception: pages.crash})  # type: ignore[dict-item]
     app.router.redirect_slashes = False  # Starlette's redirect is an absolute URL on the Host header; see refuse
-    app.state.judges = judges
+    app.state.judges, app.state.debaters = judges, debaters
     return app
 
 
-class _Ballots:
-    """The app's endpoints and what they share: the database's path, the judges of people, the workspace's
-    secret for ballot ids and its declared debate formats, the CSRF secret."""
+class _Pages:
+    """The app's endpoints and what they share: the database's path, the judges of people, the web human entries,
+    the workspace's secret for ballot and turn ids, its declared debate formats and least share of a speech's
+    budget, the CSRF secret."""
 
-    def __init__(self, db: Path, judges: list[JudgeSpec], key: bytes, formats: Mapping[str, Format],
-                 language: str = "en"):
-        self.db, self.formats, self.language = db, formats, language
+    def __init__(self, db: Path, judges: list[JudgeSpec], debaters: list[str], key: bytes,
+                 formats: Mapping[str, Format], language: str, min_share: float):
+        self.db, self.formats, self.language, self.min_share = db, formats, language, min_share
         self.judges = {j.name: j for j in judges}
+        self.debaters = set(debaters)
         self.key = key
         self.secret = secrets.token_bytes(32)  # a restart makes open forms stale (403), nothing worse
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
@@ -177,9 +247,13 @@ class _Ballots:
         self.env.filters["safe_url"] = safe_url
         self.t, self.word = catalogue.translator(language), catalogue.words(language)
         self.env.filters["t"], self.env.filters["word"] = self.t, self.word
+        self.env.filters["when"] = _when
         self.questions, self.labels = questions(language, self.t, self.word), outcome_labels(self.t)
         self.refusals = refusals(self.t)
+        self.speech_refusals = {**self.refusals, **speech_refusals(self.t)}
+        self.reasons = reasons(self.t)
         self.css = (TEMPLATES / "ballot.css").read_text(encoding="utf-8")
+        self.js = (TEMPLATES / "count.js").read_text(encoding="utf-8")
 
     @contextmanager
     def _store(self) -> Iterator[Store]:
@@ -193,8 +267,9 @@ class _Ballots:
         # Links are relative to the page (root leads back to the app's root), as the app may sit behind a
         # proxy under a path of its own.
         root = "../" * (request.url.path.count("/") - 1)
-        return HTMLResponse(self.env.get_template(template).render(root=root, lang=self.language, **context),
-                            status_code=status)
+        site = self.t("Debate Arena debates") if _debating(request) else self.t("Debate Arena ballots")
+        return HTMLResponse(self.env.get_template(template).render(root=root, lang=self.language, site=site,
+                                                                   **context), status_code=status)
 
     # --- who and what ------------------------------------------------------------------------------------
     def _person(self, store: Store, token: str) -> Person:
@@ -228,12 +303,13 @@ class _Ballots:
             person = self._person(store, token)
             return person, self._done_match(store, person, ballot)
 
-    def _csrf(self, person: Person, match_id: str) -> str:
-        return hmac.new(self.secret, f"{person.digest}/{match_id}".encode(), hashlib.sha256).hexdigest()
+    def _csrf(self, digest: str, subject: str) -> str:
+        """The CSRF token of a link's form about subject (a match; a turn: its match, stage and side)."""
+        return hmac.new(self.secret, f"{digest}/{subject}".encode(), hashlib.sha256).hexdigest()
 
-    def _csrf_ok(self, person: Person, match_id: str, given: str) -> bool:
+    def _csrf_ok(self, digest: str, subject: str, given: str) -> bool:
         # Compared as bytes: compare_digest refuses str with characters beyond ASCII, which a form may hold.
-        return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self._csrf(person, match_id).encode())
+        return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), self._csrf(digest, subject).encode())
 
     # --- pages ---------------------------------------------------------------------------------------------
     def queue_page(self, request: Request) -> HTMLResponse:
@@ -273,7 +349,7 @@ class _Ballots:
                             stages=stages,
                             questions=self.questions, labels=self.labels, chosen=chosen, cast=cast, error=error,
                             problem=error and self._problem(error),
-                            csrf=self._csrf(person, match.id), rationale_max=RATIONALE_MAX)
+                            csrf=self._csrf(person.digest, match.id), rationale_max=RATIONALE_MAX)
 
     def _problem(self, error: BallotError) -> str:
         """A ballot's problem in the page's language (a BallotError's messages are in the catalogue as such)."""
@@ -292,7 +368,7 @@ class _Ballots:
         return await run_in_threadpool(self._store_ballot, request, person, match, fields)
 
     def _store_ballot(self, request: Request, person: Person, match: Match, fields: dict[str, str]) -> Response:
-        if not self._csrf_ok(person, match.id, fields.get("csrf", "")):
+        if not self._csrf_ok(person.digest, match.id, fields.get("csrf", "")):
             raise HTTPException(403)
         try:
             ballot = check_ballot(match.id, person.name, fields, dimensions_required=True, rationale_required=True)
@@ -310,14 +386,146 @@ class _Ballots:
             cast = store.ballot(match.id, person.judge.name, person.run) is not None
         return self._ballot(request, person, match, chosen, cast=cast, error=error, status=400)
 
+    # --- debaters -----------------------------------------------------------------------------------------------
+    def _debater(self, store: Store, token: str) -> Debater:
+        """The web human entry holding a live debater link; 404 for any other token, or for an entry no longer
+        configured to debate on the web."""
+        digest = token_hash(token)
+        entry = store.debater_link_holder(digest)
+        if entry is None or entry not in self.debaters:
+            raise HTTPException(404)
+        return Debater(entry, token, digest)
+
+    def _turn_id(self, debater: Debater, turn: HumanTurn) -> str:
+        return turn_id(self.key, debater.entry, turn)
+
+    def _turn(self, store: Store, debater: Debater, turn: str) -> HumanTurn:
+        """The debater's turn the id names (the ids of their turns are worked out again, as none is stored); 404
+        for anything else."""
+        found = next((t for t in store.turns_of(debater.entry) if self._turn_id(debater, t) == turn), None)
+        if found is None:
+            raise HTTPException(404)
+        return found
+
+    def _turn_lookup(self, token: str, turn: str) -> tuple[Debater, HumanTurn]:
+        with self._store() as store:
+            debater = self._debater(store, token)
+            return debater, self._turn(store, debater, turn)
+
+    def _format(self, turn: HumanTurn) -> Format:
+        return shown(turn.brief["format"], self.formats)
+
+    def _least(self, turn: HumanTurn, fmt: Format) -> int:
+        """The fewest words (or characters) a speech of the turn must have: the too-short check's line."""
+        own = next((t for t in fmt.stage_turns(turn.stage) if t.side == turn.side), None)
+        share = self.min_share if own is None or own.min_share is None else own.min_share
+        return math.ceil(share * turn.brief["budget"]["amount"])
+
+    def turns_page(self, request: Request) -> HTMLResponse:
+        """The debater's turns in schedule order: those still to write, those submitted, those whose deadline passed
+        with no speech."""
+        with self._store() as store:
+            debater = self._debater(store, request.path_params["token"])
+            turns = store.turns_of(debater.entry)
+        to_write: list[dict[str, Any]] = []
+        done: list[dict[str, Any]] = []
+        missed: list[dict[str, Any]] = []
+        for t in turns:
+            (done if t.submitted else missed if _lapsed(t) else to_write).append(
+                {"id": self._turn_id(debater, t), "motion": t.brief["motion"], "side": t.side,
+                 "title": t.brief["title"], "language": t.brief["language"], "deadline": t.deadline,
+                 "draft": bool(t.draft), "submitted_at": t.submitted_at})
+        submitted = request.query_params.get("submitted")
+        return self._render(request, "debates.html.j2", token=debater.token, open=to_write, done=done, missed=missed,
+                            submitted=next((item for item in done if item["id"] == submitted), None))
+
+    def turn_page(self, request: Request) -> HTMLResponse:
+        """A turn's page; after a draft is saved (?saved=draft), with a note saying so."""
+        debater, turn = self._turn_lookup(request.path_params["token"], request.path_params["turn"])
+        saved = request.query_params.get("saved") == "draft" and turn.draft_at is not None
+        return self._writing(request, debater, turn, turn.draft, saved=saved)
+
+    def _writing(self, request: Request, debater: Debater, turn: HumanTurn, text: str, *,
+                 problem: Problem | None = None, saved: bool = False, status: int = 200) -> HTMLResponse:
+        """A turn's page: its brief (its stages' titles and purpose as the debaters of its language read them) and
+        exactly the speeches it showed, then the speech form (text in it), or the submitted speech read-only, or
+        word that its deadline has passed. Only the brief reaches the template: never the entries, their models,
+        or the other side's name."""
+        fmt = self._format(turn)
+        stage_turns = fmt.stage_turns(turn.stage)
+        writing = not turn.submitted and not _lapsed(turn)
+        least = self._least(turn, fmt)
+        response = self._render(
+            request, "turn.html.j2", status, token=debater.token, turn=turn, brief=turn.brief,
+            motion=turn.brief["motion"], blind=len(stage_turns) > 1 and all(t.blind for t in stage_turns),
+            least=least, count=length(text, turn.brief["language"])[0], text=text, writing=writing, saved=saved,
+            problem=problem and self._reason(problem, turn, text, least),
+            csrf=self._csrf(debater.digest, _subject(turn)))
+        if writing:
+            response.headers["Content-Security-Policy"] = COUNTED_CSP
+        return response
+
+    def _reason(self, problem: Problem, turn: HumanTurn, text: str, least: int) -> tuple[str, str]:
+        """(why the speech is not taken, in the page's language; the check's own words, in English, or "")."""
+        if problem.check == "too-short":
+            amount, unit = length(text, turn.brief["language"])
+            if unit == "characters":
+                return self.t("It is {amount} characters long; this turn takes at least {least}.", amount=amount,
+                              least=least), ""
+            return self.t("It is {amount} words long; this turn takes at least {least}.", amount=amount,
+                          least=least), ""
+        return self.reasons.get(problem.check, self.t("It does not pass the arena's checks of a speech.")), \
+            problem.detail
+
+    async def speak(self, request: Request) -> Response:
+        """Save a draft or submit the speech of a turn: 404 for a bad link or turn, 413 for an oversized body, 400
+        for a body that is not the form."""
+        debater, turn = await run_in_threadpool(self._turn_lookup, request.path_params["token"],
+                                                request.path_params["turn"])
+        try:
+            fields = await _posted(request)
+        except BallotError:  # bytes that are not UTF-8: no speech to show again
+            raise HTTPException(400) from None
+        return await run_in_threadpool(self._take, request, debater, turn, fields)
+
+    def _take(self, request: Request, debater: Debater, turn: HumanTurn, fields: dict[str, str]) -> Response:
+        """403 without the form's CSRF token, 400 for an action that is neither save nor submit, 409 once the speech
+        is submitted, 410 past the deadline; a speech that fails a check (arena.turns.problem) is not taken: the
+        page again, status 400, with the text and why. Else 303: a draft back to its page, a speech to the list."""
+        if not self._csrf_ok(debater.digest, _subject(turn), fields.get("csrf", "")):
+            raise HTTPException(403)
+        action = fields.get("action")
+        if action not in ("save", "submit"):
+            raise HTTPException(400)
+        if turn.submitted:
+            raise HTTPException(409)
+        if _lapsed(turn):
+            raise HTTPException(410)
+        text = fields.get("speech", "").replace("\r\n", "\n")  # a textarea's line breaks come as CRLF
+        if action == "submit" and (problem := speech_problem(turn, text, self._format(turn), self.min_share)):
+            return self._writing(request, debater, turn, text, problem=problem, status=400)
+        with self._store() as store:
+            take = store.save_draft if action == "save" else store.submit_speech
+            if not take(turn.match_id, turn.stage, turn.side, text):  # submitted since the turn was read
+                raise HTTPException(409)
+        named = self._turn_id(debater, turn)
+        if action == "save":
+            return RedirectResponse(f"{named}?saved=draft", status_code=303)
+        return RedirectResponse(f"../{debater.token}?submitted={named}", status_code=303)
+
+    # --- files ---------------------------------------------------------------------------------------------------
     def style(self, request: Request) -> Response:
         return Response(self.css, media_type="text/css")
+
+    def script(self, request: Request) -> Response:
+        return Response(self.js, media_type="text/javascript")
 
     # --- refusals ------------------------------------------------------------------------------------------
     def refuse(self, request: Request, exc: HTTPException) -> Response:
         if exc.status_code == 404 and (target := _unslashed(request)):
             return RedirectResponse(target, status_code=307)
-        title, message = self.refusals.get(exc.status_code, self.refusals[400])
+        messages = self.speech_refusals if _debating(request) else self.refusals
+        title, message = messages.get(exc.status_code, messages[400])
         response = self._render(request, "refused.html.j2", exc.status_code, title=title, message=message)
         response.headers.update(exc.headers or {})  # a 405's Allow
         return response
@@ -327,6 +535,27 @@ class _Ballots:
         page = f'<!doctype html><html lang="{self.language}"><title>{self.t("Server error")}</title>' \
                f'<p>{self.t("Something went wrong; try again.")}</p>'
         return HTMLResponse(page, status_code=500, headers=SECURITY_HEADERS)
+
+
+def _subject(turn: HumanTurn) -> str:
+    """What a turn's form is about, for its CSRF token."""
+    return f"{turn.match_id}/{turn.stage}/{turn.side}"
+
+
+def _lapsed(turn: HumanTurn) -> bool:
+    """Whether a turn's deadline has passed; compared as text, as the store and arena.turns compare them (every time
+    is written alike: arena.clock)."""
+    return turn.deadline <= now()
+
+
+def _debating(request: Request) -> bool:
+    """Whether the request is to a debater's pages, whose refusals speak of speeches."""
+    return request.scope["path"].startswith("/d/")
+
+
+def _when(moment: str) -> str:
+    """A stored time (arena.clock's ISO-8601, UTC) as people read it: 2026-11-27 20:53 UTC."""
+    return datetime.fromisoformat(moment).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _motions(store: Store, match_ids: list[str]) -> dict[str, Motion]:
