@@ -35,6 +35,17 @@ class BallotError(UserError):
         super().__init__(f"{field}: {self.problem}")
 
 
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"  # where `arena serve` listens by default
+
+
+def link_base(base_url: str) -> str:
+    """The base of private links (ballots' and web debaters'): base_url without a trailing '/'; a UserError naming
+    --base-url unless it is an http(s) URL."""
+    if not base_url.startswith(("http://", "https://")):
+        raise UserError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
+    return base_url.rstrip("/")
+
+
 def new_token() -> str:
     """A fresh secret for a link: 24 random bytes, URL-safe."""
     return secrets.token_urlsafe(24)

@@ -72,6 +72,13 @@ class SiteSettings:
 
 
 @dataclass(frozen=True)
+class PeopleSettings:
+    """How long a person who debates on the web (a human entry with via = "web") has for each speech."""
+
+    turn_deadline_h: float = 72.0  # hours from when the turn opens; past them, that side forfeits
+
+
+@dataclass(frozen=True)
 class Config:
     path: Path
     arena: ArenaSettings
@@ -84,6 +91,7 @@ class Config:
     rating: RatingSettings = RatingSettings()
     formats: Mapping[str, Format] = field(default_factory=dict)  # declared in arena.toml ([[formats]]), by name
     site: SiteSettings = SiteSettings()
+    people: PeopleSettings = PeopleSettings()
 
     def where(self, key: str) -> str:
         """'arena.toml:12 key entries[0].debater' — where a key stands, for error messages."""
@@ -186,6 +194,9 @@ _SECTIONS: dict[str, _Spec] = {
         "replicates": (int, _whole(1, limits.MAX_BOOTSTRAP)),
         "matches_per_page": (int, _whole(10, limits.MAX_PAGE_ROWS)),
     },
+    "people": {
+        "turn_deadline_h": ((int, float), _number(0, limits.MAX_TURN_HOURS, above=True)),
+    },
 }
 _NAME = (lambda v: re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\-]{0,63}", v),
          "1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
@@ -285,7 +296,7 @@ def tables() -> dict[str, tuple[_Spec, dict, tuple[str, ...]]]:
     """Per arena.toml table (each section, then entries and judges): its keys' checks, the defaults the code
     gives them, and its required keys; what the docs print of each table and their tests check."""
     settings = {"arena": ArenaSettings, "llm": LLMSettings, "search": SearchSettings, "motions": MotionSettings,
-                "rating": RatingSettings, "site": SiteSettings}
+                "rating": RatingSettings, "site": SiteSettings, "people": PeopleSettings}
     found: dict[str, tuple[_Spec, dict, tuple[str, ...]]] = {
         name: (spec, _defaults(settings[name]), ()) for name, spec in _SECTIONS.items()}
     found["entries"] = (_ENTRY, _defaults(Entry), _REQUIRED["entries"])
@@ -368,8 +379,9 @@ def parse_config(text: str, path: Path) -> Config:
     )
     rating_values: dict[str, Any] = {k: tuple(v) if k == "control" else v for k, v in values["rating"].items()}
     rating = RatingSettings(**rating_values)
+    people = PeopleSettings(**{k: float(v) for k, v in values["people"].items()})
     return Config(path, arena, llm, search, motions, entries, judges, lines, rating, formats,
-                  SiteSettings(**values["site"]))
+                  SiteSettings(**values["site"]), people)
 
 
 def _formats(items: Any, fail) -> dict[str, Format]:

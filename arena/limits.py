@@ -21,6 +21,7 @@ MAX_PLAN_MATCHES = 100_000  # matches one `arena schedule` plans: 100,000 draw a
 MAX_ROUNDS = 100  # --rounds of a round-robin or swiss plan
 MAX_TURNS = 40  # turns of a format declared in arena.toml: the built-ins have 6 and 10
 MAX_TURN_WORDS = 5_000  # a turn's budget in words (characters: three times that): a long speech is 2,000
+MAX_TURN_HOURS = 8_760.0  # a web debater's time for a speech ([people] turn_deadline_h, `arena debaters extend`): a year
 MAX_PAGE_ROWS = 10_000  # rows per page of the site's matches list ([site] matches_per_page): ~2.5 MB of HTML
 
 # --- files and structures ------------------------------------------------------------------------------------

@@ -50,6 +50,9 @@ view_intervals = "sandwich"  # the category and dimension tabs' intervals
 replicates = 1000          # bootstrap replicates
 matches_per_page = 500     # rows per page of the matches list
 
+[people]                   # people who debate on the web: human entries with [entries.params] via = "web"
+turn_deadline_h = 72       # hours a person has for each speech; past them, that side forfeits
+
 # One [[entries]] table per registered debater entry (arena entry add), for example:
 # [[entries]]
 # name = "direct-gpt-4o"

@@ -24,7 +24,7 @@ SHAPES = {"shapes", "figures", "reports"}
 APP_ORDER = (
     SHAPES,
     {"progress", "presets", "demo", "check", "standings", "wiring"},
-    {"engine", "people", "site_data", "web", "imports"},
+    {"engine", "people", "debating", "site_data", "web", "imports"},
     {"workers"},
     {"runs"},
     {"dryrun"},

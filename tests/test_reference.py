@@ -25,7 +25,7 @@ import importlib.util
 import json
 import re
 import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, TypedDict, get_type_hints
 
@@ -357,7 +357,7 @@ CONFIG_TABLES = {(f"[[{name}]]" if required else f"[{name}]"): (spec, defaults)
 
 
 def test_config_tables_pair_sections_with_their_settings():
-    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions", "rating", "site"]
+    assert list(arena_config._SECTIONS) == ["arena", "llm", "search", "motions", "rating", "site", "people"]
     for title, (spec, defaults) in CONFIG_TABLES.items():
         if not title.startswith("[["):
             assert set(spec) == set(defaults), title
@@ -485,7 +485,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
         dry = app.dry_run(ws)
         ran = app.run(ws, concurrency=2, progress=quiet)
         people.simulate(ws, "people")
-        return {
+        printed = {
             ("kinds",): [app.kinds()],
             ("check",): [app.check(ws)],  # offline models: usable without a probe
             ("entry", "list"): [app.entry_list(ws)],
@@ -508,6 +508,17 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("stats", "paper"): [app.stats_paper(ws)],
             ("import",): [app.import_debates(ws, "lechmazur", write_checkout(root.parent / "lech", tournament()))],
         }
+        # Last, so that nothing above sees it: a match parked at a's turn, a now a person who debates on the web.
+        parked = app.schedule(ws, "random", matches=1).match_ids[0]
+        ws.store.open_turn(parked, "constructive", "pro", ws.store.pairing(parked)[1], {}, "2100-01-01T00:00:00+00:00")
+        ws.store.park_match(parked)
+        ws.config = replace(ws.config, entries=tuple(replace(e, debater="human", params={"via": "web"})
+                                                     if e.name == "a" else e for e in ws.config.entries))
+        printed[("match", "show")].append(app.match_show(ws, parked))
+        printed[("debaters", "issue")] = [app.debaters_issue(ws)]
+        printed[("debaters", "status")] = [app.debaters_status(ws)]
+        printed[("debaters", "extend")] = [app.debaters_extend(ws, "a", 1.5)]
+        return printed
     finally:
         ws.close()
 
@@ -521,13 +532,15 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
 # The facade function behind each value of the printed fixture, in its order: what it is annotated to return.
 RETURNS = {("kinds",): ["kinds"], ("check",): ["check"], ("entry", "list"): ["entry_list"],
            ("entry", "show"): ["entry_show"], ("motion", "list"): ["motion_list"], ("motion", "show"): ["motion_show"],
-           ("match", "list"): ["match_list"], ("match", "show"): ["match_show"],
+           ("match", "list"): ["match_list"], ("match", "show"): ["match_show", "match_show"],
            ("match", "messages"): ["match_messages"], ("schedule",): ["schedule_show"], ("run",): ["dry_run", "run"],
            ("judge-bench",): ["judge_bench"], ("rate",): ["rate", "rate_history"],
            ("stats", "agents"): ["stats_agents"], ("stats", "judges"): ["stats_judges"],
            ("stats", "bias"): ["stats_bias"], ("ballots", "issue"): ["ballots_issue"],
            ("ballots", "status"): ["ballots_status"], ("stats", "sides"): ["stats_sides"],
-           ("stats", "paper"): ["stats_paper"], ("import",): ["import_debates"]}
+           ("stats", "paper"): ["stats_paper"], ("import",): ["import_debates"],
+           ("debaters", "issue"): ["debaters_issue"], ("debaters", "status"): ["debaters_status"],
+           ("debaters", "extend"): ["debaters_extend"]}
 
 
 def test_what_each_command_returns_has_the_shape_it_is_annotated_with(printed):
@@ -554,7 +567,7 @@ def test_what_each_command_returns_has_the_shape_it_is_annotated_with(printed):
                                   ("motion", "show"), ("match", "list"), ("match", "show"), ("schedule",),
                                   ("run",), ("judge-bench",), ("rate",), ("stats", "agents"),
                                   ("stats", "judges"), ("stats", "bias"), ("stats", "sides"), ("stats", "paper"),
-                                  ("import",)], ids=name)
+                                  ("import",), ("debaters", "issue"), ("debaters", "status")], ids=name)
 def test_each_json_key_is_documented_in_its_commands_section(printed, path):
     section = command_section(path, "json.md")
     keys = set().union(*(json_keys(value) for value in printed[path]))

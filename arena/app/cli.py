@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns (arena.app.commands),
     from arena.app.figures import (Coefficient, EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
                                    PaperFigures, PeopleConsistency, PeopleScope, RatingRow, RatingsMeta, SameFamily,
                                    ScopeConsistency, SideFit)
-    from arena.app.reports import DryRun
+    from arena.app.reports import DryRun, OpenTurn
     from arena.app.shapes import MatchJson
 
 
@@ -81,6 +81,7 @@ class FiniteFloat(click.FloatRange):
 # The bounds of every number an option takes (arena.limits, documented under Limits in docs/reference/index.md).
 SEED = click.IntRange(0, limits.MAX_SEED)
 CONCURRENCY = click.IntRange(1, limits.MAX_CONCURRENCY)
+HOURS = FiniteFloat(0, limits.MAX_TURN_HOURS, min_open=True)
 
 
 def _formats() -> list[str]:
@@ -433,6 +434,10 @@ def _match_text(data: MatchJson) -> None:
     click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
     click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
     click.echo(f"Pro: {data['pro']}   Con: {data['con']}   Format: {data['format']}")
+    if "awaiting" in data:
+        turn = data["awaiting"]
+        click.echo(f"Awaiting {turn['entry']}'s {turn['side'].upper()} {turn['stage']} speech (its turn open since "
+                   f"{turn['since']}) until {turn['deadline']}")
     for s in data["speeches"]:
         click.echo(f"\n--- {s['title']} · {s['side'].upper()} ---\n{s['text']}")
         for k, ref in enumerate(s["references"], start=1):
@@ -908,6 +913,73 @@ def ballots_import(file: Path, judge: str, workspace: Path):
     result = app.ballots_import(_open(workspace), file, judge)
     click.echo(f"stored {plural(result['ballots'], 'ballot')} of {plural(result['people'], 'person', 'people')} for "
                f"judge {result['judge']!r}")
+
+
+@main.group()
+def debaters():
+    """People debating on the web (human entries with via = "web"): private links, their turns, more time."""
+
+
+@debaters.command("issue")
+@click.option("--entry", "entry_name", default=None, help="A web debater (default: all of them).")
+@click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
+@workspace_option
+@format_option
+def debaters_issue(entry_name: str | None, base_url: str | None, workspace: Path, fmt: str):
+    """A new private link per web debater (their earlier links stop working); send each person theirs."""
+    from arena.app import commands as app
+
+    rows = app.debaters_issue(_open(workspace), entry_name, base_url)
+    if fmt == "json":
+        _json(rows)
+        return
+    _table(rows, ["entry", "pending", "done", "url"])
+    if rows:
+        click.echo("Each link is shown once and opens that person's turns: send it privately. "
+                   "Serve them with 'arena serve'.", err=True)
+
+
+def _open_turns(rows: Sequence[tuple[str, OpenTurn]]) -> None:
+    """A table of open turns: whose, which, since and until when."""
+    _table([{"entry": entry, **t, "side": t["side"].upper(), "lapsed": "yes" if t["lapsed"] else ""}
+            for entry, t in rows], ["entry", "match", "stage", "side", "since", "deadline", "lapsed"])
+
+
+@debaters.command("status")
+@workspace_option
+@format_option
+def debaters_status(workspace: Path, fmt: str):
+    """Each web debater's turns: open (with their deadlines), written, and missed."""
+    from arena.app import commands as app
+
+    rows = app.debaters_status(_open(workspace))
+    if fmt == "json":
+        _json(rows)
+        return
+    _table(rows, ["entry", "pending", "done", "missed"])
+    turns = [(r["entry"], t) for r in rows for t in r["open"]]
+    if turns:
+        click.echo("\nopen turns (lapsed: past the deadline, so the next 'arena run' forfeits that side unless "
+                   "'arena debaters extend' gives more time):")
+        _open_turns(turns)
+
+
+@debaters.command("extend")
+@click.option("--entry", "entry_name", required=True, help="A web debater.")
+@click.option("--hours", type=HOURS, required=True,
+              help="Hours more for each open turn (from now, for a turn past its deadline).")
+@workspace_option
+def debaters_extend(entry_name: str, hours: float, workspace: Path):
+    """More time for a web debater's open turns: each deadline moves --hours later."""
+    from arena.app import commands as app
+
+    done = app.debaters_extend(_open(workspace), entry_name, hours)
+    if not done["extended"]:
+        click.echo(f"entry {done['entry']!r} has no turn to write: nothing to extend")
+        return
+    click.echo(f"gave entry {done['entry']!r} {done['hours']:g} more hours on {plural(done['extended'], 'turn')}; "
+               "its open turns now:")
+    _open_turns([(done["entry"], t) for t in done["open"]])
 
 
 @main.group()

@@ -16,7 +16,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable
 
 from arena import registration, scheduler
 from arena.app import demo as demo_workspace
-from arena.app import people, shapes
+from arena.app import debating, people, shapes
 from arena.app.check import check as check_models
 from arena.app.check import repeating_judges, require_keys
 from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
@@ -26,13 +26,15 @@ from arena.app.figures import (AgentStats, BenchReport, BenchResult, BenchScore,
                                StatsPaper, StatsSides)
 from arena.app.imports import import_folder
 from arena.app.presets import PRESETS
-from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DryRun,
-                               ExportResult, ImportReport, JudgeTotals, MotionImport, RunResult)
+from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DebaterExtended,
+                               DebaterLink, DebaterStatus, DryRun, ExportResult, ImportReport, JudgeTotals,
+                               MotionImport, RunResult)
 from arena.app.runs import run as run_pending
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
 from arena.app.wiring import editing, remember_sets
+from arena.ballots import DEFAULT_BASE_URL
 from arena.clock import now
 from arena.config import RatingSettings
 from arena.errors import ArenaError, UserError, check_size, plural
@@ -169,8 +171,9 @@ def match_get(ws: Workspace, match_id: str) -> Match:
 
 
 def match_show(ws: Workspace, match_id: str) -> shapes.MatchJson:
-    """One match as JSON (shapes.match_json)."""
-    return shapes.match_json(match_get(ws, match_id), declared=ws.config.formats)
+    """One match as JSON (shapes.match_json), with the person's turn it awaits while it is parked at one."""
+    match = match_get(ws, match_id)
+    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match))
 
 
 def match_messages(ws: Workspace, match_id: str) -> list[shapes.AgentMessage]:
@@ -944,7 +947,7 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
 
 def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> list[BallotLink]:
     """`arena ballots issue`: a new private link per person of a judge of people (arena.app.people.issue)."""
-    return people.issue(ws, judge, base_url or people.DEFAULT_BASE_URL)
+    return people.issue(ws, judge, base_url or DEFAULT_BASE_URL)
 
 
 def ballots_status(ws: Workspace, judge: str | None = None) -> list[BallotStatus]:
@@ -961,6 +964,21 @@ def ballots_close(ws: Workspace, judge: str) -> BallotsClosed:
 def ballots_import(ws: Workspace, path: Path, judge: str) -> BallotsImported:
     """`arena ballots import`: the ballots of a CSV, stored at once (arena.app.people.import_csv)."""
     return people.import_csv(ws, path, judge)
+
+
+def debaters_issue(ws: Workspace, entry: str | None = None, base_url: str | None = None) -> list[DebaterLink]:
+    """`arena debaters issue`: a new private link per web debater, or for the one named (arena.app.debating.issue)."""
+    return debating.issue(ws, entry, base_url or DEFAULT_BASE_URL)
+
+
+def debaters_status(ws: Workspace) -> list[DebaterStatus]:
+    """`arena debaters status`: each web debater's turns, open, written and missed (arena.app.debating.status)."""
+    return debating.status(ws)
+
+
+def debaters_extend(ws: Workspace, entry: str, hours: float) -> DebaterExtended:
+    """`arena debaters extend`: hours more for each of the web debater's open turns (arena.app.debating.extend)."""
+    return debating.extend(ws, entry, hours)
 
 
 def serve(path: Path, host: str = "127.0.0.1", port: int = 8000,

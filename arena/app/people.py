@@ -8,13 +8,11 @@ from pathlib import Path
 from typing import Literal
 
 from arena.app.reports import BallotLink, BallotsClosed, BallotsImported, BallotStatus
-from arena.ballots import new_token, open_ballots, read_ballots, token_hash
+from arena.ballots import DEFAULT_BASE_URL, link_base, new_token, open_ballots, read_ballots, token_hash
 from arena.errors import UserError
 from arena.offline import simulated_ballot
 from arena.records import JudgeSpec
 from arena.workspace import Workspace
-
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"  # where `arena serve` listens by default
 
 
 def _human_judges(ws: Workspace, judge: str | None) -> list[JudgeSpec]:
@@ -68,12 +66,11 @@ def issue(ws: Workspace, judge: str, base_url: str = DEFAULT_BASE_URL) -> list[B
     [{person, url, assigned (done matches), cast (their ballots so far)}]. The token is shown only here. A
     closed judge is open again: its links take ballots, and its open ballots embargo their matches again."""
     spec = _human_judges(ws, judge)[0]
-    if not base_url.startswith(("http://", "https://")):
-        raise UserError(f"--base-url: expected an http(s) URL such as {DEFAULT_BASE_URL}, got {base_url!r}")
+    base = link_base(base_url)
     tokens = {person: new_token() for person in spec.people}
     ws.store.issue_links(spec.name, {person: token_hash(token) for person, token in tokens.items()})
     rows = _counts(ws, spec, ws.store.debated_match_ids(), ws.store.closed_judges())
-    return [{"person": r["person"], "url": f"{base_url.rstrip('/')}/b/{tokens[r['person']]}",
+    return [{"person": r["person"], "url": f"{base}/b/{tokens[r['person']]}",
              "assigned": r["assigned"], "cast": r["cast"]} for r in rows]
 
 

@@ -1,6 +1,6 @@
 """The JSON shapes of what the commands that do something report (docs/reference/json.md): an import, a motion
-import, a judging pass, a run and a dry run, model checks, ballots and an export. The app modules that build them
-return these types."""
+import, a judging pass, a run and a dry run, model checks, ballots, web debaters and an export. The app modules that
+build them return these types."""
 from __future__ import annotations
 
 from typing import Literal, NotRequired, TypedDict
@@ -161,7 +161,7 @@ class CheckRow(TypedDict):
     priced: bool
 
 
-# --- `arena ballots ...`, `arena export` -------------------------------------------------------------------
+# --- `arena ballots ...`, `arena debaters ...`, `arena export` ---------------------------------------------
 
 
 class BallotLink(TypedDict):
@@ -200,6 +200,45 @@ class BallotsImported(TypedDict):
     judge: str
     ballots: int
     people: int
+
+
+class DebaterLink(TypedDict):
+    """`arena debaters issue`: a web debater's new private link, and their turns so far."""
+
+    entry: str
+    url: str
+    pending: int
+    done: int
+
+
+class OpenTurn(TypedDict):
+    """A web debater's turn its match still awaits (lapsed: past its deadline, so the next run forfeits the side)."""
+
+    match: str
+    stage: str
+    side: Side
+    since: str
+    deadline: str
+    lapsed: bool
+
+
+class DebaterStatus(TypedDict):
+    """`arena debaters status`: a web debater's turns: open (each), written, and missed (the match went on)."""
+
+    entry: str
+    pending: int
+    done: int
+    missed: int
+    open: list[OpenTurn]
+
+
+class DebaterExtended(TypedDict):
+    """`arena debaters extend`: the turns given more time, and the entry's open turns now."""
+
+    entry: str
+    hours: float
+    extended: int
+    open: list[OpenTurn]
 
 
 class ExportResult(TypedDict):

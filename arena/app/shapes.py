@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any, Literal, Mapping, NotRequired, TypedDict, cast
 
 from arena.formats import Format, shown
-from arena.records import Entry, Match, MatchState, MatchStatus, Motion, Outcome, Side, Verdict, score
+from arena.records import Entry, HumanTurn, Match, MatchState, MatchStatus, Motion, Outcome, Side, Verdict, score
 from arena.redact import public_url
 
 
@@ -170,8 +170,19 @@ class Score(TypedDict):
     con: float
 
 
+class Awaiting(TypedDict):
+    """The turn an awaiting match is parked at: whose speech, open since when, and its deadline."""
+
+    entry: str
+    stage: str
+    side: Side
+    since: str
+    deadline: str
+
+
 class MatchJson(TypedDict):
-    """`arena match show`: a match with its motion, speeches, verdicts and score."""
+    """`arena match show`: a match with its motion, speeches, verdicts and score; awaiting, while it is parked at a
+    person's turn."""
 
     id: str
     status: MatchStatus
@@ -186,6 +197,7 @@ class MatchJson(TypedDict):
     speeches: list[SpeechJson]
     verdicts: list[VerdictJson]
     score: Score
+    awaiting: NotRequired[Awaiting]
 
 
 class AgentMessage(TypedDict):
@@ -273,13 +285,15 @@ def match_row(m: MatchState) -> MatchRow:
             "forfeit": m.forfeit.side if m.forfeit else None, "format": m.format}
 
 
-def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None) -> MatchJson:
+def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None,
+               turn: HumanTurn | None = None) -> MatchJson:
     """`arena match show --format json`; the score is the given judge's (default: the first that judged). Speeches
-    in their format's order, each with its stage's title (a format no longer installed: as stored, titled by key)."""
+    in their format's order, each with its stage's title (a format no longer installed: as stored, titled by key);
+    awaiting last, from turn, the person's turn the match is parked at."""
     judge = judge or next((v.judge for v in match.verdicts), None)
     pro, con = score([v for v in match.verdicts if v.judge == judge])
     fmt = shown(match.format, declared)
-    return {
+    out: MatchJson = {
         # Match.status is a str that the store only ever sets to one of MatchStatus.
         "id": match.id, "status": cast(MatchStatus, match.status), "error": match.error, "simulated": match.simulated,
         "format": match.format,
@@ -299,6 +313,10 @@ def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Fo
         "verdicts": [_verdict(v) for v in match.verdicts],
         "score": {"pro": pro, "con": con},
     }
+    if turn is not None:
+        out["awaiting"] = {"entry": turn.entry, "stage": turn.stage, "side": turn.side, "since": turn.opened_at,
+                           "deadline": turn.deadline}
+    return out
 
 
 def _verdict(v: Verdict) -> VerdictJson:

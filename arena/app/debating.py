@@ -1,0 +1,101 @@
+"""`arena debaters issue | status | extend`: people who debate on the web (human entries with via = "web"): their
+private links, their turns, and more time for those still open; and the turn an awaiting match is parked at."""
+from __future__ import annotations
+
+from arena.app.reports import DebaterExtended, DebaterLink, DebaterStatus, OpenTurn
+from arena.ballots import link_base, new_token, token_hash
+from arena.clock import now
+from arena.errors import UserError
+from arena.records import Entry, HumanTurn, Match
+from arena.workspace import Workspace
+
+HUMAN = "human"  # the debater kind whose speeches people write
+WEB = "web"  # its param via, for a person who writes on the web
+
+
+def on_the_web(entry: Entry) -> bool:
+    """Whether the entry is a person who writes on the web."""
+    return entry.debater == HUMAN and entry.params.get("via") == WEB
+
+
+def web_debaters(ws: Workspace) -> list[Entry]:
+    """The configured entries whose person writes on the web, in arena.toml order."""
+    return [e for e in ws.config.entries if on_the_web(e)]
+
+
+def _named(ws: Workspace, name: str) -> Entry:
+    """The web debater --entry names; a UserError naming it otherwise."""
+    try:
+        entry = ws.config.entry(name)
+    except UserError as exc:
+        raise UserError(f"--entry: {exc}") from None
+    if not on_the_web(entry):
+        known = ", ".join(e.name for e in web_debaters(ws)) or "none configured"
+        raise UserError(f"--entry: entry {name!r} is not a web debater (a {HUMAN} entry with [entries.params] "
+                        f'via = "{WEB}"); web debaters: {known}')
+    return entry
+
+
+class _Turns:
+    """An entry's turns, sorted: done (submitted), open (its match still awaits the speech) and missed (the match
+    went on without it: past its deadline, the side forfeited)."""
+
+    def __init__(self, turns: list[HumanTurn], finished: set[str]):
+        self.done = [t for t in turns if t.submitted]
+        self.open = [t for t in turns if not t.submitted and t.match_id not in finished]
+        self.missed = [t for t in turns if not t.submitted and t.match_id in finished]
+
+
+def _turns(ws: Workspace, entry: str) -> _Turns:
+    return _Turns(ws.store.turns_of(entry), set(ws.store.match_ids(done=True)))
+
+
+def _open(turns: list[HumanTurn]) -> list[OpenTurn]:
+    moment = now()
+    return [{"match": t.match_id, "stage": t.stage, "side": t.side, "since": t.opened_at, "deadline": t.deadline,
+             "lapsed": t.deadline <= moment} for t in turns]
+
+
+def issue(ws: Workspace, entry: str | None, base_url: str) -> list[DebaterLink]:
+    """A new private link for each web debater, or the one named (their earlier links stop working):
+    [{entry, url, pending (open turns), done (submitted turns)}]. The token is shown only here."""
+    entries = [_named(ws, entry)] if entry else web_debaters(ws)
+    base = link_base(base_url)
+    rows: list[DebaterLink] = []
+    for e in entries:
+        token = new_token()
+        ws.store.issue_debater_link(e.name, token_hash(token))
+        turns = _turns(ws, e.name)
+        rows.append({"entry": e.name, "url": f"{base}/d/{token}", "pending": len(turns.open),
+                     "done": len(turns.done)})
+    return rows
+
+
+def status(ws: Workspace) -> list[DebaterStatus]:
+    """Every web debater's turns: [{entry, pending, done, missed, open: [{match, stage, side, since, deadline,
+    lapsed}]}]."""
+    rows: list[DebaterStatus] = []
+    for e in web_debaters(ws):
+        turns = _turns(ws, e.name)
+        rows.append({"entry": e.name, "pending": len(turns.open), "done": len(turns.done),
+                     "missed": len(turns.missed), "open": _open(turns.open)})
+    return rows
+
+
+def extend(ws: Workspace, entry: str, hours: float) -> DebaterExtended:
+    """Move the deadline of each of the web debater's unwritten turns hours later (from now, for one past it):
+    {entry, hours, extended (how many), open (its open turns now)}."""
+    name = _named(ws, entry).name
+    extended = ws.store.extend_turns(name, hours)
+    return {"entry": name, "hours": hours, "extended": extended, "open": _open(_turns(ws, name).open)}
+
+
+def awaited_turn(ws: Workspace, match: Match) -> HumanTurn | None:
+    """The turn an awaiting match is parked at: its latest turn with no speech yet, else its latest turn (a
+    speech in, which the next run takes); None for a match of another status."""
+    if match.status != "awaiting":
+        return None
+    turns = sorted((t for name in {match.pro, match.con} for t in ws.store.turns_of(name) if t.match_id == match.id),
+                   key=lambda t: t.opened_at)
+    unwritten = [t for t in turns if not t.submitted]
+    return (unwritten or turns)[-1] if turns else None
