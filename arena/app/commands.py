@@ -30,6 +30,7 @@ from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, Ballo
                                DebaterLink, DebaterStatus, DryRun, ExportResult, ImportReport, JudgeTotals,
                                MotionImport, RunResult)
 from arena.app.runs import run as run_pending
+from arena.app.runs import run_waiting
 from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
 from arena.app.standings import current_standings
 from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
@@ -844,11 +845,14 @@ class _Dimensions(TypedDict, total=False):
 
 
 def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
-        budget: float | None = None, progress: Callable[[str], None] | None = None) -> RunResult:
+        budget: float | None = None, progress: Callable[[str], None] | None = None,
+        wait_s: float | None = None) -> RunResult:
     """Play and judge every pending match (arena.app.runs.run), in `workers` processes: {done, failed, total,
-    not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line."""
-    return run_pending(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
-                       progress=progress)
+    not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line. wait_s: while matches
+    await people's speeches on the web, look for them every wait_s seconds and continue each (runs.run_waiting)."""
+    options: dict[str, Any] = {"concurrency": concurrency, "workers": workers, "retry_failed": retry_failed,
+                               "budget": budget, "progress": progress}
+    return run_pending(ws, **options) if wait_s is None else run_waiting(ws, wait_s, **options)
 
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:

@@ -93,6 +93,7 @@ class RunResult(TypedDict):
     cpu_s: float
     running: NotRequired[int]
     failed_waiting: NotRequired[int]
+    awaiting: NotRequired[int]  # matches parked for a person's speech on the web (only when there are any)
 
 
 class ModelCost(TypedDict):
