@@ -90,6 +90,8 @@ def shown(turn: HumanTurn) -> tuple[Motion, tuple[Speech, ...]]:
 def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speechchecks.Problem | None:
     """The first speech check a person's speech fails (arena.speechchecks.in_debate), given what they were shown: an
     empty or placeholder speech, an echo, a loop is refused with the reason before it is taken."""
+    if not text.strip():  # whatever the turn's least share: a person's empty speech is no speech
+        return speechchecks.Problem("too-short", "the speech is empty")
     motion, visible = shown(turn)
     return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=motion, shown=visible, fmt=fmt,
                                   language=turn.brief["language"], share=min_share,
