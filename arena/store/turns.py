@@ -66,10 +66,12 @@ class Turns(Database):
                 "AND speech IS NULL", (text, now(), text, match_id, stage, side)).rowcount == 1
 
     def extend_turns(self, entry: str, hours: float) -> int:
-        """Move the deadline of each of the entry's open turns hours later (from now, if it has lapsed); how many."""
+        """Move the deadline of each of the entry's open turns (of matches not yet done) hours later (from now, if it
+        has lapsed); how many."""
         with write(self.conn):
-            rows = self.conn.execute("SELECT match_id, stage, side, deadline FROM turns WHERE entry=? AND "
-                                     "speech IS NULL", (entry,)).fetchall()
+            rows = self.conn.execute("SELECT match_id, stage, side, deadline FROM turns WHERE entry=? AND speech IS "
+                                     "NULL AND match_id IN (SELECT id FROM matches WHERE status <> 'done')",
+                                     (entry,)).fetchall()
             start = now()
             for match_id, stage, side, deadline in rows:
                 later = (datetime.fromisoformat(max(deadline, start)) + timedelta(hours=hours)).isoformat(
