@@ -110,7 +110,7 @@ def served(path: Path, *args: str) -> Iterator[tuple[subprocess.Popen, str]]:
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         line = proc.stdout.readline() if ready else ""
-        found = re.search(r"serving ballots at (http://[\d.]+:\d+) ", line)
+        found = re.search(r"serving (?:ballots|debaters) at (http://[\d.]+:\d+) ", line)
         assert found, f"no address from arena serve: {line!r} {proc.stderr.read() if proc.poll() is not None else ''}"
         yield proc, found.group(1)
     finally:

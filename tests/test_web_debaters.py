@@ -114,3 +114,42 @@ def test_web_debaters_need_the_cache_a_parked_match_is_replayed_from(tmp_path):
     result = invoke("entry", "list", "-w", path)
     assert result.exit_code == 2 and "[llm] cache = false" in result.stderr and "'ann'" in result.stderr
     assert "Traceback" not in result.output
+
+
+def test_a_run_that_waits_continues_each_match_as_soon_as_its_speech_is_in(tmp_path):
+    """`arena run --wait SECONDS` (a process of its own, as a person's speech comes from another: `arena serve`)
+    looks for speeches while matches await them, and ends once none does."""
+    import subprocess
+    import sys
+
+    from arena.store import DB_NAME, Store
+
+    path = workspace(tmp_path)
+    ws = open_workspace(path)
+    ws.store.add_tournament("single", 0, {}, [(ws.store.motion_ids()[0], "ann", "bot")])
+    ws.close()
+    run = subprocess.Popen([sys.executable, "-m", "arena", "run", "--wait", "0.2", "-w", str(path)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    written, deadline = [], time.monotonic() + 90
+    try:
+        while run.poll() is None and time.monotonic() < deadline:
+            store = Store(path / DB_NAME)
+            try:
+                for turn in [t for t in store.turns_of("ann") if not t.submitted]:
+                    size = int(turn.brief["budget"]["amount"] * 0.8)
+                    store.submit_speech(turn.match_id, turn.stage, turn.side, speech_text(turn.stage, size=size))
+                    written.append(turn.stage)
+            finally:
+                store.close()
+            time.sleep(0.1)
+        out, err = run.communicate(timeout=30)
+    finally:
+        if run.poll() is None:
+            run.kill()
+    assert run.returncode == 0, err
+    assert written == ["constructive", "rebuttal", "summary"] and "1 done, 0 failed, of 1" in out
+    ws = open_workspace(path)
+    try:
+        assert ws.store.match_states()[0].status == "done"
+    finally:
+        ws.close()

@@ -500,8 +500,12 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
               "tokens and cost per model; write nothing.")
 @click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
+@click.option("--wait", "wait_s", type=FiniteFloat(min=0.1), default=None, metavar="SECONDS", is_flag=False,
+              flag_value=10.0, help="While matches await people's speeches on the web, look for them every SECONDS "
+              "(default 10) and continue each as soon as it is in; Ctrl-C stops waiting.")
 @workspace_option
-def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool, workspace: Path):
+def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
+        wait_s: float | None, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
     from arena.app import commands as app
 
@@ -509,7 +513,8 @@ def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, ret
     if dry_run:
         _projection(app.dry_run(ws, retry_failed=retry_failed))
         return
-    result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget)
+    result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                     wait_s=wait_s)
     click.echo(app.run_summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
@@ -1188,18 +1193,22 @@ def export(out: Path | None, public: bool, workspace: Path):
               help="Port to listen on (0: any free port).")
 @workspace_option
 def serve(host: str, port: int, workspace: Path):
-    """Serve the private ballot links of the judges of people ('arena ballots issue' hands them out): each
-    person's queue, blind transcripts (PRO/CON only) and the ballot form. Ctrl-C stops it."""
+    """Serve the private links of the judges of people ('arena ballots issue' hands them out: each person's queue,
+    blind transcripts (PRO/CON only) and the ballot form) and of web debaters ('arena debaters issue': their turns
+    and the page to write each speech). Ctrl-C stops it."""
     from arena.app import commands as app
 
-    def ready(url: str, judges: list, private: bool) -> None:
+    def ready(url: str, judges: list, debaters: list[str], private: bool) -> None:
         people = sum(len(j.people) for j in judges)
-        click.echo(f"serving ballots at {url} for {plural(len(judges), 'human judge')} "
-                   f"({plural(people, 'person', 'people')}: "
-                   f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)}); Ctrl-C stops")
+        served = [f"ballots at {url} for {plural(len(judges), 'human judge')} "
+                  f"({plural(people, 'person', 'people')}: "
+                  f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)})"] if judges else []
+        served += [f"debaters at {url} for {plural(len(debaters), 'web debater')} ({', '.join(debaters)})"] \
+            if debaters else []
+        click.echo(f"serving {'; '.join(served)}; Ctrl-C stops")
         if not private:
             click.echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "
-                       "link can cast its ballots", err=True)
+                       "link can use it", err=True)
 
     app.serve(workspace, host, port, ready=ready)
     click.echo("stopped")

@@ -986,9 +986,11 @@ def debaters_extend(ws: Workspace, entry: str, hours: float) -> DebaterExtended:
 
 
 def serve(path: Path, host: str = "127.0.0.1", port: int = 8000,
-          ready: Callable[[str, list[JudgeSpec], bool], None] = lambda url, judges, private: None) -> None:
-    """`arena serve`: the ballot app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.web);
-    ready(url, judges of people, private: whether host is reachable from this computer only) once listening."""
+          ready: Callable[[str, list[JudgeSpec], list[str], bool], None] = lambda *told: None) -> None:
+    """`arena serve`: the web app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.web);
+    ready(url, judges of people, web debaters, private: whether host is reachable from this computer only) once
+    listening."""
     from arena.app import web  # lazy: Starlette, for this command only
 
-    web.serve(path, host, port, ready=lambda url, judges: ready(url, judges, web.is_loopback(host)))
+    web.serve(path, host, port,
+              ready=lambda url, judges, debaters: ready(url, judges, debaters, web.is_loopback(host)))

@@ -86,7 +86,8 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
 
 def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     """run, then, while matches await people's speeches, look every poll_s seconds for a match a speech (or a
-    deadline) has made playable and run again: the result of them all (done, failed, totals and costs added up).
+    deadline) has made playable and run again: the result of them all (done, failed and costs added up, each match
+    counted once in total).
     Ctrl-C while waiting ends it as an interrupted run."""
     result = run(ws, **options)
     while result.get("awaiting") and result["stopped"] is None:
@@ -99,10 +100,12 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
             later = run(ws, **options)
             later["done"] += result["done"]
             later["failed"] += result["failed"]
-            later["total"] += result["total"]
             later["unpriced"] += result["unpriced"]
             later["cost"] += result["cost"]
             later["cpu_s"] += result["cpu_s"]
+            # Each match once, however many runs continued it.
+            later["total"] = (later["done"] + later["failed"] + later["not_started"] + later["elsewhere"]
+                              + later.get("awaiting", 0))
             result = later
     return result
 

@@ -687,13 +687,13 @@ def uvicorn_config(app: Starlette) -> uvicorn.Config:
 
 
 def serve(workspace_path: Path, host: str = "127.0.0.1", port: int = 8000,
-          ready: Callable[[str, list[JudgeSpec]], None] = lambda url, judges: None) -> None:
+          ready: Callable[[str, list[JudgeSpec], list[str]], None] = lambda url, judges, debaters: None) -> None:
     """Serve create_app(workspace_path) on host:port until Ctrl-C or SIGTERM, then return; ready(url, judges of
-    people) once the address is taken."""
+    people, web debaters' entry names) once the address is taken."""
     app = create_app(workspace_path)
     sock = _listen(host, port)
     bound = sock.getsockname()[1]
-    ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}", app.state.judges)
+    ready(f"http://{f'[{host}]' if ':' in host else host}:{bound}", app.state.judges, app.state.debaters)
     previous = signal.signal(signal.SIGTERM, _stop)
     try:
         uvicorn.Server(uvicorn_config(app)).run(sockets=[sock])
