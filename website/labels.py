@@ -13,13 +13,13 @@ from typing import Any, Callable
 from markupsafe import Markup, escape
 
 # Values shown as words: the views (categories, built-in dimensions), statuses, verdict outcomes, the default title.
-WORDS = ("overall", "fact", "value", "policy", "argument", "source", "language", "scheduled", "running", "done",
-         "failed", "tie", "length", "citations", "markdown", "rationale", "Debate Arena leaderboard")
+WORDS = ("overall", "fact", "value", "policy", "argument", "source", "language", "scheduled", "running", "awaiting",
+         "done", "failed", "tie", "length", "citations", "markdown", "rationale", "Debate Arena leaderboard")
 
 ZH: dict[str, str] = {
     # words
     "overall": "总体", "fact": "事实", "value": "价值", "policy": "政策", "argument": "论证", "source": "来源",
-    "language": "语言", "scheduled": "待进行", "running": "进行中", "done": "已完成", "failed": "失败", "tie": "平局",
+    "language": "语言", "scheduled": "待进行", "running": "进行中", "awaiting": "等待发言", "done": "已完成", "failed": "失败", "tie": "平局",
     "length": "篇幅", "citations": "引用", "markdown": "Markdown 格式", "rationale": "理由",
     "Debate Arena leaderboard": "Debate Arena 排行榜",
     # navigation and banners (base)
