@@ -22,6 +22,7 @@ INFO_SLIDES = {"zh": "双方负有同等的举证责任。"}  # the same, in the
 
 def default_info_slide(language: str) -> str:
     return INFO_SLIDES.get(language, DEFAULT_INFO_SLIDE)
+HUMAN_DEBATER = "human"  # the debater kind whose speeches people write
 HUMAN_JUDGE = "human"  # the judge kind whose verdicts are people's ballots, never run by the arena
 # The debater kind of an entry an importer registered (it debated elsewhere: never scheduled, never plays) and
 # the judge kind of a judge whose verdicts were imported (never run by the arena).
@@ -90,6 +91,12 @@ class Entry:
     @property
     def imported(self) -> bool:
         return self.debater == IMPORTED
+
+    @property
+    def on_the_web(self) -> bool:
+        """A person who writes this entry's speeches on the web (a human entry with via = "web"): its matches wait
+        for them (arena.turns)."""
+        return self.debater == HUMAN_DEBATER and self.params.get("via") == "web"
 
 
 @dataclass(frozen=True)

@@ -53,10 +53,7 @@ class HumanDebater:
     def __init__(self, entry: Entry):
         self.name = entry.name
         self.params = resolve(entry, self.PARAMS)
-
-    @property
-    def on_the_web(self) -> bool:
-        return self.params["via"] == "web"
+        self.on_the_web = entry.on_the_web
 
     async def speak(self, ctx: DebateContext) -> Draft:
         budget = length(self.params, ctx.turn, ctx.language)

@@ -6,21 +6,13 @@ from arena.app.reports import DebaterExtended, DebaterLink, DebaterStatus, OpenT
 from arena.ballots import link_base, new_token, token_hash
 from arena.clock import now
 from arena.errors import UserError
-from arena.records import Entry, HumanTurn, Match
+from arena.records import HUMAN_DEBATER, Entry, HumanTurn, Match
 from arena.workspace import Workspace
-
-HUMAN = "human"  # the debater kind whose speeches people write
-WEB = "web"  # its param via, for a person who writes on the web
-
-
-def on_the_web(entry: Entry) -> bool:
-    """Whether the entry is a person who writes on the web."""
-    return entry.debater == HUMAN and entry.params.get("via") == WEB
 
 
 def web_debaters(ws: Workspace) -> list[Entry]:
     """The configured entries whose person writes on the web, in arena.toml order."""
-    return [e for e in ws.config.entries if on_the_web(e)]
+    return [e for e in ws.config.entries if e.on_the_web]
 
 
 def _named(ws: Workspace, name: str) -> Entry:
@@ -29,10 +21,10 @@ def _named(ws: Workspace, name: str) -> Entry:
         entry = ws.config.entry(name)
     except UserError as exc:
         raise UserError(f"--entry: {exc}") from None
-    if not on_the_web(entry):
+    if not entry.on_the_web:
         known = ", ".join(e.name for e in web_debaters(ws)) or "none configured"
-        raise UserError(f"--entry: entry {name!r} is not a web debater (a {HUMAN} entry with [entries.params] "
-                        f'via = "{WEB}"); web debaters: {known}')
+        raise UserError(f"--entry: entry {name!r} is not a web debater (a {HUMAN_DEBATER} entry with "
+                        f'[entries.params] via = "web"); web debaters: {known}')
     return entry
 
 

@@ -202,7 +202,7 @@ def create_app(workspace_path: Path) -> Starlette:
     key = ws.store.ballot_secret()
     ws.close()
     judges = [j for j in ws.config.judges if j.casts_ballots]
-    debaters = [e.name for e in ws.config.entries if e.debater == "human" and e.params.get("via") == "web"]
+    debaters = [e.name for e in ws.config.entries if e.on_the_web]
     if not judges and not debaters:
         raise UserError(f"{ws.config.path}: no judge of people to serve ballots for and no entry that debates on "
                         f"the web; add a judge of people:\n"

@@ -151,7 +151,7 @@ def kinds_of(config: Config) -> tuple[dict[str, Any], dict[str, Any]]:
     writes on the web needs the LLM cache: a parked match is replayed from it, so that the other side says again,
     unpaid, what the person was shown (UserError otherwise)."""
     debaters, judges = build_kinds(config, DEBATERS, JUDGES)
-    web = [name for name, debater in debaters.items() if getattr(debater, "on_the_web", False)]
+    web = [e.name for e in config.entries if e.on_the_web]
     if web and not config.llm.cache:
         raise UserError(f"{config.path.name}: [llm] cache = false, and entry {web[0]!r} writes on the web "
                         '(via = "web"): a match waiting for a person is continued by replaying it from the cache, '
