@@ -356,6 +356,14 @@ class JudgeCalls:
     cost: float | None
 
 
+class TurnKey(NamedTuple):
+    """Which turn of which match: what a person's turn is known by."""
+
+    match_id: str
+    stage: Stage
+    side: Side
+
+
 @dataclass(frozen=True)
 class HumanTurn:
     """A person's turn to speak in a match, written on the web (a `human` entry with via = "web"): what the protocol

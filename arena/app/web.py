@@ -57,7 +57,7 @@ from arena.ballots import RATIONALE_MAX, BallotError, ballot_id, check_ballot, q
 from arena.clock import now
 from arena.errors import UserError
 from arena.formats import Format, shown
-from arena.records import DIMENSIONS, HUMAN_JUDGE, HumanTurn, JudgeSpec, Match, Motion
+from arena.records import DIMENSIONS, HUMAN_JUDGE, HumanTurn, JudgeSpec, Match, Motion, TurnKey
 from arena.speechchecks import Problem, length
 from arena.store import DB_NAME, Store
 from arena.turns import problem as speech_problem
@@ -161,7 +161,7 @@ class Debater:
     digest: str  # the token's hash: what the store knows and the CSRF token is bound to
 
 
-def turn_id(secret: bytes, entry: str, turn: HumanTurn) -> str:
+def turn_id(secret: bytes, entry: str, turn: HumanTurn | TurnKey) -> str:
     """The id a debater's link names a turn by: as arena.ballots.ballot_id, an HMAC-SHA256 under the workspace's
     secret, here over the entry and the turn's match, stage and side (after "turn", so that no turn id is a ballot
     id), 96 bits in hex."""
@@ -396,13 +396,14 @@ class _Pages:
             raise HTTPException(404)
         return Debater(entry, token, digest)
 
-    def _turn_id(self, debater: Debater, turn: HumanTurn) -> str:
+    def _turn_id(self, debater: Debater, turn: HumanTurn | TurnKey) -> str:
         return turn_id(self.key, debater.entry, turn)
 
     def _turn(self, store: Store, debater: Debater, turn: str) -> HumanTurn:
         """The debater's turn the id names (the ids of their turns are worked out again, as none is stored); 404
         for anything else."""
-        found = next((t for t in store.turns_of(debater.entry) if self._turn_id(debater, t) == turn), None)
+        key = next((k for k in store.turn_keys(debater.entry) if self._turn_id(debater, k) == turn), None)
+        found = None if key is None else store.human_turn(*key)
         if found is None:
             raise HTTPException(404)
         return found

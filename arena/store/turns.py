@@ -9,7 +9,7 @@ from typing import Any, Mapping
 
 from arena.claims import Holder
 from arena.clock import now
-from arena.records import HumanTurn
+from arena.records import HumanTurn, TurnKey
 from arena.store.claims import PLAY, release_or_lose
 from arena.store.connection import Database, write
 
@@ -51,6 +51,12 @@ class Turns(Database):
         return [_turn(r) for r in self.conn.execute(
             f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))} FROM turns t JOIN matches m ON "
             "m.id = t.match_id WHERE t.entry=? ORDER BY m.seq, t.opened_at", (entry,))]
+
+    def turn_keys(self, entry: str) -> list[TurnKey]:
+        """Which turns the entry has, without what they showed: finding one by an id made from its key reads no
+        brief."""
+        return [TurnKey(r[0], r[1], r[2]) for r in self.conn.execute(
+            "SELECT match_id, stage, side FROM turns WHERE entry=?", (entry,))]
 
     def save_draft(self, match_id: str, stage: str, side: str, text: str) -> bool:
         """Keep a draft of a turn's speech; False when the speech is submitted already (the draft is not kept)."""

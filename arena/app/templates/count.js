@@ -16,4 +16,11 @@
   }
   speech.addEventListener("input", update);
   update();
+  // A page the browser brings back from its back/forward cache (after a submit, say) is as it was then, form and
+  // all: ask the server again, which shows a submitted speech read-only.
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) {
+      window.location.reload();
+    }
+  });
 })();
