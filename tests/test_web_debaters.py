@@ -153,3 +153,16 @@ def test_a_run_that_waits_continues_each_match_as_soon_as_its_speech_is_in(tmp_p
         assert ws.store.match_states()[0].status == "done"
     finally:
         ws.close()
+
+
+def test_match_play_of_a_web_debater_parks_the_match_and_says_so(tmp_path):
+    from tests.helpers import invoke
+
+    path = workspace(tmp_path)
+    ws = open_workspace(path)
+    motion = ws.store.motion_ids()[0]
+    ws.close()
+    result = invoke("match", "play", "--motion", motion, "--pro", "ann", "--con", "bot", "-w", path)
+    assert result.exit_code == 0 and "Traceback" not in result.output
+    assert "m00001 is parked: ann has still to write the PRO constructive speech" in result.stderr
+    assert "[awaiting]" in result.stdout and "Awaiting ann's PRO constructive speech" in result.stdout

@@ -45,6 +45,7 @@ from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
 from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
                          match_outcome, paper_points, points_of_three, side_stats)
 from arena.tally import match_features, results_rows
+from arena.turns import AwaitingPerson
 from arena.workspace import Workspace
 from debaters.registry import DEBATERS
 from importers.registry import IMPORTERS
@@ -185,8 +186,9 @@ def match_messages(ws: Workspace, match_id: str) -> list[shapes.AgentMessage]:
 
 def match_play(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable[str] = (),
                progress: Callable[[str], None] | None = None) -> shapes.MatchJson:
-    """`arena match play`: play_one, the match as match_show gives it."""
-    return shapes.match_json(play_one(ws, motion_id, pro, con, judges, progress), declared=ws.config.formats)
+    """`arena match play`: play_one, the match as match_show gives it (parked, with the person's turn it awaits)."""
+    match = play_one(ws, motion_id, pro, con, judges, progress)
+    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match))
 
 
 def motion_list(ws: Workspace, category: str | None = None) -> list[shapes.MotionRow]:
@@ -338,7 +340,8 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
 
     judges: judge names (none: every configured judge). progress(line) hears of each LLM call as
     it completes (default: stderr). Everything is checked before anything is written; a match that
-    fails stays stored as failed and ArenaError says why.
+    fails stays stored as failed and ArenaError says why; one that reaches a web debater's turn is parked there
+    (status awaiting), for a later `arena run` to continue once the person's speech is in.
     """
     motion = ws.store.motion(motion_id)
     if motion is None:
@@ -363,6 +366,10 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     try:
         stored = cast(Match, ws.store.match(match_id))  # stored just above
         return asyncio.run(MatchRunner.of(ws).play_match(stored, specs, listener=heard))
+    except AwaitingPerson as waiting:  # parked (the engine stored it so): the person's speech comes first
+        say(f"{match_id} is parked: {waiting}; a later 'arena run' continues it once the speech is in ('arena "
+            "debaters issue' gives the link)")
+        return cast(Match, ws.store.match(match_id))
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None

@@ -90,7 +90,13 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     counted once in total).
     Ctrl-C while waiting ends it as an interrupted run."""
     result = run(ws, **options)
+    say = options.get("progress") or (lambda line: print(line, file=sys.stderr, flush=True))
+    told = 0
     while result.get("awaiting") and result["stopped"] is None:
+        if result["awaiting"] != told:  # said once each time what it waits for changes
+            told = result["awaiting"]
+            say(f"waiting for people's speeches on the web: {plural(told, 'match')} ('arena debaters status'); "
+                f"looking every {poll_s:g} s, Ctrl-C stops")
         try:
             time.sleep(poll_s)
         except KeyboardInterrupt:
@@ -131,7 +137,8 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     if not result["total"]:
         running, waiting = result.get("running", 0), result.get("failed_waiting", 0)
         if result.get("awaiting"):
-            return (f"nothing to play: {plural(result['awaiting'], 'match')} "
+            return (f"{'stopped waiting' if result['stopped'] == 'interrupted' else 'nothing to play'}: "
+                    f"{plural(result['awaiting'], 'match')} "
                     f"{'awaits' if result['awaiting'] == 1 else 'await'} people's speeches on the web ('arena "
                     "debaters status'); 'arena run' continues each once its speech is in")
         if running:
