@@ -256,34 +256,30 @@ class EntryPoints(TypedDict):
     people_overall: float | None
 
 
-class PairPoints(TypedDict):
-    """An entry's mean points against one opponent, beside the paper's (None: it has none)."""
+class _MeanPoints(TypedDict):
+    """Mean points over some matches, beside the paper's (None: it has none)."""
+
+    opponent: str
+    matches: int
+    source: float | None
+    language: float | None
+    argument: float | None
+    overall: float | None
+    people_matches: int
+    people_overall: float | None
+    paper: PaperFigures | None
+
+
+class PairPoints(_MeanPoints):
+    """An entry's mean points against one opponent."""
 
     entry: str
-    opponent: str
-    matches: int
-    source: float | None
-    language: float | None
-    argument: float | None
-    overall: float | None
-    people_matches: int
-    people_overall: float | None
-    paper: PaperFigures | None
 
 
-class KindPoints(TypedDict):
-    """A debater kind's mean points against another kind, beside the paper's (None: it has none)."""
+class KindPoints(_MeanPoints):
+    """A debater kind's mean points against another kind."""
 
     debater: str
-    opponent: str
-    matches: int
-    source: float | None
-    language: float | None
-    argument: float | None
-    overall: float | None
-    people_matches: int
-    people_overall: float | None
-    paper: PaperFigures | None
 
 
 class ScopeConsistency(TypedDict):
