@@ -13,8 +13,8 @@ from arena.errors import ArenaError
 from arena.formats import Format
 from arena.records import HumanTurn, Motion, Reference, Speech
 
-# The open turn of a match parked for a person (arena.store's turns): a later run continues it once the speech is
-# in, or forfeits it for that side once the deadline has passed.
+# How the forfeit of a turn left unwritten past its deadline begins (its match's forfeit_reason): what tells it from
+# a model's unusable answers.
 DEADLINE_PREFIX = "deadline:"
 
 
