@@ -166,3 +166,29 @@ def test_match_play_of_a_web_debater_parks_the_match_and_says_so(tmp_path):
     assert result.exit_code == 0 and "Traceback" not in result.output
     assert "m00001 is parked: ann has still to write the PRO constructive speech" in result.stderr
     assert "[awaiting]" in result.stdout and "Awaiting ann's PRO constructive speech" in result.stdout
+
+
+def test_two_runs_never_continue_one_match_twice(tmp_path):
+    """Once the person has spoken, the parked match is claimable again, by one claimer only (two processes' stores
+    asking at once, as two `arena run`s would), and not before."""
+    from arena.claims import Holder
+    from arena.store import DB_NAME, Store
+
+    path = workspace(tmp_path)
+    ws = open_workspace(path)
+    try:
+        (match_id,) = ws.store.add_tournament("single", 0, {}, [(ws.store.motion_ids()[0], "ann", "bot")])
+        app.run(ws, concurrency=1, progress=lambda line: None)
+        (turn,) = ws.store.turns_of("ann")
+        first, second = Store(path / DB_NAME), Store(path / DB_NAME)
+        try:
+            assert first.claim_match(Holder.here()) is None and first.pending_matches() == []  # not yet spoken
+            write(ws, turn, "ANN")
+            assert first.pending_matches() == [match_id]
+            claimed = [first.claim_match(Holder.here()), second.claim_match(Holder.here())]
+            assert claimed == [match_id, None]
+        finally:
+            first.close()
+            second.close()
+    finally:
+        ws.close()
