@@ -169,8 +169,8 @@ def test_match_play_of_a_web_debater_parks_the_match_and_says_so(tmp_path):
 
 
 def test_two_runs_never_continue_one_match_twice(tmp_path):
-    """Once the person has spoken, the parked match is claimable again, by one claimer only (two processes' stores
-    asking at once, as two `arena run`s would), and not before."""
+    """Once the person has spoken, the parked match is claimable again, by one claimer only (two stores, as two
+    `arena run`s have, whose claims are write transactions taken one after the other), and not before."""
     from arena.claims import Holder
     from arena.store import DB_NAME, Store
 
