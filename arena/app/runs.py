@@ -87,32 +87,35 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
 def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     """run, then, while matches await people's speeches, look every poll_s seconds for a match a speech (or a
     deadline) has made playable and run again: the result of them all (done, failed and costs added up, each match
-    counted once in total).
+    counted once in total). A speech that comes in while a run goes on is played at once, not after a wait.
     Ctrl-C while waiting ends it as an interrupted run."""
     result = run(ws, **options)
     say = options.get("progress") or (lambda line: print(line, file=sys.stderr, flush=True))
     told = 0
-    while result.get("awaiting") and result["stopped"] is None:
-        if result["awaiting"] != told:  # said once each time what it waits for changes
-            told = result["awaiting"]
-            say(f"waiting for people's speeches on the web: {plural(told, 'match')} ('arena debaters status'); "
-                f"looking every {poll_s:g} s, Ctrl-C stops")
-        try:
-            time.sleep(poll_s)
-        except KeyboardInterrupt:
-            result["stopped"] = "interrupted"
-            break
-        if ws.store.pending_matches():
-            later = run(ws, **options)
-            later["done"] += result["done"]
-            later["failed"] += result["failed"]
-            later["unpriced"] += result["unpriced"]
-            later["cost"] += result["cost"]
-            later["cpu_s"] += result["cpu_s"]
-            # Each match once, however many runs continued it.
-            later["total"] = (later["done"] + later["failed"] + later["not_started"] + later["elsewhere"]
-                              + later.get("awaiting", 0))
-            result = later
+    while result["stopped"] is None:
+        if not ws.store.pending_matches():
+            waiting = len({t.match_id for t in ws.store.awaiting()})
+            if not waiting:
+                break
+            if waiting != told:  # said once each time what it waits for changes
+                told = waiting
+                say(f"waiting for people's speeches on the web: {plural(told, 'match')} ('arena debaters "
+                    f"status'); looking every {poll_s:g} s, Ctrl-C stops")
+            try:
+                time.sleep(poll_s)
+            except KeyboardInterrupt:
+                result["stopped"] = "interrupted"
+            continue
+        later = run(ws, **options)
+        later["done"] += result["done"]
+        later["failed"] += result["failed"]
+        later["unpriced"] += result["unpriced"]
+        later["cost"] += result["cost"]
+        later["cpu_s"] += result["cpu_s"]
+        # Each match once, however many runs continued it.
+        later["total"] = (later["done"] + later["failed"] + later["not_started"] + later["elsewhere"]
+                          + later.get("awaiting", 0))
+        result = later
     return result
 
 
