@@ -7,6 +7,7 @@ import time
 
 from arena.app import commands as app
 from arena.app.commands import open_workspace
+from arena.clock import now
 from tests.helpers import entry, judge, new_workspace, speech_text
 
 WEB = {"via": "web"}
@@ -68,8 +69,11 @@ def test_a_turn_past_its_deadline_forfeits_that_side(tmp_path):
     ws = open_workspace(path)
     try:
         ws.store.add_tournament("single", 0, {}, [(ws.store.motion_ids()[0], "ann", "bot")])
-        assert app.run(ws, concurrency=1, progress=lambda line: None)["awaiting"] == 1
-        time.sleep(1.2)  # past the deadline (about a second)
+        app.run(ws, concurrency=1, progress=lambda line: None)
+        assert ws.store.match_states()[0].status == "awaiting"
+        (turn,) = ws.store.turns_of("ann")
+        while now() <= turn.deadline:  # about a second after the turn opened
+            time.sleep(0.05)
         result = app.run(ws, concurrency=1, progress=lambda line: None)
         state = ws.store.match_states()[0]
         assert state.status == "done" and result.get("awaiting") is None
