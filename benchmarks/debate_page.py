@@ -25,11 +25,7 @@ import http.client
 import json
 import os
 import random
-import re
-import select
-import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -46,6 +42,7 @@ from arena.app.web import turn_id  # noqa: E402
 from arena.clock import now  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
 from tests.helpers import entry, judge, speech_text, workspace_toml  # noqa: E402
+from tests.serving import served  # noqa: E402
 
 ENTRIES = [f"e{i}" for i in range(10)]
 TOML = workspace_toml(motions=["builtin:en"], judges=[judge("j", runs=1)],
@@ -124,32 +121,6 @@ def store_done(ws, pairings: list[tuple[str, str, str]], rng: random.Random) -> 
     conn.execute("COMMIT")
 
 
-def serve(path: Path) -> tuple[subprocess.Popen, str, float]:
-    """`arena serve -w path` on a free port: (the process, its base URL, seconds until it listened)."""
-    started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "serve", "-w", str(path), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    ready, _, _ = select.select([proc.stdout], [], [], 60)
-    line = proc.stdout.readline() if ready else ""
-    found = re.search(r"(http://[\d.]+:\d+)", line)
-    if not found:
-        proc.kill()
-        sys.exit(f"arena serve did not start: {line!r} {proc.stderr.read()}")
-    return proc, found.group(1), time.perf_counter() - started
-
-
-def stop(proc: subprocess.Popen) -> None:
-    proc.send_signal(signal.SIGTERM)
-    try:
-        proc.wait(timeout=15)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
-
-
 def measure(base: str, paths: list[str], n: int, warm: int = 5) -> list[tuple[float, float, int]]:
     """(median ms, 95th percentile ms, bytes) of n GETs of each path, one after another on one kept-alive
     connection, after warm unmeasured ones."""
@@ -193,12 +164,11 @@ def main() -> None:
             began = time.perf_counter()
             token, turn = build(Path(tmp) / f"ws{k}", n, played)
             built = time.perf_counter() - began
-            proc, base, startup = serve(Path(tmp) / f"ws{k}")
-            try:
+            began = time.perf_counter()
+            with served(Path(tmp) / f"ws{k}", env={**os.environ, "PYTHONPATH": str(ROOT)}) as (_, base):
+                startup = time.perf_counter() - began  # until it listened
                 rows.append((label, measure(base, [f"/d/{token}", f"/d/{token}/{turn}"], args.requests), built,
                              startup))
-            finally:
-                stop(proc)
     print(f"{args.requests} sequential GETs per page on one kept-alive connection to `arena serve`, in ms; "
           f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     print(f"{'workspace':<32}{'list median':>12}{'p95':>7}{'KB':>6}   {'turn median':>12}{'p95':>7}{'KB':>6}"

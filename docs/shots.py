@@ -21,9 +21,7 @@ from __future__ import annotations
 import base64
 import os
 import re
-import select
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +31,10 @@ from typing import Iterator
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
+sys.path.insert(0, str(ROOT))  # tests.serving's `arena serve`, which the tests start too
+
+from tests.serving import served  # noqa: E402
+
 IMG = DOCS / "guides" / "img"
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -100,29 +102,6 @@ def workspace(path: Path, language: str, motions: str) -> str:
     found = re.search(r'"url": "[^"]*(/d/[\w-]+)"', issued)
     assert found, issued
     return found.group(1)
-
-
-@contextmanager
-def served(path: Path) -> Iterator[str]:
-    """`arena serve` on a free port: its base URL while it runs; stopped after."""
-    proc = subprocess.Popen([sys.executable, "-m", "arena", "serve", "-w", str(path), "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
-    try:
-        ready, _, _ = select.select([proc.stdout], [], [], 30)
-        line = proc.stdout.readline() if ready else ""
-        found = re.search(r"serving (?:ballots|debaters)[^ ]* at (http://[\d.]+:\d+) ", line)
-        assert found, f"no address from arena serve: {line!r}"
-        yield found.group(1)
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-        assert proc.stdout is not None and proc.stderr is not None
-        proc.stdout.close()
-        proc.stderr.close()
 
 
 @contextmanager
@@ -199,7 +178,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="arena-shots-") as tmp, chromium() as driver:
         en = Path(tmp) / "en"
         link = workspace(en, "en", MOTION_EN)
-        with served(en) as base:
+        with served(en, env=ENV) as (_, base):
             shoot(driver, base + link, "turns.png")
             first = turn_link(driver, base + link, "constructive")
             press(driver, first, DRAFT, "save", "saved-note")
@@ -211,7 +190,7 @@ def main() -> None:
             shoot(driver, turn_link(driver, base + link, "rebuttal"), "write-rebuttal.png")
         zh = Path(tmp) / "zh"
         link = workspace(zh, "zh", MOTION_ZH)
-        with served(zh) as base:
+        with served(zh, env=ENV) as (_, base):
             shoot(driver, turn_link(driver, base + link, "立论"), "write-zh.png", draft=OPENING_ZH)
 
 

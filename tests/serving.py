@@ -11,7 +11,7 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Mapping
 
 from arena.app import commands as app
 from arena.app.commands import open_workspace
@@ -103,10 +103,11 @@ def build_workspace(path: Path) -> Built:
 
 
 @contextmanager
-def served(path: Path, *args: str) -> Iterator[tuple[subprocess.Popen, str]]:
-    """`arena serve` on a free port as a subprocess: (the process, its base URL) once it listens; stopped after."""
+def served(path: Path, *args: str, env: Mapping[str, str] | None = None) -> Iterator[tuple[subprocess.Popen, str]]:
+    """`arena serve` on a free port as a subprocess (in env, default this process's): (the process, its base URL)
+    once it listens; stopped after. Shared by the tests, benchmarks/debate_page.py and docs/shots.py."""
     proc = subprocess.Popen([*ARENA, "serve", "-w", str(path), "--port", "0", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True, env=None if env is None else dict(env))
     try:
         ready, _, _ = select.select([proc.stdout], [], [], 30)
         line = proc.stdout.readline() if ready else ""
