@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import http.client
-import json
 import os
 import random
 import statistics
@@ -39,8 +38,8 @@ sys.path.insert(0, str(ROOT))
 from arena.app import commands as app  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
 from arena.app.web import turn_id  # noqa: E402
-from arena.clock import now  # noqa: E402
 from arena.workspace import init_workspace  # noqa: E402
+from benchmarks.site import play  # noqa: E402
 from tests.helpers import entry, judge, speech_text, workspace_toml  # noqa: E402
 from tests.serving import served  # noqa: E402
 
@@ -48,8 +47,6 @@ ENTRIES = [f"e{i}" for i in range(10)]
 TOML = workspace_toml(motions=["builtin:en"], judges=[judge("j", runs=1)],
                       entries=[entry("ann", debater="human", model="human/ann", params={"via": "web"}),
                                entry("bot", strength=0.5), *(entry(name) for name in ENTRIES)])
-ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
-         ("summary", "con"), ("summary", "pro")]
 ANNS = 5  # ann's matches against bot
 
 
@@ -61,7 +58,9 @@ def build(path: Path, n_matches: int, played: int = 0, seed: int = 0) -> tuple[s
     try:
         rng = random.Random(seed)
         motions = [m for m, _ in ws.motions.values() if m.language == "en"]
-        store_done(ws, [(rng.choice(motions).id, *rng.sample(ENTRIES, 2)) for _ in range(n_matches)], rng)
+        # done matches as benchmarks/site.py stores them (six speeches, three verdict runs), the entries even
+        play(ws, [(rng.choice(motions).id, *rng.sample(ENTRIES, 2)) for _ in range(n_matches)],
+             dict.fromkeys(ENTRIES, 0.0), rng, seed)
         if played:
             play_ann(ws, [(motions[k % len(motions)].id, *(("ann", "bot") if k % 2 == 0 else ("bot", "ann")))
                           for k in range(played)])
@@ -95,30 +94,6 @@ def play_ann(ws, pairings: list[tuple[str, str, str]]) -> None:
                 text = speech_text(f"ANN {t.match_id} {t.stage}", size=int(t.brief["budget"]["amount"] * 0.8))
                 assert ws.store.submit_speech(t.match_id, t.stage, t.side, text)
     assert app.run(ws, concurrency=2, progress=lambda line: None)["done"] == len(pairings)
-
-
-def store_done(ws, pairings: list[tuple[str, str, str]], rng: random.Random) -> None:
-    """The pairings as done matches: six speeches and one verdict each, in one transaction (as benchmarks/site.py)."""
-    ids = ws.store.add_tournament("random", 0, {}, pairings)
-    conn, stamp = ws.store.conn, now()
-    agents = json.dumps({"writer": {"calls": 1, "prompt_tokens": 900, "completion_tokens": 420, "cost": 0.0}})
-    speeches, verdicts = [], []
-    for match_id, (motion_id, _, _) in zip(ids, pairings):
-        for seq, (stage, side) in enumerate(ORDER):
-            text = f"The {side.upper()} {stage} on {motion_id}. " + "An argument with evidence and a reply. " * 12
-            speeches.append((match_id, seq, stage, side, text, "[]", agents, stamp, stamp))
-        outcome = rng.choice(("pro", "con"))
-        verdicts.append((match_id, "j", 0, outcome, json.dumps({d: outcome for d in ("argument", "source",
-                                                                                       "language")}),
-                         f"{outcome.upper()} carried the main clash.", None, 1, stamp))
-    conn.execute("BEGIN IMMEDIATE")
-    conn.executemany("INSERT INTO speeches (match_id, seq, stage, side, text, refs, agents, started_at, finished_at)"
-                     " VALUES (?,?,?,?,?,?,?,?,?)", speeches)
-    conn.executemany("INSERT INTO verdicts (match_id, judge, run, overall, dimensions, rationale, error, simulated,"
-                     " created_at) VALUES (?,?,?,?,?,?,?,?,?)", verdicts)
-    conn.executemany("UPDATE matches SET status='done', started_at=?, finished_at=? WHERE id=?",
-                     [(stamp, stamp, match_id) for match_id in ids])
-    conn.execute("COMMIT")
 
 
 def measure(base: str, paths: list[str], n: int, warm: int = 5) -> list[tuple[float, float, int]]:
