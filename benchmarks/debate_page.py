@@ -2,9 +2,9 @@
 and GET /d/TOKEN/TURN (a turn's page: its brief, the speeches it shows and the speech form), served by a real
 `arena serve` process, beside the same pages on a workspace of 10 stored matches (the reference, same run).
 
-Each workspace is built as benchmarks/site.py builds its own: done matches of ten offline entries (six speeches and
-three verdict runs each) written straight into the store in one transaction. Then the web debater "ann" (a human entry with
-via = "web") plays five matches against the offline entry "bot", parked by `arena run` (arena.app.commands.run) at
+Each workspace is built as benchmarks/site.py builds its own: done matches of ten offline entries (six speeches
+and three verdict runs each) written straight into the store in one transaction. Then the web debater "ann" (a
+human entry with via = "web") plays five matches against the offline entry "bot", parked by `arena run` (arena.app.commands.run) at
 her turns, one of them at her rebuttal (her constructive submitted, so the page shows both constructives): five
 open turns, one submitted. `arena serve` runs as a subprocess; the pages are fetched one after another on one
 kept-alive connection, as serve_latency.py fetches the ballot pages: per page the median and the 95th percentile of

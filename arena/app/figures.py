@@ -241,32 +241,30 @@ class PaperFigures(TypedDict):
     people_overall: NotRequired[float]
 
 
-class EntryPoints(TypedDict):
-    """An entry's mean points out of 3 in a category ("all": every match)."""
+class _Points(TypedDict):
+    """Mean points out of 3 over some matches, by judge column, and the people's overall."""
+
+    matches: int
+    source: float | None
+    language: float | None
+    argument: float | None
+    overall: float | None
+    people_matches: int
+    people_overall: float | None
+
+
+class EntryPoints(_Points):
+    """An entry's mean points in a category ("all": every match)."""
 
     entry: str
     debater: str
     category: str
-    matches: int
-    source: float | None
-    language: float | None
-    argument: float | None
-    overall: float | None
-    people_matches: int
-    people_overall: float | None
 
 
-class _MeanPoints(TypedDict):
-    """Mean points over some matches, beside the paper's (None: it has none)."""
+class _MeanPoints(_Points):
+    """Mean points against an opponent, beside the paper's (None: it has none)."""
 
     opponent: str
-    matches: int
-    source: float | None
-    language: float | None
-    argument: float | None
-    overall: float | None
-    people_matches: int
-    people_overall: float | None
     paper: PaperFigures | None
 
 
