@@ -6,9 +6,9 @@ Each workspace is built as benchmarks/site.py builds its own: done matches of te
 and three verdict runs each) written straight into the store in one transaction. Then the web debater "ann" (a
 human entry with via = "web") plays five matches against the offline entry "bot", parked by `arena run`
 (arena.app.commands.run) at her turns, one of them at her rebuttal (her constructive submitted, so the page shows
-both constructives): five open turns, one submitted. `arena serve` runs as a subprocess; the pages are fetched one after another on one
-kept-alive connection, as serve_latency.py fetches the ballot pages: per page the median and the 95th percentile of
-N GETs in ms (after a few unmeasured ones), and the page's size.
+both constructives): five open turns, one submitted. `arena serve` runs as a subprocess; the pages are fetched one
+after another on one kept-alive connection, as serve_latency.py fetches the ballot pages: per page the median and
+the 95th percentile of N GETs in ms (after a few unmeasured ones), and the page's size.
 
 The app keeps no mapping from turn ids to turns: each request opens the database, finds the link's entry, reads
 that entry's turns (each with its brief, which holds the speeches it showed) and works out their ids again
