@@ -87,7 +87,6 @@ def awaited_turn(ws: Workspace, match: Match) -> HumanTurn | None:
     speech in, which the next run takes); None for a match of another status."""
     if match.status != "awaiting":
         return None
-    turns = sorted((t for name in {match.pro, match.con} for t in ws.store.turns_of(name) if t.match_id == match.id),
-                   key=lambda t: t.opened_at)
+    turns = ws.store.match_turns(match.id)
     unwritten = [t for t in turns if not t.submitted]
     return (unwritten or turns)[-1] if turns else None

@@ -52,6 +52,11 @@ class Turns(Database):
             f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))} FROM turns t JOIN matches m ON "
             "m.id = t.match_id WHERE t.entry=? ORDER BY m.seq, t.opened_at", (entry,))]
 
+    def match_turns(self, match_id: str) -> list[HumanTurn]:
+        """A match's people's turns, as opened."""
+        return [_turn(r) for r in self.conn.execute(
+            f"SELECT {_TURN} FROM turns WHERE match_id=? ORDER BY opened_at", (match_id,))]
+
     def turn_keys(self, entry: str) -> list[TurnKey]:
         """Which turns the entry has, without what they showed: finding one by an id made from its key reads no
         brief."""
