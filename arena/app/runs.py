@@ -74,7 +74,7 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
         stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
-    parked = len(set(pending) & {t.match_id for t in ws.store.awaiting()})
+    parked = len(set(pending) & ws.store.awaiting_matches())
     result: RunResult = {"done": display.done, "failed": display.failed, "total": len(pending),
                          "not_started": not_started,
                          "elsewhere": len(pending) - display.done - display.failed - not_started - parked,
@@ -94,7 +94,7 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     told = 0
     while result["stopped"] is None:
         if not ws.store.pending_matches():
-            waiting = len({t.match_id for t in ws.store.awaiting()})
+            waiting = len(ws.store.awaiting_matches())
             if not waiting:
                 break
             if waiting != told:  # said once each time what it waits for changes
@@ -121,7 +121,7 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
 
 def _with_awaiting(ws: Workspace, result: RunResult) -> RunResult:
     """result, and how many matches wait for people's speeches on the web, when any do."""
-    awaiting = len({t.match_id for t in ws.store.awaiting()})
+    awaiting = len(ws.store.awaiting_matches())
     if awaiting:
         result["awaiting"] = awaiting
     return result

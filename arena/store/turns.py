@@ -99,13 +99,11 @@ class Turns(Database):
             release_or_lose(self.conn, holder, match_id, PLAY)
             self.conn.execute("UPDATE matches SET status='awaiting', error=NULL WHERE id=?", (match_id,))
 
-    def awaiting(self) -> list[HumanTurn]:
-        """The open turns of parked matches that still wait for their person (no speech, deadline not passed)."""
-        return [_turn(r) for r in self.conn.execute(
-            f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))} FROM turns t JOIN matches m ON "
-            "m.id = t.match_id WHERE m.status='awaiting' AND t.speech IS NULL AND t.deadline > ? ORDER BY m.seq",
-            (now(),))]
-
+    def awaiting_matches(self) -> set[str]:
+        """The parked matches that still wait for a person: an open turn with no speech, its deadline not passed."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT t.match_id FROM turns t JOIN matches m ON m.id = t.match_id WHERE m.status='awaiting' "
+            "AND t.speech IS NULL AND t.deadline > ?", (now(),))}
 
 def _turn(r: sqlite3.Row) -> HumanTurn:
     return HumanTurn(r["match_id"], r["stage"], r["side"], r["entry"], r["opened_at"], r["deadline"],
