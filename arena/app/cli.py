@@ -25,7 +25,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns (arena.app.commands),
     from arena.app.figures import (Coefficient, EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
                                    PaperFigures, PeopleConsistency, PeopleScope, RatingRow, RatingsMeta, SameFamily,
                                    ScopeConsistency, SideFit)
-    from arena.app.reports import DryRun, OpenTurn
+    from arena.app.reports import DryRun, OpenTurn, TimeEstimate
     from arena.app.shapes import MatchJson
 
 
@@ -498,20 +498,27 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @click.option("--budget", type=FiniteFloat(min=0), default=None, metavar="USD",
               help="Start no match once the ledger's cost reaches USD; matches under way finish.")
 @click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
-              "tokens and cost per model; write nothing.")
+              "tokens and cost per model, and its wall time from the models `arena check` measured; write nothing.")
 @click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
 @click.option("--wait", "wait_s", type=FiniteFloat(min=0.1), default=None, metavar="SECONDS", is_flag=False,
               flag_value=10.0, help="While matches await people's speeches on the web, look for them every SECONDS "
               "(default 10) and continue each as soon as it is in; Ctrl-C stops waiting.")
+@text_format_option
 @workspace_option
 def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
-        wait_s: float | None, workspace: Path):
+        wait_s: float | None, fmt: str, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
     from arena.app import commands as app
 
+    if fmt == "json" and not dry_run:
+        raise UserError("--format json goes with --dry-run (the projection); a run prints its summary line")
     ws = _open(workspace)
     if dry_run:
-        _projection(app.dry_run(ws, retry_failed=retry_failed))
+        projected = app.dry_run(ws, retry_failed=retry_failed, concurrency=concurrency)
+        if fmt == "json":
+            _json(projected)
+        else:
+            _projection(projected)
         return
     result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
                      wait_s=wait_s)
@@ -576,8 +583,30 @@ def _projection(p: DryRun) -> None:
                + (" (priced models only)" if p["unknown"] else ""))
     if p["searches"] and p["search_provider"] != "offline":
         click.echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
+    click.echo(_time_line(p["time_s"]))
     for failure in p["failed"]:
         click.echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
+
+
+def _time_line(t: TimeEstimate) -> str:
+    """The dry run's projected wall time in a line: the estimate, each timed model's part, the models not timed."""
+    from arena.clock import span as duration
+
+    parts = [f"{m['model']} at {plural(m['slots'], 'slot')}, {m['tokens_per_s']:,.0f} tokens/s: "
+             f"{duration(m['work_s'])} of work" for server in t["basis"]["servers"] for m in server["models"]]
+    if t["basis"]["bound"] == "matches" and t["basis"]["servers"]:
+        parts.append(f"a match's calls in turn take {duration(t['basis']['match_s'])}, "
+                     f"{t['basis']['at_once']} matches at once")
+    if t["simulated"]:
+        parts.append(f"{', '.join(t['simulated'])}: simulated, no time")
+    if t["unmeasured"]:
+        names = sorted({n for row in t["unmeasured"] for n in row["names"]})
+        parts.append(f"not timed: {', '.join(row['model'] for row in t['unmeasured'])} — run "
+                     f"'arena check {' '.join(names)}' to measure {'it' if len(t['unmeasured']) == 1 else 'them'}")
+    head = "time: unknown" if t["estimate"] is None else f"time: about {duration(t['estimate'])}"
+    if t["estimate"] is not None and t["unmeasured"]:
+        head += " for the measured models"
+    return f"{head} ({'; '.join(parts)})" if parts else head
 
 
 # A group that also runs by itself: `arena judge` judges, `arena judge add|remove` edit the registry.

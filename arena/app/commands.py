@@ -874,10 +874,12 @@ def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
     return repeating_judges(ws, list(names) or None)
 
 
-def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY) -> DryRun:
+def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY,
+            concurrency: int | None = None) -> DryRun:
     """What `run` would cost, projected from one match in `every` of each class played on the simulator (1: every
-    match), with nothing written (arena.app.dryrun)."""
-    return project(ws, retry_failed=retry_failed, every=every)
+    match), with nothing written (arena.app.dryrun); and how long it would take, at `concurrency` matches at once
+    (None: the run's default), from what `arena check` measured of each model (time_s)."""
+    return project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency)
 
 
 def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True) -> Path:

@@ -13,6 +13,10 @@ its tokens priced at the per-token prices of litellm's bundled price map (arena.
 JSON, as importing litellm would cost more than the simulation). The simulator writes speeches of fixed lengths
 and counts tokens roughly (words), so the projection shows the shape of the bill — calls per match, which model
 dominates — rather than its exact amount; `every=1` plays every match.
+
+The wall time (time_s) is projected from what `arena check` measured of each model (its facts in the workspace:
+slots, tokens_per_s, prompt_tokens_per_s, latency_s; see _Clock): the plan takes as long as its busiest server
+(servers work in parallel), and never less than its matches' calls in turn spread over the matches at once.
 """
 from __future__ import annotations
 
@@ -25,10 +29,12 @@ from pathlib import Path
 from typing import Any, Callable, cast
 from urllib.parse import urlparse
 
-from arena.app.reports import DryRun, ModelCost, NotCounted, Projection
+from arena.app.reports import (DryRun, ModelCost, ModelTime, NotCounted, Projection, ServerTime, TimeEstimate,
+                               Unmeasured)
 from arena.app.runs import run
 from arena.app.wiring import kinds_of
 from arena.clock import now
+from arena.formats import Format, get_format
 from arena.models import listed_of, listed_price
 from arena.providers import OFFLINE_PREFIX
 from arena.records import JURY, Entry, JudgeSpec, Match, is_simulated
@@ -44,18 +50,21 @@ _USAGE = ("calls", "prompt_tokens", "completion_tokens", "searches")
 # few per cent of playing every match at a tenth of the time (benchmarks/dryrun.py).
 EVERY = 10
 _NONE = dict.fromkeys(_USAGE, 0)  # a role that made no call in a match
+AT_ONCE = 4  # the matches `arena run` plays at once by default (its --concurrency)
 
 
-def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY,
+def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, concurrency: int | None = None,
             progress: Callable[[str], None] | None = None) -> DryRun:
-    """Project calls, tokens and cost of the matches `arena run` would play; write nothing.
+    """Project calls, tokens, cost and wall time of the matches `arena run` would play; write nothing.
 
-    every: one match in `every` of each class is played, at least one (1: every match). progress(line) hears a
-    line per simulated match; without it a line is redrawn on stderr when that is a terminal. Returns {"matches",
-    "sampled" (matches played on the simulator), "failed": [{id, error}] (matches not counted: the simulator could
-    not play them, or every played match like them), "models": [{model, calls, prompt_tokens, completion_tokens,
-    cost (None: price unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}],
-    "searches", "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}}.
+    every: one match in `every` of each class is played, at least one (1: every match). concurrency: the matches
+    the run would play at once (None: its default, AT_ONCE). progress(line) hears a line per simulated match;
+    without it a line is redrawn on stderr when that is a terminal. Returns {"matches", "sampled" (matches played
+    on the simulator), "failed": [{id, error}] (matches not counted: the simulator could not play them, or every
+    played match like them), "models": [{model, calls, prompt_tokens, completion_tokens, cost (None: price
+    unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}], "searches",
+    "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}, "time_s" (TimeEstimate:
+    the wall time from the models' measured throughput, see _timed)}.
     """
     config = ws.config
     pending = [cast(Match, ws.store.match(match_id))  # a pending match's id
@@ -67,7 +76,10 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY,
     groups = classes(pending, shapes)
     played = [m for group in groups for m in spread(group, -(-len(group) // max(1, every)))]
     usage, failed = _simulate(ws, simulated, played, progress or _ticker(len(played)))
-    return {**_project(ws, groups, shapes, usage, failed, len(pending)), "sampled": len(played)}
+    clock = _Clock(ws)
+    projection = _project(ws, groups, shapes, usage, failed, len(pending), clock)
+    return {**projection, "sampled": len(played),
+            "time_s": _timed(ws, projection["models"], clock, max(1, concurrency or AT_ONCE))}
 
 
 def classes(matches: list[Match], shapes: dict[str, str]) -> list[list[Match]]:
@@ -170,8 +182,9 @@ def _stand_in(model: str) -> str:
 
 
 def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict,
-             matches: int) -> Projection:
-    """Sum each match's calls per real model and price them: a played match's own, another's estimated (_means)."""
+             matches: int, clock: _Clock) -> Projection:
+    """Sum each match's calls per real model and price them: a played match's own, another's estimated (_means);
+    clock adds up each match's calls in turn (_Clock.in_turn)."""
     config = ws.config
     entries = {e.name: e for e in config.entries}
     judges = {j.name: j for j in config.judges}
@@ -192,6 +205,8 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
             else:  # every played match of its class failed
                 not_counted.append({"id": m.id, "error": f"not played: {sample}, a match like it, failed"})
                 continue
+            clock.in_turn(m, {role: (_model_of(role, m, entries, judges), row) for role, row in used.items()},
+                          judges)
             for role, row in used.items():
                 model = _model_of(role, m, entries, judges)
                 total = totals["" if model is None else model]  # "": a person's side, which calls no model
@@ -208,7 +223,7 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in models)
     per = max(1, matches)
     unknown = [r["model"] for r in models if r["cost"] is None]
-    bases = {e.model: e.api_base for e in config.entries} | {m: j.api_base for j in config.judges for m in j.models}
+    bases = _bases(config)
     return {"matches": matches, "models": models, "unknown": unknown,
             "why_unknown": [{"model": m, "reason": why_unpriced(m, bases.get(m, ""))} for m in unknown],
             "searches": searches, "search_provider": config.search.provider, "cost": cost,
@@ -270,3 +285,102 @@ def why_unpriced(model: str, api_base: str = "") -> str:
         return f"litellm's price map lists no model of the provider {provider}/"
     # A name the map lacks among the provider's others: a retired model (dropped from the map) or a misspelling.
     return f"not in litellm's price map, which lists {listed} other {provider}/ models (retired or misspelt?)"
+
+
+def _bases(config) -> dict[str, str]:
+    """The api_base of each model of the entries and judges ("": the provider's own)."""
+    return {e.model: e.api_base for e in config.entries} | {m: j.api_base for j in config.judges for m in j.models}
+
+
+class _Clock:
+    """Seconds of model work from what `arena check` measured of each model (its workspace facts).
+
+    A call takes its model's latency_s (a short call's round trip) + its prompt tokens / prompt_tokens_per_s (when
+    measured) + its completion tokens / tokens_per_s. A model is timed once tokens_per_s is known; an offline/
+    model answers at once (0 s); any other is unmeasured.
+    """
+
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.bases = _bases(ws.config)
+        self.facts: dict[str, dict | None] = {}
+        self.match_s = 0.0  # the projected matches' calls in turn, summed (in_turn)
+        self.matches = 0
+        self.formats: dict[str, float] = {}
+
+    def measured(self, model: str) -> dict | None:
+        """{slots, tokens_per_s, prompt_tokens_per_s, latency_s} as measured, or None when not (or simulated)."""
+        if model not in self.facts:
+            known = {} if is_simulated(model) else (self.ws.store.model_facts(model, self.bases.get(model, "")) or {})
+            rate = known.get("tokens_per_s")
+            prompt_rate = known.get("prompt_tokens_per_s")
+            self.facts[model] = None if not rate or rate <= 0 else {
+                "slots": max(1, int(known.get("slots") or 1)), "tokens_per_s": float(rate),
+                "prompt_tokens_per_s": float(prompt_rate) if prompt_rate and prompt_rate > 0 else None,
+                "latency_s": float(known.get("latency_s") or 0.0)}
+        return self.facts[model]
+
+    def seconds(self, model: str | None, row: dict) -> float:
+        """The seconds a measured model takes for a usage row's calls; 0 for any other (or a person's side)."""
+        speed = None if model is None else self.measured(model)
+        if speed is None:
+            return 0.0
+        prompt = row["prompt_tokens"] / speed["prompt_tokens_per_s"] if speed["prompt_tokens_per_s"] else 0.0
+        return row["calls"] * speed["latency_s"] + prompt + row["completion_tokens"] / speed["tokens_per_s"]
+
+    def in_turn(self, match: Match, roles: dict[tuple, tuple[str | None, dict]], judges: dict) -> None:
+        """Add a match's calls in turn: its speeches one after another (a stage's blind ones together: the sides'
+        seconds × the format's steps per turn), then each judge, whose runs go at once (its seconds / runs)."""
+        if match.format not in self.formats:
+            self.formats[match.format] = _steps(get_format(match.format, self.ws.config.formats))
+        sides = sum(self.seconds(model, row) for role, (model, row) in roles.items() if role[0] == "side")
+        judging: dict[str, float] = defaultdict(float)
+        for role, (model, row) in roles.items():
+            if role[0] == "judge":
+                judging[role[1]] += self.seconds(model, row)
+        self.matches += 1
+        self.match_s += sides * self.formats[match.format] + sum(
+            s / max(1, judges[name].runs) for name, s in judging.items())
+
+
+def _steps(fmt: Format) -> float:
+    """A format's playing steps per turn: a stage's blind turns are played together (arena.protocol), so the
+    agent4debate format's six speeches take five steps."""
+    turns = fmt.turns
+    steps = sum(1 for k, t in enumerate(turns)
+                if not (t.blind and k and turns[k - 1].blind and turns[k - 1].stage == t.stage))
+    return steps / len(turns)
+
+
+def _timed(ws: Workspace, models: list[ModelCost], clock: _Clock, at_once: int) -> TimeEstimate:
+    """The plan's wall time: its busiest server's (a server's models' seconds of work over the calls it serves at
+    once, min(slots, at_once)), and never less than its matches' calls in turn over the matches at once; None
+    when no model of it is measured (0 when every model is simulated)."""
+    config = ws.config
+    servers: dict[str, list[ModelTime]] = defaultdict(list)
+    unmeasured: list[Unmeasured] = []
+    simulated: list[str] = []
+    for row in models:
+        model = row["model"]
+        speed = clock.measured(model)
+        if is_simulated(model):
+            simulated.append(model)
+        elif speed is None:
+            unmeasured.append({"model": model, "names": [e.name for e in config.entries if e.model == model]
+                               + [j.name for j in config.judges if model in j.models]})
+        else:
+            servers[clock.bases.get(model) or model].append(
+                {"model": model, "calls": row["calls"], **speed, "work_s": round(clock.seconds(model, row), 1)})
+    rows: list[ServerTime] = []
+    for server, timed in sorted(servers.items()):
+        slots = min(t["slots"] for t in timed)  # one server's slots, as each of its models measured them
+        work = sum(t["work_s"] for t in timed)
+        rows.append({"server": server, "slots": slots, "at_once": min(slots, at_once), "work_s": round(work, 1),
+                     "wall_s": round(work / min(slots, at_once), 1), "models": timed})
+    busiest = max((r["wall_s"] for r in rows), default=0.0)
+    in_turn = clock.match_s / at_once
+    estimate = None if unmeasured and not rows else round(max(busiest, in_turn), 1)
+    return {"estimate": estimate,
+            "basis": {"at_once": at_once, "match_s": round(clock.match_s / max(1, clock.matches), 1),
+                      "bound": "matches" if in_turn > busiest else "server", "servers": rows},
+            "unmeasured": unmeasured, "simulated": simulated}

@@ -142,10 +142,59 @@ class Projection(TypedDict):
     failed: list[NotCounted]
 
 
+class ModelTime(TypedDict):
+    """One measured model's part of a server's work: what `arena check` measured of it, and its seconds of work."""
+
+    model: str
+    calls: int
+    slots: int
+    tokens_per_s: float
+    prompt_tokens_per_s: float | None
+    latency_s: float
+    work_s: float
+
+
+class ServerTime(TypedDict):
+    """A server's projected work (its api_base; a hosted model without one is a server of its own)."""
+
+    server: str
+    slots: int
+    at_once: int
+    work_s: float
+    wall_s: float
+    models: list[ModelTime]
+
+
+class TimeBasis(TypedDict):
+    """How the wall time was projected: the servers' work, and a match's calls in turn."""
+
+    at_once: int
+    match_s: float
+    bound: str
+    servers: list[ServerTime]
+
+
+class Unmeasured(TypedDict):
+    """A model the dry run could not time, and the entries and judges that `arena check NAME` would measure it by."""
+
+    model: str
+    names: list[str]
+
+
+class TimeEstimate(TypedDict):
+    """The projected wall time of the plan (None: no model of it was measured), its basis, what it leaves out."""
+
+    estimate: float | None
+    basis: TimeBasis
+    unmeasured: list[Unmeasured]
+    simulated: list[str]
+
+
 class DryRun(Projection):
-    """`arena run --dry-run`: the projection, and how many matches it played on the simulator."""
+    """`arena run --dry-run`: the projection, how many matches it played on the simulator, and its wall time."""
 
     sampled: int
+    time_s: TimeEstimate
 
 
 class CheckRow(TypedDict):
