@@ -601,8 +601,9 @@ def _time_line(t: TimeEstimate) -> str:
         parts.append(f"{', '.join(t['simulated'])}: simulated, no time")
     if t["unmeasured"]:
         names = sorted({n for row in t["unmeasured"] for n in row["names"]})
+        check = "arena check" + (f" {' '.join(names)}" if len(names) <= 4 else "")  # past a few: check them all
         parts.append(f"not timed: {', '.join(row['model'] for row in t['unmeasured'])} — run "
-                     f"'arena check {' '.join(names)}' to measure {'it' if len(t['unmeasured']) == 1 else 'them'}")
+                     f"'{check}' to measure {'it' if len(t['unmeasured']) == 1 else 'them'}")
     head = "time: unknown" if t["estimate"] is None else f"time: about {duration(t['estimate'])}"
     if t["estimate"] is not None and t["unmeasured"]:
         head += " for the measured models"
