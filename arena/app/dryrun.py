@@ -26,7 +26,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Callable, cast
+from typing import Any, Callable, Mapping, cast
 from urllib.parse import urlparse
 
 from arena.app.reports import (DryRun, ModelCost, ModelTime, NotCounted, Projection, ServerTime, TimeEstimate,
@@ -320,7 +320,7 @@ class _Clock:
                 "latency_s": float(known.get("latency_s") or 0.0)}
         return self.facts[model]
 
-    def seconds(self, model: str | None, row: dict) -> float:
+    def seconds(self, model: str | None, row: Mapping[str, Any]) -> float:
         """The seconds a measured model takes for a usage row's calls; 0 for any other (or a person's side)."""
         speed = None if model is None else self.measured(model)
         if speed is None:
@@ -370,7 +370,9 @@ def _timed(ws: Workspace, models: list[ModelCost], clock: _Clock, at_once: int) 
                                + [j.name for j in config.judges if model in j.models]})
         else:
             servers[clock.bases.get(model) or model].append(
-                {"model": model, "calls": row["calls"], **speed, "work_s": round(clock.seconds(model, row), 1)})
+                {"model": model, "calls": row["calls"], "slots": speed["slots"], "tokens_per_s": speed["tokens_per_s"],
+                 "prompt_tokens_per_s": speed["prompt_tokens_per_s"], "latency_s": speed["latency_s"],
+                 "work_s": round(clock.seconds(model, row), 1)})
     rows: list[ServerTime] = []
     for server, timed in sorted(servers.items()):
         slots = min(t["slots"] for t in timed)  # one server's slots, as each of its models measured them
