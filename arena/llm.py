@@ -8,6 +8,7 @@ Models named offline/<name> go to the built-in simulator and never touch the net
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import hashlib
 import json
 import time
@@ -24,6 +25,10 @@ from arena.store import IN_FLIGHT
 from arena.structured import (STRUCTURED_MODES, answer_tokens, next_mode, parse_structured, refuses_format,
                               response_format, with_schema)
 from arena.wire import send
+
+# The simulator's models that stand in for real ones (arena.app.dryrun sets them while it plays its sample): their
+# answers count as a real model would send them, within the call's max_tokens, which the simulator alone ignores.
+STANDING_IN: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("standing_in", default=frozenset())
 
 
 @dataclass(frozen=True)
@@ -263,6 +268,8 @@ class LLMGateway:
             text, asked, answered = offline.respond(
                 ref.model, ref.strength, messages, schema=schema, sample=sample, seed=self.seed, role=tag.role,
                 stage=tag.stage, judging=tag.side is None, verbosity=ref.verbosity, length_bias=ref.length_bias)
+            if ref.model in STANDING_IN.get():
+                text, answered = offline.as_sent(text, answered, params["max_tokens"], prose=schema is None)
             usage = AgentUsage(1, asked, answered, 0.0)
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             return Answer(text, usage, "stop")

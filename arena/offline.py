@@ -538,6 +538,27 @@ def _mostly_chinese(text: str) -> bool:
     return _han(text) > len(text) / 4
 
 
+def as_sent(text: str, tokens: int, limit: int, *, prose: bool) -> tuple[str, int]:
+    """(text, completion tokens) of an answer as a real model would send it under max_tokens=limit: at most limit
+    tokens, prose cut at a word within them (a structured answer keeps its text: cut, it would not parse)."""
+    if tokens <= limit:
+        return text, tokens
+    if not prose:
+        return text, limit
+    low, high = 0, len(text)  # the longest prefix within the limit
+    while low < high:
+        middle = (low + high + 1) // 2
+        if _tokens(text[:middle]) <= limit:
+            low = middle
+        else:
+            high = middle - 1
+    cut = text[:low]
+    if low < len(text) and not text[low].isspace() and text.isascii():
+        cut = cut[:cut.rfind(" ") + 1] if " " in cut else cut  # not half a word
+    cut = cut.rstrip()
+    return cut, _tokens(cut)
+
+
 def _tokens(text: str) -> int:
     """A rough token count: about 4/3 tokens per English word, one per CJK character."""
     return _han(text) + round(len(text.split()) * 4 / 3)

@@ -11,6 +11,7 @@ import pytest
 
 from arena.app import commands as app
 from tests.helpers import assert_user_error, entry, invoke, judge, new_workspace, snapshot
+from tests.test_dryrun_projection import projected
 
 ONE = "http://127.0.0.1:9/v1"  # never reached: the dry run sends nothing
 TWO = "http://127.0.0.1:10/v1"
@@ -29,14 +30,6 @@ def plan(path, entries, judges, facts=()) -> str:
     finally:
         ws.close()
     return str(path)
-
-
-def projected(path, **options) -> dict:
-    ws = app.open_workspace(path)
-    try:
-        return app.dry_run(ws, **options)
-    finally:
-        ws.close()
 
 
 def work(row: dict, facts: dict) -> float:
@@ -167,3 +160,25 @@ def test_json_without_a_dry_run_is_refused_before_anything_is_written(tmp_path):
     before = snapshot(tmp_path / "ws")
     assert_user_error(invoke("run", "--format", "json", "-w", path), "--format json", "--dry-run")
     assert snapshot(tmp_path / "ws") == before
+
+
+def test_a_stand_in_answers_within_the_calls_max_tokens_as_a_real_model_would(tmp_path):
+    # The simulator writes its own lengths, whatever the budget; a real model stops at max_tokens (a direct speech:
+    # 2 x 50 + 64 tokens for a 50-word budget). A simulated entry of the plan keeps what the simulator will write.
+    short = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
+    p = projected(plan(tmp_path / "ws", [entry("real", model="openai/smol", api_base=ONE, params=short),
+                                         entry("sim", params=short)], [judge("j", model="openai/judge")]), every=1)
+    real, sim = rows(p)["openai/smol"], rows(p)["offline/sim"]
+    assert real["calls"] == sim["calls"] == 6  # 3 speeches a match, 2 matches
+    assert 0.9 * 164 * 6 <= real["completion_tokens"] <= 164 * 6
+    assert sim["completion_tokens"] > 2 * real["completion_tokens"]  # the simulator's own lengths, uncut
+
+
+def test_an_answer_as_sent_is_cut_at_a_word_within_the_limit():
+    from arena.offline import as_sent
+
+    text = "one two three four five six seven eight nine ten"  # 10 words: 13 tokens as the simulator counts
+    assert as_sent(text, 13, 100, prose=True) == (text, 13)
+    cut, tokens = as_sent(text, 13, 7, prose=True)
+    assert tokens <= 7 and text.startswith(cut) and cut == "one two three four five"
+    assert as_sent('{"winner": "pro"}', 40, 7, prose=False) == ('{"winner": "pro"}', 7)  # JSON kept whole

@@ -12,7 +12,9 @@ attributed to the real model it stands for (the speaking side's entry, the judge
 its tokens priced at the per-token prices of litellm's bundled price map (arena.models.listed_price: read as
 JSON, as importing litellm would cost more than the simulation). The simulator writes speeches of fixed lengths
 and counts tokens roughly (words), so the projection shows the shape of the bill — calls per match, which model
-dominates — rather than its exact amount; `every=1` plays every match.
+dominates — rather than its exact amount; `every=1` plays every match. As a real model stops at a call's max_tokens
+and the simulator does not, a simulated answer standing for a real model counts at most max_tokens, its prose cut
+there (arena.llm.STANDING_IN): short speech budgets are projected as short.
 
 The wall time (time_s) is projected from what `arena check` measured of each model (its facts in the workspace:
 slots, tokens_per_s, prompt_tokens_per_s, latency_s; see _Clock): the plan takes as long as its busiest server
@@ -35,6 +37,7 @@ from arena.app.runs import run
 from arena.app.wiring import kinds_of
 from arena.clock import now
 from arena.formats import Format, get_format
+from arena.llm import STANDING_IN
 from arena.models import listed_of, listed_price
 from arena.providers import OFFLINE_PREFIX
 from arena.records import JURY, Entry, JudgeSpec, Match, is_simulated
@@ -109,7 +112,10 @@ def _shape(entry: Entry) -> str:
 
 
 def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[dict, dict]:
-    """Play the matches in a scratch workspace: ({match id: {role: usage}}, {match id: error of a failed one})."""
+    """Play the matches in a scratch workspace: ({match id: {role: usage}}, {match id: error of a failed one}). The
+    simulator's models standing in for real ones answer within each call's max_tokens, as a real model would: the
+    simulator writes its own lengths, whatever the cap (arena.llm.STANDING_IN)."""
+    stand_ins = frozenset(_models(simulated) - _models(ws.config))
     with tempfile.TemporaryDirectory(prefix="arena-dry-run-") as scratch:
         store = Store(Path(scratch) / DB_NAME)
         try:
@@ -124,7 +130,11 @@ def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[
                                                          if m.format == fmt], debate_format=fmt)]
             real = {scratch_id: m.id for scratch_id, m in zip(ids, ordered)}
             scratch_ws = Workspace(Path(scratch), simulated, store, ws.motions, *kinds_of(simulated))
-            outcome = run(scratch_ws, concurrency=8, progress=progress)
+            standing = STANDING_IN.set(stand_ins)
+            try:
+                outcome = run(scratch_ws, concurrency=8, progress=progress)
+            finally:
+                STANDING_IN.reset(standing)
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
             usage: dict[str, dict] = {real[i]: {} for i in ids}
@@ -285,6 +295,11 @@ def why_unpriced(model: str, api_base: str = "") -> str:
         return f"litellm's price map lists no model of the provider {provider}/"
     # A name the map lacks among the provider's others: a retired model (dropped from the map) or a misspelling.
     return f"not in litellm's price map, which lists {listed} other {provider}/ models (retired or misspelt?)"
+
+
+def _models(config) -> set[str]:
+    """The models of a config's entries and judges (a jury's pool models each)."""
+    return {e.model for e in config.entries} | {m for j in config.judges for m in j.models}
 
 
 def _bases(config) -> dict[str, str]:
