@@ -11,9 +11,13 @@ both at --concurrency 1 unless told otherwise. It prints the estimate, the real 
 projected tokens beside those the ledger counted.
 
 Speech checks are off (a 135M model often echoes its instructions, and a forfeit ends a match early, which no
-projection can foresee) and the call timeout is long, so that what is timed is the plan as projected.
+projection can foresee) and the call timeout is long, so that what is timed is the plan as projected. The server
+runs on one thread by default: on a shared machine llama.cpp's threads wait for one another at every step, so two
+of them slow down by more than one when another process takes a core. The facts are measured again after the run
+(the machine's load may have changed meanwhile), and the estimate from those is printed too.
 
 Run: LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/dryrun_time.py [--words N] [--concurrency N]
+     [--threads N]
 """
 from __future__ import annotations
 
@@ -115,12 +119,24 @@ def ledger(path: Path) -> dict:
             "timeouts": timeouts or 0}
 
 
+def rescaled(projected: dict, before: dict, after: dict) -> float:
+    """The estimate at the rates measured after the run: the plan's one model and server, its work at the new rates
+    (the plan is done by then, so a dry run would have nothing left to time)."""
+    [row] = projected["models"]
+
+    def seconds(f: dict) -> float:
+        prompt = row["prompt_tokens"] / f["prompt_tokens_per_s"] if f.get("prompt_tokens_per_s") else 0.0
+        return row["calls"] * f["latency_s"] + prompt + row["completion_tokens"] / f["tokens_per_s"]
+    return projected["time_s"]["estimate"] * seconds(after) / seconds(before)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, default=100, help="each speech's budget in words (default 100)")
     parser.add_argument("--concurrency", type=int, default=1, help="matches at once, dry run and run (default 1)")
+    parser.add_argument("--threads", type=int, default=1, help="the server's threads (default 1)")
     args = parser.parse_args()
-    with LocalLLM() as llm, tempfile.TemporaryDirectory(prefix="arena-dryrun-time-") as scratch:
+    with LocalLLM(n_threads=args.threads) as llm, tempfile.TemporaryDirectory(prefix="arena-dryrun-time-") as scratch:
         path = workspace(Path(scratch) / "ws", llm, args.words)
         known, source = facts(path, llm)
         print(f"model facts ({source}): " + json.dumps({k: known.get(k) for k in
@@ -132,6 +148,9 @@ def main() -> None:
             started = time.perf_counter()
             result = app.run(ws, concurrency=args.concurrency, progress=lambda line: None)
             real = time.perf_counter() - started
+            after = measure(llm)
+            ws.store.remember_model(llm.model, llm.api_base, **after)
+            print(f"model facts measured again after the run: {json.dumps(after)}")
         finally:
             ws.close()
         estimate = projected["time_s"]["estimate"]
@@ -145,6 +164,7 @@ def main() -> None:
         print(f"timeouts in the ledger: {spent['timeouts']}")
         print(f"estimate {estimate:.0f} s ({span(estimate)})   real {real:.0f} s ({span(real)})   "
               f"ratio estimate/real {estimate / real:.2f}")
+        print(f"(from the facts measured after the run: {rescaled(projected, known, after):.0f} s)")
 
 
 if __name__ == "__main__":
