@@ -369,8 +369,8 @@ def _steps(fmt: Format) -> float:
 
 def _timed(ws: Workspace, models: list[ModelCost], clock: _Clock, at_once: int) -> TimeEstimate:
     """The plan's wall time: its busiest server's (a server's models' seconds of work over the calls it serves at
-    once, min(slots, at_once)), and never less than its matches' calls in turn over the matches at once; None
-    when no model of it is measured (0 when every model is simulated)."""
+    once, min(slots, at_once)), and never less than its matches' calls in turn over the matches at once (at most
+    the matches there are); None when no model of it is measured (0 when every model is simulated)."""
     config = ws.config
     servers: dict[str, list[ModelTime]] = defaultdict(list)
     unmeasured: list[Unmeasured] = []
@@ -395,7 +395,7 @@ def _timed(ws: Workspace, models: list[ModelCost], clock: _Clock, at_once: int) 
         rows.append({"server": server, "slots": slots, "at_once": min(slots, at_once), "work_s": round(work, 1),
                      "wall_s": round(work / min(slots, at_once), 1), "models": timed})
     busiest = max((r["wall_s"] for r in rows), default=0.0)
-    in_turn = clock.match_s / at_once
+    in_turn = clock.match_s / min(at_once, max(1, clock.matches))  # fewer matches than at once: the longest's own
     estimate = None if unmeasured and not rows else round(max(busiest, in_turn), 1)
     return {"estimate": estimate,
             "basis": {"at_once": at_once, "match_s": round(clock.match_s / max(1, clock.matches), 1),
