@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
-from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, Union, get_args, get_origin,
-                    get_type_hints, is_typeddict)
+from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, Union, cast, get_args,
+                    get_origin, get_type_hints, is_typeddict)
 
 import pandas as pd
 
@@ -92,7 +93,7 @@ def frame(rows: Iterable[Mapping[str, Any]], columns: Sequence[Column]) -> pd.Da
     out = pd.DataFrame(data, columns=[c.name for c in columns])
     for c in columns:
         if c.dtype.startswith("datetime64"):
-            out[c.name] = pd.to_datetime(out[c.name], utc=True, format="ISO8601").astype(c.dtype)
+            out[c.name] = pd.to_datetime(out[c.name], utc=True, format="ISO8601").astype(c.pandas())
         else:
             out[c.name] = out[c.name].astype(c.pandas())
     return out
@@ -133,8 +134,8 @@ FRAMES: dict[str, dict[str, list[Column]]] = {
     "stats_bias": {"": columns_of(BiasRow)},
     "stats_paper": {"entries": _first(columns_of(EntryPoints), "entry", "debater", "category"),
                     "pairs": _first(columns_of(PairPoints), "entry", "opponent"),
-                    "kinds": _first(columns_of(KindPoints), "debater", "opponent"), "judges": columns_of(JudgeConsistency),
-                    "among_people": columns_of(PeopleConsistency)},
+                    "kinds": _first(columns_of(KindPoints), "debater", "opponent"),
+                    "judges": columns_of(JudgeConsistency), "among_people": columns_of(PeopleConsistency)},
 }
 
 
@@ -218,7 +219,7 @@ class Arena:
     """A workspace opened for Python (`arena.open(DIR)`): each method runs a command of the facade on it. Close it
     (or use it in a `with` block) to release its database."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | PathLike[str]) -> None:
         """Open the workspace at path (arena.toml checked, the database opened); a UserError if it is none."""
         self.path = Path(path)
         self._ws: Workspace | None = commands.open_workspace(self.path)
@@ -302,7 +303,8 @@ class Arena:
             except UserError as exc:
                 raise UserError(f"judge: {exc}") from None
         rows = commands.results_frame(ws, judge, features=features)
-        return frame(rows.to_dict("records"), [c for c in RESULT_COLUMNS if c.name in rows.columns])
+        return frame(cast(list[dict[str, Any]], rows.to_dict("records")),  # the columns are results_frame's names
+                     [c for c in RESULT_COLUMNS if c.name in rows.columns])
 
     def stats_agents(self) -> pd.DataFrame:
         """`arena stats agents`: a row per debater kind, stage and role."""
