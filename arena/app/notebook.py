@@ -231,26 +231,11 @@ class Arena:
             raise UserError(f"{self.path}: this workspace is closed; open it again with arena.open")
         return self._ws
 
-    def close(self) -> None:
-        """Release the workspace's database; later calls raise a UserError. Closing twice does nothing."""
-        if self._ws is not None:
-            self._ws.close()
-            self._ws = None
-
-    def __enter__(self) -> Arena:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"arena.open({str(self.path)!r}){'' if self._ws else ' (closed)'}"
-
     # --- tables ---
 
     def ratings(self, **options: Any) -> pd.DataFrame:
-        """`arena rate`'s rows: a row per entry with the columns of `arena rate --format json`'s ratings; with by
-        ("category" or "dimension"), a row per group and entry, the group in a column named by by.
+        """`arena rate`: a row per entry, in the columns of `arena rate --format json`'s ratings rows; with by
+        ("category" or "dimension"), a row per group and entry, the group first, in a column named as by is.
 
         options: judge, by, ci, bootstrap, seed, weighting, anchor (ENTRY, RATING), side, control, as `arena rate`
         takes them (commands.rate)."""
@@ -409,3 +394,18 @@ class Arena:
     def export(self, out: str | Path | None = None, *, public: bool = False) -> ExportResult:
         """`arena export`: the workspace as Parquet tables with a dataset card (default folder: <workspace>/export)."""
         return commands.export(self.workspace, None if out is None else Path(out), public=public)
+
+    def close(self) -> None:
+        """Release the workspace's database; later calls raise a UserError. Closing twice does nothing."""
+        if self._ws is not None:
+            self._ws.close()
+            self._ws = None
+
+    def __enter__(self) -> Arena:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"arena.open({str(self.path)!r}){'' if self._ws else ' (closed)'}"
