@@ -251,7 +251,7 @@ def signature(name: str, function) -> str:
         elif p.kind is p.KEYWORD_ONLY and not starred:
             parts.append("*")
             starred = True
-        if p.annotation is not p.empty and p.kind is not p.VAR_KEYWORD:
+        if p.annotation is not p.empty:
             text += f": {p.annotation}"
         if p.default is not p.empty:
             text += f" = {p.default!r}"

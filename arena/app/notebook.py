@@ -10,12 +10,13 @@ import types
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, Union, cast, get_args,
+from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, Union, Unpack, cast, get_args,
                     get_origin, get_type_hints, is_typeddict)
 
 import pandas as pd
 
 from arena.app import commands
+from arena.app.commands import RateOptions
 from arena.app.figures import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeConsistency, JudgeFigures,
                                JudgePair, KindPoints, MotionShare, PairPoints, PeopleConsistency, PeoplePair,
                                PersonVsJudge, RatingRow, Ratings, SideShare, Snapshot)
@@ -183,17 +184,24 @@ class PaperTables:
 
 # --- the options of a rating fit ----------------------------------------------------------------------------------
 
+class RatingOptions(RateOptions, total=False):
+    """The options of a rating fit, as `arena rate` takes them: judge (whose verdicts; default the first judge), by,
+    ci, bootstrap, seed, weighting, anchor (ENTRY, RATING), side and control (None: the default)."""
+
+    judge: str | None
+
+
 _CHOICES = {"by": ("category", "dimension"), "ci": ("bootstrap", "sandwich"), "weighting": ("paper", "none"),
             "side": ("fit", "ignore")}
 _RATE_OPTIONS = ("judge", "by", "ci", "bootstrap", "seed", "weighting", "anchor", "side", "control")
 
 
-def _rate_options(options: Mapping[str, Any], allowed: Sequence[str] = _RATE_OPTIONS) -> dict[str, Any]:
+def _rate_options(options: Mapping[str, Any]) -> dict[str, Any]:
     """The options of a rating fit, checked as `arena rate` checks its own; a UserError names the one that is
     wrong. None leaves an option at its default."""
     for name, value in options.items():
-        if name not in allowed:
-            raise UserError(f"{name}: not an option of a rating fit (options: {', '.join(allowed)})")
+        if name not in _RATE_OPTIONS:
+            raise UserError(f"{name}: not an option of a rating fit (options: {', '.join(_RATE_OPTIONS)})")
         if value is None:
             continue
         if name in _CHOICES and value not in _CHOICES[name]:
@@ -233,27 +241,27 @@ class Arena:
 
     # --- tables ---
 
-    def ratings(self, **options: Any) -> pd.DataFrame:
+    def ratings(self, **options: Unpack[RatingOptions]) -> pd.DataFrame:
         """`arena rate`: a row per entry, in the columns of `arena rate --format json`'s ratings rows; with by
         ("category" or "dimension"), a row per group and entry, the group first, in a column named as by is.
 
         options: judge, by, ci, bootstrap, seed, weighting, anchor (ENTRY, RATING), side, control, as `arena rate`
         takes them (commands.rate)."""
-        options = _rate_options(options)
-        fit = commands.rate(self.workspace, **options)
-        by = options.get("by")
+        checked = _rate_options(options)
+        fit = commands.rate(self.workspace, **checked)
+        by = checked.get("by")
         if by is None:
             return frame(fit["ratings"], RATING_COLUMNS)
         rows = [{by: group, **row} for group, each in fit.get("by", {}).items() for row in each["ratings"]]
         return frame(rows, [Column(by, "string"), *RATING_COLUMNS])
 
-    def history(self, every: int | None = None, **options: Any) -> pd.DataFrame:
+    def history(self, every: int | None = None, **options: Unpack[RatingOptions]) -> pd.DataFrame:
         """`arena rate --history`: a row per snapshot and entry, at_matches the matches the snapshot rates and
         last_match the last of them; options as ratings' but by."""
         if every is not None and (not isinstance(every, int) or isinstance(every, bool)):
             raise UserError(f"every={every!r}: expected a positive number of matches between snapshots")
-        options = _rate_options(options, [o for o in _RATE_OPTIONS if o != "by"])
-        snapshots: list[Snapshot] = commands.rate_history(self.workspace, every=every, **options)
+        # by goes on to the facade, which refuses it with the message `arena rate --history --by` exits 2 with
+        snapshots: list[Snapshot] = commands.rate_history(self.workspace, every=every, **_rate_options(options))
         return frame(({"at_matches": s["matches"], "last_match": s["last_match"], **row}
                       for s in snapshots for row in s["ratings"]), HISTORY_COLUMNS)
 
@@ -326,7 +334,7 @@ class Arena:
 
     # --- records ---
 
-    def rate(self, **options: Any) -> Ratings:
+    def rate(self, **options: Unpack[RatingOptions]) -> Ratings:
         """`arena rate --format json` whole: the ratings with the Pro advantage (side), the controlled features'
         coefficients, the fits of each group (by) and how the fit was made (meta); options as ratings'."""
         return commands.rate(self.workspace, **_rate_options(options))
