@@ -304,3 +304,29 @@ def test_the_example_notebook_runs_on_the_demo(ws, demo, monkeypatch, capsys):
     agreement = cells["agreement"]
     assert len(agreement) == 2 and set(agreement["b"]) == {"sim-experts"}  # each LLM judge against the people
     assert "closed" in repr(cells["ws"])
+
+
+# --- types --------------------------------------------------------------------------------------------------------
+
+NOTEBOOK = '''
+import arena
+
+with arena.open("arena-demo") as ws:
+    board = ws.ratings({option}=200, by="category")
+    first: str = ws.entries()[0]["name"]
+'''
+
+
+@pytest.mark.slow
+def test_mypy_knows_the_rating_options_and_the_records(tmp_path):
+    """Some 5-10 s: mypy reads arena.open's Arena and the facade once, then again from its cache."""
+    script = tmp_path / "notebook.py"
+    cache = tmp_path / "cache"
+    mypy = lambda: subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent",  # noqa: E731
+                                   "--cache-dir", str(cache), str(script)], cwd=ROOT, capture_output=True, text=True)
+    script.write_text(NOTEBOOK.format(option="bootsrap"), encoding="utf-8")
+    wrong = mypy()
+    assert wrong.returncode == 1 and 'Unexpected keyword argument "bootsrap"' in wrong.stdout, wrong.stdout
+    script.write_text(NOTEBOOK.format(option="bootstrap"), encoding="utf-8")
+    right = mypy()
+    assert right.returncode == 0, right.stdout + right.stderr
