@@ -193,7 +193,7 @@ class RatingOptions(RateOptions, total=False):
 
 _CHOICES = {"by": ("category", "dimension"), "ci": ("bootstrap", "sandwich"), "weighting": ("paper", "none"),
             "side": ("fit", "ignore")}
-_RATE_OPTIONS = ("judge", "by", "ci", "bootstrap", "seed", "weighting", "anchor", "side", "control")
+_RATE_OPTIONS = tuple(get_type_hints(RatingOptions))  # by, ci, bootstrap, seed, weighting, anchor, side, control, judge
 
 
 def _rate_options(options: Mapping[str, Any]) -> dict[str, Any]:
