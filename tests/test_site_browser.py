@@ -413,7 +413,7 @@ return out;
 """
 
 
-@pytest.mark.parametrize("which", ["site", "chinese_site"])
+@pytest.mark.parametrize("which", ["site", "chinese_site", "long_site"])
 def test_the_leaderboard_keeps_rating_ci_and_record_on_screen_at_420_px(browser, which, request):
     site = request.getfixturevalue(which)
     load(browser, site / "index.html", 420, 900)
