@@ -17,7 +17,7 @@ from arena.app import commands as app
 from arena.app.commands import open_workspace
 from tests.browser import console_errors, dialogs, load, screenshot, wait_for
 from tests.helpers import entry, judge, new_workspace
-from tests.sites import people_workspace, shared_demo
+from tests.sites import long_names_data, people_workspace, shared_demo
 
 pytestmark = pytest.mark.slow
 
@@ -431,42 +431,6 @@ def test_the_leaderboard_keeps_rating_ci_and_record_on_screen_at_420_px(browser,
 
 
 # --- the board at desktop width, the matches list on a phone, en and zh ----------------------------------------
-
-# Realistic worst cases of a board's row: the longest names, models and figures a real arena shows.
-LONG = [f"agent4debate-claude-3-5-sonnet-20241022-{k}" for k in "abc"] + \
-       [f"search-baseline-gpt-4o-2024-08-06-temp07-{k}" for k in "def"]
-
-
-def long_names_data(language: str):
-    """A site of six entries with the longest realistic names, models and records (3-digit W–T–L, forfeits, unknown
-    costs), whose 24 matches are 16 judged (a tie among them), 2 forfeited, 4 still scheduled, 1 running, 1 failed."""
-    from dataclasses import replace as changed
-
-    from arena.records import Forfeit, Match, Motion, Verdict
-    from tests.sites import hostile_data
-
-    motion = Motion("long-1", "This house believes that long names must not break a leaderboard", "value", language)
-    matches, scores = [], {}
-    for k in range(24):
-        pro, con = LONG[k % 6], LONG[(k + 1 + k // 6) % 6]
-        status = "done" if k < 18 else "scheduled" if k < 22 else "running" if k == 22 else "failed"
-        forfeit = Forfeit("con", "too-short: 3 words") if k in (16, 17) else None
-        outcome = "tie" if k == 3 else "pro" if k % 3 else "con"
-        verdicts = (Verdict("j", 0, outcome),) if status == "done" else ()
-        matches.append(Match(f"m{k + 1:05d}", motion, pro, con, status, "timeout" if status == "failed" else None,
-                             True, (), verdicts, forfeit))
-        if verdicts:
-            scores[matches[-1].id] = {"j": {"pro": (1.0, 0.0), "con": (0.0, 1.0), "tie": (0.5, 0.5)}[outcome]}
-    rows = [{"entry": name, "rating": 1345.0 - 97 * i, "ci_low": 1118.0 - 97 * i, "ci_high": 1545.0 - 97 * i,
-             "matches": 250, "wins": 118, "ties": 12, "losses": 120, "rank_ub": 1 + i, "provisional": i % 2 == 0}
-            for i, name in enumerate(LONG)]
-    entries = [{"name": name, "debater": name.split("-")[0] if i < 3 else "search-baseline",
-                "model": "openrouter/anthropic/claude-3.5-sonnet-20241022" if i < 3 else "openai/gpt-4o-2024-08-06",
-                "simulated": True, "retired": False, "params": {}, "matches": 250, "forfeits": 38, "cost": 123.4,
-                "cost_per_match": 0.4936, "cost_unknown": True, "roles": {}} for i, name in enumerate(LONG)]
-    return changed(hostile_data(), title="Debate Arena leaderboard", judge="j", judges=[], language=language,
-                   boards={"overall": {"ratings": rows, "meta": {}}}, entries=entries, matches=matches, scores=scores)
-
 
 @pytest.fixture(scope="module")
 def long_site(tmp_path_factory) -> Path:
