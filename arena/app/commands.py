@@ -173,9 +173,12 @@ def match_get(ws: Workspace, match_id: str) -> Match:
 
 
 def match_show(ws: Workspace, match_id: str) -> shapes.MatchJson:
-    """One match as JSON (shapes.match_json), with the person's turn it awaits while it is parked at one."""
+    """One match as JSON (shapes.match_json), with the person's turn it awaits while it is parked at one, and what it
+    is doing while it runs (Store.match_progress: the ledger, whichever process plays it)."""
     match = match_get(ws, match_id)
-    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match))
+    progress = ws.store.match_progress(match.id) if match.status == "running" else None
+    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match),
+                             progress=progress)
 
 
 def match_messages(ws: Workspace, match_id: str) -> list[shapes.AgentMessage]:
