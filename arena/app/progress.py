@@ -229,7 +229,7 @@ def _oneline(text: str) -> str:
 
 def _fit(text: str, width: int) -> str:
     """text on one line of at most width columns (East Asian wide characters take two), cut with '…'."""
-    text = _oneline(text)
+    text = "".join(c if c.isprintable() else " " for c in text)  # the indentation kept, what is not text blanked
     columns = [2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text]
     if sum(columns) <= width:
         return text
