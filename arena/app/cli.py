@@ -389,7 +389,8 @@ def match_list(workspace: Path, fmt: str):
 @workspace_option
 @text_format_option
 def match_show(match_id: str, workspace: Path, fmt: str):
-    """Show one match: motion, speeches in its format's order, verdicts, score."""
+    """Show one match: motion, speeches in its format's order, verdicts, score; for a running match, what it is
+    doing (stage, side and role of its call in flight, its calls so far, since when)."""
     from arena.app import commands as app
 
     data = app.match_show(_open(workspace), match_id)
