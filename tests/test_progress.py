@@ -22,6 +22,7 @@ from arena.app.workers import fan_out
 from arena.claims import LEASE_S
 from arena.clock import now
 from arena.llm import CallEvent, CallTag
+from arena.wire import preload
 from tests.fakes.openai_server import Reply
 from tests.helpers import debate_responder, invoke, query, stage_and_side
 from tests.running import ROOT, scheduled
@@ -173,6 +174,7 @@ def test_a_run_tells_of_each_call_sent_and_of_a_retry_with_its_match_and_role(tm
         finally:
             ws.close()
     else:  # each worker relays its events to this process's display
+        preload()  # litellm imported once, before the fork, as `arena run --workers` does
         assert fan_out(path, [1, 1], heard, lease_s=LEASE_S, failed_before=None, budget=None)[0] is None
     assert heard.done == 2
 
@@ -268,3 +270,16 @@ def _run(path: Path, said: list[str]) -> None:
         app.run(ws, concurrency=1, progress=said.append)
     finally:
         ws.close()
+
+
+def test_match_play_prints_a_retry_as_it_happens(tmp_path, fake_llm):
+    fake_llm.responder = debate_responder()
+    fake_llm.faults.enqueue(Reply(status=503, content="overloaded"))
+    path = scheduled(tmp_path, fake_llm.api_base, entries=("alpha", "beta"), judge_runs=1)
+    result = invoke("match", "play", "--motion", "en-fact-001", "--pro", "alpha", "--con", "beta", "-w", path)
+    assert result.exit_code == 0, result.output
+    (match_id, stage, side), = query(path, "SELECT match_id, stage, side FROM calls WHERE error LIKE '%503%'")
+    assert (stage, side) == stage_and_side(fake_llm.requests[0].body)  # the request that met the fault
+    retries = [line for line in result.stderr.splitlines() if line.startswith("retry:")]
+    assert len(retries) == 1 and retries[0].startswith(f"retry: {match_id} {stage} · {side.upper()} writer: ")
+    assert "503" in retries[0] and retries[0].endswith("(try 1 of 3 failed; next in 0s)")

@@ -87,8 +87,7 @@ class Progress:
             self.retries += 1
             self.doing[match_id] = _Doing(step, before.since if before and same else self.clock(),
                                           f"try {event.attempt + 1} of {event.tries}", again=True)
-            line = (f"retry: {match_id} {_where(step)}: {_oneline(event.error)[:ERROR_CHARS]} (try {event.attempt} "
-                    f"of {event.tries} failed; next in {span(event.wait_s)})")
+            line = retry_line(event)
             if self.live:
                 self._print(line)
             else:
@@ -209,6 +208,13 @@ class Progress:
             self._height = 0
         done, rest = self._counts(short=False)
         self.say(f"after {span(self.clock() - self.started_at)}: {done} · {rest}")
+
+
+def retry_line(event: CallEvent) -> str:
+    """A retry as it is printed: 'retry: m00003 summary · CON writer: ERROR (try 1 of 5 failed; next in 2s)'."""
+    step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
+    return (f"retry: {event.tag.match_id} {_where(step)}: {_oneline(event.error)[:ERROR_CHARS]} (try {event.attempt} "
+            f"of {event.tries} failed; next in {span(event.wait_s)})")
 
 
 def _terminal() -> tuple[int, int]:
