@@ -385,6 +385,7 @@ class HumanTurn:
     def submitted(self) -> bool:
         return self.speech is not None
 
+
 JUDGING = "judging"  # the stage a judge's call is shown at: its ledger row has no stage (judges read whole debates)
 
 

@@ -97,7 +97,8 @@ def test_a_terminal_shows_each_match_under_way_and_an_eta_that_unpriced_calls_do
     clock.now = 130.0
     display.tick()
     shown = screen(stream.getvalue(), 71)  # redrawn in place: the finished match's line is gone
-    assert shown[0].startswith("1/4 done, 1 running, 0 failed · ETA 3m08s · 19 calls")  # 125 s each, 3 left, 2 at once
+    # 125 s a match, 3 left, 2 at once
+    assert shown[0].startswith("1/4 done, 1 running, 0 failed · ETA 3m08s · 19 calls")
     assert shown[1:] == ["  m00002   2m10s  judging · debatrix-mini, 2m05s"]
 
 
@@ -217,7 +218,8 @@ def test_match_show_of_a_running_match_says_what_it_is_doing_from_another_proces
     run.start()
     try:
         assert held["rebuttal"].wait(60)
-        (match_id, started, pro, con), = query(path, "SELECT id, started_at, pro, con FROM matches WHERE status='running'")
+        (match_id, started, pro, con), = query(path, "SELECT id, started_at, pro, con FROM matches "
+                                                     "WHERE status='running'")
 
         def calls(bodies: list) -> int:
             """The requests of this match: its debaters' speeches (the other match's play overlaps its judging),

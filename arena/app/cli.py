@@ -430,7 +430,7 @@ def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], work
 
 
 def _playing(p: Playing) -> str:
-    """A running match's step for reading: 'rebuttal · PRO writer · 14 calls · since 22:41:05 (3m12s)' (local time)."""
+    """A running match's step for reading: 'rebuttal · PRO writer · 14 calls · since 22:41:05 (3m12s)', local time."""
     from datetime import datetime
 
     from arena.clock import span

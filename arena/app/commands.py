@@ -343,9 +343,9 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     """Play one match now, judge it and store it as a one-match tournament; return the match as stored.
 
     judges: judge names (none: every configured judge). progress(line) hears of each LLM call as
-    it completes, and of each retry as it happens (default: stderr). Everything is checked before anything is written; a match that
-    fails stays stored as failed and ArenaError says why; one that reaches a web debater's turn is parked there
-    (status awaiting), for a later `arena run` to continue once the person's speech is in.
+    it completes, and of each retry as it happens (default: stderr). Everything is checked before anything is
+    written; a match that fails stays stored as failed and ArenaError says why; one that reaches a web debater's
+    turn is parked there (status awaiting), for a later `arena run` to continue once the person's speech is in.
     """
     motion = ws.store.motion(motion_id)
     if motion is None:

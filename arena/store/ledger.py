@@ -3,9 +3,8 @@ cache, and what is known of each model; and the change stamp a publish compares.
 from __future__ import annotations
 
 import json
-from typing import Any, Collection
-
 from datetime import datetime, timedelta
+from typing import Any, Collection
 
 from arena.clock import now
 from arena.records import CallSide, JudgeCalls, LedgerCall, MatchProgress, Step
