@@ -39,10 +39,11 @@ class CallTag:
 
 @dataclass(frozen=True)
 class CallEvent:
-    """What the gateway tells its listeners (LLMGateway.listeners) as a call goes: a request sent ("sent"), or a try
-    that failed and will be made again ("retry": the error in short, the try that failed of how many, the wait)."""
+    """What the gateway tells its listeners (LLMGateway.listeners) as a call goes: a request waiting for a slot of its
+    model ("queued"), sent ("sent"), or a try that failed and will be made again ("retry": the error in short, the
+    try that failed of how many, the wait). Simulated calls are only "sent"."""
 
-    kind: Literal["sent", "retry"]
+    kind: Literal["queued", "sent", "retry"]
     tag: CallTag
     model: str
     error: str = ""
@@ -290,6 +291,7 @@ class LLMGateway:
         while True:
             started = time.perf_counter()
             sent, ledgered = None, False
+            self._tell(CallEvent("queued", tag, ref.model))  # it may wait here for one of the model's slots
             try:
                 async with limit:
                     # In the ledger before it leaves: a kill mid-call must not hide a paid call from --budget.

@@ -106,11 +106,13 @@ def test_a_retry_is_printed_above_the_frame_as_it_happens_and_its_match_shows_th
     display, stream, clock = live(width=100)
     display.started("m00003")
     writer = CallTag("writer", "m00003", "summary", "con")
+    display.told(CallEvent("queued", writer, "openai/local"))
     display.told(CallEvent("sent", writer, "openai/local"))
     clock.now = 3.0
     display.told(CallEvent("retry", writer, "openai/local", "RateLimitError 429: slow\ndown", 1, 5, 2.0))
     clock.now = 5.5
-    display.told(CallEvent("sent", writer, "openai/local"))  # the next try of the same call
+    display.told(CallEvent("queued", writer, "openai/local"))  # the next try of the same call
+    display.told(CallEvent("sent", writer, "openai/local"))
     display.draw(force=True)
     assert screen(stream.getvalue(), 99) == [
         "retry: m00003 summary · CON writer: RateLimitError 429: slow down (try 1 of 5 failed; next in 2s)",
@@ -120,6 +122,24 @@ def test_a_retry_is_printed_above_the_frame_as_it_happens_and_its_match_shows_th
     display.told(CallEvent("sent", CallTag("writer", "m00003", "summary", "pro"), "openai/local"))  # moved on
     display.draw(force=True)
     assert screen(stream.getvalue(), 99)[-1] == "  m00003      6s  summary · PRO writer, 0s"
+
+
+def test_a_call_waiting_for_a_slot_of_its_model_says_so_until_it_is_sent():
+    display, stream, clock = live(width=100)
+    display.started("m00001")
+    judge = CallTag("judge", "m00001", judge="j1")
+    display.told(CallEvent("queued", judge, "openai/local"))  # the model's one slot is taken
+    clock.now = 40.0
+    display.tick()
+    assert screen(stream.getvalue(), 99)[-1] == "  m00001     40s  judging · j1, 40s waiting for the model"
+    display.told(CallEvent("sent", judge, "openai/local"))
+    clock.now = 50.0
+    display.tick()
+    assert screen(stream.getvalue(), 99)[-1] == "  m00001     50s  judging · j1, 50s"  # its time counts from the wait
+    display.told(CallEvent("queued", judge, "openai/local"))  # the next call of the judge: its own time
+    display.told(CallEvent("sent", judge, "openai/local"))
+    display.draw(force=True)
+    assert screen(stream.getvalue(), 99)[-1] == "  m00001     50s  judging · j1, 0s"
 
 
 def test_the_frame_is_bounded_by_the_terminal_and_by_max_shown():
@@ -181,6 +201,8 @@ def test_a_run_tells_of_each_call_sent_and_of_a_retry_with_its_match_and_role(tm
 
     # One event per request the server saw, for the speech (or the judge) the request was for.
     sent_events = [e for e in heard.events if e.kind == "sent"]
+    # Each try is told first as waiting for a slot of its model (the 429's retry too).
+    assert Counter(e.kind for e in heard.events) == {"queued": len(sent_events), "sent": len(sent_events), "retry": 1}
     asked = Counter(stage_and_side(r.body) or ("judging", None) for r in fake_llm.requests)
     assert Counter(("judging", None) if e.tag.judge else (e.tag.stage, e.tag.side) for e in sent_events) == asked
     (retry,) = [e for e in heard.events if e.kind == "retry"]

@@ -26,12 +26,14 @@ ERROR_CHARS = 100  # a retry's error as shown: its first words are what tells on
 
 @dataclass(frozen=True)
 class _Doing:
-    """A match's latest call as the display shows it: its step, when it was sent, and which try it is."""
+    """A match's latest call as the display shows it: its step, since when (its first try, waiting included),
+    whether it waits for a slot of its model, and which try it is."""
 
     step: Step
     since: float
-    attempt: str = ""  # "try 2 of 5" after a retry of this step
-    again: bool = False  # a retry waits: the next call of this step sent is its next try
+    waiting: bool = False  # queued behind the model's other calls, not sent yet
+    attempt: str = ""  # "try 2 of 5" after a retry of this call
+    again: bool = False  # a retry waits: the next call of this step is its next try
 
 
 class Progress:
@@ -76,7 +78,8 @@ class Progress:
         self.draw()
 
     def told(self, event: CallEvent) -> None:
-        """A gateway listener (LLMGateway.listeners): a call of a match under way sent, or failed and tried again."""
+        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its model, sent, or failed
+        and to be tried again."""
         match_id = event.tag.match_id
         if match_id not in self.running:  # a call outside the run's matches (none is, today)
             return
@@ -86,15 +89,18 @@ class Progress:
         if event.kind == "retry":
             self.retries += 1
             self.doing[match_id] = _Doing(step, before.since if before and same else self.clock(),
-                                          f"try {event.attempt + 1} of {event.tries}", again=True)
+                                          attempt=f"try {event.attempt + 1} of {event.tries}", again=True)
             line = retry_line(event)
             if self.live:
                 self._print(line)
             else:
                 self.say(line)
             return
-        if before is not None and same and before.again:  # the retried call's next try: its count and start stay
-            self.doing[match_id] = replace(before, again=False)
+        if event.kind == "queued":  # a retried call's next try keeps its count and its start
+            self.doing[match_id] = (replace(before, waiting=True) if before is not None and same and before.again
+                                    else _Doing(step, self.clock(), waiting=True))
+        elif before is not None and same and (before.waiting or before.again):  # sent, as this call was waiting to be
+            self.doing[match_id] = replace(before, waiting=False, again=False)
         else:
             self.doing[match_id] = _Doing(step, self.clock())
         self.draw()
@@ -169,8 +175,9 @@ class Progress:
             if doing is None:
                 line += "starting"
             else:
-                line += f"{_where(doing.step)}, {span(now - doing.since)}" + (
-                    f" ({doing.attempt})" if doing.attempt else "")
+                line += (f"{_where(doing.step)}, {span(now - doing.since)}"
+                         + (" waiting for the model" if doing.waiting else "")
+                         + (f" ({doing.attempt})" if doing.attempt else ""))
             out.append(line)
         if len(shown) < len(under_way):
             out.append(f"  +{len(under_way) - len(shown)} more under way")
