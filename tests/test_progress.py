@@ -211,8 +211,8 @@ def test_a_run_tells_of_each_call_sent_and_of_a_retry_with_its_match_and_role(tm
     assert (retry.tag.stage, retry.tag.side) == stage_and_side(fake_llm.requests[0].body)
     assert (retry.attempt, retry.tries) == (1, 3) and "429" in retry.error  # retries = 2 in this workspace
     assert [line for line in heard.said if line.startswith("retry:")] == [
-        f"retry: {retry.tag.match_id} {retry.tag.stage} · {retry.tag.side.upper()} writer: {retry.error[:100]} "
-        f"(try 1 of 3 failed; next in 0s)"]
+        f"retry: {retry.tag.match_id} {retry.tag.stage} · {retry.tag.side.upper()} writer: RateLimitError 429: slow "
+        f"down (try 1 of 3 failed; next in 0s)"]  # the error in short: its type, status and the provider's message
 
 
 # --- arena match show of a match being played -------------------------------------------------------------------
@@ -306,4 +306,4 @@ def test_match_play_prints_a_retry_as_it_happens(tmp_path, fake_llm):
     assert (stage, side) == stage_and_side(fake_llm.requests[0].body)  # the request that met the fault
     retries = [line for line in result.stderr.splitlines() if line.startswith("retry:")]
     assert len(retries) == 1 and retries[0].startswith(f"retry: {match_id} {stage} · {side.upper()} writer: ")
-    assert "503" in retries[0] and retries[0].endswith("(try 1 of 3 failed; next in 0s)")
+    assert retries[0].endswith(" 503: overloaded (try 1 of 3 failed; next in 0s)")  # the provider's message

@@ -8,6 +8,7 @@ pipe) the display prints a plain line per finished match, a line per retry and a
 """
 from __future__ import annotations
 
+import re
 import shutil
 import sys
 import time
@@ -220,8 +221,17 @@ class Progress:
 def retry_line(event: CallEvent) -> str:
     """A retry as it is printed: 'retry: m00003 summary · CON writer: ERROR (try 1 of 5 failed; next in 2s)'."""
     step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
-    return (f"retry: {event.tag.match_id} {_where(step)}: {_oneline(event.error)[:ERROR_CHARS]} (try {event.attempt} "
+    return (f"retry: {event.tag.match_id} {_where(step)}: {_short(event.error)} (try {event.attempt} "
             f"of {event.tries} failed; next in {span(event.wait_s)})")
+
+
+def _short(error: str) -> str:
+    """An error in short: its type and status (arena.retry.describe's head), then the provider's message when the
+    text quotes one as JSON, else the text without the exception names litellm repeats before it."""
+    head, _, rest = _oneline(error).partition(": ")
+    quoted = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', rest)
+    rest = quoted.group(1) if quoted else re.sub(r"^(?:[\w.]+(?::| -)\s+)+", "", rest)
+    return (f"{head}: {rest}" if rest else head)[:ERROR_CHARS]
 
 
 def _terminal() -> tuple[int, int]:
