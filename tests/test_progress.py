@@ -1,6 +1,7 @@
 """Runs you can watch: the live display of `arena run` (what a terminal shows, redrawn in place), the gateway's events
-of calls sent and retried as a real run against the fake provider makes them (in one process and relayed by worker
-processes), and `arena match show` of a match while it is being played, read from another process."""
+of calls queued, sent and retried as a real run against the fake provider makes them (in one process and relayed by
+worker processes), and `arena match show` of a match while it is being played, read from another process, with the
+ledger's account of a match's progress it rests on."""
 from __future__ import annotations
 
 import io
@@ -10,6 +11,7 @@ import subprocess
 import sys
 import threading
 from collections import Counter
+from datetime import datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -22,9 +24,10 @@ from arena.app.workers import fan_out
 from arena.claims import LEASE_S
 from arena.clock import now
 from arena.llm import CallEvent, CallTag
+from arena.records import Step
 from arena.wire import preload
 from tests.fakes.openai_server import Reply
-from tests.helpers import debate_responder, invoke, query, stage_and_side
+from tests.helpers import debate_responder, entry, invoke, judge, new_workspace, query, stage_and_side
 from tests.running import ROOT, scheduled
 
 
@@ -307,3 +310,46 @@ def test_match_play_prints_a_retry_as_it_happens(tmp_path, fake_llm):
     retries = [line for line in result.stderr.splitlines() if line.startswith("retry:")]
     assert len(retries) == 1 and retries[0].startswith(f"retry: {match_id} {stage} · {side.upper()} writer: ")
     assert retries[0].endswith(" 503: overloaded (try 1 of 3 failed; next in 0s)")  # the provider's message
+
+
+def test_a_matchs_progress_counts_its_current_play_and_dates_a_settled_call_from_its_start(tmp_path):
+    from arena.claims import Holder
+    from arena.store import IN_FLIGHT
+
+    path = new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], judges=[judge("j1")],
+                         motions=["builtin:en"], init="cli")
+    ws = open_workspace(path)
+    try:
+        store, holder = ws.store, Holder.here()
+        match_id = app.schedule(ws, "round-robin").match_ids[0]
+        assert store.match_progress(match_id) is None  # never started
+
+        def call(role: str, **tag) -> int:
+            return store.record_call(kind="llm", model="openai/x", latency_s=0.0, cache_hit=False, simulated=False,
+                                     match_id=match_id, role=role, error=IN_FLIGHT, **tag)
+
+        store.claim_match(holder, only=match_id)
+        call("writer", stage="constructive", side="pro")  # a play cut short: its calls are not the next play's
+        store.mark_scheduled(match_id, holder)
+        store.claim_match(holder, only=match_id)
+        (started,), = query(path, "SELECT started_at FROM matches WHERE id=?", match_id)
+        before = store.match_progress(match_id)
+        assert (before.step, before.calls, before.since) == (Step(None, None, None), 0, started)
+
+        first = call("writer", stage="constructive", side="con")
+        settled = store.record_call(kind="llm", model="openai/x", latency_s=2.5, cache_hit=False, simulated=False,
+                                    match_id=match_id, role="writer", stage="constructive", side="con", call_id=first)
+        (ended,), = query(path, "SELECT created_at FROM calls WHERE id=?", settled)
+        store.record_call(kind="search", model="tavily", latency_s=0.1, cache_hit=False, simulated=False,
+                          match_id=match_id, role="searcher", stage="constructive", side="con")  # no LLM call
+        latest = store.match_progress(match_id)
+        assert (latest.step, latest.calls) == (Step("constructive", "con", "writer"), 1)
+        assert datetime.fromisoformat(ended) - datetime.fromisoformat(latest.since) == timedelta(seconds=2.5)
+
+        call("judge", judge="j1")  # in flight: shown before any later settled call
+        store.record_call(kind="llm", model="openai/x", latency_s=0.0, cache_hit=True, simulated=False,
+                          match_id=match_id, role="writer", stage="summary", side="pro")  # a cache hit counts
+        judging = store.match_progress(match_id)
+        assert (judging.step, judging.calls) == (Step("judging", None, "j1"), 3)
+    finally:
+        ws.close()
