@@ -316,7 +316,7 @@ def json_shapes() -> dict[str, tuple[Any, ...]]:
         "arena motion show": (s.MotionDetail,),
         "arena import": (r.ImportReport,),
         "arena match list": (list[s.MatchRow],),
-        "arena match show": (s.MatchJson, s.MatchJson, s.MatchJson),
+        "arena match show": (s.MatchJson, s.MatchJson, s.MatchJson, s.MatchJson),
         "arena match messages": (list[s.AgentMessage],),
         "arena schedule": (s.Schedule,),
         "arena check": (list[r.CheckRow],),
