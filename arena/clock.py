@@ -15,10 +15,10 @@ def iso(seconds: float) -> str:
 
 
 def span(seconds: float) -> str:
-    """A length of time as people read it: 45s, 5m30s, 1h20m."""
-    whole = round(seconds)
+    """A duration as people read it at a glance: 42s, 3m12s, 2h05m."""
+    whole = max(0, round(seconds))
     if whole < 60:
         return f"{whole}s"
-    minutes, secs = divmod(whole, 60)
+    minutes, whole = divmod(whole, 60)
     hours, minutes = divmod(minutes, 60)
-    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{secs:02d}s"
+    return f"{hours}h{minutes:02d}m" if hours else f"{minutes}m{whole:02d}s"
