@@ -88,15 +88,15 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
     """How ref's server serves it, remembered in the workspace: {slots, tokens_per_s, prompt_tokens_per_s}, each
     None when it could not be measured (a call failed, the model stopped early, the server too quick to time).
 
-    tokens_per_s: answers alone, cut at SHORT_TOKENS (twice, the quicker kept) and GEN_TOKENS: the completion tokens
-    the server reports beyond the short one's, over the time beyond its time (what a request costs besides, its
-    connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to [llm]
+    tokens_per_s: answers alone, cut at SHORT_TOKENS and at GEN_TOKENS (each twice, the quicker kept): the
+    completion tokens the server reports beyond the short one's, over the time beyond its time (what a request
+    costs besides, its connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to [llm]
     max_concurrency, while the last of a batch is answered within OVERLAP × the time of its first: served together,
     where a one-slot server answers them one after another (the second at twice the first's time). Within one
     batch, so that a shared machine's load, which changes between requests, hardly moves it; slots =
     max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
     one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
-    answer's tokens). Cheap: 4 + 2 + 4 + ... short answers."""
+    answer's tokens). Cheap: 5 + 2 + 4 + ... short answers."""
     limit = max(1, gateway.settings.max_concurrency)
     speed: dict = {"slots": None, "tokens_per_s": None, "prompt_tokens_per_s": None}
 
@@ -116,13 +116,13 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
         return _Timed(min(t for t, _ in done), max(t for t, _ in done),
                       min(a.usage.completion_tokens for _, a in done), done[0][1].usage.prompt_tokens)
 
+    # Each alone twice, and the quicker kept: a request may pay for more than its tokens (a new connection, a busy
+    # moment of a shared machine, whose other processes can stall a CPU server's threads for seconds).
     short = await timed(1, SHORT_TOKENS, start=2)
     alone = await timed(1, GEN_TOKENS) if short is not None else None
-    # The short answer again, and the quicker of the two: a first request may pay for more than its tokens (a new
-    # connection, a busy moment of a shared machine), which would be taken for generation speed.
-    again = await timed(1, SHORT_TOKENS, start=2) if alone is not None else None
-    if short is not None and again is not None and again.last < short.last:
-        short = again
+    if short is not None and alone is not None:
+        short = _quicker(short, await timed(1, SHORT_TOKENS, start=2))
+        alone = _quicker(alone, await timed(1, GEN_TOKENS, start=3))
     if short is not None and alone is not None and alone.tokens - short.tokens >= SHORT_TOKENS \
             and alone.last - short.last >= TIMED_S:
         speed["tokens_per_s"] = round((alone.tokens - short.tokens) / (alone.last - short.last), 1)
@@ -156,6 +156,11 @@ class _Timed:
     last: float
     tokens: int
     prompt: int
+
+
+def _quicker(one: _Timed, other: _Timed | None) -> _Timed:
+    """The quicker of two timings of one request alone (other None: it failed)."""
+    return other if other is not None and other.tokens == one.tokens and other.last < one.last else one
 
 
 def _together(batch: _Timed | None, alone: _Timed) -> bool:

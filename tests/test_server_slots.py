@@ -94,7 +94,7 @@ def test_check_measures_the_servers_slots_and_throughput_and_remembers_them(tmp_
             assert row["tokens_per_s"] == pytest.approx(400, rel=0.25)
         assert fake.peak == slots  # what the server saw: never more than its slots generating at once
         measured = [b for b in fake.bodies if last_user(b).startswith(COUNT_PROMPT.split("{}")[0])]
-        assert len(measured) == 3 + sum(k for k in (2, 4, 8) if k <= 2 * slots)  # cheap: short answers, few
+        assert len(measured) == 4 + sum(k for k in (2, 4, 8) if k <= 2 * slots)  # cheap: short answers, few
         known = facts(path, fake.api_base)
         assert known["slots"] == slots
         assert known["tokens_per_s"] == pytest.approx(400, rel=0.25)
