@@ -508,7 +508,8 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @workspace_option
 def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
         wait_s: float | None, workspace: Path):
-    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C)."""
+    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
+    SIGTERM)."""
     from arena.app import commands as app
 
     ws = _open(workspace)
