@@ -312,6 +312,7 @@ class LLMGateway:
             sent, ledgered = None, False
             try:
                 async with limit:
+                    started = time.perf_counter()  # the call's latency is the server's, not its wait for a slot here
                     # In the ledger before it leaves: a kill mid-call must not hide a paid call from --budget.
                     sent = self._ledger(ref, tag, AgentUsage(cost=models.most_cost(ref.model, messages,
                                                                                    params["max_tokens"])),
