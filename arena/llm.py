@@ -14,7 +14,7 @@ import json
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from arena import credentials, models, offline, retry
 from arena.config import LLMSettings
@@ -37,6 +37,21 @@ class CallTag:
     stage: str | None = None
     side: str | None = None
     judge: str | None = None  # the configured judge's name: several judges judge one match
+
+
+@dataclass(frozen=True)
+class CallEvent:
+    """What the gateway tells its listeners (LLMGateway.listeners) as a call goes: a request waiting for a slot of its
+    model ("queued"), sent ("sent"), or a try that failed and will be made again ("retry": the error in short, the
+    try that failed of how many, the wait). Simulated calls are only "sent"."""
+
+    kind: Literal["queued", "sent", "retry"]
+    tag: CallTag
+    model: str
+    error: str = ""
+    attempt: int = 0  # retry: the failed try, counted from 1
+    tries: int = 0  # retry: the tries a call has in all
+    wait_s: float = 0.0  # retry: the backoff before the next try
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,7 @@ class LLMGateway:
         # Semaphores belong to one event loop; keep a set per loop so a gateway outlives asyncio.run.
         self._limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._facts: dict[tuple[str, str], dict] = {}  # per model and endpoint: structured mode, window
+        self.listeners: list[Callable[[CallEvent], None]] = []  # told of each request sent and retried (a live display)
 
     # --- what is known of a model --------------------------------------------------------
     def facts(self, ref: ModelRef) -> dict:
@@ -292,6 +308,7 @@ class LLMGateway:
         False: the answer's ledger row stays in flight, its settling (Answer.settlement, for _ledger) left to the
         caller, which stores it with what it keeps of the answer."""
         if ref.simulated:
+            self._tell(CallEvent("sent", tag, ref.model))
             started = time.perf_counter()
             text, asked, answered = offline.respond(
                 ref.model, ref.strength, messages, schema=schema, sample=sample, seed=self.seed, role=tag.role,
@@ -310,6 +327,7 @@ class LLMGateway:
         while True:
             started = time.perf_counter()
             sent, ledgered = None, False
+            self._tell(CallEvent("queued", tag, ref.model))  # it may wait here for one of the model's slots
             try:
                 async with limit:
                     started = time.perf_counter()  # the call's latency is the server's, not its wait for a slot here
@@ -318,6 +336,7 @@ class LLMGateway:
                                                                                    params["max_tokens"])),
                                         0.0, cache_hit=False, structured=mode, fitted=fitted, error=IN_FLIGHT)
                     ledgered = True
+                    self._tell(CallEvent("sent", tag, ref.model))
                     response = await self._send(ref, messages, params, schema, mode, timeout_s)
             except Exception as exc:  # litellm raises many types; classify below
                 if not ledgered:  # the workspace's failure (a full disk), not the provider's: nothing was sent
@@ -348,7 +367,9 @@ class LLMGateway:
                 retryable = retry.retryable(exc) and not refused  # asking the same way again gets the same refusal
                 if not retryable or attempt >= self.settings.retries:
                     raise LLMCallError(f"{ref.model}: {retry.given_up(described, attempt, retryable)}") from None
-                await asyncio.sleep(retry.delay(self.settings.backoff_s, attempt))
+                wait = retry.delay(self.settings.backoff_s, attempt)
+                self._tell(CallEvent("retry", tag, ref.model, described, attempt + 1, self.settings.retries + 1, wait))
+                await asyncio.sleep(wait)
                 attempt += 1
                 continue
             latency = time.perf_counter() - started
@@ -373,6 +394,10 @@ class LLMGateway:
             self.store.record_call(kind="degraded", model=ref.model, latency_s=0.0, cache_hit=False,
                                    simulated=ref.simulated, match_id=tag.match_id, role=tag.role, stage=tag.stage,
                                    side=tag.side, judge=tag.judge, error=reason)
+
+    def _tell(self, event: CallEvent) -> None:
+        for listener in self.listeners:
+            listener(event)
 
     def _ledger(self, ref, tag, usage, latency, cache_hit, error=None, structured=None, fitted=False,
                 finish_reason=None, call_id=None) -> int | None:

@@ -385,6 +385,38 @@ class HumanTurn:
     def submitted(self) -> bool:
         return self.speech is not None
 
+
+JUDGING = "judging"  # the stage a judge's call is shown at: its ledger row has no stage (judges read whole debates)
+
+
+@dataclass(frozen=True)
+class Step:
+    """Who a match's call is for, as people are shown it: the debate stage (JUDGING for a judge's), the side (None
+    for a judge's), and the role: a debater's agent (searcher, analyzer, writer, reviewer, ...) or the judge's name."""
+
+    stage: Stage | None
+    side: Side | None
+    role: str | None
+
+    @classmethod
+    def of(cls, stage: str | None, side: str | None, role: str | None, judge: str | None) -> "Step":
+        """The step of a call tagged so (arena.llm.CallTag, a ledger row): a judge's call is shown by its judge."""
+        if judge is not None:
+            return cls(JUDGING, None, judge)
+        return cls(stage, side if side in SIDES else None, role)
+
+
+@dataclass(frozen=True)
+class MatchProgress:
+    """What a running match is doing, from the ledger: its step (the call in flight, else its latest call; empty
+    before its first), the LLM calls of its current play (every try sent, answers from the cache included), and
+    since when the step's call runs (ISO; before its first call, the match's start)."""
+
+    step: Step
+    calls: int
+    since: str
+
+
 class CallSide(NamedTuple):
     """A call of a match and whom it was for: the dry run's measure of what a match costs each side and judge."""
 

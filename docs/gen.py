@@ -7,6 +7,9 @@ A region is `<!-- generated:KEY -->` ... `<!-- /generated -->` in a page under d
   kind FAMILY NAME         a built-in kind's params or options (what `arena kinds` prints)
   template                 the arena.toml that `arena init` writes (arena.workspace.template)
   modules                  every Python module of the packages, with its docstring's first paragraph
+  api                      the Python API (arena.app.notebook.Arena): each method's signature and summary, and
+                           the columns and dtypes of each DataFrame it returns (arena.app.notebook.FRAMES)
+  example PATH             a file of the repository (an example script), whole, in a code block
 
 Hand-written cells (an option's or key's meaning, a key's type, a nuanced default that agrees with the
 code) are kept from the page; everything the code knows is rewritten. A command without a section gets
@@ -235,6 +238,68 @@ def modules_region() -> str:
     return table(["module", "what it is"], rows) + "\n"
 
 
+# --- the Python API ------------------------------------------------------------------------------
+
+def signature(name: str, function) -> str:
+    """A method as a notebook calls it: `ws.name(params) -> returns`, annotations as written in the source."""
+    sig = inspect.signature(function)
+    parts, starred = [], False
+    for p in list(sig.parameters.values())[1:]:  # self is the `ws.`
+        text = p.name
+        if p.kind is p.VAR_KEYWORD:
+            text, starred = f"**{p.name}", True
+        elif p.kind is p.KEYWORD_ONLY and not starred:
+            parts.append("*")
+            starred = True
+        if p.annotation is not p.empty:
+            text += f": {p.annotation}"
+        if p.default is not p.empty:
+            text += f" = {p.default!r}"
+        parts.append(text)
+    return f"ws.{name}({', '.join(parts)}) -> {sig.return_annotation}"
+
+
+def column_table(columns) -> str:
+    """A DataFrame's columns: name and dtype (a category's categories where they are fixed)."""
+    rows = [[f"`{c.name}`", f"{c.dtype} ({', '.join(c.categories)})" if c.categories else c.dtype] for c in columns]
+    return table(["column", "dtype"], rows)
+
+
+def api_region() -> str:
+    """Every public method of arena.app.notebook.Arena in the order of its source: signature, the first paragraph
+    of its docstring, and the columns of the DataFrames it returns."""
+    import dataclasses
+
+    from arena.app import notebook
+
+    parts = []
+    for name, function in vars(notebook.Arena).items():
+        if name.startswith("_") or not inspect.isfunction(function):
+            continue
+        doc = inspect.cleandoc(function.__doc__ or "").split("\n\n")
+        parts.append(f"### `ws.{name}`\n\n```python\n{signature(name, function)}\n```\n\n{' '.join(doc[0].split())}")
+        parts += [" ".join(more.split()) for more in doc[1:]]
+        returned = getattr(notebook, str(inspect.signature(function).return_annotation), None)
+        if dataclasses.is_dataclass(returned):
+            fields = ", ".join(f"`{f.name}`" for f in dataclasses.fields(returned))
+            parts.append(f"`{returned.__name__}` ({fields}): {' '.join(inspect.cleandoc(returned.__doc__).split())}")
+        for key, columns in notebook.FRAMES.get(name, {}).items():
+            if key == "by":  # the same columns after the group's: said, not tabled again
+                parts.append(f"With `by`: {', '.join(f'`{c.name}` ({c.dtype})' for c in columns[:1])} first, named "
+                             "as `by` is (`category` or `dimension`), then the columns above.")
+                continue
+            if key:
+                parts.append(f"`.{key}`:")
+            parts.append(column_table(columns))
+    return "\n\n".join(parts) + "\n"
+
+
+def example_region(path: str) -> str:
+    """A file of the repository, whole, as a code block."""
+    text = (ROOT / path).read_text(encoding="utf-8")
+    return f"```{'python' if path.endswith('.py') else ''}\n{text.rstrip()}\n```\n"
+
+
 # --- the JSON shapes -----------------------------------------------------------------------------
 
 def json_shapes() -> dict[str, tuple[Any, ...]]:
@@ -251,7 +316,7 @@ def json_shapes() -> dict[str, tuple[Any, ...]]:
         "arena motion show": (s.MotionDetail,),
         "arena import": (r.ImportReport,),
         "arena match list": (list[s.MatchRow],),
-        "arena match show": (s.MatchJson, s.MatchJson, s.MatchJson),
+        "arena match show": (s.MatchJson, s.MatchJson, s.MatchJson, s.MatchJson),
         "arena match messages": (list[s.AgentMessage],),
         "arena schedule": (s.Schedule,),
         "arena check": (list[r.CheckRow],),
@@ -379,6 +444,10 @@ def render(key: str, old_body: str, commands: dict) -> str:
         return template_region()
     if key == "modules":
         return modules_region()
+    if key == "api":
+        return api_region()
+    if words[0] == "example":
+        return example_region(words[1])
     raise SystemExit(f"docs: unknown generated region {key!r}")
 
 

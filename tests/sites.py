@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from dataclasses import replace
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from arena.app import commands as app
-from arena.records import Ballot, Match, Motion, Reference, Speech, Verdict
+from arena.records import Ballot, Forfeit, Match, Motion, Reference, Speech, Verdict
 from website.render import SiteData
 from tests.fixtures import Builds
 from tests.helpers import entry, judge, new_workspace, people
@@ -63,6 +64,37 @@ def hostile_data(simulated: bool = True) -> SiteData:
                     matches=[match], results=[], judges=[{"name": f"j{HOSTILE}", "kind": "single", "model": "m",
                                                           "runs": 1, "options": {"x": HOSTILE}}],
                     scores={match.id: {"judge<i>": (1.0, 0.0)}})
+
+
+# Realistic worst cases of a board's row: the longest names, models and figures a real arena shows.
+LONG = [f"agent4debate-claude-3-5-sonnet-20241022-{k}" for k in "abc"] + \
+       [f"search-baseline-gpt-4o-2024-08-06-temp07-{k}" for k in "def"]
+
+
+def long_names_data(language: str = "en") -> SiteData:
+    """A site of six entries with the longest realistic names, models and records (3-digit W–T–L, forfeits, unknown
+    costs), whose 24 matches are 16 judged (a tie among them), 2 forfeited, 4 still scheduled, 1 running, 1 failed."""
+    motion = Motion("long-1", "This house believes that long names must not break a leaderboard", "value", language)
+    matches, scores = [], {}
+    for k in range(24):
+        pro, con = LONG[k % 6], LONG[(k + 1 + k // 6) % 6]
+        status = "done" if k < 18 else "scheduled" if k < 22 else "running" if k == 22 else "failed"
+        forfeit = Forfeit("con", "too-short: 3 words") if k in (16, 17) else None
+        outcome = "tie" if k == 3 else "pro" if k % 3 else "con"
+        verdicts = (Verdict("j", 0, outcome),) if status == "done" else ()
+        matches.append(Match(f"m{k + 1:05d}", motion, pro, con, status, "timeout" if status == "failed" else None,
+                             True, (), verdicts, forfeit))
+        if verdicts:
+            scores[matches[-1].id] = {"j": {"pro": (1.0, 0.0), "con": (0.0, 1.0), "tie": (0.5, 0.5)}[outcome]}
+    rows = [{"entry": name, "rating": 1345.0 - 97 * i, "ci_low": 1118.0 - 97 * i, "ci_high": 1545.0 - 97 * i,
+             "matches": 250, "wins": 118, "ties": 12, "losses": 120, "rank_ub": 1 + i, "provisional": i % 2 == 0}
+            for i, name in enumerate(LONG)]
+    entries = [{"name": name, "debater": name.split("-")[0] if i < 3 else "search-baseline",
+                "model": "openrouter/anthropic/claude-3.5-sonnet-20241022" if i < 3 else "openai/gpt-4o-2024-08-06",
+                "simulated": True, "retired": False, "params": {}, "matches": 250, "forfeits": 38, "cost": 123.4,
+                "cost_per_match": 0.4936, "cost_unknown": True, "roles": {}} for i, name in enumerate(LONG)]
+    return replace(hostile_data(), title="Debate Arena leaderboard", judge="j", judges=[], language=language,
+                   boards={"overall": {"ratings": rows, "meta": {}}}, entries=entries, matches=matches, scores=scores)
 
 
 THREE_OFFLINE = (entry("ace", strength=1.0), entry("bold", strength=0.0), entry("calm", strength=-1.0))

@@ -95,7 +95,7 @@ def test_the_site_leaves_out_every_trace_of_matches_people_are_still_judging(ws)
     assert rated(site) == set(SEEN)
     assert [line.split(",")[0] for line in site["results.csv"].splitlines()[1:]] == [SEEN_ID] * 4
     assert [s["matches"] for s in json.loads(site["history.json"])] == [1]
-    assert "<span>1 match</span>" in site["index.html"]
+    assert '<span id="debated">1 match debated</span>' in site["index.html"]
     # The judges' biases count the votes cast on the matches shown: experts' two ballots on the seen match, not
     # ann's on the hidden one.
     opened = app.open_workspace(ws)

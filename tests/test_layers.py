@@ -29,11 +29,14 @@ APP_ORDER = (
     {"runs"},
     {"dryrun"},
     {"commands"},
-    {"cli"},
+    {"cli", "notebook"},  # the two shells over the facade: the command line and the Python API (arena.open)
 )
 # The one module the kernel may take from leaderboard: the Elo scale both the fit and the draw use. It
 # imports nothing but the standard library, so it pulls neither numpy nor anything upward into the kernel.
 SANCTIONED = {"leaderboard.elo"}
+# The app modules the package `arena` itself may import, inside a function alone: `arena.open(DIR)`, the door of the
+# Python API, hands its caller the app's workspace object, as `python -m arena` (arena.__main__) starts the CLI.
+DOORS = {"arena": {"arena.app.notebook"}}
 
 
 def imports(source: str, module: str) -> set[str]:
@@ -67,7 +70,8 @@ def violations(module: str, source: str) -> list[str]:
     for name in sorted(imports(source, module)):
         if kernel(module):
             forbidden = [*KINDS_AND_LIBRARIES, "arena.app"]
-            if any(within(name, p) for p in forbidden) and not any(within(name, s) for s in SANCTIONED):
+            sanctioned = {*SANCTIONED, *DOORS.get(module, ())}
+            if any(within(name, p) for p in forbidden) and not any(within(name, s) for s in sanctioned):
                 bad.append(f"{module} (kernel) imports {name}")
         elif within(module, "leaderboard") and (within(name, "arena") or within(name, "website")):
             # `arena rate` and the benchmarks fit ratings without a site: the rating math pulls in no renderer
@@ -135,9 +139,25 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Each module of the repository → the modules of the repository it imports (lazily or not)."""
+    """Each module of the repository → the modules of the repository it imports (lazily or not), but a door's
+    (DOORS): every module under the package `arena` imports it first, and it reaches into the app only when called."""
     sources = {module: path.read_text(encoding="utf-8") for module, path in modules()}
-    return {module: {name for name in imports(source, module) if name in sources} for module, source in sources.items()}
+    return {module: {name for name in imports(source, module) if name in sources
+                     and not any(within(name, door) for door in DOORS.get(module, ()))}
+            for module, source in sources.items()}
+
+
+def test_a_door_imports_the_app_only_when_it_is_called():
+    """`import arena` costs no app layer (and no pandas): a door's imports of the app are inside functions, or for
+    annotations alone."""
+    for module, doors in DOORS.items():
+        tree = ast.parse((ROOT / (module.replace(".", "/") + "/__init__.py")).read_text(encoding="utf-8"))
+        eager = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        eager += [node for block in tree.body
+                  if isinstance(block, ast.If) and "TYPE_CHECKING" not in ast.unparse(block.test)
+                  for node in ast.walk(block) if isinstance(node, (ast.Import, ast.ImportFrom))]
+        found = {name for node in eager for name in imports(ast.unparse(node), module)}
+        assert not [name for name in found if any(within(name, door) for door in doors)], module
 
 
 def modules() -> list[tuple[str, Path]]:
@@ -248,6 +268,10 @@ def test_the_app_layer_is_where_kinds_are_wired():
     ("importers.lechmazur", "from judges.registry import JUDGES", "importers.lechmazur (an importer) imports judges"),
     ("importers.lechmazur", "from arena.app.wiring import reload", "importers.lechmazur (an importer) imports arena.app"),
     ("arena.store", "from importers.base import Imported", "arena.store (kernel) imports importers.base"),
+    ("arena", "def open(path):\n    from arena.app.commands import open_workspace\n",
+     "arena (kernel) imports arena.app.commands"),
+    ("arena.records", "def f():\n    from arena.app.notebook import Arena\n",
+     "arena.records (kernel) imports arena.app.notebook"),
 ])
 def test_the_check_catches_each_kind_of_violation(module, source, problem):
     assert any(v.startswith(problem) for v in violations(module, source))

@@ -22,3 +22,9 @@ def test_quickstart_has_exactly_two_commands_demo_and_tests():
 def test_ci_runs_the_readme_test_command():
     _, tests = quickstart_commands()
     assert tests in (ROOT / ".ci" / "run").read_text().splitlines()
+
+
+def test_the_getting_started_page_gives_the_readme_commands_exactly():
+    page = (ROOT / "docs" / "getting-started.md").read_text(encoding="utf-8")
+    section = page.split("## Two commands", 1)[1].split("\n## ", 1)[0]
+    assert re.findall(r"```\n(.+?)\n```", section) == quickstart_commands()

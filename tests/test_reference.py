@@ -508,6 +508,15 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("stats", "paper"): [app.stats_paper(ws)],
             ("import",): [app.import_debates(ws, "lechmazur", write_checkout(root.parent / "lech", tournament()))],
         }
+        # A match being played: claimed, its writer's call in flight (in the ledger as sent).
+        from arena.claims import Holder
+        from arena.store import IN_FLIGHT
+
+        running = app.schedule(ws, "random", matches=1).match_ids[0]
+        ws.store.claim_match(Holder.here(), only=running)
+        ws.store.record_call(kind="llm", model="offline/x", latency_s=0.0, cache_hit=False, simulated=True,
+                             match_id=running, role="writer", stage="constructive", side="pro", error=IN_FLIGHT)
+        printed[("match", "show")].append(app.match_show(ws, running))
         # Last, so that nothing above sees it: a match parked at a's turn, a now a person who debates on the web.
         parked = app.schedule(ws, "random", matches=1).match_ids[0]
         ws.store.open_turn(parked, "constructive", "pro", ws.store.pairing(parked)[1], {}, "2100-01-01T00:00:00+00:00")
@@ -532,7 +541,7 @@ def test_the_json_fixture_covers_every_command_with_a_json_format(printed):
 # The facade function behind each value of the printed fixture, in its order: what it is annotated to return.
 RETURNS = {("kinds",): ["kinds"], ("check",): ["check"], ("entry", "list"): ["entry_list"],
            ("entry", "show"): ["entry_show"], ("motion", "list"): ["motion_list"], ("motion", "show"): ["motion_show"],
-           ("match", "list"): ["match_list"], ("match", "show"): ["match_show", "match_show"],
+           ("match", "list"): ["match_list"], ("match", "show"): ["match_show", "match_show", "match_show"],
            ("match", "messages"): ["match_messages"], ("schedule",): ["schedule_show"], ("run",): ["dry_run", "run"],
            ("judge-bench",): ["judge_bench"], ("rate",): ["rate", "rate_history"],
            ("stats", "agents"): ["stats_agents"], ("stats", "judges"): ["stats_judges"],

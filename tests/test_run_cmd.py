@@ -289,7 +289,7 @@ def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
 
     lines, clock = [], Clock()
     display = Progress(4, 2, say=lines.append, clock=clock)
-    assert display.eta() == "?"
+    assert display.eta() == "after the 1st match"  # no mean to go by yet, and it says so
     display.started("m1")
     display.started("m2")
     display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, 0.5)))
@@ -302,9 +302,10 @@ def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
     assert display.eta() == "10s"  # 2 left, 10 s each, 2 at once
     status = display.status()
     assert "1/4 done, 0 running, 1 failed" in status
-    assert "3 calls (1 cached), 360 tokens, $0.5000 (+1 calls of unknown price)" in status
+    assert "ETA 10s · 3 calls (1 cached), 360 tokens, $0.5000 +1 unpriced" in status
     display.close()
     assert lines[-1].startswith("after 10s: 1/4 done")
+    assert lines[-1].endswith("$0.5000 (+1 calls of unknown price)")  # in words once the width no longer matters
 
 
 def test_progress_redraws_one_line_on_a_terminal(capsys):

@@ -1,9 +1,11 @@
 """The published site: every supplied text escaped, file names safe, simulation labelled."""
 from __future__ import annotations
 
+import re
+
 from website.render import SiteData, page_name, publish
 from tests.helpers import invoke, judge, new_workspace
-from tests.sites import THREE_OFFLINE, hostile_data
+from tests.sites import THREE_OFFLINE, hostile_data, long_names_data
 
 
 def test_hostile_text_renders_as_text(tmp_path):
@@ -117,3 +119,32 @@ def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_
     ignored = json.loads(invoke("rate", "--format", "json", "-w", path).output)
     assert fields(json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["ratings"]) == \
         fields(ignored["ratings"])
+
+
+def test_intervals_read_low_high_the_header_counts_matches_debated_and_the_list_names_each_winner(tmp_path):
+    data = long_names_data()
+    site = tmp_path / "site"
+    index = publish(site, data).read_text()
+    # Each rating's interval as low–high, beside the rating; nowhere as +x/−y.
+    cells = re.findall(r'<td class="num" data-value="[\d.]+">(\d+)</td>\n<td class="num" data-value="[\d.]+">([^<]*)</td>',
+                       index)
+    assert cells == [(f"{r['rating']:.0f}", f"{r['ci_low']:.0f}–{r['ci_high']:.0f}")
+                     for r in data.boards["overall"]["ratings"]]
+    assert "/−" not in index
+    done = sum(m.status == "done" for m in data.matches)
+    assert 0 < done < len(data.matches)
+    assert f'<span id="debated">{done} matches debated</span>' in index
+    assert 'id="legend"' in index
+    # The winner of each row of the list: the side with more of the rating judge's points, a tie, or none yet.
+    listing = (site / "matches.html").read_text()
+    rows = re.findall(r'<tr><td><a href="matches/(\w+)\.html">\w+</a></td><td>[^<]*</td><td>[^<]*</td>\n'
+                      r'<td class="num"[^>]*>[^<]*</td>\n<td>([^<]*)</td>', listing)
+    expected = []
+    for m in data.matches:
+        pro, con = data.scores.get(m.id, {}).get("j", (None, None))
+        expected.append((m.id, "—" if pro is None else m.pro if pro > con else m.con if con > pro else "tie"))
+    assert [(match, winner) for match, winner in rows] == expected
+    # The filter: a link per entry that played, to its page's list of its matches.
+    links = re.findall(r'<a href="(entries/[^"]+\.html)#matches">', listing)
+    assert links == sorted(page_name("entries", name) for name in {n for m in data.matches for n in (m.pro, m.con)})
+    assert all('<h2 id="matches">' in (site / link).read_text() for link in links)

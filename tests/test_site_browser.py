@@ -17,7 +17,7 @@ from arena.app import commands as app
 from arena.app.commands import open_workspace
 from tests.browser import console_errors, dialogs, load, screenshot, wait_for
 from tests.helpers import entry, judge, new_workspace
-from tests.sites import people_workspace, shared_demo
+from tests.sites import long_names_data, people_workspace, shared_demo
 
 pytestmark = pytest.mark.slow
 
@@ -413,7 +413,7 @@ return out;
 """
 
 
-@pytest.mark.parametrize("which", ["site", "chinese_site"])
+@pytest.mark.parametrize("which", ["site", "chinese_site", "long_site"])
 def test_the_leaderboard_keeps_rating_ci_and_record_on_screen_at_420_px(browser, which, request):
     site = request.getfixturevalue(which)
     load(browser, site / "index.html", 420, 900)
@@ -428,3 +428,112 @@ def test_the_leaderboard_keeps_rating_ci_and_record_on_screen_at_420_px(browser,
     assert under == 6
     assert console_errors(browser) == []
     screenshot(browser, f"index-420-{which}.png")
+
+
+# --- the board at desktop width, the matches list on a phone, en and zh ----------------------------------------
+
+@pytest.fixture(scope="module")
+def long_site(tmp_path_factory) -> Path:
+    from website.render import publish
+
+    return publish(tmp_path_factory.mktemp("long") / "site", long_names_data("en")).parent
+
+
+@pytest.fixture(scope="module")
+def long_site_zh(tmp_path_factory) -> Path:
+    from website.render import publish
+
+    return publish(tmp_path_factory.mktemp("long-zh") / "site", long_names_data("zh")).parent
+
+
+# Per row of the overall board: the lines the text of Rating, 95% CI and W–T–L takes (its height over its line
+# height), the CI as shown; then whether the board's wrapper scrolls sideways, and the legend's terms.
+BOARD_FIGURES = """
+var out = [];
+document.querySelectorAll('#panel-overall .raw-view tbody tr').forEach(function (row) {
+  out.push([4, 5, 7].map(function (i) {
+    var cell = row.cells[i], range = document.createRange();
+    range.selectNodeContents(cell);
+    return [cell.textContent.trim(), range.getBoundingClientRect().height / parseFloat(getComputedStyle(cell).lineHeight)];
+  }));
+});
+var wrap = document.querySelector('#panel-overall .raw-view .wrap');
+var legend = document.getElementById('legend');
+return {rows: out, scrolls: wrap.scrollWidth > wrap.clientWidth + 1,
+        page: [document.documentElement.scrollWidth, window.innerWidth],
+        legend: legend && legend.offsetHeight > 0 ? Array.from(legend.querySelectorAll('dt')).map(function (d) {
+          return d.textContent; }) : null};
+"""
+
+
+@pytest.mark.parametrize("which", ["site", "chinese_site", "long_site", "long_site_zh"])
+def test_the_board_keeps_each_figure_on_one_line_at_1280_px_with_its_legend(browser, which, request):
+    site = request.getfixturevalue(which)
+    load(browser, site / "index.html", 1280, 900)
+    shown = browser.execute_script(BOARD_FIGURES)
+    assert len(shown["rows"]) == 6
+    for row in shown["rows"]:
+        assert all(lines < 1.5 for _, lines in row), f"a figure wraps at 1280 px: {row}"
+        low, high = re.fullmatch(r"(\d+)–(\d+)", row[1][0]).groups()  # the interval as low–high
+        assert int(low) <= float(row[0][0]) <= int(high)
+        assert re.fullmatch(r"\d+–\d+–\d+", row[2][0])
+    assert not shown["scrolls"], "the board scrolls sideways at 1280 px"
+    assert shown["page"][0] <= shown["page"][1], f"the page overflows: {shown['page']}"
+    zh = "zh" in which or "chinese" in which
+    assert shown["legend"] == (["评分", "95% 置信区间", "排名（上界）", "胜–平–负", "完赛率"] if zh else
+                               ["Rating", "95% CI", "Rank (UB)", "W–T–L", "Reliability"])
+    assert console_errors(browser) == []
+    screenshot(browser, f"index-1280-{which}.png")
+
+
+# Per row of the matches list: its match id, Pro, Con, score and winner as shown, the status, and whether the score
+# and winner cells are on screen (displayed, inside the viewport's width).
+LIST_ROWS = """
+var right = document.documentElement.clientWidth;
+function seen(cell) {
+  var box = cell.getBoundingClientRect();
+  return getComputedStyle(cell).display !== 'none' && box.width > 0 && box.left >= 0 && box.right <= right + 0.5;
+}
+return Array.from(document.querySelectorAll('main table.list tbody tr')).map(function (r) {
+  var c = r.cells;
+  return [c[0].textContent.trim(), c[1].textContent.trim(), c[2].textContent.trim(), c[3].textContent.trim(),
+          c[4].textContent.trim(), c[5].textContent.trim(), seen(c[3]) && seen(c[4])];
+});
+"""
+
+
+@pytest.mark.parametrize("which", ["site", "chinese_site", "long_site", "long_site_zh"])
+def test_the_matches_list_at_420_px_shows_score_and_winner_and_filters_by_entry(browser, which, request):
+    from selenium.webdriver.common.by import By
+
+    site = request.getfixturevalue(which)
+    zh = "zh" in which or "chinese" in which
+    done, tie = ("已完成", "平局") if zh else ("done", "tie")
+    load(browser, site / "matches.html", 420, 900)
+    rows = browser.execute_script(LIST_ROWS)
+    assert len(rows) in (24, 60)
+    assert all(row[6] for row in rows), f"score or winner off screen at 420 px: {[r for r in rows if not r[6]]}"
+    for match, pro, con, score, winner, status, _ in rows:
+        if score == "—":
+            assert winner == "—" and not status.startswith(done), match
+            continue
+        a, b = (float(x) for x in score.split("–"))
+        assert winner == (pro if a > b else con if b > a else tie), match
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 420
+    screenshot(browser, f"matches-420-{which}.png")
+    # The header counts the matches debated (done), not those scheduled.
+    load(browser, site / "index.html", 420, 900)
+    debated = int(re.search(r"\d+", browser.find_element(By.ID, "debated").text).group())
+    assert debated == sum(row[5].startswith(done) for row in rows)
+    # The filter: an entry's link leads to a list of its matches, and only its.
+    load(browser, site / "matches.html", 420, 900)
+    browser.find_element(By.CSS_SELECTOR, "nav.filter summary").click()
+    name = sorted({row[1] for row in rows})[1]
+    browser.find_element(By.LINK_TEXT, name).click()
+    assert wait_for(lambda: browser.current_url.endswith("#matches")), browser.current_url
+    wait_for(lambda: browser.execute_script("return document.readyState") == "complete")
+    theirs = browser.execute_script(LIST_ROWS)
+    assert sorted(r[0] for r in theirs) == sorted(r[0] for r in rows if name in (r[1], r[2])) != []
+    assert all(r[6] for r in theirs), "a result off screen at 420 px on an entry's page"
+    assert console_errors(browser) == []
+    screenshot(browser, f"entry-matches-420-{which}.png")

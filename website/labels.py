@@ -41,7 +41,18 @@ ZH: dict[str, str] = {
     "Rank (UB)": "排名（上界）", "Entry": "参赛者", "Debater": "辩手", "Model": "模型", "Rating": "评分",
     "95% CI": "95% 置信区间", "W–T–L": "胜–平–负",
     "share of its matches debated to the end: the rest it forfeited": "辩论至终局的比赛所占比例，其余为弃权",
-    "Reliability": "完赛率", "Cost / match": "每场费用", "fewer than 15 matches": "比赛少于 15 场",
+    "Reliability": "完赛率", "Cost / match": "每场费用",
+    "how many entries are surely better, plus one": "确定优于它的参赛者数加一",
+    "the range, low–high, that holds the rating with 95% confidence": "以 95% 置信度包含评分的范围（下限–上限）",
+    # the legend beside the board (_views)
+    "How to read the board": "如何阅读排行榜",
+    "Elo scale, mean 1000; 100 points ahead is a 64% expected score": "Elo 尺度，均值 1000；领先 100 分即预期得分率 64%",
+    "low–high, the rating's 95% interval: wide when there are few matches": "下限–上限，即评分的 95% 区间：比赛少时较宽",
+    "1 + the entries whose interval lies wholly above this one's: entries not told apart share a rank":
+        "1 加上区间整体高于本参赛者区间的参赛者数：分不出高下的参赛者名次相同",
+    "wins–ties–losses": "胜–平–负场数",
+    "share of its matches debated to the end; the rest it forfeited": "辩论至终局的比赛所占比例；其余为弃权",
+    "fewer than 15 matches": "比赛少于 15 场",
     "provisional": "暂定", "simulated": "模拟", "{n} forfeit": "弃权 {n} 场", "{n} forfeits": "弃权 {n} 场",
     "cost includes calls whose price is unknown": "费用包含价格未知的调用", "No judged matches yet.": "尚无已评判的比赛。",
     "Pro advantage, fitted with these ratings: {e} Elo (95% CI {low} to {high}): against a Con side of equal "
@@ -140,7 +151,7 @@ ZH: dict[str, str] = {
     "(provisional)": "（暂定）", ".": "。", ":": "：", "Not rated yet.": "尚未评分。",
     "Cost: {total} in all, {each} per match": "费用：共 {total}，每场 {each}", "Tokens per agent role": "各智能体角色的令牌用量",
     "Role": "角色", "Calls": "调用次数", "Prompt tokens": "提示令牌", "Completion tokens": "生成令牌",
-    "No speeches yet.": "尚无发言。", "Results per motion": "各辩题的结果", "Match": "比赛", "Motion": "辩题",
+    "No speeches yet.": "尚无发言。", "Match": "比赛", "Motion": "辩题",
     "Side": "持方", "Opponent": "对手", "Status": "状态", "Result (for–against)": "结果（己方–对方）", "won": "胜",
     "lost": "负", "tied": "平", "No matches yet.": "尚无比赛。",
     # history
@@ -159,7 +170,8 @@ ZH: dict[str, str] = {
     "Line": "线条", "First rated after": "首次获评于", "No judged matches yet: the ratings have no history.":
         "尚无已评判的比赛：评分尚无历史。",
     # the index
-    "{n} entry": "{n} 位参赛者", "{n} entries": "{n} 位参赛者", "{n} match": "{n} 场比赛", "{n} matches": "{n} 场比赛",
+    "{n} entry": "{n} 位参赛者", "{n} entries": "{n} 位参赛者", "{n} match debated": "已辩论 {n} 场比赛",
+    "{n} matches debated": "已辩论 {n} 场比赛",
     "{n} judge": "{n} 位评委", "{n} judges": "{n} 位评委", "last update {time} UTC": "最后更新 {time} UTC",
     "no judge configured": "未配置评委",
     "Weighted Bradley–Terry on the Elo scale (mean 1000)": "Elo 尺度上的加权 Bradley–Terry 模型（均值 1000）",
@@ -187,6 +199,7 @@ ZH: dict[str, str] = {
     "Matches {first}–{last} of {total}, in schedule order, {per_page} to a page; sorting a column sorts this page's "
     "rows.":
         "第 {first}–{last} 场，共 {total} 场，按赛程顺序，每页 {per_page} 场；按列排序只对本页的行排序。",
+    "Filter by entry": "按参赛者筛选", "Only one entry's matches": "只看一位参赛者的比赛", "Winner": "胜方",
     "top": "顶部", "bottom": "底部", "Pro": "正方", "Con": "反方", "Score (PRO–CON)": "比分（正方–反方）",
     "{side} forfeit": "{side} 弃权",
     # the matrix page

@@ -174,11 +174,13 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
           ci_svg=svg.ci_plot(overall["ratings"], t=t),
           heatmap_svg=heatmap if len(overall["ratings"]) <= INDEX_HEATMAP_MAX else "")
     write("matrix.html", "matrix.html.j2", heatmap_svg=heatmap)
+    by_entry = _by_entry(data.matches)
+    players = sorted(by_entry)  # the list's filter: each entry that played links to its page's list of its matches
     pages = [list_page(k + 1) for k in range(max(1, -(-len(data.matches) // data.matches_per_page)))]
     for k, name in enumerate(pages):
         first = k * data.matches_per_page
         write(name, "matches.html.j2", rows=data.matches[first:first + data.matches_per_page], first=first,
-              page=k + 1, pages=pages)
+              page=k + 1, pages=pages, players=players)
     write("methodology.html", "methodology.html.j2")
     write("consistency.html", "consistency.html.j2", figures=_consistency(data.consistency, data, judges, t))
     write("bias.html", "bias.html.j2", figures=_bias(data, judges, t))
@@ -192,7 +194,6 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
     frame = Frame(data.title, data.judge, data.simulated, data.judges, data.language)
     shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged")}}
     keys |= _match_pages(out, data, env, shown, previous)
-    by_entry = _by_entry(data.matches)
     rated = {r["entry"]: r for r in overall["ratings"]}
     for name, entry in entries.items():
         write(page_name("entries", name), "entry.html.j2", entry=entry, played=by_entry.get(name, []),

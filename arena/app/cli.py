@@ -26,7 +26,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns (arena.app.commands),
                                    PaperFigures, PeopleConsistency, PeopleScope, RatingRow, RatingsMeta, SameFamily,
                                    ScopeConsistency, SideFit)
     from arena.app.reports import DryRun, OpenTurn
-    from arena.app.shapes import MatchJson
+    from arena.app.shapes import MatchJson, Playing
 
 
 class ArenaGroup(click.Group):
@@ -389,7 +389,8 @@ def match_list(workspace: Path, fmt: str):
 @workspace_option
 @text_format_option
 def match_show(match_id: str, workspace: Path, fmt: str):
-    """Show one match: motion, speeches in its format's order, verdicts, score."""
+    """Show one match: motion, speeches in its format's order, verdicts, score; for a running match, what it is
+    doing (stage, side and role of its call in flight, its calls so far, since when)."""
     from arena.app import commands as app
 
     data = app.match_show(_open(workspace), match_id)
@@ -428,6 +429,18 @@ def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], work
                                progress=lambda line: click.echo(line, err=True)))
 
 
+def _playing(p: Playing) -> str:
+    """A running match's step for reading: 'rebuttal · PRO writer · 14 calls · since 22:41:05 (3m12s)', local time."""
+    from datetime import datetime
+
+    from arena.clock import span
+
+    step = " · ".join(x for x in (p["stage"], " ".join(y for y in ((p["side"] or "").upper(), p["role"]) if y)) if x)
+    since = datetime.fromisoformat(p["since"])
+    return (f"{step or 'starting'} · {plural(p['calls'], 'call')} · since {since.astimezone():%H:%M:%S} "
+            f"({span((datetime.now(since.tzinfo) - since).total_seconds())})")
+
+
 def _match_text(data: MatchJson) -> None:
     """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts,
     score."""
@@ -438,6 +451,8 @@ def _match_text(data: MatchJson) -> None:
         turn = data["awaiting"]
         click.echo(f"Awaiting {turn['entry']}'s {turn['side'].upper()} {turn['stage']} speech (its turn open since "
                    f"{turn['since']}) until {turn['deadline']}")
+    if "progress" in data:
+        click.echo(f"Playing: {_playing(data['progress'])}")
     for s in data["speeches"]:
         click.echo(f"\n--- {s['title']} · {s['side'].upper()} ---\n{s['text']}")
         for k, ref in enumerate(s["references"], start=1):
@@ -450,7 +465,8 @@ def _match_text(data: MatchJson) -> None:
         click.echo(f"\nForfeit: {data['forfeit'].upper()} forfeited, so {winner.upper()} takes every run of every "
                    f"judge.\n  {data['forfeit_reason']}")
         return
-    click.echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")
+    if data["status"] != "running":  # nothing is judged before the match is committed: no score to show yet
+        click.echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")
 
 
 @main.command()
@@ -509,7 +525,8 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
         wait_s: float | None, workspace: Path):
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
-    SIGTERM)."""
+    SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it
+    happens."""
     from arena.app import commands as app
 
     ws = _open(workspace)

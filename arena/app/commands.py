@@ -27,6 +27,7 @@ from arena.app.figures import (AgentStats, BenchReport, BenchResult, BenchScore,
                                StatsPaper, StatsSides)
 from arena.app.imports import import_folder
 from arena.app.presets import PRESETS
+from arena.app.progress import retry_line
 from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DebaterExtended,
                                DebaterLink, DebaterStatus, DryRun, ExportResult, ImportReport, JudgeTotals,
                                MotionImport, RunResult)
@@ -174,9 +175,12 @@ def match_get(ws: Workspace, match_id: str) -> Match:
 
 
 def match_show(ws: Workspace, match_id: str) -> shapes.MatchJson:
-    """One match as JSON (shapes.match_json), with the person's turn it awaits while it is parked at one."""
+    """One match as JSON (shapes.match_json), with the person's turn it awaits while it is parked at one, and what it
+    is doing while it runs (Store.match_progress: the ledger, whichever process plays it)."""
     match = match_get(ws, match_id)
-    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match))
+    progress = ws.store.match_progress(match.id) if match.status == "running" else None
+    return shapes.match_json(match, declared=ws.config.formats, turn=debating.awaited_turn(ws, match),
+                             progress=progress)
 
 
 def match_messages(ws: Workspace, match_id: str) -> list[shapes.AgentMessage]:
@@ -340,9 +344,9 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
     """Play one match now, judge it and store it as a one-match tournament; return the match as stored.
 
     judges: judge names (none: every configured judge). progress(line) hears of each LLM call as
-    it completes (default: stderr). Everything is checked before anything is written; a match that
-    fails stays stored as failed and ArenaError says why; one that reaches a web debater's turn is parked there
-    (status awaiting), for a later `arena run` to continue once the person's speech is in.
+    it completes, and of each retry as it happens (default: stderr). Everything is checked before anything is
+    written; a match that fails stays stored as failed and ArenaError says why; one that reaches a web debater's
+    turn is parked there (status awaiting), for a later `arena run` to continue once the person's speech is in.
     """
     motion = ws.store.motion(motion_id)
     if motion is None:
@@ -364,9 +368,11 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         where = " · ".join(part for part in (tag.stage, tag.side, tag.role) if part)
         say(f"{where}  ({completion.usage.completion_tokens} tokens{', cached' if completion.cached else ''})")
 
+    runner = MatchRunner.of(ws)
+    runner.llm.listeners.append(lambda event: say(retry_line(event)) if event.kind == "retry" else None)
     try:
         stored = cast(Match, ws.store.match(match_id))  # stored just above
-        return asyncio.run(MatchRunner.of(ws).play_match(stored, specs, listener=heard))
+        return asyncio.run(runner.play_match(stored, specs, listener=heard))
     except AwaitingPerson as waiting:  # parked (the engine stored it so): the person's speech comes first
         say(f"{match_id} is parked: {waiting}; a later 'arena run' continues it once the speech is in ('arena "
             "debaters issue' gives the link)")

@@ -16,7 +16,7 @@ from arena.errors import ArenaError, UserError
 from arena.files import no_space
 from arena.formats import Format, get_format
 from arena.judging import JudgeView, Sitting, Unseated, run_judge
-from arena.llm import LLMGateway
+from arena.llm import CallEvent, LLMGateway
 from arena.models import ModelRef
 from arena.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
 from arena.records import Entry, JudgeSpec, Match, Side, Verdict, simulated
@@ -223,8 +223,12 @@ class MatchRunner:
         return verdicts
 
 
+TICK_S = 1.0  # how often a run lets its display move its elapsed times on when nothing else happens
+
+
 class Events(Protocol):
-    """What a run reports as it goes: arena.app.progress.Progress, or a worker's relay to its parent."""
+    """What a run reports as it goes: arena.app.progress.Progress, or a worker's relay to its parent. told hears
+    the gateway's events of the run's calls (sent, retried); tick, that time passed."""
 
     def started(self, match_id: str) -> None: ...
 
@@ -233,6 +237,10 @@ class Events(Protocol):
     def dropped(self, match_id: str) -> None: ...
 
     def call(self, tag, completion) -> None: ...
+
+    def told(self, event: CallEvent) -> None: ...
+
+    def tick(self) -> None: ...
 
 
 def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, failed_before: str | None = None,
@@ -281,6 +289,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         playing, judging = asyncio.Semaphore(max(1, concurrency)), asyncio.Semaphore(max(1, concurrency))
         under_way = asyncio.Semaphore(2 * max(1, concurrency))  # a match frees it once committed (or dropped)
         tasks: set[asyncio.Task] = set()
+        ticker = asyncio.create_task(tick())
         try:
             while True:
                 await under_way.acquire()
@@ -300,10 +309,21 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
             if full:
                 raise full[0]
         finally:  # cancelled: so is every match in flight, each waited for while it reschedules itself
+            ticker.cancel()
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
 
+    async def tick() -> None:
+        while True:
+            await asyncio.sleep(TICK_S)
+            events.tick()
+
+    def told(event: CallEvent) -> None:
+        if event.tag.match_id is not None:
+            events.told(event)
+
+    runner.llm.listeners.append(told)
     try:
         with warnings.catch_warnings():
             # Cancelling litellm mid-call drops coroutines it had created but not yet awaited; that is expected.
@@ -311,6 +331,8 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
             asyncio.run(main())
     except KeyboardInterrupt:  # asyncio.run has cancelled main, and with it every match in flight
         stopped = "interrupted"
+    finally:
+        runner.llm.listeners.remove(told)
     return stopped
 
 

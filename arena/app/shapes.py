@@ -8,7 +8,8 @@ from __future__ import annotations
 from typing import Any, Literal, Mapping, NotRequired, TypedDict, cast
 
 from arena.formats import Format, shown
-from arena.records import Entry, HumanTurn, Match, MatchState, MatchStatus, Motion, Outcome, Side, Verdict, score
+from arena.records import (Entry, HumanTurn, Match, MatchProgress, MatchState, MatchStatus, Motion, Outcome, Side,
+                           Verdict, score)
 from arena.redact import public_url
 
 
@@ -180,6 +181,17 @@ class Awaiting(TypedDict):
     deadline: str
 
 
+class Playing(TypedDict):
+    """What a running match is doing (arena.records.MatchProgress): the stage, side and role of its call in flight
+    (else of its latest call; all null before its first), its LLM calls so far, and since when that call runs."""
+
+    stage: str | None
+    side: Side | None
+    role: str | None
+    calls: int
+    since: str
+
+
 class MatchJson(TypedDict):
     """`arena match show`: a match with its motion, speeches, verdicts and score; awaiting, while it is parked at a
     person's turn."""
@@ -198,6 +210,7 @@ class MatchJson(TypedDict):
     verdicts: list[VerdictJson]
     score: Score
     awaiting: NotRequired[Awaiting]
+    progress: NotRequired[Playing]
 
 
 class AgentMessage(TypedDict):
@@ -286,10 +299,10 @@ def match_row(m: MatchState) -> MatchRow:
 
 
 def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None,
-               turn: HumanTurn | None = None) -> MatchJson:
+               turn: HumanTurn | None = None, progress: MatchProgress | None = None) -> MatchJson:
     """`arena match show --format json`; the score is the given judge's (default: the first that judged). Speeches
     in their format's order, each with its stage's title (a format no longer installed: as stored, titled by key);
-    awaiting last, from turn, the person's turn the match is parked at."""
+    awaiting last, from turn, the person's turn the match is parked at; progress last, what a running match does."""
     judge = judge or next((v.judge for v in match.verdicts), None)
     pro, con = score([v for v in match.verdicts if v.judge == judge])
     fmt = shown(match.format, declared)
@@ -316,6 +329,9 @@ def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Fo
     if turn is not None:
         out["awaiting"] = {"entry": turn.entry, "stage": turn.stage, "side": turn.side, "since": turn.opened_at,
                            "deadline": turn.deadline}
+    if progress is not None:
+        out["progress"] = {"stage": progress.step.stage, "side": progress.step.side, "role": progress.step.role,
+                           "calls": progress.calls, "since": progress.since}
     return out
 
 

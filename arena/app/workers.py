@@ -28,6 +28,7 @@ from arena.app.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.progress import Progress
 from arena.app.wiring import open_workspace
 from arena.files import no_space, no_space_error
+from arena.llm import CallEvent
 from arena.store import DB_NAME
 from arena.wire import forget_clients
 
@@ -58,6 +59,12 @@ class Relay:
     def call(self, tag, completion) -> None:
         u = completion.usage
         self.channel.put(("used", u.calls, u.prompt_tokens + u.completion_tokens, u.cost, completion.cached))
+
+    def told(self, event: CallEvent) -> None:
+        self.channel.put(("told", event))  # a frozen record of plain fields: it pickles
+
+    def tick(self) -> None:
+        """Nothing to relay: the parent keeps its own time."""
 
 
 def die_with(parent: int) -> None:
@@ -156,6 +163,7 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, 
             try:
                 handle(channel.get(timeout=POLL_S))
             except queue.Empty:
+                events.tick()
                 if not until_exit or not any(p.is_alive() for p in procs):
                     break
 

@@ -3,14 +3,16 @@ cache, and what is known of each model; and the change stamp a publish compares.
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 from typing import Any, Collection
 
 from arena.clock import now
-from arena.records import CallSide, JudgeCalls, LedgerCall
+from arena.records import CallSide, JudgeCalls, LedgerCall, MatchProgress, Step
 from arena.redact import redact
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 from arena.store.packing import squeeze, unsqueeze
+from arena.store.schema import IN_FLIGHT
 
 
 class Ledger(Database):
@@ -79,6 +81,25 @@ class Ledger(Database):
         return [CallSide._make(r) for r in self.conn.execute(
             "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens, c.model "
             "FROM calls c JOIN matches m ON m.id = c.match_id")]
+
+    def match_progress(self, match_id: str) -> MatchProgress | None:
+        """What a match is doing in its current play (the LLM calls ledgered since it was last claimed, whichever
+        process makes them): the latest call in flight, else the latest call, and how many; None for a match never
+        started. A settled row's time is when it settled: its call began its latency earlier."""
+        started = self._scalar("SELECT started_at FROM matches WHERE id=?", (match_id,))
+        if started is None:
+            return None
+        play = "FROM calls WHERE match_id=? AND kind='llm' AND created_at >= ?"
+        calls = int(self._scalar(f"SELECT COUNT(*) {play}", (match_id, started)))
+        row = self.conn.execute(f"SELECT stage, side, role, judge, created_at, latency_s, error=? AS flying {play} "
+                                "ORDER BY flying DESC, id DESC LIMIT 1", (IN_FLIGHT, match_id, started)).fetchone()
+        if row is None:
+            return MatchProgress(Step(None, None, None), 0, str(started))
+        since = str(row["created_at"])
+        if not row["flying"]:
+            since = (datetime.fromisoformat(since) - timedelta(seconds=row["latency_s"])).isoformat(
+                timespec="microseconds")
+        return MatchProgress(Step.of(row["stage"], row["side"], row["role"], row["judge"]), calls, since)
 
     def cache_get(self, key: str) -> dict[str, Any] | None:
         """The cached answer of that key, if any."""
