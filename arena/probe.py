@@ -35,7 +35,7 @@ class Probe:
 # The measurement (measure): answers cut at a fixed length (the model asked to count far beyond it), a short one and
 # a long one alone, then the long one in batches of 2, 4, ... at once; and a long prompt with a one-token answer.
 SHORT_TOKENS, GEN_TOKENS = 8, 48
-OVERLAP = 1.5  # k answers at once that take at most this × one alone were served together
+OVERLAP = 1.5  # answers sent at once, the last of them within this × the first's time, were served together
 TIMED_S = 0.05  # a difference of times under this is too small to time: the server is not the bottleneck
 PROMPT_NUMBERS = 300  # the long prompt: this many numbers, some 600-1,000 tokens as tokenizers count them
 # Prompts that differ from their start, so that a server reusing the last prompt's evaluation reuses none of it.
@@ -90,9 +90,9 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
 
     tokens_per_s: answers alone, cut at SHORT_TOKENS and at GEN_TOKENS (each twice, the quicker kept): the
     completion tokens the server reports beyond the short one's, over the time beyond its time (what a request
-    costs besides, its connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to [llm]
-    max_concurrency, while the last of a batch is answered within OVERLAP × the time of its first: served together,
-    where a one-slot server answers them one after another (the second at twice the first's time). Within one
+    costs besides, its connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to
+    [llm] max_concurrency, while the last of a batch is answered within OVERLAP × the time of its first: served
+    together, where a one-slot server answers them one after another (the second at twice the first's time). Within one
     batch, so that a shared machine's load, which changes between requests, hardly moves it; slots =
     max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
     one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
