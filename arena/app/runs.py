@@ -34,8 +34,7 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
     model is sent at most the requests its server serves at once (its slots, measured by the probe), so that no
     call waits in a server's queue; given, the user is in charge: each model is sent up to [llm] max_concurrency.
     A match is committed, speeches and verdicts together, when its judging ends; a failed match is stored with its
-    reason. budget
-    (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
+    reason. budget (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
     0) reaches it; matches already started finish. Ctrl-C, or a SIGTERM, cancels the matches in flight (their
     requests' connections closed) and puts them back to 'scheduled'; their completed LLM calls are cached, so the
     next run does not pay twice.
