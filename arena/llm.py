@@ -1,7 +1,8 @@
 """The LLM gateway: the one async call every agent and judge makes.
 
 litellm underneath (imported on first real call, never at start-up), a concurrency cap per
-model, retries (arena.retry), a response cache keyed by the whole request, a ledger row per
+model (the server's measured slots, when arena check measured them), a timeout that follows the model's
+measured throughput, retries (arena.retry), a response cache keyed by the whole request, a ledger row per
 call, and JSON-schema answers (arena.structured) validated and re-asked when invalid.
 Models named offline/<name> go to the built-in simulator and never touch the network.
 """
@@ -19,6 +20,7 @@ from typing import Any, Callable, Literal
 from arena import credentials, models, offline, retry
 from arena.config import LLMSettings
 from arena.errors import ArenaError
+from arena.limits import MAX_TIMEOUT_S
 from arena.models import ModelRef, prompt_tokens
 from arena.records import AgentUsage
 from arena.store import IN_FLIGHT
@@ -101,11 +103,20 @@ class ContextLengthError(LLMCallError):
     """The provider said the prompt and the answer's room exceed the model's context window."""
 
 
+# A call's timeout on a measured model: this many times what its prompt and answer take at the measured rates (one
+# call alone), so that a busy shared machine, or a call that waits behind another, is not taken for a dead server.
+TIMEOUT_MARGIN = 3.0
+BYTES_PER_TOKEN = 3  # a prompt's tokens for its timeout, from its size: more than most tokenizers count, as is safe
+
+
 class LLMGateway:
-    def __init__(self, settings: LLMSettings, store=None, seed: int = 0):
+    def __init__(self, settings: LLMSettings, store=None, seed: int = 0, *, follow_slots: bool = True):
         self.settings = settings
         self.store = store
         self.seed = seed
+        # Send each model at most its measured slots at once (cap); False: [llm] max_concurrency alone, as when
+        # the user sets the run's concurrency, or when arena check measures the slots.
+        self.follow_slots = follow_slots
         # Semaphores belong to one event loop; keep a set per loop so a gateway outlives asyncio.run.
         self._limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self._facts: dict[tuple[str, str], dict] = {}  # per model and endpoint: structured mode, window
@@ -135,6 +146,28 @@ class LLMGateway:
         if ref.structured != "auto":
             return ref.structured
         return self.facts(ref).get("structured") or STRUCTURED_MODES[0]
+
+    def cap(self, ref: ModelRef) -> int:
+        """Calls sent to ref's model (and endpoint) at once: [llm] max_concurrency, or the slots its server was
+        measured to serve at once when fewer (follow_slots)."""
+        most = self.settings.max_concurrency
+        slots = self.facts(ref).get("slots") if self.follow_slots else None
+        return max(1, min(most, slots or most))
+
+    def timeout(self, ref: ModelRef, messages: list[dict], max_tokens: int) -> float:
+        """A call's timeout: [llm] timeout_s, or on a model whose throughput was measured TIMEOUT_MARGIN × (its
+        latency + the prompt's tokens at its prompt rate + max_tokens at its completion rate) when longer, up to
+        arena.limits.MAX_TIMEOUT_S; so a slow server that works is given the time its answer takes."""
+        facts = self.facts(ref)
+        rate = facts.get("tokens_per_s")
+        if not rate:
+            return self.settings.timeout_s
+        reading = 0.0
+        if facts.get("prompt_tokens_per_s"):
+            size = sum(len(str(m.get("content", "")).encode()) for m in messages)
+            reading = size / BYTES_PER_TOKEN / facts["prompt_tokens_per_s"]
+        need = TIMEOUT_MARGIN * ((facts.get("latency_s") or 0.0) + reading + max_tokens / rate)
+        return min(MAX_TIMEOUT_S, max(self.settings.timeout_s, need))
 
     def answer_cap(self, ref: ModelRef, params: dict, schema: dict | None, max_tokens: int | None) -> int:
         """max_tokens for a call: the caller's need (or the schema's), under the entry's cap and half the window."""
@@ -292,7 +325,10 @@ class LLMGateway:
             return Answer(text, usage, "stop")
 
         per_loop = self._limits.setdefault(asyncio.get_running_loop(), {})
-        limit = per_loop.setdefault(ref.model, asyncio.Semaphore(self.settings.max_concurrency))
+        limit = per_loop.get(ref.key)
+        if limit is None:  # the cap as known when the loop first calls the model (a run's probe comes before)
+            limit = per_loop[ref.key] = asyncio.Semaphore(self.cap(ref))
+        timeout_s = self.timeout(ref, messages, params["max_tokens"])
         mode = self.mode(ref) if schema is not None else None
         attempt = 0
         while True:
@@ -301,13 +337,14 @@ class LLMGateway:
             self._tell(CallEvent("queued", tag, ref.model))  # it may wait here for one of the model's slots
             try:
                 async with limit:
+                    started = time.perf_counter()  # the call's latency is the server's, not its wait for a slot here
                     # In the ledger before it leaves: a kill mid-call must not hide a paid call from --budget.
                     sent = self._ledger(ref, tag, AgentUsage(cost=models.most_cost(ref.model, messages,
                                                                                    params["max_tokens"])),
                                         0.0, cache_hit=False, structured=mode, fitted=fitted, error=IN_FLIGHT)
                     ledgered = True
                     self._tell(CallEvent("sent", tag, ref.model))
-                    response = await self._send(ref, messages, params, schema, mode)
+                    response = await self._send(ref, messages, params, schema, mode, timeout_s)
             except Exception as exc:  # litellm raises many types; classify below
                 if not ledgered:  # the workspace's failure (a full disk), not the provider's: nothing was sent
                     raise
@@ -381,13 +418,14 @@ class LLMGateway:
                                       cost=usage.cost, error=error, structured=structured, fitted=fitted,
                                       finish_reason=finish_reason, call_id=call_id)
 
-    async def _send(self, ref: ModelRef, messages: list[dict], params: dict, schema: dict | None, mode: str | None):
-        """One request to ref's model, a structured answer asked for in mode."""
+    async def _send(self, ref: ModelRef, messages: list[dict], params: dict, schema: dict | None, mode: str | None,
+                    timeout_s: float):
+        """One request to ref's model, a structured answer asked for in mode, given timeout_s to answer."""
         kwargs: dict[str, Any] = dict(params)
         if (asked := response_format(schema, mode)) is not None:
             kwargs["response_format"] = asked
         return await send(ref.model, with_schema(messages, schema, mode), kwargs, api_base=ref.api_base,
-                          timeout_s=self.settings.timeout_s, path=self.settings.litellm_path)
+                          timeout_s=timeout_s, path=self.settings.litellm_path)
 
 
 def _cache_key(ref: ModelRef, messages, params, schema, sample) -> str:

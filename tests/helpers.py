@@ -181,11 +181,14 @@ def init_preset(path: Path, preset: str = "agent4debate") -> Path:
 
 def mark_checked(path: Path) -> Path:
     """Remember every configured model (a jury's pool models too) as usable, as a passing `arena check` leaves the
-    workspace, so `arena run` sends no probe of its own (tests of the probe itself leave this out)."""
+    workspace, so `arena run` sends no probe of its own (tests of the probe itself leave this out); measured, with
+    no figure found (as of a server too quick to time: the fake's), so calls keep [llm] max_concurrency and
+    timeout_s."""
     config = load_config(path)
     store = Store(path / DB_NAME)
     for spec, model in [(e, e.model) for e in config.entries] + [(j, m) for j in config.judges for m in j.models]:
-        store.remember_model(model, public_url(spec.api_base), ok=True, structured="json_schema")  # as ModelRef.key
+        store.remember_model(model, public_url(spec.api_base), ok=True, structured="json_schema",  # as ModelRef.key
+                             measured_at=0.0)
     store.close()
     return path
 

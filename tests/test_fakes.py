@@ -232,6 +232,45 @@ def test_concurrent_requests_all_recorded(litellm, fake_llm):
     assert sorted(last_user(r.body) for r in fake_llm.requests) == sorted(f"q{i}" for i in range(8))
 
 
+def test_a_one_slot_server_answers_in_line_at_its_rate_and_sees_clients_leave(litellm):
+    """FakeOpenAI(slots=1): two requests at once are generated one after the other, each for its completion tokens
+    at tokens_per_s; a client that closes its connection while waiting, or while its answer is generated, is
+    recorded and dropped. ~1 s."""
+    with FakeOpenAI(lambda body: Reply(content="ok", completion_tokens=20), slots=1, tokens_per_s=100) as fake:
+        async def timed():
+            started = time.perf_counter()
+            await litellm.acompletion(model="openai/m", api_base=fake.api_base, api_key="sk-test",
+                                      messages=MESSAGES, **NO_RETRY)
+            return time.perf_counter() - started
+
+        async def two():
+            return await asyncio.gather(timed(), timed())
+
+        first, second = sorted(asyncio.run(two()))
+        assert first == pytest.approx(0.2, abs=0.15) and second == pytest.approx(0.4, abs=0.15)
+        assert fake.peak == 1 and fake.busy_s == pytest.approx(0.4, abs=0.1) and not fake.disconnects
+
+        fake.responder = lambda body: Reply(content="ok", completion_tokens=100)  # 1 s each
+
+        async def leave():
+            calls = [asyncio.create_task(_acall_async(litellm, fake)) for _ in range(2)]
+            await asyncio.sleep(0.3)  # one generating, one waiting
+            for call in calls:
+                call.cancel()
+            await asyncio.gather(*calls, return_exceptions=True)
+
+        asyncio.run(leave())
+        deadline = time.monotonic() + 5
+        while len(fake.disconnects) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert sorted(d.phase for d in fake.disconnects) == ["generating", "waiting"]
+
+
+async def _acall_async(litellm, server):
+    return await litellm.acompletion(model="openai/m", api_base=server.api_base, api_key="sk-test",
+                                     messages=MESSAGES, **NO_RETRY)
+
+
 def test_cost_known_and_unknown_models(litellm, fake_llm):
     # Known (bundled price map) model name: cost computed from the fake's usage.
     r = _acall(litellm, fake_llm, model="openai/gpt-4o-mini", **NO_RETRY)

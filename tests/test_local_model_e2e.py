@@ -67,13 +67,21 @@ def test_check_finds_the_model_usable_with_the_mode_it_accepts(real):
         assert row["structured"] == "json_object"
         assert row["latency_s"] > 0
         assert row["context_window"] is None  # this server tells no window: calls assume 8192
+        # llama-cpp-python's server generates one answer at a time, the others wait in its queue (measured by
+        # arena.probe.measure: a batch of 2 answered one after the other), at some tokens a second.
+        assert row["slots"] == 1
+        assert row["tokens_per_s"] > 0
     facts = db(real["ws"]).execute("SELECT facts FROM models").fetchall()
     assert len(facts) == 1 and json.loads(facts[0][0])["structured"] == "json_object"
+    assert json.loads(facts[0][0])["prompt_tokens_per_s"] > 0
+    assert search["slots"] is None and search["tokens_per_s"] is None
 
 
 def test_a_direct_match_plays_six_real_speeches_judged_three_times(real):
     assert real["ran"].exit_code == 0, real["ran"].output
     conn = db(real["ws"])
+    # One call at a time on its one slot, each given the time its tokens take: none timed out.
+    assert conn.execute("SELECT COUNT(*) FROM calls WHERE error LIKE '%imeout%'").fetchone()[0] == 0
     match = conn.execute("SELECT * FROM matches").fetchone()
     assert match["status"] == "done" and match["simulated"] == 0
     speeches = conn.execute("SELECT * FROM speeches ORDER BY seq").fetchall()

@@ -26,6 +26,7 @@ from arena.config import LLMSettings
 from arena.fitting import Cut, Material, PromptTooLong, fit
 from arena.llm import CallTag, LLMCallError, LLMGateway
 from arena.models import ModelRef
+from arena.probe import COUNT_PROMPT, READ_PROMPT
 from arena.protocol import AgentLog, LLMHandle
 from arena.records import Speech
 from arena.search import SearchResult
@@ -121,11 +122,16 @@ def schedule(path: Path) -> None:
 
 
 def is_probe(request: Recorded) -> bool:
-    """A request of the probe's: its chat, its structured answer, its window (asked of /models and /props)."""
+    """A request of the probe's: its chat, its structured answer, its window (asked of /models and /props), its
+    measurement of the server (arena.probe.measure)."""
     if request.path not in FakeOpenAI.PATHS:
         return True
     text = last_user(request.body)
-    return text.startswith("Reply with one word") or 'whose "word" is "ready"' in text
+    return (text.startswith(("Reply with one word", MEASURE_COUNT, MEASURE_READ))
+            or 'whose "word" is "ready"' in text)
+
+
+MEASURE_COUNT, MEASURE_READ = COUNT_PROMPT.split("{}")[0], READ_PROMPT
 
 
 def probing(responder):
@@ -135,6 +141,10 @@ def probing(responder):
             return "ready"
         if 'whose "word" is "ready"' in last_user(body):
             return '{"word": "ready"}'
+        if last_user(body).startswith(MEASURE_COUNT):  # counting, cut at its max_tokens
+            return " ".join(["one"] * body["max_tokens"])
+        if last_user(body).startswith(MEASURE_READ):
+            return "ok"
         return responder(body)
     return respond
 

@@ -6,6 +6,12 @@ does says so with uses_json = False), its context window, latency, and whether l
 probe finds is remembered in the workspace, so calls go straight to the mode that works, and `arena run` probes
 only models it has not seen work. Each row names the model's family (arena.families).
 
+A probe also measures how the server serves the model (arena.probe.measure): its slots (requests served at once)
+and its throughput (completion and prompt tokens a second). `arena run` sends a model at most its slots at once
+and gives each call the time its tokens take at that throughput (arena.llm); notes() says when the measured
+figures mean the settings will hurt. The run's preflight measures a model seen working but not yet measured, so
+a run never plays a model at [llm] max_concurrency that it could have measured in a few seconds.
+
 Before any probe or call, the keys the models and the web search need are looked up in the environment
 (require_keys, arena.credentials): a missing one is named with the entries and judges that need it, and nothing
 is sent. `arena check` also probes the search provider when a real entry searches the web.
@@ -21,7 +27,7 @@ from typing import Iterable
 
 from arena.app.reports import CheckRow
 from arena.credentials import Caller, require
-from arena.errors import ArenaError, UserError
+from arena.errors import ArenaError, UserError, plural
 from arena.families import family_of
 from arena.llm import LLMGateway
 from arena.models import ModelRef
@@ -29,6 +35,7 @@ from arena.probe import Probe, probe
 from arena.records import Entry, JudgeSpec, is_simulated
 from arena.search import SearchGateway, SearchTag
 from arena.workspace import Workspace
+from debaters.params import Length, speech_tokens
 
 
 def targets(ws: Workspace, names: Iterable[str] = ()) -> list[tuple[str, ModelRef, bool]]:
@@ -54,13 +61,15 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:
     of them searches the web. A missing key is a UserError before any probe (require_keys)."""
     chosen = targets(ws, names)
     require_keys(ws, [name for name, _, _ in chosen])
-    found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed),
+    # Not capped at slots known from before: the measurement sends batches past them to measure them anew.
+    found = asyncio.run(probe_all(LLMGateway(ws.config.llm, ws.store, ws.config.arena.seed, follow_slots=False),
                                   [(ref, asks_json) for _, ref, asks_json in chosen]))
     specs = {e.name: e for e in ws.config.entries} | {j.name: j for j in ws.config.judges}
     rows: list[CheckRow] = [
         {"name": name, "model": ref.model, "family": _family(specs[name], ref.model), "ok": p.ok,
          "structured": p.structured,
-         "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced}
+         "context_window": p.context_window, "latency_s": p.latency_s, "error": p.error, "priced": p.priced,
+         "slots": p.slots, "tokens_per_s": p.tokens_per_s}
         for name, ref, _ in chosen for p in [found[ref.key]]]
     if ws.config.search.provider != "offline" and any(c.searches for c in callers(ws, [n for n, _, _ in chosen])):
         rows.append(probe_search(ws))
@@ -118,7 +127,7 @@ def probe_search(ws: Workspace) -> CheckRow:
     return {"name": "[search]", "model": ws.config.search.provider, "family": None, "ok": error is None,
             "structured": None,
             "context_window": None, "latency_s": None if error else round(time.perf_counter() - started, 3),
-            "error": error, "priced": False}
+            "error": error, "priced": False, "slots": None, "tokens_per_s": None}
 
 
 async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]], *,
@@ -137,12 +146,14 @@ async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]], 
 
 def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
     """Before a run: refuse (UserError) if a key is missing (require_keys), then probe, through the run's own
-    gateway, each model of these entries and judges that has not been seen to work; refuse (ArenaError) if any is
-    unusable."""
+    gateway, each model of these entries and judges that has not been seen to work or not been measured (only
+    what is missing is asked); refuse (ArenaError) if any is unusable."""
     chosen = targets(ws, names)
     require_keys(ws, [name for name, _, _ in chosen])
+    # A model seen working but not measured (checked before measuring was) is measured too: a few short calls.
     pending = [(name, ref, asks_json) for name, ref, asks_json in chosen
-               if not ref.simulated and not _seen_working(gateway.facts(ref), asks_json)]
+               if not ref.simulated and not (_seen_working(gateway.facts(ref), asks_json)
+                                             and "measured_at" in gateway.facts(ref))]
     if not pending:
         return
     # resume: what a probe stopped part way found is not paid for again
@@ -151,6 +162,50 @@ def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:
     if broken:
         raise ArenaError("these models are not usable, so nothing was played (see 'arena check'):\n  "
                          + "\n  ".join(broken))
+
+
+def notes(ws: Workspace, rows: Iterable[CheckRow]) -> list[str]:
+    """What `arena check` says of the measured figures, a line each, where they mean the settings will hurt: a
+    model serving fewer requests at once than a run's matches, or whose longest call takes longer than [llm]
+    timeout_s at its measured throughput; each with the settings that help."""
+    llm, said = ws.config.llm, []
+    seen: set[str] = set()
+    for row in rows:
+        if not row["ok"] or row["model"] in seen or row["name"] == "[search]":
+            continue
+        seen.add(row["model"])
+        slots, rate = row["slots"], row["tokens_per_s"]
+        if slots is not None and slots < RUN_MATCHES:
+            said.append(f"{row['model']} serves {plural(slots, 'request')} at once (measured): 'arena run' sends it "
+                        f"no more than that at once, and other calls wait their turn in the arena, not in the "
+                        f"server's queue; with --concurrency N the run sends up to [llm] max_concurrency "
+                        f"({llm.max_concurrency}) at once, and calls queued in the server may time out: keep N at "
+                        f"{slots} there, or raise [llm] timeout_s")
+        longest = max((_answer_tokens(ws, name) for name in _names_of(ws, row["model"])), default=0)
+        if rate and longest and longest / rate > llm.timeout_s / 2:
+            said.append(f"{row['model']} writes {rate:g} tokens/s (measured), so a speech of up to {longest} tokens "
+                        f"takes some {longest / rate:.0f} s against [llm] timeout_s = {llm.timeout_s:g}: 'arena run' "
+                        f"gives each call the time its tokens take at that rate, so it does not time out, but a "
+                        f"tournament takes long; shorter speeches (the entry's words_<stage> params, or max_tokens) "
+                        f"make it quicker")
+    return said
+
+
+RUN_MATCHES = 4  # the matches `arena run` plays at once by default (arena.app.runs)
+
+
+def _names_of(ws: Workspace, model: str) -> list[str]:
+    """The entries whose model is model."""
+    return [e.name for e in ws.config.entries if e.model == model]
+
+
+def _answer_tokens(ws: Workspace, name: str) -> int:
+    """The most tokens an entry's speech may be given: its longest words budget's answer cap, under its
+    max_tokens (0 for a kind without such params)."""
+    params = getattr(ws.debaters.get(name), "params", None) or {}
+    words = [v for k, v in params.items() if k.startswith("words_") and isinstance(v, int)]
+    longest = speech_tokens(Length(max(words), "words")) if words else 0
+    return min(longest, params.get("max_tokens") or longest)
 
 
 def _models(spec: Entry | JudgeSpec) -> tuple[str, ...]:

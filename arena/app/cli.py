@@ -507,8 +507,10 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 
 
 @main.command()
-@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True,
-              help="Matches played at once, split over the workers (each at least one).")
+@click.option("--concurrency", type=CONCURRENCY, default=None,
+              help="Matches played at once, split over the workers (each at least one), each model sent up to "
+              "[llm] max_concurrency calls at once.  [default: 4 matches, each model sent at most the calls its "
+              "server serves at once, as 'arena check' measured]")
 @click.option("--workers", type=click.IntRange(1, limits.MAX_WORKERS), default=1, show_default=True,
               help="Worker processes sharing the matches, each with its own event loop.")
 @click.option("--budget", type=FiniteFloat(min=0), default=None, metavar="USD",
@@ -521,10 +523,11 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
               "(default 10) and continue each as soon as it is in; Ctrl-C stops waiting.")
 @text_format_option
 @workspace_option
-def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
+def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
         wait_s: float | None, fmt: str, workspace: Path):
-    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C).
-    On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it happens."""
+    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
+    SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it
+    happens."""
     from arena.app import commands as app
 
     if fmt == "json" and not dry_run:
@@ -552,9 +555,10 @@ def run(concurrency: int, workers: int, budget: float | None, dry_run: bool, ret
 @workspace_option
 def check(names: tuple[str, ...], fmt: str, workspace: Path):
     """Probe the models of the named entries and judges (default: all): a one-line chat, the structured-output
-    mode that works, the context window, latency, and whether the price is known; then the search provider (row
-    "[search]") when an entry searches the web. Warns (stderr) of a judge whose runs can only repeat one another.
-    Exit 2 if a key is missing, 1 if any is unusable."""
+    mode that works, the context window, latency, the server's slots (requests served at once) and throughput
+    (tokens/s), measured, and whether the price is known; then the search provider (row "[search]") when an entry
+    searches the web. Warns (stderr) of a judge whose runs can only repeat one another, and notes what the
+    measured figures mean for a run. Exit 2 if a key is missing, 1 if any is unusable."""
     from arena.app import commands as app
 
     ws = _open(workspace)
@@ -567,8 +571,13 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path):
         _table([{**r, "ok": "yes" if r["ok"] else "NO", "structured": r["structured"] or "-",
                  "context_window": r["context_window"] or "unknown",
                  "latency_s": "-" if r["latency_s"] is None else f"{r['latency_s']:.2f}",
-                 "priced": "yes" if r["priced"] else "no", "error": r["error"] or ""} for r in rows],
-               ["name", "model", "family", "ok", "structured", "context_window", "latency_s", "priced", "error"])
+                 "priced": "yes" if r["priced"] else "no", "slots": r["slots"] or "-",
+                 "tokens_per_s": "-" if r["tokens_per_s"] is None else f"{r['tokens_per_s']:g}",
+                 "error": r["error"] or ""} for r in rows],
+               ["name", "model", "family", "ok", "structured", "context_window", "latency_s", "slots", "tokens_per_s",
+                "priced", "error"])
+    for note in app.check_notes(ws, rows):  # what the measured figures mean for a run: advice, not a failure
+        click.echo(f"note: {note}", err=True)
     if not all(r["ok"] for r in rows):
         sys.exit(1)
 
@@ -631,10 +640,12 @@ def _time_line(t: TimeEstimate) -> str:
 @main.group("judge", invoke_without_command=True, subcommand_metavar="[add|remove ...]")
 @click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
 @click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
-@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Matches judged at once.")
+@click.option("--concurrency", type=CONCURRENCY, default=None,
+              help="Matches judged at once, each model sent up to [llm] max_concurrency calls at once.  [default: 4 "
+              "matches, each model sent at most the calls its server serves at once, as 'arena check' measured]")
 @workspace_option
 @click.pass_context
-def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int, workspace: Path):
+def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int | None, workspace: Path):
     """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or register (add)
     and remove judges."""
     from arena.app import commands as app

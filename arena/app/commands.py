@@ -18,9 +18,10 @@ from arena import registration, scheduler
 from arena.app import demo as demo_workspace
 from arena.app import debating, people, shapes
 from arena.app.check import check as check_models
+from arena.app.check import notes as check_figures
 from arena.app.check import repeating_judges, require_keys
 from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
-from arena.app.engine import MatchRunner, run_bounded
+from arena.app.engine import MatchRunner, run_bounded, stop_on_sigterm
 from arena.app.figures import (AgentStats, BenchReport, BenchResult, BenchScore, BiasRow, Coefficient,
                                DimensionOutcome, DimensionScore, JudgeBench, Ratings, Snapshot, StatsJudges,
                                StatsPaper, StatsSides)
@@ -397,7 +398,7 @@ def _judge_specs(ws: Workspace, names: Iterable[str]) -> list[JudgeSpec]:
     return specs
 
 
-def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int = 4,
+def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int | None = None,
           progress: Callable[[str], None] | None = None) -> list[JudgeTotals]:
     """Judge completed matches that lack verdicts of the named judges (none named: every configured judge).
 
@@ -405,8 +406,9 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     failed judgments; rejudge instead replaces every verdict of those judges given before this call.
     A judge's R runs on a match are written in one transaction, replacing its earlier ones. Each
     (match, judge) is claimed first, so processes judging one workspace at once judge each once.
-    progress(line) hears of each match judged (default: stderr). Returns per judge {judge, matches,
-    verdicts, failed_runs, elsewhere (judged meanwhile by another process)}.
+    progress(line) hears of each match judged (default: stderr). concurrency: matches judged at once; None: 4, each
+    model sent at most its measured slots at once (as run's). Returns per judge {judge, matches, verdicts,
+    failed_runs, elsewhere (judged meanwhile by another process)}.
     """
     specs = _judge_specs(ws, judges)
     if not specs:
@@ -417,7 +419,7 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     since = now() if rejudge else None
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
     require_keys(ws, {spec.name for spec, _ in work})  # before any call: a missing key is named, nothing written
-    runner = MatchRunner.of(ws)
+    runner = MatchRunner.of(ws, follow_slots=concurrency is None)
     say = progress or (lambda line: print(line, file=sys.stderr))
     totals: dict[str, JudgeTotals] = {
         s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0} for s in specs}
@@ -441,7 +443,8 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
         say(f"[{finished}/{len(work)}] {match_id} {spec.name}: "
             + (f"{failed} of {len(verdicts)} runs failed" if failed else f"pro {pro:g} – con {con:g}"))
 
-    run_bounded(work, one, concurrency=concurrency, done=done)
+    with stop_on_sigterm():  # a kill stops it as Ctrl-C does: the judging in flight cancelled, its claims released
+        run_bounded(work, one, concurrency=4 if concurrency is None else concurrency, done=done)
     return list(totals.values())
 
 
@@ -818,7 +821,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     spec = _judge_specs(ws, [judge])[0]
     require_keys(ws, [spec.name])  # before any call: a missing key is named, nothing written
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
-    runner = MatchRunner.of(ws)
+    runner = MatchRunner.of(ws, follow_slots=concurrency is None)
     say = progress or (lambda line: print(line, file=sys.stderr))
 
     async def one(item: bench.BenchItem) -> tuple[BenchResult, dict[str, str] | None]:
@@ -857,12 +860,14 @@ class _Dimensions(TypedDict, total=False):
     dimensions: dict[str, DimensionScore]
 
 
-def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
+def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retry_failed: bool = False,
         budget: float | None = None, progress: Callable[[str], None] | None = None,
         wait_s: float | None = None) -> RunResult:
     """Play and judge every pending match (arena.app.runs.run), in `workers` processes: {done, failed, total,
     not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line. wait_s: while matches
-    await people's speeches on the web, look for them every wait_s seconds and continue each (runs.run_waiting)."""
+    await people's speeches on the web, look for them every wait_s seconds and continue each (runs.run_waiting).
+    concurrency None: 4 matches at once, each model sent at most its measured slots at once; given: that many
+    matches, each model sent up to [llm] max_concurrency."""
     options: dict[str, Any] = {"concurrency": concurrency, "workers": workers, "retry_failed": retry_failed,
                                "budget": budget, "progress": progress}
     return run_pending(ws, **options) if wait_s is None else run_waiting(ws, wait_s, **options)
@@ -872,6 +877,13 @@ def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
     context_window, latency_s, error, priced}] (arena.app.check)."""
     return check_models(ws, names)
+
+
+def check_notes(ws: Workspace, rows: Iterable[CheckRow]) -> list[str]:
+    """What check's measured figures (rows, as check returned them) mean for a run, a line each, where the settings
+    will hurt: too few slots for a run's matches at once, or a speech slower than [llm] timeout_s
+    (arena.app.check.notes)."""
+    return check_figures(ws, rows)
 
 
 def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:

@@ -4,6 +4,8 @@ until no match is left (play_claimed). Runs and workers (arena.app.runs, arena.a
 from __future__ import annotations
 
 import asyncio
+import signal
+import threading
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
@@ -63,9 +65,10 @@ class MatchRunner:
     _beat: asyncio.Task | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S) -> "MatchRunner":
+    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S, follow_slots: bool = True) -> "MatchRunner":
+        """A runner of ws; follow_slots: send each model at most its measured slots at once (arena.llm)."""
         cfg = ws.config
-        return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed),
+        return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed, follow_slots=follow_slots),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
                                  backoff_s=cfg.llm.backoff_s), lease_s=lease_s)
 
@@ -331,6 +334,30 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
     finally:
         runner.llm.listeners.remove(told)
     return stopped
+
+
+@contextmanager
+def stop_on_sigterm() -> Iterator[None]:
+    """Within: a SIGTERM (kill's default signal, a supervisor's stop) stops the process as Ctrl-C does, through
+    whatever handles SIGINT then (asyncio.run's: the work in flight is cancelled, its connections closed, its
+    matches put back), rather than ending it with matches left running until their claims lapse. Only in the main
+    thread, where signals are handled; elsewhere nothing changes."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def as_interrupt(signum, frame) -> None:
+        handler = signal.getsignal(signal.SIGINT)
+        if callable(handler):
+            handler(signal.SIGINT, frame)
+        else:  # SIGINT ignored or left to the system: stop as its default would
+            raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, as_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def judge_view(match: Match, declared: Mapping[str, Format] | None = None) -> JudgeView:

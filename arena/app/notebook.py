@@ -384,7 +384,7 @@ class Arena:
         """`arena run --dry-run`: what the pending matches would cost, projected on the simulator, nothing written."""
         return commands.dry_run(self.workspace, retry_failed=retry_failed)
 
-    def judge(self, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int = 4,
+    def judge(self, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int | None = None,
               progress: Callable[[str], None] | None = None) -> list[JudgeTotals]:
         """`arena judge`: judge the done matches that lack the named judges' verdicts (default: every judge the arena
         runs); progress(line) hears a line per match judged (default: printed)."""

@@ -209,6 +209,8 @@ class CheckRow(TypedDict):
     latency_s: float | None
     error: str | None
     priced: bool
+    slots: int | None  # requests the server serves at once, measured (null: not measured, or not a model's row)
+    tokens_per_s: float | None  # completion tokens a second of one request alone, measured
 
 
 # --- `arena ballots ...`, `arena debaters ...`, `arena export` ---------------------------------------------

@@ -7,7 +7,7 @@ import time
 from typing import Any, Callable
 
 from arena.app.check import preflight, repeating_judges
-from arena.app.engine import MatchRunner, play_claimed
+from arena.app.engine import MatchRunner, play_claimed, stop_on_sigterm
 from arena.app.progress import Progress
 from arena.app.reports import RunResult
 from arena.app.workers import fan_out
@@ -20,18 +20,24 @@ from arena.wire import preload
 from arena.workspace import Workspace
 
 
-def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: bool = False,
+MATCHES_AT_ONCE = 4  # a run's matches at once when the user does not say
+
+
+def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retry_failed: bool = False,
         budget: float | None = None, progress: Callable[[str], None] | None = None,
         lease_s: float = LEASE_S) -> RunResult:
     """Play and judge every pending match; resumable after any interruption, and shared: any number of runs
     on one workspace, and the `workers` processes of this one, split the matches, each played once.
 
     The run plays `concurrency` matches at once, split over its processes (shares; no more workers than
-    that), and holds at most twice as many under way (play_claimed). A match is committed, speeches
-    and verdicts together, when its judging ends; a failed match is stored with its reason. budget
-    (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
-    0) reaches it; matches already started finish. Ctrl-C cancels the matches in flight and puts them
-    back to 'scheduled'; their completed LLM calls are cached, so the next run does not pay twice.
+    that), and holds at most twice as many under way (play_claimed). concurrency None: MATCHES_AT_ONCE, and each
+    model is sent at most the requests its server serves at once (its slots, measured by the probe), so that no
+    call waits in a server's queue; given, the user is in charge: each model is sent up to [llm] max_concurrency.
+    A match is committed, speeches and verdicts together, when its judging ends; a failed match is stored with its
+    reason. budget (USD): no match starts once the ledger's cost (every process's paid calls; unknown prices count
+    0) reaches it; matches already started finish. Ctrl-C, or a SIGTERM, cancels the matches in flight (their
+    requests' connections closed) and puts them back to 'scheduled'; their completed LLM calls are cached, so the
+    next run does not pay twice.
 
     progress(line) hears a line per finished match and a summary; without it a live status line is
     drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
@@ -49,7 +55,9 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
                            "cost": 0.0, "ledger_cost": ws.store.total_cost(), "unpriced": 0, "cpu_s": 0.0,
                            "running": statuses.get("running", 0), "failed_waiting": statuses.get("failed", 0)}
         return _with_awaiting(ws, idle)
-    runner = MatchRunner.of(ws, lease_s=lease_s)
+    follow_slots = concurrency is None
+    concurrency = MATCHES_AT_ONCE if concurrency is None else concurrency
+    runner = MatchRunner.of(ws, lease_s=lease_s, follow_slots=follow_slots)
     # A model that cannot answer would fail every match it is in: find out first, once.
     entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
     judges = [j.name for j in ws.config.automatic_judges]
@@ -65,13 +73,16 @@ def run(ws: Workspace, *, concurrency: int = 4, workers: int = 1, retry_failed: 
     options: dict[str, Any] = {"failed_before": failed_before, "budget": budget}
     if workers == 1:
         cpu = time.process_time()
-        stopped = play_claimed(runner, display, concurrency=concurrency, **options)
+        with stop_on_sigterm():
+            stopped = play_claimed(runner, display, concurrency=concurrency, **options)
         cpu = time.process_time() - cpu
     else:
         parties: tuple[Entry | JudgeSpec, ...] = (*ws.config.entries, *ws.config.judges)
         if any(not spec.simulated for spec in parties):
             preload()  # once, in the parent: forked workers share it
-        stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s, **options)
+        with stop_on_sigterm():  # the parent passes it on to its workers as it does a Ctrl-C
+            stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s,
+                                   follow_slots=follow_slots, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
     parked = len(set(pending) & ws.store.awaiting_matches())

@@ -98,7 +98,7 @@ def work(path: str, channel, options: dict, parent: int) -> None:
         die_with(parent)  # within the try: a parent gone already stops us as a Ctrl-C would
         ws = open_workspace(Path(path))
         try:
-            runner = MatchRunner.of(ws, lease_s=options.pop("lease_s"))
+            runner = MatchRunner.of(ws, lease_s=options.pop("lease_s"), follow_slots=options.pop("follow_slots"))
             cpu = time.process_time()  # what playing costs, without the start-up (imports, opening)
             stopped = play_claimed(runner, Relay(channel), **options)
         finally:
@@ -115,7 +115,7 @@ def work(path: str, channel, options: dict, parent: int) -> None:
     channel.put(("stopped", stopped, time.process_time() - cpu))
 
 
-def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float,
+def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, follow_slots: bool = True,
             **options) -> tuple[str | None, float]:
     """Run a worker process per share (the matches it plays at once) on the workspace at path until all are
     done, feeding their events to events. Returns how the run stopped (None, "budget", or "interrupted":
@@ -127,7 +127,8 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float,
     context = cast("ForkContext | SpawnContext", multiprocessing.get_context(method))
     channel = context.Queue()
     procs = [context.Process(target=work, name=f"arena-worker-{k + 1}",
-                             args=(str(path), channel, {**options, "concurrency": share, "lease_s": lease_s},
+                             args=(str(path), channel, {**options, "concurrency": share, "lease_s": lease_s,
+                                                        "follow_slots": follow_slots},
                                    os.getpid()))
              for k, share in enumerate(shares)]
     # Workers start with SIGINT ignored, so a Ctrl-C before they leave the terminal's group cannot kill them.

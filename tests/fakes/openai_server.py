@@ -21,6 +21,16 @@ Reply resolution, per request (in arrival order):
      its message when ``echo_authorization`` is set, as careless servers do),
      otherwise a ``chat.completion`` object.
 Every request is recorded in ``requests`` before it is answered, errors included.
+
+A server of limited slots, as llama.cpp's (one request generated at a time, the others queued):
+
+    FakeOpenAI(slots=1, tokens_per_s=50, prompt_tokens_per_s=500)
+
+generates at most ``slots`` answers at once, each taking its prompt tokens / prompt_tokens_per_s plus its
+completion tokens / tokens_per_s (on top of any Reply delay); a request waits in line (FIFO) for a slot. A
+client that closes its connection while waiting or while its answer is generated is seen at once: the
+request is dropped, its slot freed, and a ``Disconnect`` appended to ``disconnects`` (a cancelled call).
+``busy_s`` is the time slots spent generating in all, and ``peak`` the most answers generated at once.
 """
 
 from __future__ import annotations
@@ -28,6 +38,8 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import select
+import socket
 import threading
 import time
 from collections import deque
@@ -39,6 +51,7 @@ __all__ = [
     "FakeOpenAI",
     "Recorded",
     "Reply",
+    "Disconnect",
     "FaultQueue",
     "with_authorization",
     "messages_text",
@@ -88,6 +101,19 @@ class Reply:
     @property
     def is_passthrough(self) -> bool:
         return self.status < 400 and self.content is None and self.raw is None
+
+
+@dataclass
+class Disconnect:
+    """A client that closed its connection before its answer was sent (FakeOpenAI with slots)."""
+
+    body: dict
+    phase: str  # "waiting" (in line for a slot) or "generating"
+    at: float  # time.monotonic() when it was seen
+
+
+class _Gone(Exception):
+    """The client closed its connection."""
 
 
 Responder = Callable[[dict], Union[str, Reply]]
@@ -340,12 +366,23 @@ class FakeOpenAI(_BaseFakeServer):
 
     PATHS = ("/v1/chat/completions", "/chat/completions")
 
-    def __init__(self, responder: Optional[Responder] = None) -> None:
+    def __init__(self, responder: Optional[Responder] = None, *, slots: Optional[int] = None,
+                 tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None) -> None:
         super().__init__()
         self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
         # What GET /v1/models lists (e.g. [{"id": "m", "max_model_len": 4096}], as vLLM answers); None: 404.
         self.models: Optional[list] = None
         self._ids = itertools.count(1)
+        # Limited slots (see the module's docstring); None: every request answered at once, as before.
+        self.slots = slots
+        self.tokens_per_s = tokens_per_s
+        self.prompt_tokens_per_s = prompt_tokens_per_s
+        self.disconnects: list[Disconnect] = []
+        self.busy_s = 0.0
+        self.peak = 0
+        self._line: deque = deque()  # tickets of requests waiting for a slot, first come first served
+        self._generating = 0
+        self._slot_free = threading.Condition(self._lock)
 
     @property
     def api_base(self) -> str:
@@ -384,7 +421,13 @@ class FakeOpenAI(_BaseFakeServer):
             return
 
         reply = self._resolve(body)
-        self._sleep(reply.delay)
+        if self.slots is not None and reply.status < 400 and reply.raw is None:
+            try:
+                self._generate(handler, body, reply)
+            except _Gone:
+                return
+        else:
+            self._sleep(reply.delay)
 
         extra = dict(reply.headers)
         if reply.status == 429:
@@ -415,6 +458,74 @@ class FakeOpenAI(_BaseFakeServer):
             reply = dataclasses.replace(reply, delay=reply.delay + fault.delay,
                                         headers={**fault.headers, **reply.headers})
         return reply
+
+    # -- limited slots
+    def _generate(self, handler: BaseHTTPRequestHandler, body: dict, reply: Reply) -> None:
+        """Wait in line for a slot, then take the answer's time in it; _Gone when the client leaves meanwhile."""
+        ticket = object()
+        with self._lock:
+            self._line.append(ticket)
+        try:
+            with self._lock:
+                while self._line[0] is not ticket or self._generating >= self.slots:
+                    self._slot_free.wait(0.02)
+                    if self._stopping.is_set():
+                        raise _Gone()
+                    if self._gone(handler):
+                        self._left(body, "waiting")
+                with_ticket = self._line.popleft()
+                assert with_ticket is ticket
+                ticket = None
+                self._generating += 1
+                self.peak = max(self.peak, self._generating)
+                self._slot_free.notify_all()
+        finally:
+            if ticket is not None:  # left the line without a slot
+                with self._lock:
+                    self._line.remove(ticket)
+                    self._slot_free.notify_all()
+        started = time.monotonic()
+        try:
+            deadline = started + reply.delay + self._generation_s(body, reply)
+            while (left := deadline - time.monotonic()) > 0:
+                if self._stopping.wait(min(left, 0.02)):
+                    raise _Gone()
+                if self._gone(handler):
+                    with self._lock:
+                        self._left(body, "generating")
+        finally:
+            with self._lock:
+                self._generating -= 1
+                self.busy_s += time.monotonic() - started
+                self._slot_free.notify_all()
+
+    def _generation_s(self, body: dict, reply: Reply) -> float:
+        """How long the answer takes to generate at this server's rates."""
+        seconds = 0.0
+        if self.prompt_tokens_per_s:
+            asked = reply.prompt_tokens if reply.prompt_tokens is not None else count_words(messages_text(body))
+            seconds += asked / self.prompt_tokens_per_s
+        if self.tokens_per_s:
+            answered = (reply.completion_tokens if reply.completion_tokens is not None
+                        else count_words(reply.content or ""))
+            seconds += answered / self.tokens_per_s
+        return seconds
+
+    def _left(self, body: dict, phase: str) -> None:
+        """Record a client gone (the lock held) and stop serving it."""
+        self.disconnects.append(Disconnect(body, phase, time.monotonic()))
+        raise _Gone()
+
+    @staticmethod
+    def _gone(handler: BaseHTTPRequestHandler) -> bool:
+        """Whether the client closed its connection: its request was read whole, so a readable socket with
+        nothing to read is the end of it."""
+        conn = handler.connection
+        try:
+            readable, _, _ = select.select([conn], [], [], 0)
+            return bool(readable) and not conn.recv(1, socket.MSG_PEEK)
+        except (OSError, ValueError):
+            return True
 
     def _completion(self, body: dict, reply: Reply) -> dict:
         content = reply.content if reply.content is not None else ""
