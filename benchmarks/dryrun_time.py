@@ -2,19 +2,18 @@
 
 SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/local_llm.py starts it; it serves one request
 at a time). The plan: two `direct` entries and a `single` judge (R = 1), all on that server, a round robin of
-4 matches (two motions, each played with sides swapped). First the model's facts: what `arena check` measured
-(slots, tokens_per_s, prompt_tokens_per_s, latency_s) when it measures them, else measured here the same simple
-way (a short call's round trip; a long answer's completion tokens over its time less that round trip; a long
-prompt's tokens over its time likewise; slots from two long answers at once against one alone) and remembered as
-`arena check` would. Then `arena run --dry-run` (every match played on the simulator) and the real `arena run`,
-both at --concurrency 1 unless told otherwise. It prints the estimate, the real time and their ratio, and the
-projected tokens beside those the ledger counted.
+4 matches (two motions, each played with sides swapped). First `arena check` measures the model (slots,
+tokens_per_s, prompt_tokens_per_s, latency_s); then `arena run --dry-run` (every match played on the simulator)
+and the real `arena run`, both with the run's defaults (4 matches at once, each model sent at most its measured
+slots; [llm] timeout_s 120 s and retries as arena.toml's defaults) unless told otherwise. It prints whether every
+match was done, the timeouts in the ledger, the estimate, the real time and their ratio, and the projected
+tokens beside those the ledger counted.
 
 Speech checks are off (a 135M model often echoes its instructions, and a forfeit ends a match early, which no
-projection can foresee) and the call timeout is long, so that what is timed is the plan as projected. The server
+projection can foresee), so that what is timed is the plan as projected. The server
 runs on one thread by default: on a shared machine llama.cpp's threads wait for one another at every step, so two
-of them slow down by more than one when another process takes a core. The facts are measured again after the run
-(the machine's load may have changed meanwhile), and the estimate from those is printed too.
+of them slow down by more than one when another process takes a core. `arena check` measures again after the run
+(the machine's load may have changed meanwhile), and the estimate from those facts is printed too.
 
 Run: LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/dryrun_time.py [--words N] [--concurrency N]
      [--threads N]
@@ -26,7 +25,6 @@ import json
 import os
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -44,7 +42,6 @@ def workspace(path: Path, llm: LocalLLM, words: int) -> Path:
     model = {"model": llm.model, "api_base": llm.api_base}
     budgets = {f"words_{stage}": words for stage in ("constructive", "rebuttal", "summary")}
     path = new_workspace(path, arena={"judge_runs": 1, "speech_checks": False},
-                         llm={"retries": 1, "backoff_s": 0.1, "timeout_s": 1800},
                          entries=[entry("plain-a", **model, params=budgets),
                                   entry("plain-b", **model, params={"temperature": 0.7, **budgets})],
                          judges=[judge("single", runs=1, **model)])
@@ -56,50 +53,14 @@ def workspace(path: Path, llm: LocalLLM, words: int) -> Path:
     return path
 
 
-def _call(llm: LocalLLM, content: str, max_tokens: int) -> tuple[float, dict]:
-    """(seconds, usage) of one chat call through litellm, as the arena makes them."""
-    from arena.lazy import litellm
-
-    started = time.perf_counter()
-    response = litellm().completion(model=llm.model, api_base=llm.api_base, api_key="no-key-needed",
-                                    messages=[{"role": "user", "content": content}], max_tokens=max_tokens,
-                                    temperature=0.7)
-    return time.perf_counter() - started, dict(response.usage)
-
-
-def measure(llm: LocalLLM) -> dict:
-    """The facts `arena check` measures, measured here simply: {slots, tokens_per_s, prompt_tokens_per_s, latency_s}."""
-    latency, _ = _call(llm, "Reply with one word: ready", 16)
-    story = "Write a long story about a lighthouse keeper and the sea, in many paragraphs."
-    spent, usage = _call(llm, story, 256)
-    tokens_per_s = usage["completion_tokens"] / max(0.01, spent - latency)
-    filler = " ".join(f"item {k} of a long list that the model reads and need not answer" for k in range(120))
-    spent, usage = _call(llm, f"{time.time()} {filler}\nReply with one word.", 1)  # a fresh prefix: no cache reuse
-    prompt_tokens_per_s = usage["prompt_tokens"] / max(0.01, spent - latency)
-    alone, _ = _call(llm, story + " Another one.", 128)
-    threads = [threading.Thread(target=_call, args=(llm, story + f" Version {k}.", 128)) for k in range(2)]
-    started = time.perf_counter()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    together = time.perf_counter() - started
-    slots = 1 if together > 1.5 * alone else 2  # two at once in about the time of one: more than one slot
-    return {"slots": slots, "tokens_per_s": round(tokens_per_s, 1),
-            "prompt_tokens_per_s": round(prompt_tokens_per_s, 1), "latency_s": round(latency, 3)}
-
-
-def facts(path: Path, llm: LocalLLM) -> tuple[dict, str]:
-    """The model's facts as `arena check` leaves them, or measured here when it measures no throughput."""
+def facts(path: Path, llm: LocalLLM) -> dict:
+    """The model's facts as `arena check` measures and stores them."""
     ws = app.open_workspace(path)
     try:
-        app.check(ws)
-        known = ws.store.model_facts(llm.model, llm.api_base) or {}
-        if known.get("tokens_per_s"):
-            return known, "arena check"
-        measured = measure(llm)
-        ws.store.remember_model(llm.model, llm.api_base, **measured)
-        return measured, "measured by this script"
+        [row] = app.check(ws, ["single"])
+        if not row["ok"] or not row["tokens_per_s"]:
+            raise SystemExit(f"arena check could not measure the model: {row}")
+        return ws.store.model_facts(llm.model, llm.api_base) or {}
     finally:
         ws.close()
 
@@ -133,28 +94,31 @@ def rescaled(projected: dict, before: dict, after: dict) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--words", type=int, default=100, help="each speech's budget in words (default 100)")
-    parser.add_argument("--concurrency", type=int, default=1, help="matches at once, dry run and run (default 1)")
+    parser.add_argument("--concurrency", type=int, default=None,
+                        help="matches at once, dry run and run (default: the run's own, slot-respecting)")
     parser.add_argument("--threads", type=int, default=1, help="the server's threads (default 1)")
     args = parser.parse_args()
     with LocalLLM(n_threads=args.threads) as llm, tempfile.TemporaryDirectory(prefix="arena-dryrun-time-") as scratch:
         path = workspace(Path(scratch) / "ws", llm, args.words)
-        known, source = facts(path, llm)
-        print(f"model facts ({source}): " + json.dumps({k: known.get(k) for k in
+        known = facts(path, llm)
+        print("model facts (arena check): " + json.dumps({k: known.get(k) for k in
                                                           ("slots", "tokens_per_s", "prompt_tokens_per_s",
                                                            "latency_s")}))
         ws = app.open_workspace(path)
         try:
             projected = app.dry_run(ws, every=1, concurrency=args.concurrency)
             started = time.perf_counter()
-            result = app.run(ws, concurrency=args.concurrency, progress=lambda line: None)
+            lines: list[str] = []
+            result = app.run(ws, concurrency=args.concurrency, progress=lines.append)
             real = time.perf_counter() - started
-            after = measure(llm)
-            ws.store.remember_model(llm.model, llm.api_base, **after)
-            print(f"model facts measured again after the run: {json.dumps(after)}")
         finally:
             ws.close()
+        after = facts(path, llm)
+        print("model facts measured again after the run: " + json.dumps(
+            {k: after.get(k) for k in ("slots", "tokens_per_s", "prompt_tokens_per_s", "latency_s")}))
         estimate = projected["time_s"]["estimate"]
-        print(f"plan: {projected['matches']} matches, {args.words}-word speeches, --concurrency {args.concurrency}; "
+        at_once = args.concurrency or "default"
+        print(f"plan: {projected['matches']} matches, {args.words}-word speeches, --concurrency {at_once}; "
               f"run: {result['done']} done, {result['failed']} failed")
         [row] = projected["models"]
         spent = ledger(path)
@@ -162,6 +126,7 @@ def main() -> None:
         print(f"{'projected':22}{row['calls']:>8}{row['prompt_tokens']:>15,}{row['completion_tokens']:>19,}")
         print(f"{'real (ledger)':22}{spent['calls']:>8}{spent['prompt_tokens']:>15,}{spent['completion_tokens']:>19,}")
         print(f"timeouts in the ledger: {spent['timeouts']}")
+        print(f"the run's last progress line: {lines[-1] if lines else '-'}")
         print(f"estimate {estimate:.0f} s ({span(estimate)})   real {real:.0f} s ({span(real)})   "
               f"ratio estimate/real {estimate / real:.2f}")
         print(f"(from the facts measured after the run: {rescaled(projected, known, after):.0f} s)")
