@@ -4,11 +4,16 @@ records are the facade's; a closed workspace lets its database go; bad input rai
 with; `import arena` pulls in neither pandas nor the app; docs/examples/notebook.py runs on the demo."""
 from __future__ import annotations
 
+import asyncio
 import json
 import math
+import os
 import runpy
+import signal
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +23,9 @@ import arena
 from arena.app import commands as app
 from arena.app.notebook import FRAMES, Arena
 from arena.errors import UserError
-from tests.helpers import entry, invoke, judge, new_workspace
+from tests.fakes.openai_server import FakeOpenAI
+from tests.helpers import entry, invoke, judge, mark_checked, new_workspace
+from tests.running import scheduled, slow, statuses
 from tests.sites import copied_demo
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -221,6 +228,56 @@ def test_a_notebook_schedules_and_runs_a_tournament_with_progress_lines(tmp_path
         assert more.match_ids[0] in printed and "\r" not in printed
         assert set(ws.matches()["status"]) == {"done"}
         assert ws.ratings(bootstrap=0)["matches"].sum() == 2 * 7  # every match rates both its entries
+
+
+def test_a_cell_running_in_an_event_loop_runs_the_commands_that_run_their_own(tmp_path):
+    """A Jupyter cell runs inside the kernel's event loop, where asyncio.run (which check, dry runs, runs and
+    judging use) is refused: those methods run beside it, in a thread of their own, and return as usual."""
+    path = new_workspace(tmp_path / "ws", entries=[entry("a", strength=1.0), entry("b")], judges=[judge("j", runs=1)])
+
+    async def cell() -> tuple:
+        with arena.open(path) as ws:
+            ws.schedule("round-robin", rounds=1, seed=1)
+            return (ws.check(), ws.dry_run(), ws.run(progress=lambda line: None),
+                    ws.judge(["j"], rejudge=True, progress=lambda line: None))
+
+    checked, projected, ran, judged = asyncio.run(cell())
+    assert {row["name"] for row in checked} == {"a", "b", "j"} and all(row["ok"] for row in checked)
+    assert projected["matches"] == 2 and projected["time_s"]["estimate"] == 0  # simulated models take no time
+    assert (ran["done"], ran["failed"], ran["stopped"]) == (2, 0, None)
+    assert [(t["judge"], t["verdicts"], t["failed_runs"]) for t in judged] == [("j", 2, 0)]
+    assert statuses(path) == {"done": 2}
+
+
+def test_an_interrupt_of_a_cell_stops_its_run_and_puts_the_matches_back(tmp_path):
+    """The kernel's interrupt (SIGINT, raised in the thread that waits) reaches the thread that runs the matches:
+    the run stops as at Ctrl-C, its matches back in the plan, none left running. ~3 s."""
+    with FakeOpenAI(slow(0.5)) as fake:
+        path = scheduled(tmp_path, fake.api_base)
+        mark_checked(path)
+
+        def interrupt_once_asked() -> None:
+            deadline = time.monotonic() + 30
+            while not fake.requests and time.monotonic() < deadline:
+                time.sleep(0.02)
+            os.kill(os.getpid(), signal.SIGINT)
+
+        async def cell():
+            with arena.open(path) as ws:
+                return ws.run(concurrency=2, progress=lambda line: None)
+
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # as a kernel's (pytest-xdist's may not)
+        loop = asyncio.new_event_loop()  # a running loop without asyncio.run's own SIGINT handler, as a kernel's
+        try:
+            threading.Thread(target=interrupt_once_asked, daemon=True).start()
+            result = loop.run_until_complete(cell())
+        finally:
+            loop.close()
+            signal.signal(signal.SIGINT, previous)
+
+    assert result["stopped"] == "interrupted" and result["done"] < result["total"]
+    assert "running" not in statuses(path)  # each match in flight went back to the plan
+    assert statuses(path).get("scheduled", 0) == result["total"] - result["done"] - result["failed"]
 
 
 # --- closing, errors, the cost of `import arena` --------------------------------------------------------------------

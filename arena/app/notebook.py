@@ -6,11 +6,15 @@ A shell over the facade, as the CLI is: it wires nothing, and computes nothing a
 """
 from __future__ import annotations
 
+import asyncio
+import ctypes
+import threading
 import types
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, Union, Unpack, cast, get_args,
+from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, TypeVar, Union, Unpack, cast,
+                    get_args,
                     get_origin, get_type_hints, is_typeddict)
 
 import pandas as pd
@@ -378,22 +382,24 @@ class Arena:
                                    "progress": progress or print}
         if concurrency is not None:
             options["concurrency"] = concurrency
-        return commands.run(self.workspace, **options)
+        return beside_loop(lambda: commands.run(self.workspace, **options))
 
-    def dry_run(self, *, retry_failed: bool = False) -> DryRun:
-        """`arena run --dry-run`: what the pending matches would cost, projected on the simulator, nothing written."""
-        return commands.dry_run(self.workspace, retry_failed=retry_failed)
+    def dry_run(self, *, retry_failed: bool = False, concurrency: int | None = None) -> DryRun:
+        """`arena run --dry-run`: what the pending matches would cost and take, projected on the simulator (time from
+        what `arena check` measured, at `concurrency` matches at once: None, the run's default), nothing written."""
+        return beside_loop(lambda: commands.dry_run(self.workspace, retry_failed=retry_failed,
+                                                    concurrency=concurrency))
 
     def judge(self, judges: Iterable[str] = (), *, rejudge: bool = False, concurrency: int | None = None,
               progress: Callable[[str], None] | None = None) -> list[JudgeTotals]:
         """`arena judge`: judge the done matches that lack the named judges' verdicts (default: every judge the arena
         runs); progress(line) hears a line per match judged (default: printed)."""
-        return commands.judge(self.workspace, judges, rejudge=rejudge, concurrency=concurrency,
-                              progress=progress or print)
+        return beside_loop(lambda: commands.judge(self.workspace, judges, rejudge=rejudge, concurrency=concurrency,
+                                                  progress=progress or print))
 
     def check(self, names: Iterable[str] = ()) -> list[CheckRow]:
-        """`arena check`: probe the models of the named entries and judges (default: all)."""
-        return commands.check(self.workspace, names)
+        """`arena check`: probe and measure the models of the named entries and judges (default: all)."""
+        return beside_loop(lambda: commands.check(self.workspace, names))
 
     def publish(self, out: str | Path | None = None) -> Path:
         """`arena publish`: write the static site (default: <workspace>/site); the path of its index.html."""
@@ -417,3 +423,41 @@ class Arena:
 
     def __repr__(self) -> str:
         return f"arena.open({str(self.path)!r}){'' if self._ws else ' (closed)'}"
+
+
+T = TypeVar("T")
+
+
+def beside_loop(work: Callable[[], T]) -> T:
+    """work(), in this thread, or in a thread of its own when this one runs an event loop (a Jupyter cell does): the
+    commands that call models run their own loop (asyncio.run), which a running loop refuses. An interrupt while
+    waiting (the kernel's Ctrl-C) is passed on to that thread, where it stops the work as a Ctrl-C stops `arena run`:
+    the matches in flight go back to the plan."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return work()
+    outcome: dict[str, Any] = {}
+    finished = threading.Event()
+
+    def target() -> None:
+        try:
+            outcome["value"] = work()
+        except BaseException as exc:  # handed to the caller's thread, which raises it
+            outcome["error"] = exc
+        finally:
+            finished.set()
+
+    thread = threading.Thread(target=target, name="arena-command", daemon=True)
+    thread.start()
+    while not finished.is_set():
+        try:
+            # An Event, not join: Python 3.11's join, interrupted, can take a live thread for ended.
+            finished.wait()
+        except KeyboardInterrupt:  # raised in the thread at its next Python step (a run's loop wakes every second)
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(cast(int, thread.ident)),
+                                                       ctypes.py_object(KeyboardInterrupt))
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return cast(T, outcome["value"])
