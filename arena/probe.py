@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from typing import cast
 
 from arena.lazy import litellm
 from arena.llm import Answer, CallTag, LLMCallError, LLMGateway
@@ -96,7 +97,8 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
     batch, so that a shared machine's load, which changes between requests, hardly moves it; slots =
     max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
     one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
-    answer's tokens). Cheap: 5 + 2 + 4 + ... short answers."""
+    answer's tokens). Cheap: 5 + 2 + 4 + ... short answers. A provider's own API is not measured for slots
+    (serves_slots)."""
     limit = max(1, gateway.settings.max_concurrency)
     speed: dict = {"slots": None, "tokens_per_s": None, "prompt_tokens_per_s": None}
 
@@ -126,14 +128,15 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
     if short is not None and alone is not None and alone.tokens - short.tokens >= SHORT_TOKENS \
             and alone.last - short.last >= TIMED_S:
         speed["tokens_per_s"] = round((alone.tokens - short.tokens) / (alone.last - short.last), 1)
+    if speed["tokens_per_s"] and serves_slots(ref):
         slots, k = 1, 2
         while k <= limit:
             batch = await timed(k, GEN_TOKENS)
-            if not _together(batch, alone):
+            if not _together(batch, cast(_Timed, alone)):
                 break
             slots, k = k, 2 * k
         # past the last power of two: max_concurrency itself, when it is not one
-        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), alone):
+        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), cast(_Timed, alone)):
             slots = limit
         speed["slots"] = slots
     numbers = " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
@@ -145,6 +148,13 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
             speed["prompt_tokens_per_s"] = round(extra / spent, 1)
     gateway.remember(ref, **speed, measured_at=time.time())
     return speed
+
+
+def serves_slots(ref: ModelRef) -> bool:
+    """Whether ref's server is measured for slots: one named by an api_base (a server of yours: llama.cpp, vLLM,
+    Ollama, a gateway), not a provider's own API, which serves many at once and meets a burst with its rate limits
+    (retried), and whose answers' spread in time would read as a few slots and cap a run for nothing."""
+    return bool(ref.api_base)
 
 
 @dataclass(frozen=True)

@@ -79,6 +79,17 @@ def test_one_slot_works_through_the_plan_in_turn_and_more_slots_share_it(tmp_pat
     assert t["basis"]["match_s"] == pytest.approx(t["estimate"] / 2, abs=0.1)  # the mean of the 2 matches
 
 
+def test_a_provider_api_not_measured_for_slots_serves_as_many_as_the_run_sends(tmp_path):
+    """`arena check` measures a provider's own API (no api_base) for speed, not slots: the run then sends it up to
+    [llm] max_concurrency at once, and the projection counts that many, not one."""
+    hosted = {"tokens_per_s": 60.0, "prompt_tokens_per_s": 2000.0, "latency_s": 0.4}
+    both = [entry("a", model="openai/gpt-4o"), entry("b", model="openai/gpt-4o")]
+    p = projected(plan(tmp_path / "ws", both, [judge("j", model="openai/gpt-4o")], [("openai/gpt-4o", "", hosted)]))
+    [server] = p["time_s"]["basis"]["servers"]
+    assert (server["slots"], server["at_once"]) == (16, 4)  # [llm] max_concurrency's default; the run's 4 matches
+    assert server["wall_s"] == pytest.approx(work(rows(p)["openai/gpt-4o"], hosted) / 4, abs=0.1)
+
+
 def test_models_on_one_server_add_up_and_servers_work_in_parallel(tmp_path):
     fast = {**SMOL, "tokens_per_s": 160.0, "prompt_tokens_per_s": None}
     entries = [entry("a", model="openai/smol", api_base=ONE), entry("b", model="openai/other", api_base=ONE)]

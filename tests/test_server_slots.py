@@ -209,3 +209,14 @@ def test_a_stopped_run_closes_its_calls_connections_and_puts_its_matches_back(tm
         assert {d.phase for d in fake.disconnects} >= {"generating"}
         assert all(d.at - stopped < 5 for d in fake.disconnects)
         assert statuses(path) == {"scheduled": 2}
+
+
+def test_only_a_server_named_by_an_api_base_is_measured_for_slots():
+    """A provider's own API serves many at once and meets bursts with rate limits: its answers' spread in time would
+    read as a few slots and cap every run on it, so it is not measured for them; a server of yours is."""
+    from arena.probe import serves_slots
+
+    assert not serves_slots(ModelRef("openai/gpt-4o"))
+    assert not serves_slots(ModelRef("anthropic/claude-sonnet-4"))
+    assert serves_slots(ModelRef(MODEL, "http://127.0.0.1:8000/v1"))
+    assert serves_slots(ModelRef("hosted_vllm/llama", "http://gpu-box:8000/v1"))

@@ -330,7 +330,9 @@ class _Clock:
             rate = known.get("tokens_per_s")
             prompt_rate = known.get("prompt_tokens_per_s")
             self.facts[model] = None if not rate or rate <= 0 else {
-                "slots": max(1, int(known.get("slots") or 1)), "tokens_per_s": float(rate),
+                # slots not measured (a provider's own API, a server too quick to time): as many as the run sends
+                "slots": max(1, int(known.get("slots") or self.ws.config.llm.max_concurrency)),
+                "tokens_per_s": float(rate),
                 "prompt_tokens_per_s": float(prompt_rate) if prompt_rate and prompt_rate > 0 else None,
                 "latency_s": float(known.get("latency_s") or 0.0)}
         return self.facts[model]
