@@ -35,6 +35,7 @@ from arena.app import commands as app  # noqa: E402
 from arena.clock import span  # noqa: E402
 from tests.helpers import entry, judge, new_workspace  # noqa: E402
 from tests.local_llm import LocalLLM  # noqa: E402
+from tests.running import round_robin  # noqa: E402
 
 
 def workspace(path: Path, llm: LocalLLM, words: int) -> Path:
@@ -45,12 +46,7 @@ def workspace(path: Path, llm: LocalLLM, words: int) -> Path:
                          entries=[entry("plain-a", **model, params=budgets),
                                   entry("plain-b", **model, params={"temperature": 0.7, **budgets})],
                          judges=[judge("single", runs=1, **model)])
-    ws = app.open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=2)
-    finally:
-        ws.close()
-    return path
+    return round_robin(path, rounds=2)
 
 
 def facts(path: Path, llm: LocalLLM) -> dict:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
 
+from markupsafe import escape
+
 from arena.app import commands as app
 from arena.app.commands import open_workspace
 from arena.ballots import ballot_id, new_token, token_hash
@@ -70,15 +72,30 @@ class Built:
         return f"/b/{self.tokens[person]}/{self.ids(person, [match_id])[0]}"
 
 
-def build_workspace(path: Path) -> Built:
-    """A workspace with three done matches (English, Chinese, hostile), one scheduled, a link per person,
-    and a ballot of bo's on the English match."""
-    path.mkdir(parents=True)
+def write_motions(path: Path) -> None:
+    """path/motions.yaml: a motion with markup in its text and info slide, and a two-sided Chinese one."""
     (path / "motions.yaml").write_text(
         f"- id: hx-value-001\n  text: {json.dumps(HOSTILE_MOTION)}\n  category: value\n"
         f"  info_slide: {json.dumps(HOSTILE_SLIDE)}\n"
         f"- id: zh-two-001\n  text: {ZH_MOTION}\n  category: fact\n  language: zh\n"
         f"  pro_text: {ZH_PRO}\n  con_text: {ZH_CON}\n", encoding="utf-8")
+
+
+def esc(text: str) -> str:
+    """text as the pages' templates escape it."""
+    return str(escape(text))
+
+
+def csrf(page: str) -> str:
+    """The CSRF token of a page's form."""
+    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
+
+
+def build_workspace(path: Path) -> Built:
+    """A workspace with three done matches (English, Chinese, hostile), one scheduled, a link per person,
+    and a ballot of bo's on the English match."""
+    path.mkdir(parents=True)
+    write_motions(path)
     new_workspace(path, motions=["builtin:en", "file:motions.yaml"],
                   entries=[entry(name, model=model, strength=strength)
                            for name, model, strength in zip(ENTRIES, MODELS, (0.5, -0.5))],

@@ -17,7 +17,6 @@ import urllib.parse
 import urllib.request
 
 import pytest
-from markupsafe import escape
 
 from arena.ballots import RATIONALE_MAX, new_token, queue, token_hash
 from arena.records import Verdict
@@ -25,7 +24,7 @@ from arena.store import DB_NAME, Store
 from tests.helpers import TWO_OFFLINE, assert_user_error, invoke, new_workspace
 from tests.serving import (BO_RATIONALE, DIMS, ENTRIES, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH,
                            HOSTILE_TITLE, IMG, LLM_RATIONALE, MODELS, ORDER, PEOPLE, SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO,
-                           Built, build_workspace, served)
+                           Built, build_workspace, csrf, esc, served)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -51,15 +50,6 @@ def client(built):
 
     with TestClient(create_app(built.path)) as test_client:
         yield test_client
-
-
-def esc(text: str) -> str:
-    """text as the pages' templates escape it."""
-    return str(escape(text))
-
-
-def csrf(page: str) -> str:
-    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
 
 
 def form(page: str, **fields) -> dict:

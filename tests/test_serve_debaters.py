@@ -8,7 +8,6 @@ hash of arena.ballots.new_token().
 """
 from __future__ import annotations
 
-import json
 import re
 import shutil
 import threading
@@ -19,7 +18,6 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
-from markupsafe import escape
 
 from arena.app.commands import open_workspace
 from arena.ballots import new_token, token_hash
@@ -31,7 +29,7 @@ from arena.turns import brief
 from tests.browser import console_errors, dialogs, screenshot, wait_for
 from tests.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, new_workspace
 from tests.serving import (FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH, HOSTILE_TITLE, HOSTILE_URL, IMG,
-                           SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO)
+                           SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO, csrf, esc, write_motions)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -86,11 +84,7 @@ class Debating:
 
 def build(path: Path) -> Debating:
     path.mkdir(parents=True)
-    (path / "motions.yaml").write_text(
-        f"- id: hx-value-001\n  text: {json.dumps(HOSTILE_MOTION)}\n  category: value\n"
-        f"  info_slide: {json.dumps(HOSTILE_SLIDE)}\n"
-        f"- id: zh-two-001\n  text: {ZH_MOTION}\n  category: fact\n  language: zh\n"
-        f"  pro_text: {ZH_PRO}\n  con_text: {ZH_CON}\n", encoding="utf-8")
+    write_motions(path)
     web = {"via": "web"}
     new_workspace(path, motions=["builtin:en", "file:motions.yaml"],
                   entries=[entry("ann", debater="human", model="human/ann", params=web),
@@ -149,14 +143,6 @@ def client(debating):
 
     with TestClient(create_app(debating.path)) as test_client:
         yield test_client
-
-
-def esc(text: str) -> str:
-    return str(escape(text))
-
-
-def csrf(page: str) -> str:
-    return re.search(r'name="csrf" value="([0-9a-f]+)"', page).group(1)
 
 
 def textarea(page: str) -> str:

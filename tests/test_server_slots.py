@@ -15,8 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from arena.app import commands as app
-from arena.app.commands import open_workspace
 from arena.config import LLMSettings
 from arena.limits import MAX_TIMEOUT_S
 from arena.llm import TIMEOUT_MARGIN, BYTES_PER_TOKEN, CallTag, LLMCallError, LLMGateway
@@ -25,7 +23,7 @@ from arena.probe import COUNT_PROMPT, READ_PROMPT
 from arena.store import DB_NAME, Store
 from tests.fakes.openai_server import FakeOpenAI, Reply, last_user
 from tests.helpers import debate_responder, entry, invoke, judge, mark_checked, new_workspace, query
-from tests.running import start_run, statuses
+from tests.running import round_robin, start_run, statuses
 
 MODEL = "openai/smol"  # every entry and the judge on one model of one server, as with one local model
 
@@ -59,12 +57,7 @@ def workspace(path: Path, api_base: str, *, entries=("alpha", "beta"), llm: dict
                   judges=[judge("j1", model=MODEL, api_base=api_base)])
     if checked:
         mark_checked(path)
-    ws = open_workspace(path)
-    try:
-        app.schedule(ws, "round-robin", rounds=1)
-    finally:
-        ws.close()
-    return path
+    return round_robin(path, rounds=1)
 
 
 def facts(path: Path, api_base: str) -> dict:

@@ -187,6 +187,17 @@ def submit(browser) -> None:
     assert browser.find_elements(By.ID, "submitted-note"), browser.page_source[-2000:]
 
 
+def write_turn(browser, site: Site, match_id: str, marker: str) -> tuple[HumanTurn, str]:
+    """The match's open turn opened from the list, a speech marked `marker` of 80% of its budget typed and
+    submitted: (the turn, the speech)."""
+    turn = site.open_turn(match_id)
+    open_from_list(browser, site, turn)
+    text = speech_text(marker, size=int(budget(browser) * 0.8))
+    type_speech(browser, text)
+    submit(browser)
+    return turn, text
+
+
 def shown(browser) -> list[tuple[str, str, str]]:
     """The speeches the page shows: (stage, side, text) each, in order; the stage read off its heading."""
     rows = []
@@ -377,11 +388,7 @@ def test_a_kill_9_while_drafts_are_saved_loses_nothing_submitted(browser, tmp_pa
             site = Site(ws, base, token, key)
             match_id = site.schedule("en-fact-001", "pro")
             assert site.run(match_id) == "awaiting"
-            constructive = site.open_turn(match_id)
-            open_from_list(browser, site, constructive)
-            submitted = speech_text("ANN-KILL-CONSTRUCTIVE", size=int(budget(browser) * 0.8))
-            type_speech(browser, submitted)
-            submit(browser)
+            constructive, submitted = write_turn(browser, site, match_id, "ANN-KILL-CONSTRUCTIVE")
             assert site.run(match_id) == "awaiting"
             rebuttal = site.open_turn(match_id)
             assert rebuttal.stage == "rebuttal"
@@ -447,11 +454,7 @@ def test_a_kill_9_while_drafts_are_saved_loses_nothing_submitted(browser, tmp_pa
             type_speech(browser, speech)
             submit(browser)
             assert site.run(match_id) == "awaiting"
-            summary = site.open_turn(match_id)
-            open_from_list(browser, site, summary)
-            closing = speech_text("ANN-KILL-SUMMARY", size=int(budget(browser) * 0.8))
-            type_speech(browser, closing)
-            submit(browser)
+            _, closing = write_turn(browser, site, match_id, "ANN-KILL-SUMMARY")
             assert site.run(match_id) == "done"
             assert_clean(browser)
             assert proc.poll() is None
