@@ -60,7 +60,7 @@ async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, 
         started = time.perf_counter()
         try:
             await gateway.call(ref, [{"role": "user", "content": "Reply with one word: ready"}],
-                                      {"max_tokens": 16, "temperature": 0}, tag=tag)
+                               {"max_tokens": 16, "temperature": 0}, tag=tag)
         except LLMCallError as exc:
             return _remembered(gateway, ref, Probe(False, None, None, None, str(exc), priced(ref.model)))
         latency = round(time.perf_counter() - started, 3)
