@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # for annotations alone
 def open(path: str | PathLike[str]) -> Arena:  # noqa: A001 (arena.open, as INTERFACE.md names it)
     """Open the workspace in the folder path for Python: an arena.app.notebook.Arena, whose methods run the commands
     and return DataFrames where a table is the result (docs/reference/api.md). A folder that is no workspace raises
-    arena.errors.UserError, with the message `arena` exits 2 with; close it, or use it in a `with` block."""
+    arena.base.errors.UserError, with the message `arena` exits 2 with; close it, or use it in a `with` block."""
     from arena.app.notebook import Arena
 
     return Arena(path)

@@ -1,6 +1,6 @@
 """Ballot ids: what naming matches by per-person ids costs a ballot page of `arena serve`, beside the public-id lookup.
 
-A person's link names a match by an HMAC of judge, person and match (arena.ballots.ballot_id); the app keeps no
+A person's link names a match by an HMAC of judge, person and match (arena.domain.ballots.ballot_id); the app keeps no
 mapping, so each ballot page works the ids of the person's done matches out again to find the one named. Per
 workspace of N done matches (one short speech each): the time of a ballot page (GET, through Starlette's test
 client, median of R requests) and of that scan alone, beside the reference: the lookup by public id the pages
@@ -20,11 +20,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.ballots import ballot_id, new_token, token_hash  # noqa: E402
-from arena.records import Motion, Speech  # noqa: E402
+from arena.domain.ballots import ballot_id, new_token, token_hash  # noqa: E402
+from arena.domain.records import Motion, Speech  # noqa: E402
 from arena.store import DB_NAME, Store  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
-from tests.helpers import entry, people, workspace_toml  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
+from tests.support.helpers import entry, people, workspace_toml  # noqa: E402
 
 TOML = workspace_toml(entries=[entry("a"), entry("b")], judges=[people("experts", "ann")])
 
@@ -62,7 +62,7 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     from starlette.testclient import TestClient
 
-    from arena.app.web import create_app
+    from arena.app.people.web import create_app
 
     print(f"{'done matches':>12}  {'ballot page':>12}  {'id scan':>8}  |  {'reference: lookup by public id':>30}  "
           f"{'queue page':>10}   (ms, median of {args.requests})")

@@ -12,7 +12,7 @@ the 95th percentile of N GETs in ms (after a few unmeasured ones), and the page'
 
 The app keeps no mapping from turn ids to turns: each request opens the database, finds the link's entry, reads
 that entry's turns (each with its brief, which holds the speeches it showed) and works out their ids again
-(arena.app.web.turn_id). So what the pages should grow with is the debater's own turns, not the workspace's
+(arena.app.people.web.turn_id). So what the pages should grow with is the debater's own turns, not the workspace's
 matches: a third workspace, the reference's after ann has played --played matches to the end (three turns each,
 their briefs full), shows that cost.
 
@@ -37,11 +37,11 @@ sys.path.insert(0, str(ROOT))
 
 from arena.app import commands as app  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.app.web import turn_id  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
+from arena.app.people.web import turn_id  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
 from benchmarks.site import play  # noqa: E402
-from tests.helpers import entry, judge, speech_text, workspace_toml  # noqa: E402
-from tests.serving import served  # noqa: E402
+from tests.support.helpers import entry, judge, speech_text, workspace_toml  # noqa: E402
+from tests.support.serving import served  # noqa: E402
 
 ENTRIES = [f"e{i}" for i in range(10)]
 TOML = workspace_toml(motions=["builtin:en"], judges=[judge("j", runs=1)],

@@ -26,11 +26,11 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app.engine import MatchRunner  # noqa: E402
+from arena.app.runner.engine import MatchRunner  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
-from tests.fakes.tavily_server import FakeTavily  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
+from tests.support.fakes.tavily_server import FakeTavily  # noqa: E402
 
 CONFIGS = {
     "direct": ("direct", ""),

@@ -6,7 +6,7 @@ Sets up the preset with `arena init --preset agent4debate` in a temporary folder
      in ten of each class on the offline simulator and projects the rest;
   2. the reference: with --before TREE (a checkout of the earlier version, e.g. `git archive f596fc1 | tar -x -C
      TREE`), that tree's `arena run --dry-run`, which played every match; without it, this version's full
-     simulation (`arena.app.dryrun.dry_run(ws, every=1)`, the same algorithm) in a subprocess.
+     simulation (`arena.app.runner.dryrun.dry_run(ws, every=1)`, the same algorithm) in a subprocess.
 Prints wall and CPU seconds (user + system of the child: the machine is shared, so wall time alone says little)
 and their ratios (--repeat N: medians of N alternating runs of each), then per model the calls and tokens of the
 projection beside the full simulation's and how far apart they are, and PASS/FAIL against the target (>= 5x
@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 TARGET_SPEEDUP = 5.0
 ROW = re.compile(r"^(\S+/\S+)\s+([\d,]+)\s+([\d,]+)\s+([\d,]+)\s", re.MULTILINE)  # a model's row of the table
-FULL = ("import sys\nfrom arena.app import commands as app\nfrom arena.app.dryrun import dry_run\n"
+FULL = ("import sys\nfrom arena.app import commands as app\nfrom arena.app.runner.dryrun import dry_run\n"
         "ws = app.open_workspace(sys.argv[1])\np = dry_run(ws, every=1)\n"
         "for r in p['models']:\n    print(r['model'], r['calls'], r['prompt_tokens'], r['completion_tokens'], '-')\n")
 

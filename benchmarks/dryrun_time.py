@@ -1,6 +1,6 @@
 """How good is the dry run's time? `arena run --dry-run`'s estimate beside the real wall time, on a REAL local model.
 
-SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/local_llm.py starts it; it serves one request
+SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/support/local_llm.py starts it; it serves one request
 at a time). The plan: two `direct` entries and a `single` judge (R = 1), all on that server, a round robin of
 4 matches (two motions, each played with sides swapped). First `arena check` measures the model (slots,
 tokens_per_s, prompt_tokens_per_s, latency_s); then `arena run --dry-run` (every match played on the simulator)
@@ -32,10 +32,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.app import commands as app  # noqa: E402
-from arena.clock import span  # noqa: E402
-from tests.helpers import entry, judge, new_workspace  # noqa: E402
-from tests.local_llm import LocalLLM  # noqa: E402
-from tests.running import round_robin  # noqa: E402
+from arena.base.clock import span  # noqa: E402
+from tests.support.helpers import entry, judge, new_workspace  # noqa: E402
+from tests.support.local_llm import LocalLLM  # noqa: E402
+from tests.support.running import round_robin  # noqa: E402
 
 
 def workspace(path: Path, llm: LocalLLM, words: int) -> Path:

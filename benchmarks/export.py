@@ -30,7 +30,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
 
 ARENA = str(Path(sys.executable).with_name("arena"))
 CALL_KEYS = ("kind", "model", "latency_s", "match_id", "role", "stage", "side", "judge", "prompt_tokens",

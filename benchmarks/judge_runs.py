@@ -1,7 +1,7 @@
 """Runs that are evidence, on a REAL model: how often a judge's R runs of one match are the same answer, with
 odd runs reading the sides exchanged (swap_sides = true, the default) beside the reference without (false).
 
-SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/local_llm.py starts it) plays --matches
+SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/support/local_llm.py starts it) plays --matches
 direct-vs-direct matches (50-word speeches, speech checks off so that every match is debated and judged: the
 tiny model often echoes its instructions), each judged by two `single` judges at temperature 0 with R = 3 that
 differ only in swap_sides. Printed per judge: matches judged, identical_runs (the share of matches whose runs
@@ -23,8 +23,8 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.app import commands as app  # noqa: E402
-from tests.helpers import entry, invoke, judge, new_workspace  # noqa: E402
-from tests.local_llm import LocalLLM  # noqa: E402
+from tests.support.helpers import entry, invoke, judge, new_workspace  # noqa: E402
+from tests.support.local_llm import LocalLLM  # noqa: E402
 
 WORDS = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
 MOTIONS = ("en-policy-001", "en-value-001", "en-fact-001", "en-policy-002")

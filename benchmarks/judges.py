@@ -20,15 +20,15 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import offline  # noqa: E402
-from arena.config import LLMSettings  # noqa: E402
-from arena.llm import LLMGateway  # noqa: E402
-from arena.models import ModelRef  # noqa: E402
-from arena.protocol import AgentLog, LLMHandle  # noqa: E402
-from arena.records import JudgeSpec, Motion, Speech  # noqa: E402
-from arena.judging import JudgeView, run_judge  # noqa: E402
+from arena.gateway import offline  # noqa: E402
+from arena.workspace.config import LLMSettings  # noqa: E402
+from arena.gateway.llm import LLMGateway  # noqa: E402
+from arena.gateway.catalog import ModelRef  # noqa: E402
+from arena.match.protocol import AgentLog, LLMHandle  # noqa: E402
+from arena.domain.records import JudgeSpec, Motion, Speech  # noqa: E402
+from arena.match.judging import JudgeView, run_judge  # noqa: E402
 from judges.registry import JUDGES  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 KINDS = ("single", "debatrix", "panel", "devils_advocate")
 MATCHES = 40

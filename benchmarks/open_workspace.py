@@ -6,7 +6,7 @@ Each figure is printed beside its reference:
      a change), vs the same command on a workspace with only the built-in set (the floor: start-up and
      arena.toml), and vs the figure measured before this change: every command parsed every motion file,
      twice (yaml.compose, then yaml.safe_load);
-  2. the first command after the file changed (it reads the sets once, with arena.datafiles' loader, and
+  2. the first command after the file changed (it reads the sets once, with arena.base.datafiles' loader, and
      stores them), vs the old reading measured here: compose + safe_load of the file, as every open did;
   3. `arena motion list` (the motions from the database) vs the same old reading.
 
@@ -28,8 +28,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import yaml  # noqa: E402
 
-from arena.app.wiring import init  # noqa: E402
-from tests.helpers import entry, workspace_toml  # noqa: E402
+from arena.app.setup.wiring import init  # noqa: E402
+from tests.support.helpers import entry, workspace_toml  # noqa: E402
 
 ARENA = str(Path(sys.executable).with_name("arena"))
 # `arena entry list` on this benchmark's workspace (builtin:en and its 10,000-motion file) with the code of

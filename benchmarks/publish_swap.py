@@ -1,5 +1,5 @@
 """What the atomic publish costs: writing a site's pages into the served folder in place (how `arena publish` wrote
-before issue 24, the reference) against building them beside it and swapping it in (arena.files.replace_folder:
+before issue 24, the reference) against building them beside it and swapping it in (arena.base.files.replace_folder:
 the walk of the old site for files to keep, hard links of those, fsync of every page, the exchange, the removal
 of the old site).
 
@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.files import replace_folder  # noqa: E402
+from arena.base.files import replace_folder  # noqa: E402
 
 PAGE = "<!doctype html><html><body>" + "<p>a speech of the match, escaped and laid out.</p>" * 300
 

@@ -166,8 +166,8 @@ def pipeline(csv: Path, replicates: int, seed: int = 0) -> dict:
 def workspace(path: Path, matches: int, seed: int = 0) -> None:
     """A workspace of 20 offline entries and `matches` done matches, each judged by 3 runs."""
     from arena.app.commands import open_workspace
-    from arena.app.demo import CONFIG
-    from arena.workspace import init_workspace
+    from arena.app.setup.demo import CONFIG
+    from arena.workspace.folder import init_workspace
 
     names = [f"sim-{i:02d}" for i in range(20)]
     rng = np.random.default_rng(seed)

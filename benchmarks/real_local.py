@@ -1,6 +1,6 @@
 """A small tournament on a REAL local model: what a match costs on it, and what the arena had to do.
 
-SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/local_llm.py starts it), with
+SmolLM2-135M-Instruct on the stock llama-cpp-python server (tests/support/local_llm.py starts it), with
 the loopback Tavily fake for search. A round-robin of direct, search-baseline and agent4debate
 entries (50-word speeches; agent4debate with 2 queries, 1 review), judged by `single` (R = 1),
 then rated and published. Per match it prints wall time, LLM calls, prompt and completion
@@ -24,9 +24,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.app import commands as app  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
-from tests.fakes.tavily_server import FakeTavily  # noqa: E402
-from tests.local_llm import LocalLLM  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
+from tests.support.fakes.tavily_server import FakeTavily  # noqa: E402
+from tests.support.local_llm import LocalLLM  # noqa: E402
 
 ENTRIES = (("direct", "direct", ""), ("search", "search-baseline", "max_results = 2"),
            ("a4d", "agent4debate", "max_queries = 2\nmax_reviews = 1\nmax_requests = 0"))

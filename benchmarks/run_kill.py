@@ -19,12 +19,12 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app.workers import GRACE_S, WATCH_S  # noqa: E402
-from arena.claims import alive  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tests.helpers import query  # noqa: E402
-from tests.running import scheduled, slow, start_run  # noqa: E402
-from tests.test_concurrent_runs import worker_pids  # noqa: E402
+from arena.app.runner.workers import GRACE_S, WATCH_S  # noqa: E402
+from arena.match.claims import alive  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.helpers import query  # noqa: E402
+from tests.support.running import scheduled, slow, start_run  # noqa: E402
+from tests.arena.app.runner.test_concurrent_runs import worker_pids  # noqa: E402
 
 
 def main() -> None:

@@ -15,7 +15,7 @@ For each latency, printed side by side:
   match (target: at most 1.3 with 2 workers at 0.25 s), LLM calls per second, and CPU ms per
   call spent playing (every process; start-up, i.e. imports, not included: printed apart);
   with `[llm] litellm_path = "direct"` (the default) and, for comparison, "acompletion";
-- the references, in the same run: bare `litellm.acompletion`, and bare `arena.wire.send` on the
+- the references, in the same run: bare `litellm.acompletion`, and bare `arena.gateway.wire.send` on the
   direct path, each replaying the very requests of the 12-match run (same bodies, same count) with
   as many in flight as the arena had on average: CPU ms per call, and the arena's CPU per call as
   a multiple of bare acompletion's.
@@ -36,10 +36,10 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app import runs  # noqa: E402
+from arena.app.runner import runs  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
-from tests.helpers import requested_schema, schema_instance  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
+from tests.support.helpers import requested_schema, schema_instance  # noqa: E402
 
 MATCHES = 12
 ENTRIES = ("ash", "birch", "cedar", "daisy")  # 6 pairs, each with sides swapped: 12 matches
@@ -60,7 +60,7 @@ def answer(body: dict) -> str:
 
 def serve(latency, ports, commands, bodies) -> None:
     """The server's process: answer after latency.value seconds; on "bodies", hand over the bodies so far."""
-    from tests.fakes.openai_server import FakeOpenAI, Reply
+    from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
     with FakeOpenAI(lambda body: Reply(content=answer(body), delay=latency.value)) as server:
         ports.put(server.api_base)
@@ -107,10 +107,10 @@ def timed(path: Path, api_base: str, matches: int, concurrency: int, workers: in
 
 def bare(api_base: str, bodies: list[dict], in_flight: int, path: str) -> dict:
     """One path alone replaying bodies, in_flight at a time: wall and CPU seconds, calls.
-    "acompletion": litellm.acompletion as a user would call it; "direct": arena.wire.send."""
+    "acompletion": litellm.acompletion as a user would call it; "direct": arena.gateway.wire.send."""
     import litellm
 
-    from arena.wire import send
+    from arena.gateway.wire import send
 
     async def call(body: dict, gate: asyncio.Semaphore) -> None:
         extra = {k: body[k] for k in ("max_tokens", "temperature", "top_p", "response_format") if k in body}
@@ -137,7 +137,7 @@ def start_up_cpu() -> float:
     import subprocess
 
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, "-c", "import arena.app.workers, arena.app.commands, litellm"], check=True,
+    subprocess.run([sys.executable, "-c", "import arena.app.runner.workers, arena.app.commands, litellm"], check=True,
                    env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime

@@ -51,10 +51,10 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.app import runs  # noqa: E402
+from arena.app.runner import runs  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.claims import Holder  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
+from arena.match.claims import Holder  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
 
 TICK = os.sysconf("SC_CLK_TCK")
 PAGE_KB = os.sysconf("SC_PAGE_SIZE") // 1024

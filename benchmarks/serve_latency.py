@@ -1,9 +1,9 @@
 """Serve latency: requests one after another on one kept-alive connection to the ballot app, as a person's browser
 sends them, with `arena serve`'s uvicorn set-up beside the one it had before issue 24.
 
-Both servers run the same app (arena.app.web.create_app on a small workspace: one done match played offline, one
-person with a link) on a listening socket made by arena.app.web._listen, in this process:
-    now:    arena.app.web.uvicorn_config, whose protocol sets TCP_NODELAY on each connection;
+Both servers run the same app (arena.app.people.web.create_app on a small workspace: one done match played offline, one
+person with a link) on a listening socket made by arena.app.people.web._listen, in this process:
+    now:    arena.app.people.web.uvicorn_config, whose protocol sets TCP_NODELAY on each connection;
     before: uvicorn's own h11 protocol, as `arena serve` configured it before. asyncio sets TCP_NODELAY only on
             sockets made with proto IPPROTO_TCP, and _listen's are not, so Nagle's algorithm holds a response's
             second write (its body) until the client ACKs the first, which a client delays by up to ~40 ms.
@@ -31,11 +31,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import uvicorn  # noqa: E402
 
 from arena.app import commands as app  # noqa: E402
-from arena.app import web  # noqa: E402
+from arena.app.people import web  # noqa: E402
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.ballots import new_token, token_hash  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
-from tests.helpers import entry, people, workspace_toml  # noqa: E402
+from arena.domain.ballots import new_token, token_hash  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
+from tests.support.helpers import entry, people, workspace_toml  # noqa: E402
 
 TOML = workspace_toml(motions=["builtin:en"], entries=[entry("alpha"), entry("beta")],
                       judges=[people("experts", "ann")])

@@ -39,9 +39,9 @@ sys.path.insert(0, str(ROOT))
 
 
 from arena.app.commands import open_workspace  # noqa: E402
-from arena.records import STAGES  # noqa: E402
-from arena.clock import now  # noqa: E402
-from arena.workspace import init_workspace  # noqa: E402
+from arena.domain.records import STAGES  # noqa: E402
+from arena.base.clock import now  # noqa: E402
+from arena.workspace.folder import init_workspace  # noqa: E402
 
 TARGETS_S = {(100, 10_000): 10.0, (500, 20_000): 90.0}  # from scratch
 TARGET_AGAIN_S = 2.0  # at 10,000 matches, nothing new

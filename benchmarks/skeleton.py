@@ -22,11 +22,11 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena.config import LLMSettings  # noqa: E402
-from arena.llm import CallTag, LLMGateway  # noqa: E402
-from arena.models import ModelRef  # noqa: E402
+from arena.workspace.config import LLMSettings  # noqa: E402
+from arena.gateway.llm import CallTag, LLMGateway  # noqa: E402
+from arena.gateway.catalog import ModelRef  # noqa: E402
 from arena.store import Store  # noqa: E402
-from tests.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI, Reply  # noqa: E402
 
 CALLS = 200
 

@@ -25,9 +25,9 @@ from pathlib import Path
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from arena import speechchecks as sc  # noqa: E402
-from arena.formats import CHARACTER_LANGUAGES, get_format  # noqa: E402
-from arena.records import Match  # noqa: E402
+from arena.domain import speechchecks as sc  # noqa: E402
+from arena.domain.formats import CHARACTER_LANGUAGES, get_format  # noqa: E402
+from arena.domain.records import Match  # noqa: E402
 
 
 def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: None) -> None:
@@ -87,8 +87,8 @@ def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: N
 
 
 def workspace_matches(path: Path):
-    from arena.app.wiring import open_workspace
-    from arena.formats import shown
+    from arena.app.setup.wiring import open_workspace
+    from arena.domain.formats import shown
     ws = open_workspace(path)
     matches = [m for m in ws.store.matches() if m.status == "done" and m.speeches]
 
@@ -120,7 +120,7 @@ def main() -> None:
         print(f"workspace {path}")
         measured(*workspace_matches(Path(path)))
     if ARGS.lechmazur:
-        from importers.lechmazur import read_transcript
+        from arena.opendata.lechmazur import read_transcript
         fmt = get_format("lechmazur")
         matches = []
         for p in sorted((Path(ARGS.lechmazur) / "transcripts").glob("*.md")):

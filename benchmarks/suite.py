@@ -15,7 +15,7 @@ Timing stays out of the tests themselves: nothing here changes what a test does.
 
 Run:
     .venv/bin/python benchmarks/suite.py                         # the whole suite, as the README runs it
-    .venv/bin/python benchmarks/suite.py tests/test_ballots.py   # a subset: any pytest arguments
+    .venv/bin/python benchmarks/suite.py tests/arena/app/people/test_ballots.py   # a subset: any pytest arguments
     .venv/bin/python benchmarks/suite.py --workers 1 -k ballots  # -n 1 instead of the README's -n
     .venv/bin/python benchmarks/suite.py --workers 0 ...         # no xdist (one process)
 Options of its own: --workers N, --top K (slowest tests shown), --json PATH (the raw durations). Any other

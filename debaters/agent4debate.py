@@ -11,11 +11,11 @@ revising together); the Reviewer checks a checklist that grows stage by stage an
 for a revision, and every revision is reviewed again, up to max_reviews reviews. Ablations leave
 agents out through the `agents` param; the writer is always there.
 
-Formats: each turn is played by the workflow its format maps it onto (arena.formats: Turn.workflow, one of
+Formats: each turn is played by the workflow its format maps it onto (arena.domain.formats: Turn.workflow, one of
 constructive, rebuttal, summary); a format with a turn mapped onto none is refused (check_format).
 
 Only the speech is essential. A step whose model gives no usable answer after the gateway's re-asks
-(arena.llm.AnswerError) goes on with its neutral value, ledgered as degraded: no new queries, the raw
+(arena.gateway.llm.AnswerError) goes on with its neutral value, ledgered as degraded: no new queries, the raw
 results without findings, no material request, the draft accepted, no analysis. The Writer falls back
 from JSON to plain text; only a Writer that cannot produce text at all fails the speech.
 """
@@ -25,14 +25,14 @@ import asyncio
 from pathlib import Path
 from typing import Any, cast
 
-from arena import transcript
-from arena.errors import UserError
-from arena.fitting import Cut, Material
-from arena.formats import WORKFLOWS, Format
-from arena.llm import AnswerError
-from arena.prompts import render
-from arena.protocol import DebateContext, Draft
-from arena.records import Entry
+from arena.domain import transcript
+from arena.base.errors import UserError
+from arena.gateway.fitting import Cut, Material
+from arena.domain.formats import WORKFLOWS, Format
+from arena.gateway.llm import AnswerError
+from arena.base.prompts import render
+from arena.match.protocol import DebateContext, Draft
+from arena.domain.records import Entry
 from debaters.knowledge import Finding, KnowledgeBase
 from debaters.params import LENGTHS, SAMPLING, SIMULATOR, Param, length, resolve, sampling, speech_tokens
 

@@ -1,18 +1,18 @@
 """The `direct` baseline: one LLM call per speech from a stage-specific prompt, no research.
 
 It plays any format: the agent4debate format's stages have prompts written for them; any other turn gets the
-generic turn prompt, told the turn's title, its place in the debate and what it is for (arena.formats).
+generic turn prompt, told the turn's title, its place in the debate and what it is for (arena.domain.formats).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
-from arena import transcript
-from arena.fitting import Cut, Material
-from arena.formats import AGENT4DEBATE
-from arena.prompts import render
-from arena.protocol import DebateContext, Draft
-from arena.records import Entry
+from arena.domain import transcript
+from arena.gateway.fitting import Cut, Material
+from arena.domain.formats import AGENT4DEBATE
+from arena.base.prompts import render
+from arena.match.protocol import DebateContext, Draft
+from arena.domain.records import Entry
 from debaters.params import LENGTHS, SAMPLING, SIMULATOR, length, resolve, sampling, speech_tokens
 
 PROMPTS = Path(__file__).parent / "prompts"

@@ -14,10 +14,10 @@ import tempfile
 import threading
 from pathlib import Path
 
-from arena import transcript
-from arena.errors import ArenaError
-from arena.protocol import DebateContext, Draft
-from arena.records import Entry
+from arena.domain import transcript
+from arena.base.errors import ArenaError
+from arena.match.protocol import DebateContext, Draft
+from arena.domain.records import Entry
 from debaters.params import LENGTHS, Length, Param, length, resolve
 
 MARKER = "=" * 20 + " Write your speech below this line " + "=" * 20
@@ -35,7 +35,7 @@ def _command_line(value: str) -> bool:
 
 class HumanDebater:
     """Reads each speech from `speeches_dir`, opens an editor on a briefing and takes what is typed, or (via = "web")
-    takes it from the person's turn on the web (arena.turns.Desk: the match waits until it is written)."""
+    takes it from the person's turn on the web (arena.match.turns.Desk: the match waits until it is written)."""
 
     uses_model = False  # `arena check` and the run's probe leave it alone
 

@@ -5,9 +5,9 @@ only to say so, should a plug-in runner call it.
 """
 from __future__ import annotations
 
-from arena.errors import ArenaError
-from arena.protocol import DebateContext, Draft
-from arena.records import Entry
+from arena.base.errors import ArenaError
+from arena.match.protocol import DebateContext, Draft
+from arena.domain.records import Entry
 from debaters.params import Param, resolve
 
 

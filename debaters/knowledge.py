@@ -10,8 +10,8 @@ import re
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass, field
 
-from arena.records import Reference
-from arena.search import SearchResult
+from arena.domain.records import Reference
+from arena.gateway.search import SearchResult
 
 KEY_CONTENT_CHARS = 600  # of a source's text in prompts: the gist, the compiled findings carry the rest
 SOURCE_CHARS = 2000  # of a source's text kept at all: a search snippet is shorter, a whole page is not needed

@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple
 
-from arena.errors import UserError
-from arena.formats import AGENT4DEBATE, CHARACTER_LANGUAGES, Turn
-from arena.limits import MAX_SEED
-from arena.params import Param, between
-from arena.params import resolve as check
-from arena.records import Entry
+from arena.base.errors import UserError
+from arena.domain.formats import AGENT4DEBATE, CHARACTER_LANGUAGES, Turn
+from arena.base.limits import MAX_SEED
+from arena.base.params import Param, between
+from arena.base.params import resolve as check
+from arena.domain.records import Entry
 
 __all__ = ["LENGTHS", "SAMPLING", "SIMULATOR", "Length", "Param", "length", "resolve", "sampling", "speech_tokens"]
 
@@ -21,7 +21,7 @@ SAMPLING: dict[str, Param] = {
 }
 SAMPLING_KEYS = tuple(SAMPLING)
 # The agent4debate format's stages, with its budgets as defaults: an entry may change them; a turn of another
-# format keeps its own budget (arena.formats).
+# format keeps its own budget (arena.domain.formats).
 _STAGES = {t.stage: t for t in AGENT4DEBATE.turns}
 LENGTHS: dict[str, Param] = {
     **{f"words_{stage}": Param(t.words, (int,), f"length budget of the {stage} speech, in words",
@@ -34,7 +34,7 @@ LENGTHS: dict[str, Param] = {
        for stage, t in _STAGES.items()},
 }
 
-# Planted in the offline simulator, as an entry's strength is (arena.offline), for the kinds whose Writer speaks
+# Planted in the offline simulator, as an entry's strength is (arena.gateway.offline), for the kinds whose Writer speaks
 # through a model. Never shorter than usual: a Chinese summary has too little margin over the too-short check (at
 # 0.75 the shortest fall under it); up to 2, twice the words. The simulator's answers always finish, so a speech
 # over its budget is never cut.

@@ -1,5 +1,5 @@
 """The debater kinds an entry can name (arena.toml `debater = ...`)."""
-from arena.registry import Registry
+from arena.base.registry import Registry
 
 DEBATERS = Registry("debater", "arena.debaters", {
     "direct": "debaters.direct:DirectDebater",

@@ -3,11 +3,11 @@
 It plays any format, with the `direct` baseline's prompts (debaters.direct.turn_prompt) and sources added."""
 from __future__ import annotations
 
-from arena import transcript
-from arena.fitting import Cut, Material
-from arena.prompts import render
-from arena.protocol import DebateContext, Draft
-from arena.records import Entry
+from arena.domain import transcript
+from arena.gateway.fitting import Cut, Material
+from arena.base.prompts import render
+from arena.match.protocol import DebateContext, Draft
+from arena.domain.records import Entry
 from debaters.direct import PROMPTS, turn_prompt
 from debaters.knowledge import KnowledgeBase
 from debaters.params import LENGTHS, SAMPLING, SIMULATOR, Param, length, resolve, sampling, speech_tokens

@@ -3,9 +3,9 @@
 A region is `<!-- generated:KEY -->` ... `<!-- /generated -->` in a page under docs/. KEY is one of:
 
   cli arena PATH...        a command's usage line and its argument and option tables (the click tree)
-  config SECTION           an arena.toml table's keys and defaults (arena.config's schema)
+  config SECTION           an arena.toml table's keys and defaults (arena.workspace.config's schema)
   kind FAMILY NAME         a built-in kind's params or options (what `arena kinds` prints)
-  template                 the arena.toml that `arena init` writes (arena.workspace.template)
+  template                 the arena.toml that `arena init` writes (arena.workspace.folder.template)
   modules                  every Python module of the packages, with its docstring's first paragraph
   api                      the Python API (arena.app.notebook.Arena): each method's signature and summary, and
                            the columns and dtypes of each DataFrame it returns (arena.app.notebook.FRAMES)
@@ -16,7 +16,7 @@ code) are kept from the page; everything the code knows is rewritten. A command 
 one on the command-line page, placed after its predecessor in the command tree.
 
 The examples of docs/reference/json.md are hand-written too, and checked: json_shapes names the shape
-(a TypedDict of arena.app.shapes, figures or reports) of each JSON example of a section, and the keys a
+(a TypedDict of arena.app.shapes.records, figures or reports) of each JSON example of a section, and the keys a
 section's examples show of a shape are exactly its keys (json_shape_problems).
 
     python docs/gen.py           rewrite the pages
@@ -37,7 +37,7 @@ DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
 CLI_PAGE = DOCS / "reference" / "cli.md"
 JSON_PAGE = DOCS / "reference" / "json.md"
-PACKAGES = ("arena", "debaters", "judges", "importers", "leaderboard", "motions", "website")
+PACKAGES = ("arena", "debaters", "judges", "arena.opendata", "leaderboard", "motions", "leaderboard.site")
 REGION = re.compile(r"<!-- generated:(?P<key>[^>]+?) -->\n(?P<body>.*?)<!-- /generated -->", re.S)
 FLAG = re.compile(r"(?<![\w-])(--[A-Za-z][\w-]*)")
 SPAN = re.compile(r"`([^`]+)`")
@@ -181,7 +181,7 @@ def toml_value(value) -> str:
 
 def config_region(name: str, old_body: str) -> str:
     """An arena.toml table: a row per key in the schema's order; type and meaning kept from the page."""
-    from arena import config
+    from arena.workspace import config
 
     spec, defaults, required = config.tables()[name]
     old = {SPAN.findall(r[0])[0]: r for r in table_rows(old_body, "key") if SPAN.findall(r[0])}
@@ -215,7 +215,7 @@ def kind_region(family: str, kind: str) -> str:
 
 def template_region() -> str:
     """The arena.toml `arena init` writes where no plug-in is installed."""
-    from arena.workspace import template
+    from arena.workspace.folder import template
     from debaters.registry import DEBATERS
     from judges.registry import JUDGES
 
@@ -304,9 +304,9 @@ def example_region(path: str) -> str:
 
 def json_shapes() -> dict[str, tuple[Any, ...]]:
     """json.md's section titles → the shape of each ```json example of the section, in order."""
-    from arena.app import figures as f
-    from arena.app import reports as r
-    from arena.app import shapes as s
+    from arena.app.shapes import figures as f
+    from arena.app.shapes import reports as r
+    from arena.app.shapes import records as s
 
     return {
         "arena kinds": (list[s.Kind],),

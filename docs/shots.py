@@ -31,9 +31,9 @@ from typing import Iterator
 
 DOCS = Path(__file__).resolve().parent
 ROOT = DOCS.parent
-sys.path.insert(0, str(ROOT))  # tests.serving's `arena serve`, which the tests start too
+sys.path.insert(0, str(ROOT))  # tests.support.serving's `arena serve`, which the tests start too
 
-from tests.serving import served  # noqa: E402
+from tests.support.serving import served  # noqa: E402
 
 IMG = DOCS / "guides" / "img"
 CHROMIUM = "/usr/bin/chromium"

@@ -1,6 +1,4 @@
-"""The judge contract, re-exported for plug-in authors: it lives in the kernel, arena.judging."""
-from arena.judging import (COMMON_OPTIONS, SWAP, BaseJudge, Decision, JudgeView, Seat, Sitting, Unseated,
-                            paper_temperature, run_judge, verdict_schema)
+"""Deprecated path of the judge contract: plug-ins import it from arena.plugins (it lives in arena.match.judging)."""
+from arena._moved import forwarding
 
-__all__ = ["COMMON_OPTIONS", "SWAP", "BaseJudge", "Decision", "JudgeView", "Seat", "Sitting", "Unseated",
-           "paper_temperature", "run_judge", "verdict_schema"]
+__getattr__ = forwarding("judges.base", "arena.match.judging")

@@ -37,11 +37,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator, Literal, Mapping, Sequence, cast, overload
 
-from arena.datafiles import load_json, load_yaml
-from arena.errors import UserError, read_user_text
-from arena.records import CATEGORIES, SIDES, STAGES, Motion, Side, Speech
-from arena.stats import OUTCOMES, cohen_kappa
-from arena.judging import JudgeView
+from arena.base.datafiles import load_json, load_yaml
+from arena.base.errors import UserError, read_user_text
+from arena.domain.records import CATEGORIES, SIDES, STAGES, Motion, Side, Speech
+from arena.analysis.stats import OUTCOMES, cohen_kappa
+from arena.match.judging import JudgeView
 
 GOLD_LABELS = {0.0: "pro", 1.0: "con", 0.5: "tie"}
 JSONL_KEYS = ("id", "motion", "speeches", "label")

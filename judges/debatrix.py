@@ -21,13 +21,13 @@ import re
 from pathlib import Path
 from typing import Any
 
-from arena import transcript
-from arena.errors import UserError
-from arena.params import Param, between
-from arena.prompts import render
-from arena.protocol import LLMHandle
-from arena.records import CATEGORIES, Outcome, points
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
+from arena.domain import transcript
+from arena.base.errors import UserError
+from arena.base.params import Param, between
+from arena.base.prompts import render
+from arena.match.protocol import LLMHandle
+from arena.domain.records import CATEGORIES, Outcome, points
+from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
 # What each built-in dimension judges (one clause, no capitals: the ballot page shows it as a hint too) and
@@ -151,7 +151,7 @@ def _summary_schema(ties: bool) -> dict:
 
 def _check(dimension: str):
     """A dimension verdict whose winner has the lower of its two scores contradicts itself: re-asked, then a
-    failed run (arena.judging.scores_check)."""
+    failed run (arena.match.judging.scores_check)."""
     return scores_check(lambda data: {dimension: data["winner"]},
                         lambda data: {dimension: (data["pro_score"], data["con_score"])})
 

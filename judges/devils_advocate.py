@@ -16,11 +16,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import cast
 
-from arena.params import Param, between
-from arena.prompts import render
-from arena.protocol import LLMHandle
-from arena.records import DIMENSIONS
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check, verdict_schema
+from arena.base.params import Param, between
+from arena.base.prompts import render
+from arena.match.protocol import LLMHandle
+from arena.domain.records import DIMENSIONS
+from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "devils_advocate"
 INTENSITIES = ("strict", "moderate", "weak", "plain")

@@ -5,10 +5,10 @@ R is the number of people; a ballot is stored as this judge's verdict with run =
 """
 from __future__ import annotations
 
-from arena.errors import ArenaError
-from arena.judging import BaseJudge, Decision, JudgeView
-from arena.params import Param
-from arena.protocol import LLMHandle
+from arena.base.errors import ArenaError
+from arena.match.judging import BaseJudge, Decision, JudgeView
+from arena.base.params import Param
+from arena.match.protocol import LLMHandle
 
 
 class HumanJudge(BaseJudge):

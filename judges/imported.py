@@ -5,10 +5,10 @@ it, so `decide` exists only to say so, should a plug-in runner call it.
 """
 from __future__ import annotations
 
-from arena.errors import ArenaError
-from arena.judging import BaseJudge, Decision, JudgeView
-from arena.params import Param
-from arena.protocol import LLMHandle
+from arena.base.errors import ArenaError
+from arena.match.judging import BaseJudge, Decision, JudgeView
+from arena.base.params import Param
+from arena.match.protocol import LLMHandle
 
 
 class ImportedJudge(BaseJudge):

@@ -3,9 +3,9 @@ run of an inner LLM judge kind (`single` by default), so that no model judges it
 
 The draw is seeded by the workspace's seed, the judge's name and the match's id: a rerun, a resumed run or
 another process seats the same jury on a match, and different matches get different juries. A pool model's
-family is arena.families.family_of's; a debater's is its entry's (`family = "..."` in arena.toml, else derived).
+family is arena.domain.families.family_of's; a debater's is its entry's (`family = "..."` in arena.toml, else derived).
 Where fewer than `size` pool models are of another family than both debaters', the jury does not sit on that
-match: each of its runs fails naming the families (arena.judging.Unseated), and no same-family model is ever
+match: each of its runs fails naming the families (arena.match.judging.Unseated), and no same-family model is ever
 seated instead; with more models in the pool, `arena judge` judges the match again.
 
 Each run is one run of the inner kind on its panelist's model, with the inner kind's options (those beside
@@ -19,15 +19,15 @@ import random
 import re
 from dataclasses import replace
 
-from arena.errors import ArenaError, UserError
-from arena.families import family_of
-from arena.judging import BaseJudge, Decision, JudgeView, Seat, Sitting, Unseated
-from arena.limits import MAX_RUNS
-from arena.models import ModelRef
-from arena.params import Param, between, resolve
-from arena.protocol import LLMHandle
-from arena.providers import unknown_provider
-from arena.records import HUMAN_JUDGE, IMPORTED, JURY, JURY_SIZE, JudgeSpec, is_simulated
+from arena.base.errors import ArenaError, UserError
+from arena.domain.families import family_of
+from arena.match.judging import BaseJudge, Decision, JudgeView, Seat, Sitting, Unseated
+from arena.base.limits import MAX_RUNS
+from arena.gateway.catalog import ModelRef
+from arena.base.params import Param, between, resolve
+from arena.match.protocol import LLMHandle
+from arena.gateway.providers import unknown_provider
+from arena.domain.records import HUMAN_JUDGE, IMPORTED, JURY, JURY_SIZE, JudgeSpec, is_simulated
 from judges.registry import JUDGES
 
 
@@ -50,7 +50,7 @@ class JuryJudge(BaseJudge):
         "inner": Param("single", (str,), "the LLM judge kind each panelist runs; its options go beside these "
                                          "in [judges.options]"),
         "avoid_same_family": Param(True, (bool,), "seat no pool model of either debater's family "
-                                                  "(arena.families; an entry's `family` overrides its own)"),
+                                                  "(arena.domain.families; an entry's `family` overrides its own)"),
     }
 
     @classmethod

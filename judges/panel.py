@@ -17,12 +17,12 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from arena.errors import UserError
-from arena.params import Param, between
-from arena.prompts import render
-from arena.protocol import LLMHandle
-from arena.records import DIMENSIONS, JudgeSpec, Outcome
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
+from arena.base.errors import UserError
+from arena.base.params import Param, between
+from arena.base.prompts import render
+from arena.match.protocol import LLMHandle
+from arena.domain.records import DIMENSIONS, JudgeSpec, Outcome
+from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "panel"
 STRATEGIES = ("one_by_one", "simultaneous_talk", "simultaneous_talk_with_summarizer")

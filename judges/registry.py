@@ -1,5 +1,5 @@
 """The judge kinds a judge can name (arena.toml `kind = ...`)."""
-from arena.registry import Registry
+from arena.base.registry import Registry
 
 JUDGES = Registry("judge", "arena.judges", {
     "single": "judges.single:SingleJudge",

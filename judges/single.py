@@ -3,11 +3,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from arena.params import Param
-from arena.prompts import render
-from arena.protocol import LLMHandle
-from arena.records import DIMENSIONS
-from arena.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
+from arena.base.params import Param
+from arena.base.prompts import render
+from arena.match.protocol import LLMHandle
+from arena.domain.records import DIMENSIONS
+from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
 
 PROMPTS = Path(__file__).parent / "prompts" / "single"
 

@@ -5,7 +5,7 @@ A motion file is YAML (.yaml/.yml: a list of mappings, or a mapping whose only k
 skipped). Each motion has keys id, text and category (fact, value or policy), and
 optionally language (defaulting to the set's language), info_slide (defaulting to
 the equal-burden slide), and pro_text with con_text: each side's own proposition, for
-motions worded per side. Any mistake, or a file past arena.limits (its size, its
+motions worded per side. Any mistake, or a file past arena.base.limits (its size, its
 motions, a text's length, YAML's nesting and expanded size), is a UserError naming the
 file, the item or line, and what is wrong.
 
@@ -22,10 +22,10 @@ from typing import Any, NamedTuple, cast
 
 import yaml
 
-from arena.datafiles import load_json, load_yaml
-from arena.errors import UserError, check_size, read_user_text
-from arena.limits import MAX_MOTION_CHARS, MAX_MOTION_FILE_BYTES, MAX_MOTIONS
-from arena.records import CATEGORIES, Motion
+from arena.base.datafiles import load_json, load_yaml
+from arena.base.errors import UserError, check_size, read_user_text
+from arena.base.limits import MAX_MOTION_CHARS, MAX_MOTION_FILE_BYTES, MAX_MOTIONS
+from arena.domain.records import CATEGORIES, Motion
 
 KEYS = ("id", "text", "category", "language", "info_slide", "pro_text", "con_text")
 YAML_SUFFIXES = (".yaml", ".yml")

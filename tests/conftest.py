@@ -25,12 +25,12 @@ os.environ["NO_PROXY"] = os.environ["no_proxy"] = _no_proxy
 
 import pytest  # noqa: E402
 
-from tests.fakes.openai_server import FakeOpenAI  # noqa: E402
-from tests.fakes.tavily_server import FakeTavily  # noqa: E402
+from tests.support.fakes.openai_server import FakeOpenAI  # noqa: E402
+from tests.support.fakes.tavily_server import FakeTavily  # noqa: E402
 from arena.store import Store  # noqa: E402
-from tests.local_llm import LocalLLM  # noqa: E402
-from tests import browser as chromium  # noqa: E402
-from tests.fixtures import builds  # noqa: E402,F401  (a session fixture: workspaces built once, copied per test)
+from tests.support.local_llm import LocalLLM  # noqa: E402
+from tests.support import browser as chromium  # noqa: E402
+from tests.support.fixtures import builds  # noqa: E402,F401  (a session fixture: workspaces built once, copied per test)
 
 
 @pytest.fixture
@@ -66,20 +66,20 @@ def store(tmp_path):
 
 @pytest.fixture(scope="session")
 def chromium_installed() -> None:
-    """Debian's chromium and its driver, installed with apt-get when missing (tests/browser.py)."""
+    """Debian's chromium and its driver, installed with apt-get when missing (tests/support/browser.py)."""
     chromium.install_chromium()
 
 
 @pytest.fixture(scope="module")
 def browser(chromium_installed):
-    """A headless Chromium (Selenium's driver) shared by one test module's tests (tests/browser.py)."""
+    """A headless Chromium (Selenium's driver) shared by one test module's tests (tests/support/browser.py)."""
     with chromium.chromium() as driver:
         yield driver
 
 
 # The test files that take longest, longest first: the real-model ones (their servers' tokens are most of the suite's
 # time), each beside the other in a process of its own.
-LONGEST = ("tests/test_local_model_e2e.py", "tests/test_local_model_agent4debate.py")
+LONGEST = ("tests/test_local_model_e2e.py", "tests/debaters/test_local_model_agent4debate.py")
 
 
 def pytest_collection_modifyitems(config, items):

@@ -4,8 +4,8 @@ No fake and no proxy between the arena and the server: whatever the server refus
 json_schema response format) the arena must cope with by itself. The model is tiny, so these
 tests assert plumbing, not eloquence: six non-empty speeches, verdicts parsed or failed with a
 reason (never a guess), real token counts in the ledger, and nothing labelled simulated.
-Word budgets and caps are small (tests/real_model.py) so the whole module takes minutes, not hours. The
-agent4debate match is in a module of its own (tests/test_local_model_agent4debate.py).
+Word budgets and caps are small (tests/support/real_model.py) so the whole module takes minutes, not hours. The
+agent4debate match is in a module of its own (tests/debaters/test_local_model_agent4debate.py).
 """
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ import json
 import pytest
 
 from arena.app import commands as app
-from tests.helpers import invoke, judge, workspace_toml
-from tests.real_model import SIDES, db, workspace
+from tests.support.helpers import invoke, judge, workspace_toml
+from tests.support.real_model import SIDES, db, workspace
 
 # The module's fixture plays and judges a match on the real model; on a loaded machine (another test process
 # beside it, as under pytest-xdist) that can take well over pytest's default 300 s, which is no failure of the
@@ -39,7 +39,7 @@ OTHER_JUDGES = {
 @pytest.fixture(scope="module")
 def real(tmp_path_factory, local_llm):
     """A workspace on the local model whose first match (direct vs direct) was played and judged by `single`."""
-    from tests.fakes.tavily_server import FakeTavily
+    from tests.support.fakes.tavily_server import FakeTavily
 
     with FakeTavily() as tavily, pytest.MonkeyPatch.context() as mp:
         mp.setenv("TAVILY_API_KEY", "tvly-test-local")
@@ -68,7 +68,7 @@ def test_check_finds_the_model_usable_with_the_mode_it_accepts(real):
         assert row["latency_s"] > 0
         assert row["context_window"] is None  # this server tells no window: calls assume 8192
         # llama-cpp-python's server generates one answer at a time, the others wait in its queue (measured by
-        # arena.probe.measure: a batch of 2 answered one after the other), at some tokens a second.
+        # arena.gateway.probe.measure: a batch of 2 answered one after the other), at some tokens a second.
         assert row["slots"] == 1
         assert row["tokens_per_s"] > 0
     facts = db(real["ws"]).execute("SELECT facts FROM models").fetchall()
@@ -136,15 +136,15 @@ def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_
     one retry fits the prompt to it, shortening the oldest speech with a note."""
     import asyncio
 
-    from tests.local_llm import LocalLLM
+    from tests.support.local_llm import LocalLLM
 
-    from arena import transcript
-    from arena.config import LLMSettings
-    from arena.fitting import Material
-    from arena.llm import LLMGateway
-    from arena.models import ModelRef
-    from arena.protocol import AgentLog, LLMHandle
-    from arena.records import Speech
+    from arena.domain import transcript
+    from arena.workspace.config import LLMSettings
+    from arena.gateway.fitting import Material
+    from arena.gateway.llm import LLMGateway
+    from arena.gateway.catalog import ModelRef
+    from arena.match.protocol import AgentLog, LLMHandle
+    from arena.domain.records import Speech
     from arena.store import Store
 
     sentence = "The committee reviewed the evidence carefully before it reached a decision on the proposal. "
@@ -171,8 +171,8 @@ def test_a_prompt_over_the_real_window_is_refused_then_fitted_to_the_window_the_
 def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
     """A direct match with the checks on: every stored speech passes them, and a side that forfeited did so by a
     named check after being asked again, each re-ask showing the model its answer and the problem."""
-    from arena import speechchecks
-    from arena.formats import AGENT4DEBATE
+    from arena.domain import speechchecks
+    from arena.domain.formats import AGENT4DEBATE
 
     ws = workspace(tmp_path / "ws", local_llm, "", checks=True, runs=1)  # judging is not what is tested here
     opened = app.open_workspace(ws)

@@ -10,7 +10,7 @@ Checked against the click group itself (no subprocesses): every command and subc
 section with its exact usage line, a table row per option (long and short flags, choices,
 default, required) and per argument, and no row for an option or argument it does not have;
 every command heading, usage line and `arena ...` code span names a real command (the
-"Planned" section names only commands that do not exist yet). Checked against arena.config:
+"Planned" section names only commands that do not exist yet). Checked against arena.workspace.config:
 every [section] key and [[entries]]/[[judges]] key has a row (and no invented key does), with
 the right default. Checked against `arena kinds`: the generated tables of built-in kinds. Checked
 against the command functions on a small offline workspace: every key of the JSON they return
@@ -32,13 +32,13 @@ from typing import Mapping, TypedDict, get_type_hints
 import click
 import pytest
 
-from arena import config as arena_config
+from arena.workspace import config as arena_config
 from arena.app.cli import main
-from arena.workspace import template
+from arena.workspace.folder import template
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
-from tests import helpers
-from tests.lechmazur_checkout import tournament, write_checkout
+from tests.support import helpers
+from tests.support.lechmazur_checkout import tournament, write_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference"
@@ -470,7 +470,8 @@ WORKSPACE = dict(arena={"seed": 0, "judge_runs": 1}, entries=[helpers.entry("a",
 @pytest.fixture(scope="module")
 def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
     """What each command that prints JSON returns, on a small offline workspace, by command path."""
-    from arena.app import commands as app, people
+    from arena.app import commands as app
+    from arena.app.people import ballot_links as people
 
     root = helpers.new_workspace(tmp_path_factory.mktemp("reference") / "ws", **WORKSPACE)
     bench = root / "bench.jsonl"
@@ -509,7 +510,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("import",): [app.import_debates(ws, "lechmazur", write_checkout(root.parent / "lech", tournament()))],
         }
         # A match being played: claimed, its writer's call in flight (in the ledger as sent).
-        from arena.claims import Holder
+        from arena.match.claims import Holder
         from arena.store import IN_FLIGHT
 
         running = app.schedule(ws, "random", matches=1).match_ids[0]
@@ -553,7 +554,7 @@ RETURNS = {("kinds",): ["kinds"], ("check",): ["check"], ("entry", "list"): ["en
 
 
 def test_what_each_command_returns_has_the_shape_it_is_annotated_with(printed):
-    # The rating code and arena.stats build plain dicts, which the facade casts to its TypedDicts: here they meet.
+    # The rating code and arena.analysis.stats build plain dicts, which the facade casts to its TypedDicts: here they meet.
     from arena.app import commands
 
     assert set(RETURNS) == set(printed)
@@ -593,7 +594,7 @@ def test_the_json_examples_show_exactly_the_keys_of_their_shapes():
 # --- the checks can fail -----------------------------------------------------------------------
 
 def test_a_key_renamed_in_an_example_or_in_its_shape_fails_the_json_shapes_check():
-    from arena.app.shapes import EntryRow
+    from arena.app.shapes.records import EntryRow
 
     section = PAGES["json.md"].index("### `arena entry list`")
     renamed_in_doc = (PAGES["json.md"][:section]

@@ -26,7 +26,7 @@ def mypy(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_mypy_passes_on_the_packages():
-    """The files of [tool.mypy] (arena, debaters, judges, importers, leaderboard, motions). Cold, on a fresh
+    """The files of [tool.mypy] (arena, debaters, judges, arena.opendata, leaderboard, motions). Cold, on a fresh
     checkout (no .mypy_cache), some 7 s of one core (10-12 s of wall time on a busy 2-core machine); with the
     cache warm, under a second."""
     done = mypy()
@@ -35,7 +35,7 @@ def test_mypy_passes_on_the_packages():
 
 
 PROBE = '''\
-from arena.records import Motion
+from arena.domain.records import Motion
 from leaderboard.bt import fit_ratings, rank_ub
 
 good = fit_ratings([0], [1], [1.0], [0.0], 2, anchor=(0, 1000.0))
@@ -48,7 +48,7 @@ motion = Motion("m1", "This house would test.", "policy", colour="red")  # error
 
 
 def test_mypy_reports_a_misuse_of_the_strict_modules_types(tmp_path):
-    """Calls that go against leaderboard.bt's and arena.records' annotations are errors, each on its line, and
+    """Calls that go against leaderboard.bt's and arena.domain.records' annotations are errors, each on its line, and
     the correct calls beside them are not: the checker checks (before bt was annotated, mypy said nothing)."""
     probe = tmp_path / "types_probe_misuse.py"
     probe.write_text(PROBE, encoding="utf-8")

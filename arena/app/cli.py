@@ -16,17 +16,17 @@ from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 import click
 
-from arena import limits
-from arena.errors import ArenaError, UserError, plural
-from arena.redact import redact
+from arena.base import limits
+from arena.base.errors import ArenaError, UserError, plural
+from arena.gateway.redact import redact
 
 if TYPE_CHECKING:  # the shapes of what the facade returns (arena.app.commands), for the renderers
     from arena.app.commands import RateOptions
-    from arena.app.figures import (Coefficient, EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
+    from arena.app.shapes.figures import (Coefficient, EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
                                    PaperFigures, PeopleConsistency, PeopleScope, RatingRow, RatingsMeta, SameFamily,
                                    ScopeConsistency, SideFit)
-    from arena.app.reports import DryRun, OpenTurn, TimeEstimate
-    from arena.app.shapes import MatchJson, Playing
+    from arena.app.shapes.reports import DryRun, OpenTurn, TimeEstimate
+    from arena.app.shapes.records import MatchJson, Playing
 
 
 class ArenaGroup(click.Group):
@@ -45,7 +45,7 @@ class ArenaGroup(click.Group):
             click.echo("interrupted", err=True)
             sys.exit(130)
         except Exception as exc:
-            from arena.files import no_space, no_space_message  # lazy: `arena --help` stays fast
+            from arena.base.files import no_space, no_space_message  # lazy: `arena --help` stays fast
 
             if not no_space(exc):
                 raise
@@ -78,20 +78,20 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
-# The bounds of every number an option takes (arena.limits, documented under Limits in docs/reference/index.md).
+# The bounds of every number an option takes (arena.base.limits, documented under Limits in docs/reference/index.md).
 SEED = click.IntRange(0, limits.MAX_SEED)
 CONCURRENCY = click.IntRange(1, limits.MAX_CONCURRENCY)
 HOURS = FiniteFloat(0, limits.MAX_TURN_HOURS, min_open=True)
 
 
 def _formats() -> list[str]:
-    from arena.scheduler import GENERATORS
+    from arena.domain.scheduler import GENERATORS
 
     return list(GENERATORS)
 
 
 def _categories() -> tuple[str, ...]:
-    from arena.records import CATEGORIES
+    from arena.domain.records import CATEGORIES
 
     return CATEGORIES
 
@@ -132,7 +132,7 @@ def _json(data: object) -> None:
 @click.version_option(package_name="debate-arena")
 def main():
     """Debate Arena: LLM debaters, LLM judges, Bradley–Terry ratings, static leaderboards."""
-    from arena.credentials import drop_empty_keys
+    from arena.gateway.credentials import drop_empty_keys
 
     drop_empty_keys(os.environ)  # ANTHROPIC_API_KEY="" is named as not set, and no request is sent without it
 
@@ -207,7 +207,7 @@ def entry_list(workspace: Path, fmt: str):
 
 
 def _params(ctx, option, pairs: tuple[str, ...]) -> dict:
-    from arena.registration import parse_params
+    from arena.workspace.registration import parse_params
 
     try:
         return parse_params(pairs)
@@ -433,7 +433,7 @@ def _playing(p: Playing) -> str:
     """A running match's step for reading: 'rebuttal · PRO writer · 14 calls · since 22:41:05 (3m12s)', local time."""
     from datetime import datetime
 
-    from arena.clock import span
+    from arena.base.clock import span
 
     step = " · ".join(x for x in (p["stage"], " ".join(y for y in ((p["side"] or "").upper(), p["role"]) if y)) if x)
     since = datetime.fromisoformat(p["since"])
@@ -616,7 +616,7 @@ def _projection(p: DryRun) -> None:
 
 def _time_line(t: TimeEstimate) -> str:
     """The dry run's projected wall time in a line: the estimate, each timed model's part, the models not timed."""
-    from arena.clock import span as duration
+    from arena.base.clock import span as duration
 
     parts = [f"{m['model']} at {plural(m['slots'], 'slot')}, {m['tokens_per_s']:,.0f} tokens/s: "
              f"{duration(m['work_s'])} of work" for server in t["basis"]["servers"] for m in server["models"]]
@@ -693,7 +693,7 @@ def judge_add(name: str, kind: str, model: str | None, api_base: str | None, run
               people: list[str] | None, family: str | None, workspace: Path):
     """Register a judge: append a [[judges]] table to arena.toml, keeping the rest of the file as is."""
     from arena.app import commands as app
-    from arena.records import JURY
+    from arena.domain.records import JURY
 
     ws = _open(workspace)
     j = app.judge_add(ws, name, kind=kind, model=model, api_base=api_base, runs=runs, options=options, people=people,
@@ -766,7 +766,7 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
 
 def _control(ctx, option, value: str | None) -> tuple[str, ...] | None:
     """--control FEATURE[,...] as a tuple of distinct features; "none" as no control (overriding arena.toml)."""
-    from arena.features import FEATURES
+    from arena.domain.features import FEATURES
 
     if value is None:
         return None
@@ -1144,7 +1144,7 @@ def stats_bias(judge: str | None, workspace: Path, fmt: str):
         return f"{value:.2f} ({low:.2f}-{high:.2f})"
 
     def coefficient(value: float | None, low: float | None, high: float | None) -> str:
-        if value is None or low is None or high is None:  # all three or none (arena.stats.bias_row)
+        if value is None or low is None or high is None:  # all three or none (arena.analysis.stats.bias_row)
             return "n/a"
         return f"{round(value):+d} ({round(low):+d} to {round(high):+d})"
 

@@ -1,6 +1,6 @@
 """The command facade: one function per command, each returning data to print. The CLI is a thin shell
 over these and calls nothing else of the app, and they are the Python API: open a workspace
-(open_workspace, from arena.app.wiring), then call what a command would.
+(open_workspace, from arena.app.setup.wiring), then call what a command would.
 
 The top of the app layer but for the CLI: it hands the kernel (arena.*) the kinds (debaters, judges), the
 motion library and the rating code, through the modules below it (tests/test_layers.py keeps their order).
@@ -14,43 +14,46 @@ from pathlib import Path
 from typing import (TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Literal, Mapping, Sequence, TypedDict,
                     Unpack, cast)
 
-from arena import registration, scheduler
-from arena.app import demo as demo_workspace
-from arena.app import debating, people, shapes
-from arena.app.check import check as check_models
-from arena.app.check import notes as check_figures
-from arena.app.check import repeating_judges, require_keys
-from arena.app.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
-from arena.app.engine import MatchRunner, run_bounded, stop_on_sigterm
-from arena.app.figures import (AgentStats, BenchReport, BenchResult, BenchScore, BiasRow, Coefficient,
+from arena.workspace import registration
+from arena.domain import scheduler
+from arena.app.setup import demo as demo_workspace
+from arena.app.people import debater_links as debating
+from arena.app.people import ballot_links as people
+from arena.app.shapes import records as shapes
+from arena.app.runner.check import check as check_models
+from arena.app.runner.check import notes as check_figures
+from arena.app.runner.check import repeating_judges, require_keys
+from arena.app.runner.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
+from arena.app.runner.engine import MatchRunner, run_bounded, stop_on_sigterm
+from arena.app.shapes.figures import (AgentStats, BenchReport, BenchResult, BenchScore, BiasRow, Coefficient,
                                DimensionOutcome, DimensionScore, JudgeBench, Ratings, Snapshot, StatsJudges,
                                StatsPaper, StatsSides)
-from arena.app.imports import import_folder
-from arena.app.presets import PRESETS
-from arena.app.progress import retry_line
-from arena.app.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DebaterExtended,
+from arena.app.setup.importing import import_folder
+from arena.app.setup.presets import PRESETS
+from arena.app.runner.progress import retry_line
+from arena.app.shapes.reports import (BallotLink, BallotsClosed, BallotsImported, BallotStatus, CheckRow, DebaterExtended,
                                DebaterLink, DebaterStatus, DryRun, ExportResult, ImportReport, JudgeTotals,
                                MotionImport, RunResult)
-from arena.app.runs import run as run_pending
-from arena.app.runs import run_waiting
-from arena.app.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
-from arena.app.standings import current_standings
-from arena.app.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
-from arena.app.wiring import editing, remember_sets
-from arena.ballots import DEFAULT_BASE_URL
-from arena.clock import now
-from arena.config import RatingSettings
-from arena.errors import ArenaError, UserError, check_size, plural
-from arena.files import replace_folder, tidy_beside
-from arena.limits import MAX_DATA_FILE_BYTES
-from arena.records import CATEGORIES, Entry, JudgeSpec, Match, score
-from arena.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
+from arena.app.runner.runs import run as run_pending
+from arena.app.runner.runs import run_waiting
+from arena.app.runner.runs import summary as run_summary  # noqa: F401 (the CLI prints a run's summary)
+from arena.app.runner.standings import current_standings
+from arena.app.setup.wiring import init, kinds_of, open_workspace, reload  # noqa: F401 (the Python API's too)
+from arena.app.setup.wiring import editing, remember_sets
+from arena.domain.ballots import DEFAULT_BASE_URL
+from arena.base.clock import now
+from arena.workspace.config import RatingSettings
+from arena.base.errors import ArenaError, UserError, check_size, plural
+from arena.base.files import replace_folder, tidy_beside
+from arena.base.limits import MAX_DATA_FILE_BYTES
+from arena.domain.records import CATEGORIES, Entry, JudgeSpec, Match, score
+from arena.analysis.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split, judge_stats,
                          match_outcome, paper_points, points_of_three, side_stats)
-from arena.tally import match_features, results_rows
-from arena.turns import AwaitingPerson
-from arena.workspace import Workspace
+from arena.analysis.tally import match_features, results_rows
+from arena.match.turns import AwaitingPerson
+from arena.workspace.folder import Workspace
 from debaters.registry import DEBATERS
-from importers.registry import IMPORTERS
+from arena.opendata.registry import IMPORTERS
 from judges import bench
 from judges.registry import JUDGES
 from motions.library import load_motion_file
@@ -58,9 +61,9 @@ from motions.library import load_motion_file
 if TYPE_CHECKING:  # for annotations alone
     import pandas as pd
 
-    from arena.llm import CallTag, Completion
-    from arena.records import Verdict
-    from arena.registry import Registry
+    from arena.gateway.llm import CallTag, Completion
+    from arena.domain.records import Verdict
+    from arena.base.registry import Registry
 
 
 def init_preset(path: Path, name: str) -> tuple[Path, Scheduled]:
@@ -82,8 +85,8 @@ def kinds() -> list[shapes.Kind]:
     """Every debater, judge and importer kind, built-in or plug-in: [{family, kind, source, params: [{name,
     default, type, accepts, help}]}]: a debater's params go in [entries.params], a judge's in [judges.options],
     an importer's are `arena import` options."""
-    from arena.judging import BaseJudge
-    from arena.params import describe
+    from arena.match.judging import BaseJudge
+    from arena.base.params import describe
 
     out: list[shapes.Kind] = []
     families: tuple[tuple[Literal["debater", "judge", "importer"], Registry], ...] = (
@@ -94,7 +97,7 @@ def kinds() -> list[shapes.Kind]:
             # A plug-in that declares no table takes whatever it is given.
             judge = isinstance(cls, type) and issubclass(cls, BaseJudge)
             table = cls.accepted() if judge else getattr(cls, "OPTIONS" if family == "importer" else "PARAMS", {})
-            params = cast(list[shapes.KindParam], describe(table))  # arena.params builds the rows as plain dicts
+            params = cast(list[shapes.KindParam], describe(table))  # arena.base.params builds the rows as plain dicts
             out.append({"family": family, "kind": name, "source": registry.source(name), "params": params})
     return out
 
@@ -111,7 +114,7 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
               params: Mapping[str, Any] | None = None, strength: float | None = None,
               family: str | None = None) -> Entry:
     """Register an entry: check it, then append it to arena.toml (every existing byte kept). family: its own,
-    else derived from the model (arena.families)."""
+    else derived from the model (arena.domain.families)."""
     with editing(ws):
         reload(ws, registration.add_entry(ws.config, ws.store.entry_names(), DEBATERS, name=name, debater=debater,
                                            model=model, api_base=api_base, params=params, strength=strength,
@@ -215,7 +218,7 @@ def motion_show(ws: Workspace, motion_id: str) -> shapes.MotionDetail:
 
 def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> ImportReport:
     """`arena import KIND DIR`: the debates an importer kind reads from folder, added to the workspace
-    (arena.app.imports.import_folder); judge names the imported judge, for importers that take that option."""
+    (arena.app.setup.importing.import_folder); judge names the imported judge, for arena.opendata that take that option."""
     return import_folder(ws, kind, folder, {} if judge is None else {"judge": judge})
 
 
@@ -274,9 +277,9 @@ def _active_entry(ws: Workspace, option: str, name: str) -> Entry:
 
 def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int | None = None,
              entry: str | None = None, seed: int | None = None) -> Scheduled:
-    """Draw a tournament plan (arena.scheduler) and store it, flags included, before anything runs.
+    """Draw a tournament plan (arena.domain.scheduler) and store it, flags included, before anything runs.
 
-    swiss, active and onboard draw on current standings (arena.app.standings). The history every
+    swiss, active and onboard draw on current standings (arena.app.runner.standings). The history every
     format respects is every stored match, played or not. Everything is checked before anything is written.
     """
     scheduler.check_options(fmt, rounds=rounds, matches=matches, entry=entry)
@@ -677,7 +680,7 @@ def stats_agents(ws: Workspace) -> list[AgentStats]:
     """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
     usage = ({"debater": s.debater, "stage": s.stage, "agents": {role: asdict(u) for role, u in s.agents.items()}}
              for s in ws.store.speech_usage())
-    return cast(list[AgentStats], agent_stats(usage))  # arena.stats builds plain dicts
+    return cast(list[AgentStats], agent_stats(usage))  # arena.analysis.stats builds plain dicts
 
 
 def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> StatsJudges:
@@ -687,22 +690,22 @@ def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> Stat
     stats = judge_stats([v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld],
                         [asdict(c) for c in ws.store.judge_calls() if c.match_id not in withheld],
                         [j.name for j in ws.config.judges], ballot_people(ws))
-    return cast(StatsJudges, stats)  # arena.stats builds plain dicts
+    return cast(StatsJudges, stats)  # arena.analysis.stats builds plain dicts
 
 
 def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str] = frozenset(),
                features: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None) -> list[BiasRow]:
     """`arena stats bias`: per judge, and per panelist where its verdicts name one (a jury's, an imported panel's),
     the Pro share of its decided votes, the share won by the longer side, its length coefficient and its
-    same-family preference (arena.stats.bias_stats), over every completed match but those withheld (the published
+    same-family preference (arena.analysis.stats.bias_stats), over every completed match but those withheld (the published
     site's embargo). Each run that did not fail is a vote. The length coefficient is a controlled fit
     (leaderboard.ratings.rate with control=("length",), the side fitted, sandwich intervals) of the voter's votes
     alone, in Elo per unit of x = (Pro's words − Con's) / (Pro's + Con's), net of the debaters' ratings and the
-    Pro advantage. Families: arena.families; a judge of people, a jury and an imported panel have none of their own
-    (a jury's and a panel's votes take their panelist's). features: arena.tally.match_features, when the caller
+    Pro advantage. Families: arena.domain.families; a judge of people, a jury and an imported panel have none of their own
+    (a jury's and a panel's votes take their panelist's). features: arena.analysis.tally.match_features, when the caller
     has them already. judge: that judge's rows alone."""
-    from arena.families import family_of
-    from arena.records import HUMAN_JUDGE, IMPORTED, JURY
+    from arena.domain.families import family_of
+    from arena.domain.records import HUMAN_JUDGE, IMPORTED, JURY
 
     if judge is not None:
         try:
@@ -721,7 +724,7 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
 
 
 def _length_fit(rows: list[dict[str, Any]]) -> Coefficient | None:
-    """The length coefficient of one voter's results rows (arena.stats.vote_results): {coef, ci_low, ci_high} in
+    """The length coefficient of one voter's results rows (arena.analysis.stats.vote_results): {coef, ci_low, ci_high} in
     Elo per unit of x, from the controlled fit with the side fitted and sandwich intervals; None with no rows."""
     import pandas as pd
     from leaderboard.ratings import rate as fit
@@ -750,11 +753,11 @@ def stats_sides(ws: Workspace) -> StatsSides:
                if r["dimension"] == "overall" and r["forfeit"] is None]  # a forfeit says nothing of sides
     data = side_stats([{"pro": m.pro, "con": m.con} for m in done], results,
                       [e.name for e in ws.config.entries if not e.retired])
-    return cast(StatsSides, {"judge": judge, **data})  # arena.stats builds plain dicts
+    return cast(StatsSides, {"judge": judge, **data})  # arena.analysis.stats builds plain dicts
 
 
 def stats_paper(ws: Workspace, judge: str | None = None) -> StatsPaper:
-    """`arena stats paper`: the Agent4Debate paper's tables from the stored verdicts (arena.stats.paper_points and
+    """`arena stats paper`: the Agent4Debate paper's tables from the stored verdicts (arena.analysis.stats.paper_points and
     consistency_split), with the paper's own figures beside ours in a workspace its preset made.
 
     judge: whose S/L/A/O points (default: the first judge the arena runs, else the first judge); the human
@@ -778,7 +781,7 @@ def stats_paper(ws: Workspace, judge: str | None = None) -> StatsPaper:
     tables["consistency"] = consistency_split(rows, people, [n for n in names if n not in people], humans)
     preset = ws.store.preset()
     _beside_paper(tables, PRESETS[preset].figures if preset in PRESETS else {})
-    # arena.stats builds the tables as plain dicts, and _beside_paper gives their rows "paper".
+    # arena.analysis.stats builds the tables as plain dicts, and _beside_paper gives their rows "paper".
     return cast(StatsPaper, {"judge": judge, "people": crowd,
                              "simulated": any(ws.store.judge_simulated(n) for n in (judge, crowd) if n),
                              "preset": preset, **tables})
@@ -863,7 +866,7 @@ class _Dimensions(TypedDict, total=False):
 def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retry_failed: bool = False,
         budget: float | None = None, progress: Callable[[str], None] | None = None,
         wait_s: float | None = None) -> RunResult:
-    """Play and judge every pending match (arena.app.runs.run), in `workers` processes: {done, failed, total,
+    """Play and judge every pending match (arena.app.runner.runs.run), in `workers` processes: {done, failed, total,
     not_started, elsewhere, stopped, ...}; run_summary(result, budget) says it in a line. wait_s: while matches
     await people's speeches on the web, look for them every wait_s seconds and continue each (runs.run_waiting).
     concurrency None: 4 matches at once, each model sent at most its measured slots at once; given: that many
@@ -875,46 +878,46 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
 
 def check(ws: Workspace, names: Iterable[str] = ()) -> list[CheckRow]:
     """Probe the models of the named entries and judges (default: all): [{name, model, ok, structured,
-    context_window, latency_s, error, priced}] (arena.app.check)."""
+    context_window, latency_s, error, priced}] (arena.app.runner.check)."""
     return check_models(ws, names)
 
 
 def check_notes(ws: Workspace, rows: Iterable[CheckRow]) -> list[str]:
     """What check's measured figures (rows, as check returned them) mean for a run, a line each, where the settings
     will hurt: too few slots for a run's matches at once, or a speech slower than [llm] timeout_s
-    (arena.app.check.notes)."""
+    (arena.app.runner.check.notes)."""
     return check_figures(ws, rows)
 
 
 def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
     """What `arena check` warns of before its probes, for the named judges (default: all): each judge whose R runs
-    can only repeat one another (arena.app.check.repeating_judges)."""
+    can only repeat one another (arena.app.runner.check.repeating_judges)."""
     return repeating_judges(ws, list(names) or None)
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY,
             concurrency: int | None = None) -> DryRun:
     """What `run` would cost, projected from one match in `every` of each class played on the simulator (1: every
-    match), with nothing written (arena.app.dryrun); and how long it would take, at `concurrency` matches at once
+    match), with nothing written (arena.app.runner.dryrun); and how long it would take, at `concurrency` matches at once
     (None: the run's default), from what `arena check` measured of each model (time_s)."""
     return project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency)
 
 
 def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True) -> Path:
     """Write the static site (default <workspace>/site) from the first judge's verdicts; return its index. The
-    matches people are still judging blind are left out of it (arena.app.people.embargo).
+    matches people are still judging blind are left out of it (arena.app.people.ballot_links.embargo).
 
-    The site is built beside out and swapped in at once (arena.files.replace_folder): a reader sees the old site
+    The site is built beside out and swapped in at once (arena.base.files.replace_folder): a reader sees the old site
     or the new one, never a mix. Files in out the publish did not write stay (keep_others), withdrawn pages
     excepted.
 
     Incremental: when nothing the site is made from has changed since the last publish to out (site_state), and
     its files are as that publish left them, the site stays as it is; otherwise the pages of unchanged matches are
-    hard links to the old site's (website.render)."""
+    hard links to the old site's (leaderboard.site.render)."""
     # Lazy: the renderer and the rating code (pandas) cost every other command, and a publish that finds nothing
     # new, half a second to import.
     from arena.app.site_data import site_data, site_state, withdrawn_pages
-    from website.published import unchanged
+    from leaderboard.site.published import unchanged
 
     out = Path(out) if out else ws.path / "site"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with the site
@@ -927,10 +930,10 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
         state = site_state(ws, embargo.awaiting, embargo.unplayed)
         if unchanged(out, state, others=keep_others, withdrawn=withdrawn_pages(ws, embargo.withheld)):
             return out / "index.html"
-        from website.render import publish as render
+        from leaderboard.site.render import publish as render
 
         features = match_features(ws.store)  # every speech read once, for the bias report and controlled boards
-        # The site's data (arena.app.site_data, website.render) holds the figures as plain dicts.
+        # The site's data (arena.app.site_data, leaderboard.site.render) holds the figures as plain dicts.
         judges = cast(dict[str, Any], stats_judges(ws, embargo.withheld))
         bias = cast(list[dict[str, Any]], stats_bias(ws, withheld=embargo.withheld, features=features))
         data = site_data(ws, first_judge(ws), judges, bias=bias, features=features, awaiting=embargo.awaiting,
@@ -942,10 +945,10 @@ def publish(ws: Workspace, out: Path | None = None, *, keep_others: bool = True)
 
 
 def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> ExportResult:
-    """`arena export`: the workspace as Parquet tables with a dataset card (arena.exports) in out (default
+    """`arena export`: the workspace as Parquet tables with a dataset card (arena.opendata.exports) in out (default
     <workspace>/export), built beside it and swapped in; {path, public, rows: {table: rows}}. A public export
-    also leaves out what the published site embargoes (arena.app.people.embargo)."""
-    from arena.exports import export_workspace  # lazy: pyarrow, for this command only
+    also leaves out what the published site embargoes (arena.app.people.ballot_links.embargo)."""
+    from arena.opendata.exports import export_workspace  # lazy: pyarrow, for this command only
 
     out = Path(out) if out else ws.path / "export"
     if ws.path.resolve().is_relative_to(out.resolve()):  # the swap would take the workspace's files with it
@@ -977,47 +980,47 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
 
 
 def ballots_issue(ws: Workspace, judge: str, base_url: str | None = None) -> list[BallotLink]:
-    """`arena ballots issue`: a new private link per person of a judge of people (arena.app.people.issue)."""
+    """`arena ballots issue`: a new private link per person of a judge of people (arena.app.people.ballot_links.issue)."""
     return people.issue(ws, judge, base_url or DEFAULT_BASE_URL)
 
 
 def ballots_status(ws: Workspace, judge: str | None = None) -> list[BallotStatus]:
-    """`arena ballots status`: ballots cast per person (arena.app.people.status)."""
+    """`arena ballots status`: ballots cast per person (arena.app.people.ballot_links.status)."""
     return people.status(ws, judge)
 
 
 def ballots_close(ws: Workspace, judge: str) -> BallotsClosed:
     """`arena ballots close`: the judge's links take no more ballots and the site shows what it held back
-    (arena.app.people.close)."""
+    (arena.app.people.ballot_links.close)."""
     return people.close(ws, judge)
 
 
 def ballots_import(ws: Workspace, path: Path, judge: str) -> BallotsImported:
-    """`arena ballots import`: the ballots of a CSV, stored at once (arena.app.people.import_csv)."""
+    """`arena ballots import`: the ballots of a CSV, stored at once (arena.app.people.ballot_links.import_csv)."""
     return people.import_csv(ws, path, judge)
 
 
 def debaters_issue(ws: Workspace, entry: str | None = None, base_url: str | None = None) -> list[DebaterLink]:
-    """`arena debaters issue`: a new private link per web debater, or for the one named (arena.app.debating.issue)."""
+    """`arena debaters issue`: a new private link per web debater, or for the one named (arena.app.people.debater_links.issue)."""
     return debating.issue(ws, entry, base_url or DEFAULT_BASE_URL)
 
 
 def debaters_status(ws: Workspace) -> list[DebaterStatus]:
-    """`arena debaters status`: each web debater's turns, open, written and missed (arena.app.debating.status)."""
+    """`arena debaters status`: each web debater's turns, open, written and missed (arena.app.people.debater_links.status)."""
     return debating.status(ws)
 
 
 def debaters_extend(ws: Workspace, entry: str, hours: float) -> DebaterExtended:
-    """`arena debaters extend`: hours more for each of the web debater's open turns (arena.app.debating.extend)."""
+    """`arena debaters extend`: hours more for each of the web debater's open turns (arena.app.people.debater_links.extend)."""
     return debating.extend(ws, entry, hours)
 
 
 def serve(path: Path, host: str = "127.0.0.1", port: int = 8000,
           ready: Callable[[str, list[JudgeSpec], list[str], bool], None] = lambda *told: None) -> None:
-    """`arena serve`: the web app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.web);
+    """`arena serve`: the web app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.people.web);
     ready(url, judges of people, web debaters, private: whether host is reachable from this computer only) once
     listening."""
-    from arena.app import web  # lazy: Starlette, for this command only
+    from arena.app.people import web  # lazy: Starlette, for this command only
 
     web.serve(path, host, port,
               ready=lambda url, judges, debaters: ready(url, judges, debaters, web.is_loopback(host)))

@@ -1,6 +1,6 @@
 """The Python API for notebooks: `arena.open(DIR)` gives an Arena, whose methods are the facade's commands
 (arena.app.commands) on that workspace, tables as pandas DataFrames of stable columns and dtypes (FRAMES), everything
-else as the facade's typed records. Bad input raises the arena.errors.UserError the CLI exits 2 with.
+else as the facade's typed records. Bad input raises the arena.base.errors.UserError the CLI exits 2 with.
 
 A shell over the facade, as the CLI is: it wires nothing, and computes nothing a command does not.
 """
@@ -21,15 +21,15 @@ import pandas as pd
 
 from arena.app import commands
 from arena.app.commands import RateOptions
-from arena.app.figures import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeConsistency, JudgeFigures,
+from arena.app.shapes.figures import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeConsistency, JudgeFigures,
                                JudgePair, KindPoints, MotionShare, PairPoints, PeopleConsistency, PeoplePair,
                                PersonVsJudge, RatingRow, Ratings, SideShare, Snapshot)
-from arena.app.reports import CheckRow, DryRun, ExportResult, JudgeTotals, RunResult
-from arena.app.shapes import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
-from arena.errors import UserError
-from arena.limits import MAX_BOOTSTRAP
-from arena.records import CATEGORIES
-from arena.workspace import Workspace
+from arena.app.shapes.reports import CheckRow, DryRun, ExportResult, JudgeTotals, RunResult
+from arena.app.shapes.records import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
+from arena.base.errors import UserError
+from arena.base.limits import MAX_BOOTSTRAP
+from arena.domain.records import CATEGORIES
+from arena.workspace.folder import Workspace
 
 # --- columns -----------------------------------------------------------------------------------------------------
 

@@ -11,16 +11,16 @@ from typing import TYPE_CHECKING, Collection, cast
 
 import arena
 import leaderboard
-import website
-from arena.clock import now
-from arena.config import SiteSettings
-from arena.formats import shown
-from arena.records import CATEGORIES, score
-from arena.tally import match_features, results_rows
-from arena.workspace import Workspace
+import leaderboard.site
+from arena.base.clock import now
+from arena.workspace.config import SiteSettings
+from arena.domain.formats import shown
+from arena.domain.records import CATEGORIES, score
+from arena.analysis.tally import match_features, results_rows
+from arena.workspace.folder import Workspace
 
 if TYPE_CHECKING:
-    from website.render import SiteData
+    from leaderboard.site.render import SiteData
 
 # What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
 # the style judges are best known to reward.
@@ -46,11 +46,11 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
     a few hundred at a time; each match's stamp is when it was stored, which every rewrite of its speeches
     changes.
 
-    awaiting and unplayed (arena.app.people.embargo) are matches left out of everything: pages, lists, fits,
+    awaiting and unplayed (arena.app.people.ballot_links.embargo) are matches left out of everything: pages, lists, fits,
     counts, costs, history; the site says how many. Their pages and motion pages, which an earlier publish may
     have written, are named in withdrawn, for the publisher not to keep."""
     from leaderboard.ratings import win_matrices
-    from website.render import SiteData
+    from leaderboard.site.render import SiteData
 
     settings = settings or ws.config.site
     withheld = awaiting | unplayed
@@ -81,7 +81,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         # Every page carries the banner when any result shown is simulated: a match, or an entry that has played
-        # (arena.records.simulated); an offline entry configured but not yet played makes no result simulated.
+        # (arena.domain.records.simulated); an offline entry configured but not yet played makes no result simulated.
         simulated=any(m.simulated for m in matches) or any(e["simulated"] and e["matches"] for e in entries),
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=entries, matches=matches, results=rows,
@@ -104,7 +104,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
-    """A digest of everything a publish is made from: the code of arena, leaderboard and website, arena.toml, the
+    """A digest of everything a publish is made from: the code of arena, leaderboard and leaderboard.site, arena.toml, the
     store's change stamp (renewed by every write to its matches, speeches, verdicts, entries, motions and ledger),
     and the embargo (as site_data takes it). Equal digests, equal sites (the time they were generated aside)."""
     digest = hashlib.blake2b(_code_digest().encode(), digest_size=16)
@@ -116,10 +116,10 @@ def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[st
 
 @functools.lru_cache(maxsize=None)
 def _code_digest() -> str:
-    """A digest of the source and templates of the arena, leaderboard and website packages: a new version, a new
+    """A digest of the source and templates of the arena, leaderboard and leaderboard.site packages: a new version, a new
     site."""
     digest = hashlib.blake2b(digest_size=16)
-    for package in (arena, leaderboard, website):
+    for package in (arena, leaderboard):
         root = Path(cast(str, package.__file__)).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
@@ -135,7 +135,7 @@ def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
 def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]:
     """The site's pages that must not be there: those of the matches withheld, and of motions only withheld
     matches were debated on (an earlier publish may have written them)."""
-    from website.published import page_name
+    from leaderboard.site.published import page_name
 
     states = ws.store.match_states()
     motions = {m.motion_id for m in states if m.id not in withheld}
@@ -196,7 +196,7 @@ def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str, c
 
 
 def _scores(verdicts) -> dict[str, tuple[float, float]]:
-    """Each judge's (PRO, CON) points on a match (arena.records.score)."""
+    """Each judge's (PRO, CON) points on a match (arena.domain.records.score)."""
     by_judge: dict[str, list] = defaultdict(list)
     for v in verdicts:
         by_judge[v.judge].append(v)

@@ -6,9 +6,9 @@ import hmac
 import secrets
 from typing import Iterable
 
-from arena.clock import now
-from arena.errors import ArenaError
-from arena.records import Ballot, Verdict
+from arena.base.clock import now
+from arena.base.errors import ArenaError
+from arena.domain.records import Ballot, Verdict
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 from arena.store.outcomes import write_verdicts
@@ -41,7 +41,7 @@ class Ballots(Database):
         return {r[0]: r[1] for r in self.conn.execute("SELECT judge, closed_at FROM ballot_closures")}
 
     def ballot_secret(self) -> bytes:
-        """The workspace's secret for people's ballot ids (arena.ballots.ballot_id): made once, then kept (and then
+        """The workspace's secret for people's ballot ids (arena.domain.ballots.ballot_id): made once, then kept (and then
         only read, so that a read transaction may ask for it: Store.snapshot)."""
         kept = self._scalar("SELECT value FROM meta WHERE key='ballot_secret'")
         if kept is not None:

@@ -1,13 +1,13 @@
-"""The store's claims: which process plays or judges each match (arena.claims' leases), taken and given up
+"""The store's claims: which process plays or judges each match (arena.match.claims' leases), taken and given up
 atomically with what they decide."""
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
 
-from arena.claims import LEASE_S, ClaimLost, Holder, clock
-from arena.clock import iso, now
-from arena.redact import redact
+from arena.match.claims import LEASE_S, ClaimLost, Holder, clock
+from arena.base.clock import iso, now
+from arena.gateway.redact import redact
 from arena.store.connection import Database, write
 
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)

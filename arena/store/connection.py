@@ -6,15 +6,15 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
 
-from arena.claims import lapsed
-from arena.files import no_space, no_space_error
+from arena.match.claims import lapsed
+from arena.base.files import no_space, no_space_error
 
 BUSY_MS = 60_000  # how long a writer waits for another process's transaction before giving up
 
 
 class Connection(sqlite3.Connection):
     """A connection on which a full disk is an OSError naming the database, as it is for every other file the
-    arena writes (arena.files): one message for it, and the run's engine can tell it from a failed match."""
+    arena writes (arena.base.files): one message for it, and the run's engine can tell it from a failed match."""
 
     def __init__(self, database: str | Path, *args: Any, **kwargs: Any) -> None:
         super().__init__(database, *args, **kwargs)

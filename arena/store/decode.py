@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from arena.records import (AgentUsage, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
+from arena.domain.records import (AgentUsage, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
                            Verdict)
 
 # The columns each record is read from, named (files migrated from older schemas have them in another order).

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from arena.clock import now
-from arena.records import Entry, Motion
-from arena.redact import public_url
+from arena.base.clock import now
+from arena.domain.records import Entry, Motion
+from arena.gateway.redact import public_url
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 
@@ -78,7 +78,7 @@ class Entries(Database):
         return [r[0] for r in self.conn.execute("SELECT id FROM motions ORDER BY id")]
 
     def motion_sets(self) -> dict[str, Any]:
-        """What is remembered of each motion set whose motions were stored (arena.app.wiring), by spec: the
+        """What is remembered of each motion set whose motions were stored (arena.app.setup.wiring), by spec: the
         digest of its file when they were, and its motion ids."""
         value = self._scalar("SELECT value FROM meta WHERE key='motion_sets'")
         return json.loads(value) if value is not None else {}

@@ -6,9 +6,9 @@ import json
 from datetime import datetime, timedelta
 from typing import Any, Collection
 
-from arena.clock import now
-from arena.records import CallSide, JudgeCalls, LedgerCall, MatchProgress, Step
-from arena.redact import redact
+from arena.base.clock import now
+from arena.domain.records import CallSide, JudgeCalls, LedgerCall, MatchProgress, Step
+from arena.gateway.redact import redact
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 from arena.store.packing import squeeze, unsqueeze

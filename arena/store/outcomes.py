@@ -7,11 +7,11 @@ import sqlite3
 from dataclasses import asdict
 from typing import Any, Collection, Iterable, Mapping
 
-from arena.claims import Holder
-from arena.clock import now
-from arena.records import (AgentMessage, AgentUsage, Forfeit, JudgedVerdict, Match, Speech, SpeechUsage, StoredSpeech,
+from arena.match.claims import Holder
+from arena.base.clock import now
+from arena.domain.records import (AgentMessage, AgentUsage, Forfeit, JudgedVerdict, Match, Speech, SpeechUsage, StoredSpeech,
                            StoredVerdict, Verdict)
-from arena.redact import redact
+from arena.gateway.redact import redact
 import arena.store.decode as decode
 from arena.store.claims import PLAY, release_or_lose
 from arena.store.connection import Database, write
@@ -29,7 +29,7 @@ class Outcomes(Database):
                      forfeit: Forfeit | None = None) -> None:
         """Write a finished match — speeches, agent messages, verdicts, status, any forfeit — all or nothing.
 
-        simulated (arena.records.simulated) is stored with the match and its verdicts. With a holder,
+        simulated (arena.domain.records.simulated) is stored with the match and its verdicts. With a holder,
         the match is written only if holder still holds its claim (ClaimLost otherwise), which it gives up.
         messages: {stage, side, role, prompt, response, created_at} each, in the order they were sent.
         """
@@ -164,14 +164,14 @@ class Outcomes(Database):
 
     def simulated_sides(self, match_id: str) -> set[str]:
         """The sides of a match whose debater the simulator answered in its latest play (since it was last claimed):
-        a call of an offline/ model, or a search of the offline search provider (arena.records.simulated)."""
+        a call of an offline/ model, or a search of the offline search provider (arena.domain.records.simulated)."""
         return {r[0] for r in self.conn.execute(
             f"SELECT DISTINCT c.side {_SIMULATED_CALLS} AND m.id=?", (match_id,))}
 
     def simulated_entries(self) -> set[str]:
         """The entries any of whose speeches or searches came from the simulator: those on an offline/ model, and
         those the simulator answered (a model call or a search) on their own side of a done match's latest play.
-        An entry is not simulated for its opponent's simulated speeches (arena.records.simulated)."""
+        An entry is not simulated for its opponent's simulated speeches (arena.domain.records.simulated)."""
         return {r[0] for r in self.conn.execute(
             "SELECT name FROM entries WHERE simulated UNION "
             f"SELECT DISTINCT CASE c.side WHEN 'pro' THEN m.pro ELSE m.con END {_SIMULATED_CALLS} "

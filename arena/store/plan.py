@@ -1,12 +1,12 @@
 """The store's plan: tournaments and their matches, and every read of where matches stand (the match as a whole,
-in arena.records.Match, or its state alone, in MatchState)."""
+in arena.domain.records.Match, or its state alone, in MatchState)."""
 from __future__ import annotations
 
 import json
 from typing import Any, Collection
 
-from arena.clock import now
-from arena.records import DEFAULT_FORMAT, Match, MatchState, Speech, Tournament, Verdict
+from arena.base.clock import now
+from arena.domain.records import DEFAULT_FORMAT, Match, MatchState, Speech, Tournament, Verdict
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 

@@ -5,7 +5,7 @@ import sqlite3
 from pathlib import Path
 from typing import Callable
 
-from arena.errors import ArenaError
+from arena.base.errors import ArenaError
 from arena.store.packing import CODEC, pack
 
 DB_NAME = "arena.db"
@@ -182,7 +182,7 @@ _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     # Forfeits: the side whose debater could not give a speech, and why.
     6: "ALTER TABLE matches ADD COLUMN forfeit TEXT; ALTER TABLE matches ADD COLUMN forfeit_reason TEXT;",
     7: _CLOSURES,
-    # Debate formats (arena.formats) per match, and what an imported verdict's source said beyond ours.
+    # Debate formats (arena.domain.formats) per match, and what an imported verdict's source said beyond ours.
     8: "ALTER TABLE matches ADD COLUMN format TEXT NOT NULL DEFAULT 'agent4debate';"
        "ALTER TABLE verdicts ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';",
     # Scale: agent messages compressed in a block per match (1 MB of prompts a match, each quoting the

@@ -7,9 +7,9 @@ import sqlite3
 from datetime import datetime, timedelta
 from typing import Any, Mapping
 
-from arena.claims import Holder
-from arena.clock import now
-from arena.records import HumanTurn, TurnKey
+from arena.match.claims import Holder
+from arena.base.clock import now
+from arena.domain.records import HumanTurn, TurnKey
 from arena.store.claims import PLAY, release_or_lose
 from arena.store.connection import Database, write
 

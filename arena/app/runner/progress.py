@@ -1,0 +1,267 @@
+"""The live progress of `arena run`: matches done, running and failed; what each match under way is doing; retries;
+LLM calls, tokens, cost; ETA.
+
+On a terminal a few lines are redrawn in place: the counts, then a line per match under way (its id, time so far,
+stage, side and role of its latest call, and how long that call has run), at most MAX_SHOWN of them and never
+wider than the terminal; a retry or a failure is printed above them and stays. Anywhere else (a log file, CI, a
+pipe) the display prints a plain line per finished match, a line per retry and a summary, so logs stay readable.
+"""
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+import time
+import unicodedata
+from dataclasses import dataclass, replace
+from typing import Callable, TextIO
+
+from arena.base.clock import span
+from arena.gateway.llm import CallEvent
+from arena.domain.records import Step
+
+REDRAW_S = 0.25  # at most four redraws a second: often enough to look live, rarely enough to cost nothing
+MAX_SHOWN = 8  # matches shown under way; the rest are counted on one line
+ERROR_CHARS = 100  # a retry's error as shown: its first words are what tells one failure from another
+
+
+@dataclass(frozen=True)
+class _Doing:
+    """A match's latest call as the display shows it: its step, since when (its first try, waiting included),
+    whether it waits for a slot of its model, and which try it is."""
+
+    step: Step
+    since: float
+    waiting: bool = False  # queued behind the model's other calls, not sent yet
+    attempt: str = ""  # "try 2 of 5" after a retry of this call
+    again: bool = False  # a retry waits: the next call of this step is its next try
+
+
+class Progress:
+    """Counts fed by match events (started, finished), the gateway's events (`told`: calls sent and retried) and
+    every completed LLM call (`call`)."""
+
+    def __init__(self, total: int, concurrency: int, say: Callable[[str], None] | None = None,
+                 live: bool = False, clock: Callable[[], float] = time.monotonic, stream: TextIO | None = None,
+                 size: Callable[[], tuple[int, int]] | None = None):
+        self.total, self.concurrency = total, max(1, concurrency)
+        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        self.live = live
+        self.clock = clock
+        self.stream = stream or sys.stderr  # live frames are drawn here
+        self.size = size or _terminal  # (columns, lines), asked per frame: a resized terminal is followed
+        self.started_at = clock()
+        self.running: dict[str, float] = {}  # match id -> when it started
+        self.doing: dict[str, _Doing] = {}  # match id -> its latest call
+        self.done = self.failed = self.retries = 0
+        self.busy_s = 0.0  # the finished matches' durations summed: a mean for the estimate, in flat memory
+        self.calls = self.cached = self.unpriced = self.tokens = 0
+        self.cost = 0.0
+        self._drawn = float("-inf")
+        self._height = 0  # lines of the frame now on screen (the cursor at the end of its last)
+
+    # --- events --------------------------------------------------------------------------
+    def call(self, tag, completion) -> None:
+        """An AgentLog listener: one completed LLM call (a cache hit counts as a call that cost nothing)."""
+        usage = completion.usage
+        self.used(usage.calls, usage.prompt_tokens + usage.completion_tokens, usage.cost, completion.cached)
+
+    def used(self, calls: int, tokens: int, cost: float | None, cached: bool) -> None:
+        """What one completed LLM call used (worker processes relay these)."""
+        self.calls += calls
+        self.tokens += tokens
+        if cached:
+            self.cached += 1
+        elif cost is None:
+            self.unpriced += calls  # litellm does not know the model's price: shown, never guessed as 0
+        else:
+            self.cost += cost
+        self.draw()
+
+    def told(self, event: CallEvent) -> None:
+        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its model, sent, or failed
+        and to be tried again."""
+        match_id = event.tag.match_id
+        if match_id not in self.running:  # a call outside the run's matches (none is, today)
+            return
+        step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
+        before = self.doing.get(match_id)
+        same = before is not None and before.step == step
+        if event.kind == "retry":
+            self.retries += 1
+            self.doing[match_id] = _Doing(step, before.since if before and same else self.clock(),
+                                          attempt=f"try {event.attempt + 1} of {event.tries}", again=True)
+            line = retry_line(event)
+            if self.live:
+                self._print(line)
+            else:
+                self.say(line)
+            return
+        if event.kind == "queued":  # a retried call's next try keeps its count and its start
+            self.doing[match_id] = (replace(before, waiting=True) if before is not None and same and before.again
+                                    else _Doing(step, self.clock(), waiting=True))
+        elif before is not None and same and (before.waiting or before.again):  # sent, as this call was waiting to be
+            self.doing[match_id] = replace(before, waiting=False, again=False)
+        else:
+            self.doing[match_id] = _Doing(step, self.clock())
+        self.draw()
+
+    def started(self, match_id: str) -> None:
+        self.running[match_id] = self.clock()
+        self.draw()
+
+    def finished(self, match_id: str, error: str | None = None) -> None:
+        began = self.running.pop(match_id, None)
+        self.doing.pop(match_id, None)
+        seconds = self.clock() - began if began is not None else 0.0
+        self.busy_s += seconds
+        if error is None:
+            self.done += 1
+        else:
+            self.failed += 1
+        line = f"[{self.done + self.failed}/{self.total}] {match_id} " + (
+            f"done ({seconds:.1f}s)" if error is None else f"failed: {error}")
+        # On a terminal the status line already counts finished matches; failures stay on screen with their reason.
+        if not self.live:
+            self.say(line)
+        elif error is not None:
+            self._print(line)
+        self.draw(force=True)
+
+    def dropped(self, match_id: str) -> None:
+        """A match stopped before its end (Ctrl-C): it is no longer running, and did not finish."""
+        self.running.pop(match_id, None)
+        self.doing.pop(match_id, None)
+
+    def tick(self) -> None:
+        """Time passed with nothing to tell: the elapsed times move on (the run calls this every second or so)."""
+        self.draw()
+
+    # --- rendering -----------------------------------------------------------------------
+    def status(self) -> str:
+        """The counts and the ETA, the ETA before the costs so that a long cost never pushes it off the line."""
+        done, rest = self._counts(short=True)
+        return f"{done} · ETA {self.eta()} · {rest}"
+
+    def _counts(self, *, short: bool) -> tuple[str, str]:
+        """The matches' counts, and the calls' (unpriced calls said in short, for the live line, or in words)."""
+        unknown = (f" +{self.unpriced} unpriced" if short else f" (+{self.unpriced} calls of unknown price)"
+                   ) if self.unpriced else ""
+        cached = f" ({self.cached} cached)" if self.cached else ""
+        return (f"{self.done}/{self.total} done, {len(self.running)} running, {self.failed} failed",
+                f"{self.calls} calls{cached}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
+
+    def eta(self) -> str:
+        """Mean time of a finished match × matches left ÷ matches at once; until a match has finished there is no
+        mean to go by, and the display says when there will be."""
+        left = self.total - self.done - self.failed
+        if left == 0:
+            return "0s"
+        if not self.done + self.failed:
+            return "after the 1st match"
+        seconds = self.busy_s / (self.done + self.failed) * left / min(self.concurrency, left)
+        return span(seconds)
+
+    def lines(self, width: int, height: int) -> list[str]:
+        """The live frame: the status line, then a line per match under way (the longest-running first), at most
+        MAX_SHOWN and a line fewer than the terminal has, each cut to width."""
+        now = self.clock()
+        out = [self.status()]
+        room = max(0, min(MAX_SHOWN, height - 2))
+        under_way = sorted(self.running.items(), key=lambda item: item[1])
+        shown = under_way if len(under_way) <= room else under_way[:max(0, room - 1)]
+        for match_id, began in shown:
+            doing = self.doing.get(match_id)
+            line = f"  {match_id}  {span(now - began):>6}  "
+            if doing is None:
+                line += "starting"
+            else:
+                line += (f"{_where(doing.step)}, {span(now - doing.since)}"
+                         + (" waiting for the model" if doing.waiting else "")
+                         + (f" ({doing.attempt})" if doing.attempt else ""))
+            out.append(line)
+        if len(shown) < len(under_way):
+            out.append(f"  +{len(under_way) - len(shown)} more under way")
+        return [_fit(line, width) for line in out]
+
+    def draw(self, force: bool = False) -> None:
+        """Redraw the frame in place (terminals only), at most every REDRAW_S seconds."""
+        now = self.clock()
+        if not self.live or (not force and now - self._drawn < REDRAW_S):
+            return
+        self._drawn = now
+        columns, rows = self.size()
+        # One column short of the terminal's width: a line that filled it could wrap, and could not be redrawn.
+        frame = self.lines(columns - 1, rows)
+        # One write: back to the frame's first line, each line over the old one, the old lines left below erased.
+        self.stream.write(self._top() + "\x1b[K\n".join(frame) + "\x1b[K\x1b[J")
+        self.stream.flush()
+        self._height = len(frame)
+
+    def _top(self) -> str:
+        """The cursor back to the start of the frame on screen."""
+        return "\r" + (f"\x1b[{self._height - 1}A" if self._height > 1 else "")
+
+    def _print(self, line: str) -> None:
+        """A lasting line above the live frame."""
+        self.stream.write(self._top() + "\x1b[J" + _oneline(line) + "\n")
+        self._height = 0
+        self.draw(force=True)
+
+    def close(self) -> None:
+        """End the display with the final counts and the time taken."""
+        if self.live:
+            self.stream.write(self._top() + "\x1b[J")
+            self.stream.flush()
+            self._height = 0
+        done, rest = self._counts(short=False)
+        self.say(f"after {span(self.clock() - self.started_at)}: {done} · {rest}")
+
+
+def retry_line(event: CallEvent) -> str:
+    """A retry as it is printed: 'retry: m00003 summary · CON writer: ERROR (try 1 of 5 failed; next in 2s)'."""
+    step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
+    return (f"retry: {event.tag.match_id} {_where(step)}: {_short(event.error)} (try {event.attempt} "
+            f"of {event.tries} failed; next in {span(event.wait_s)})")
+
+
+def _short(error: str) -> str:
+    """An error in short: its type and status (arena.gateway.retry.describe's head), then the provider's message when the
+    text quotes one as JSON, else the text without the exception names litellm repeats before it."""
+    head, _, rest = _oneline(error).partition(": ")
+    quoted = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', rest)
+    rest = quoted.group(1) if quoted else re.sub(r"^(?:[\w.]+(?::| -)\s+)+", "", rest)
+    return (f"{head}: {rest}" if rest else head)[:ERROR_CHARS]
+
+
+def _terminal() -> tuple[int, int]:
+    size = shutil.get_terminal_size((100, 24))
+    return size.columns, size.lines
+
+
+def _where(step: Step) -> str:
+    """A step in words: 'rebuttal · PRO writer', 'judging · debatrix-mini'."""
+    who = " ".join(part for part in ((step.side or "").upper(), step.role or "") if part)
+    return " · ".join(part for part in (step.stage or "", who) if part) or "starting"
+
+
+def _oneline(text: str) -> str:
+    """text on one line: a newline or a control character in an error would break the frame."""
+    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+
+def _fit(text: str, width: int) -> str:
+    """text on one line of at most width columns (East Asian wide characters take two), cut with '…'."""
+    text = "".join(c if c.isprintable() else " " for c in text)  # the indentation kept, what is not text blanked
+    columns = [2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text]
+    if sum(columns) <= width:
+        return text
+    used, cut = 0, 0
+    while cut < len(text) and used + columns[cut] <= width - 1:
+        used += columns[cut]
+        cut += 1
+    return text[:cut] + "…"
+
+
+def _si(n: int) -> str:
+    return f"{n / 1e6:.1f}M" if n >= 1e6 else f"{n / 1e3:.1f}k" if n >= 1e4 else str(n)

@@ -1,0 +1,1 @@
+"""The base room: errors and exit codes, the bounds on input, timestamps, atomic files, users' data files, options as data, named registries and prompt templates. It imports nothing else of the arena."""

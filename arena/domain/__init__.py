@@ -1,0 +1,1 @@
+"""The domain room: the debate's records (Motion, Entry, Match, Speech, Verdict, Ballot) and its rules: formats, families, style features, speech checks, transcripts, draws, ballots, contradictions."""

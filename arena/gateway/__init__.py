@@ -1,0 +1,1 @@
+"""The gateway room: every call that leaves the machine. The LLM gateway (litellm, imported lazily), one request on the wire, retries, structured answers, the model catalogue (windows, tokens, prices), providers and their keys, redaction, prompt fitting, the probe of arena check, the offline simulator, and the search gateway."""

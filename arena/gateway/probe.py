@@ -1,0 +1,208 @@
+"""`arena check`'s probe: try a model as a tournament will before a tournament spends money on it, and remember
+what works (the structured-output mode, the window the server names) so that later calls go straight to it;
+and measure how the server serves it (measure: its slots and its throughput), so that runs neither queue more
+calls on it than it serves at once nor time out a slow server that is working."""
+from __future__ import annotations
+
+import asyncio
+import time
+from dataclasses import dataclass
+from typing import cast
+
+from arena.gateway.lazy import litellm
+from arena.gateway.llm import Answer, CallTag, LLMCallError, LLMGateway
+from arena.gateway.catalog import ModelRef, priced, served_window, stated_window
+from arena.gateway.structured import STRUCTURED_MODES, parse_structured
+
+_SCHEMA = {"title": "probe", "type": "object", "properties": {"word": {"type": "string"}},
+           "required": ["word"], "additionalProperties": False}
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What `arena check` finds out about a model."""
+
+    ok: bool
+    structured: str | None = None  # the structured-output mode that worked
+    context_window: int | None = None
+    latency_s: float | None = None
+    error: str | None = None
+    priced: bool = False  # whether litellm knows the model's price
+    slots: int | None = None  # requests the server serves at once, measured (at most [llm] max_concurrency)
+    tokens_per_s: float | None = None  # completion tokens a second, one request alone
+    prompt_tokens_per_s: float | None = None  # prompt tokens read a second
+
+
+# The measurement (measure): answers cut at a fixed length (the model asked to count far beyond it), a short one and
+# a long one alone, then the long one in batches of 2, 4, ... at once; and a long prompt with a one-token answer.
+SHORT_TOKENS, GEN_TOKENS = 8, 48
+OVERLAP = 1.5  # answers sent at once, the last of them within this × the first's time, were served together
+TIMED_S = 0.05  # a difference of times under this is too small to time: the server is not the bottleneck
+PROMPT_NUMBERS = 300  # the long prompt: this many numbers, some 600-1,000 tokens as tokenizers count them
+# Prompts that differ from their start, so that a server reusing the last prompt's evaluation reuses none of it.
+COUNT_PROMPT = "Count from {} to 500 in words (one, two, three, ...), one number a line, and nothing else."
+READ_PROMPT = "Read this list, then reply with the word ok and nothing else: "
+
+
+async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, resume: bool = False) -> Probe:
+    """A one-line chat, a structured answer (unless `structured` is False: no caller of the model asks for
+    JSON), the window; what it finds is remembered in the workspace, each step's answer as soon as it comes.
+    resume: a step whose answer the workspace already holds (a probe stopped part way, a mode a run fell back to)
+    is not asked again, so no probe call is paid twice; `arena check` asks every step."""
+    if ref.simulated:  # the simulator serves any number at once, at no cost in time: nothing to measure
+        return Probe(True, "json_schema", None, 0.0, None, True)
+    tag = CallTag(role="probe")
+    known = gateway.facts(ref) if resume else {}
+    litellm()  # imported before the clock starts: the latency is the model's, not the import's
+
+    latency = known.get("latency_s")
+    if latency is None:
+        started = time.perf_counter()
+        try:
+            await gateway.call(ref, [{"role": "user", "content": "Reply with one word: ready"}],
+                               {"max_tokens": 16, "temperature": 0}, tag=tag)
+        except LLMCallError as exc:
+            return _remembered(gateway, ref, Probe(False, None, None, None, str(exc), priced(ref.model)))
+        latency = round(time.perf_counter() - started, 3)
+        gateway.remember(ref, latency_s=latency)  # the chat answered: counted now, whatever stops the probe next
+    if not structured:
+        mode, problem = None, ""
+    elif known.get("structured") and ref.structured in ("auto", known["structured"]):
+        mode, problem = known["structured"], ""
+    else:
+        mode, problem = await _structured_mode(gateway, ref, tag)
+    window = stated_window(ref) or await served_window(ref, gateway.settings.timeout_s)
+    usable = mode is not None or not structured
+    if usable:
+        gateway.remember(ref, ok=True)  # the measurement below may be stopped; what is known so far counts
+        if "measured_at" in known:
+            speed = {k: known.get(k) for k in ("slots", "tokens_per_s", "prompt_tokens_per_s")}
+        else:
+            speed = await measure(gateway, ref, tag)
+    else:
+        speed = {}
+    return _remembered(gateway, ref, Probe(usable, mode, window, latency, None if usable else problem,
+                                           priced(ref.model), **speed))
+
+
+async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
+    """How ref's server serves it, remembered in the workspace: {slots, tokens_per_s, prompt_tokens_per_s}, each
+    None when it could not be measured (a call failed, the model stopped early, the server too quick to time).
+
+    tokens_per_s: answers alone, cut at SHORT_TOKENS and at GEN_TOKENS (each twice, the quicker kept): the
+    completion tokens the server reports beyond the short one's, over the time beyond its time (what a request
+    costs besides, its connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to
+    [llm] max_concurrency, while the last of a batch is answered within OVERLAP × the time of its first: served
+    together, where a one-slot server answers them one after another (the second at twice the first's time). Within one
+    batch, so that a shared machine's load, which changes between requests, hardly moves it; slots =
+    max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
+    one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
+    answer's tokens). Cheap: 5 + 2 + 4 + ... short answers. A provider's own API is not measured for slots
+    (serves_slots)."""
+    limit = max(1, gateway.settings.max_concurrency)
+    speed: dict = {"slots": None, "tokens_per_s": None, "prompt_tokens_per_s": None}
+
+    async def timed(k: int, max_tokens: int, start: int = 1, content: str = "") -> _Timed | None:
+        """k requests at once; None if one failed."""
+        messages = [{"role": "user", "content": content or COUNT_PROMPT.format(start)}]
+        started = time.perf_counter()
+
+        async def one() -> tuple[float, Answer]:
+            answer = await gateway.call(ref, messages, {"max_tokens": max_tokens, "temperature": 0}, tag=tag)
+            return time.perf_counter() - started, answer
+
+        try:
+            done = await asyncio.gather(*(one() for _ in range(k)))
+        except LLMCallError:
+            return None
+        return _Timed(min(t for t, _ in done), max(t for t, _ in done),
+                      min(a.usage.completion_tokens for _, a in done), done[0][1].usage.prompt_tokens)
+
+    # Each alone twice, and the quicker kept: a request may pay for more than its tokens (a new connection, a busy
+    # moment of a shared machine, whose other processes can stall a CPU server's threads for seconds).
+    short = await timed(1, SHORT_TOKENS, start=2)
+    alone = await timed(1, GEN_TOKENS) if short is not None else None
+    if short is not None and alone is not None:
+        short = _quicker(short, await timed(1, SHORT_TOKENS, start=2))
+        alone = _quicker(alone, await timed(1, GEN_TOKENS, start=3))
+    if short is not None and alone is not None and alone.tokens - short.tokens >= SHORT_TOKENS \
+            and alone.last - short.last >= TIMED_S:
+        speed["tokens_per_s"] = round((alone.tokens - short.tokens) / (alone.last - short.last), 1)
+    if speed["tokens_per_s"] and serves_slots(ref):
+        slots, k = 1, 2
+        while k <= limit:
+            batch = await timed(k, GEN_TOKENS)
+            if not _together(batch, cast(_Timed, alone)):
+                break
+            slots, k = k, 2 * k
+        # past the last power of two: max_concurrency itself, when it is not one
+        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), cast(_Timed, alone)):
+            slots = limit
+        speed["slots"] = slots
+    numbers = " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
+    read = await timed(1, 1, content=READ_PROMPT + numbers) if speed["tokens_per_s"] else None
+    if read is not None and short is not None:
+        extra = read.prompt - short.prompt
+        spent = read.last - short.last + (short.tokens - read.tokens) / speed["tokens_per_s"]
+        if extra > 0 and spent >= TIMED_S:  # a server that reads it in no time is not timed
+            speed["prompt_tokens_per_s"] = round(extra / spent, 1)
+    gateway.remember(ref, **speed, measured_at=time.time())
+    return speed
+
+
+def serves_slots(ref: ModelRef) -> bool:
+    """Whether ref's server is measured for slots: one named by an api_base (a server of yours: llama.cpp, vLLM,
+    Ollama, a gateway), not a provider's own API, which serves many at once and meets a burst with its rate limits
+    (retried), and whose answers' spread in time would read as a few slots and cap a run for nothing."""
+    return bool(ref.api_base)
+
+
+@dataclass(frozen=True)
+class _Timed:
+    """Requests sent at once: when the first and the last were answered (seconds after they were sent), the fewest
+    completion tokens of their answers and the prompt's tokens, as the server counts them."""
+
+    first: float
+    last: float
+    tokens: int
+    prompt: int
+
+
+def _quicker(one: _Timed, other: _Timed | None) -> _Timed:
+    """The quicker of two timings of one request alone (other None: it failed)."""
+    return other if other is not None and other.tokens == one.tokens and other.last < one.last else one
+
+
+def _together(batch: _Timed | None, alone: _Timed) -> bool:
+    """Whether a batch's requests were served together: all answered, at full length, the last within OVERLAP × the
+    first's time."""
+    return batch is not None and batch.tokens >= alone.tokens and batch.last <= OVERLAP * batch.first
+
+
+async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> tuple[str | None, str]:
+    """The first mode (only the configured one, unless auto) in which the model gives a valid answer."""
+    messages = [{"role": "user", "content": 'Reply with a JSON object whose "word" is "ready".'}]
+    modes = STRUCTURED_MODES if ref.structured == "auto" else (ref.structured,)
+    problem = ""
+    for mode in modes:
+        forced = ModelRef(ref.model, ref.api_base, context_window=ref.context_window, structured=mode)
+        try:
+            answer = await gateway.call(forced, messages, {"max_tokens": 64}, schema=_SCHEMA, tag=tag)
+        except LLMCallError as exc:
+            problem = str(exc)
+            continue
+        _, problem = parse_structured(answer.text, _SCHEMA)
+        if not problem:
+            gateway.remember(ref, structured=mode)  # counted now, as the chat's answer is
+            return mode, ""
+        problem = f"{mode}: {problem}"
+    return None, f"no structured-output mode worked ({problem})"
+
+
+def _remembered(gateway: LLMGateway, ref: ModelRef, probe: Probe) -> Probe:
+    facts = {"ok": probe.ok, "latency_s": probe.latency_s, "error": probe.error, "priced": probe.priced,
+             "context_window": probe.context_window, "checked_at": time.time()}
+    if probe.structured:
+        facts["structured"] = probe.structured
+    gateway.remember(ref, **facts)
+    return probe

@@ -1,0 +1,153 @@
+"""One chat request to a provider, through litellm.
+
+Where litellm has the provider's request and response transforms (its provider config) and the request
+uses only OpenAI's parameters, the request is built and parsed by those transforms and sent on litellm's
+pooled HTTP client: the same request and the same answer as litellm.acompletion, at about a third of its
+CPU per call, because acompletion's per-call machinery (a thread hop, a logging object, callbacks, pricing
+twice, the OpenAI SDK) is what made one process top out near 40 calls a second. Every other provider and
+request goes through litellm.acompletion, as does every request when [llm] litellm_path = "acompletion".
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+from typing import Any, cast
+
+from arena.gateway.credentials import stand_in_key
+from arena.gateway.lazy import litellm
+from arena.gateway.catalog import price
+
+PATHS = ("direct", "acompletion")  # [llm] litellm_path
+
+# Providers whose chat litellm sends as OpenAI-style JSON over HTTP with the provider config's transforms,
+# and whose key litellm reads from <PROVIDER>_API_KEY: each checked to send what acompletion sends.
+_DIRECT = {"openai", "hosted_vllm", "mistral", "deepseek"}
+# The defaults litellm.completion applies itself for these (get_llm_provider names the others' bases).
+_DEFAULT_BASE = {"openai": "https://api.openai.com/v1"}
+# OpenAI's chat parameters that every provider config maps; any other parameter (a provider's own, like
+# top_k) is passed on by acompletion in ways the transforms alone do not reproduce, so it goes that way.
+_MAPPED = {"max_tokens", "max_completion_tokens", "temperature", "top_p", "seed", "stop", "n", "presence_penalty",
+           "frequency_penalty", "logit_bias", "user", "response_format"}
+
+
+def preload() -> None:
+    """Import litellm now: before forking worker processes, so that they share the import instead of each
+    paying its seconds."""
+    litellm()
+    _internals()
+
+
+_INHERITED: list = []  # a forked process's copies of the parent's clients: kept, never used nor collected
+
+
+def forget_clients() -> None:
+    """In a forked process: set aside the HTTP clients litellm cached in the parent, whose connections and
+    event loop belong to the parent; litellm makes new ones on first use. They are kept referenced, because
+    collecting them would warn about unclosed sessions that are the parent's to close."""
+    if litellm.cache_info().currsize:
+        cache = litellm().in_memory_llm_clients_cache
+        _INHERITED.append(dict(cache.cache_dict))
+        cache.flush_cache()
+
+
+async def send(model: str, messages: list[dict], params: dict[str, Any], *, api_base: str = "",
+               timeout_s: float, path: str = "direct"):
+    """litellm's ModelResponse to one chat request, without retries (the gateway retries), unknown parameters
+    dropped; errors are litellm's exception types; response._hidden_params["response_cost"] is the price
+    from litellm's map (None when the model is not in it)."""
+    api_key = None
+    if stand_in_key(model, api_base):  # local OpenAI-compatible servers need no key; the clients insist on one
+        api_key = "no-key-needed"
+    route = _route(model, api_base) if path == "direct" and params.keys() <= _MAPPED else None
+    if route is None:
+        kwargs = dict(params, api_base=api_base) if api_base else dict(params)
+        # Our own loop retries; litellm's and the OpenAI client's retries would multiply the attempts.
+        return await litellm().acompletion(model=model, messages=messages, timeout=timeout_s, num_retries=0,
+                                           max_retries=0, drop_params=True, api_key=api_key, **kwargs)
+    return await _direct(route, model, messages, params, api_key, timeout_s)
+
+
+@functools.lru_cache(maxsize=None)
+def _route(model: str, api_base: str) -> tuple | None:
+    """(name, provider, config, base, key from the provider's settings) for the direct path; None: acompletion."""
+    get_llm_provider, ProviderConfigManager, LlmProviders = _internals()[:3]
+    try:
+        name, provider, dynamic_key, dynamic_base = get_llm_provider(model=model, api_base=api_base or None)
+        config = ProviderConfigManager.get_provider_chat_config(model=name, provider=LlmProviders(provider))
+    except Exception:  # a name litellm cannot place: acompletion says why, in its own words
+        return None
+    base = api_base or dynamic_base or _DEFAULT_BASE.get(provider)
+    if provider not in _DIRECT or config is None or not base or getattr(config, "uses_async_transform_request",
+                                                                        False):
+        return None
+    return name, provider, config, base, dynamic_key
+
+
+async def _direct(route: tuple, model: str, messages: list[dict], params: dict, api_key: str | None,
+                  timeout_s: float):
+    import httpx
+
+    get_llm_provider, ProviderConfigManager, LlmProviders, get_client, ModelResponse, exception_type = _internals()
+    name, provider, config, base, dynamic_key = route
+    api_key = api_key or dynamic_key or os.environ.get(f"{provider.upper()}_API_KEY")
+    litellm_params = {"custom_llm_provider": provider, "api_base": base}
+    try:
+        optional = config.map_openai_params(non_default_params=dict(params), optional_params={}, model=name,
+                                            drop_params=True)
+        json_mode = optional.pop("json_mode", False)
+        optional.pop("fake_stream", None)
+        headers = config.validate_environment(headers={}, model=name, messages=messages, optional_params=optional,
+                                              litellm_params=litellm_params, api_key=api_key, api_base=base)
+        url = config.get_complete_url(api_base=base, api_key=api_key, model=name, optional_params=optional,
+                                      litellm_params=litellm_params, stream=False)
+        data = config.transform_request(model=name, messages=messages, optional_params=optional,
+                                        litellm_params=litellm_params, headers=headers)
+        data.update(data.pop("extra_body", None) or {})  # e.g. mistral's random_seed: sent at the top, as litellm does
+        client = get_client(llm_provider=LlmProviders(provider))  # cached per event loop, pooled
+        raw = await client.post(url=url, headers=headers, data=json.dumps(data), timeout=timeout_s)
+        response = config.transform_response(model=name, raw_response=raw, model_response=ModelResponse(),
+                                             logging_obj=_NoLogging(), request_data=data, messages=messages,
+                                             optional_params=optional, litellm_params=litellm_params,
+                                             encoding=None, api_key=api_key, json_mode=json_mode)
+    except Exception as exc:
+        # Into litellm's exception types (RateLimitError, BadRequestError, ...), as acompletion raises them.
+        if isinstance(exc, httpx.HTTPStatusError):
+            exc = config.get_error_class(error_message=exc.response.text, status_code=exc.response.status_code,
+                                         headers=exc.response.headers)
+        elif not isinstance(getattr(exc, "status_code", None), int) or cast(Any, exc).status_code < 400:
+            # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
+            exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
+        raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None
+    # As acompletion does: the response carries its price (None when litellm's map has no price for the model).
+    response._hidden_params["response_cost"] = price(model, response.usage.prompt_tokens,
+                                                     response.usage.completion_tokens)
+    return response
+
+
+@functools.lru_cache(maxsize=None)
+def _internals() -> tuple:
+    """The parts of litellm the direct path uses, imported once."""
+    litellm()
+    from litellm.litellm_core_utils.exception_mapping_utils import exception_type
+    from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
+    from litellm.types.utils import LlmProviders, ModelResponse
+    from litellm.utils import ProviderConfigManager, get_llm_provider
+
+    return get_llm_provider, ProviderConfigManager, LlmProviders, get_async_httpx_client, ModelResponse, exception_type
+
+
+class _NoLogging:
+    """What transform_response calls on acompletion's logging object, doing nothing: the gateway keeps its
+    own ledger."""
+
+    model_call_details: dict = {}
+
+    def pre_call(self, *args, **kwargs) -> None:
+        pass
+
+    def post_call(self, *args, **kwargs) -> None:
+        pass
+
+    def __getattr__(self, name):
+        return None

@@ -1,0 +1,255 @@
+"""The match protocol: who speaks when, and what each speaker may see, as the match's format (arena.domain.formats) says.
+
+Turns are played in the format's order; a turn sees every speech made before it, but a blind turn sees only
+those of earlier stages, so a stage's blind turns are played in parallel (agent4debate's stage 1: Pro and Con
+write their constructives independently). The protocol, not the debater, decides this.
+
+A side whose debater cannot give a speech because of its model's answers (arena.gateway.llm.AnswerError), or gives one
+that is no debate speech (arena.domain.speechchecks: a placeholder, an echo, a loop, another language, far too short),
+ends the match there: Forfeited, with the speeches made so far. Any other failure fails the match.
+"""
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, cast
+
+from arena.domain import speechchecks
+from arena.gateway.fitting import Cut, Material, PromptTooLong, fit
+from arena.base.errors import ArenaError
+from arena.domain.formats import AGENT4DEBATE, Format, Turn
+from arena.gateway.llm import AnswerError, CallTag, Check, Completion, ContextLengthError, LLMCallError, LLMGateway
+from arena.gateway.catalog import ModelRef
+from arena.domain.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
+from arena.gateway.search import SearchGateway, SearchResult, SearchTag
+from arena.match.turns import Desk, TurnLapsed
+from arena.base.clock import now
+
+
+@dataclass(frozen=True)
+class Draft:
+    """What a debater hands back for one speech."""
+
+    text: str
+    references: tuple[Reference, ...] = ()
+    cut: bool = False  # the model stopped at its length cap
+    budget: int | None = None  # the length the debater was asked for, in the language's unit; None: the turn's
+
+
+class AgentLog:
+    """Usage per (stage, side, role) and every prompt/response exchanged inside a match."""
+
+    def __init__(self, listener: Callable[[CallTag, Completion], None] | None = None) -> None:
+        self.usage: dict[tuple[str | None, str | None, str], AgentUsage] = {}
+        self.messages: list[dict] = []
+        self.listener = listener  # e.g. a progress display: told of every call as it completes
+        self.asking: dict[tuple[str | None, str | None], str] = {}  # per speech, the prompt of the call under way
+
+    def add(self, tag: CallTag, messages: list[dict], completion: Completion) -> None:
+        key = (tag.stage, tag.side, tag.role)
+        self.usage[key] = self.usage.get(key, AgentUsage()) + completion.usage
+        self.messages.append({"stage": tag.stage, "side": tag.side, "role": tag.role,
+                              "prompt": _as_text(messages), "response": completion.text, "created_at": now()})
+        if self.listener is not None:
+            self.listener(tag, completion)
+
+    def roles(self, stage: str, side: str) -> dict[str, AgentUsage]:
+        return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}
+
+    def prompts(self, stage: str, side: str) -> list[str]:
+        """Every prompt sent for one speech, in order, the one of a call still under way last."""
+        sent = [m["prompt"] for m in self.messages if (m["stage"], m["side"]) == (stage, side)]
+        return sent + ([self.asking[(stage, side)]] if (stage, side) in self.asking else [])
+
+
+class LLMHandle:
+    """A debater's or judge's line to its model: tags every call and logs it for the match."""
+
+    def __init__(self, gateway: LLMGateway, ref: ModelRef, log: AgentLog, *, match_id: str | None,
+                 stage: str | None = None, side: str | None = None, params: dict | None = None, sample: int = 0,
+                 judge: str | None = None):
+        self.gateway, self.ref, self.log = gateway, ref, log
+        self.match_id, self.stage, self.side, self.judge = match_id, stage, side, judge
+        self.params = dict(params or {})
+        self.sample = sample  # a judge's run index: each run of one prompt is its own sample
+
+    async def complete(self, role: str, prompt: str | list[dict] | Material, *, schema: dict | None = None,
+                       params: dict | None = None, max_tokens: int | None = None,
+                       check: Check | None = None) -> Completion:
+        """The model's answer to prompt: one user message (a str), a whole conversation (a list of messages), or
+        Material fitted to the model's context window (arena.gateway.fitting) and sent as one user message.
+
+        max_tokens is what the answer needs (a speech's length budget, say); without it the gateway
+        sizes the cap from the schema. A context-length error from the provider gets one retry with
+        the prompt fitted to a tighter budget. check: the caller's own test of an answer (arena.gateway.llm.Check).
+        """
+        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
+        params = {**self.params, **(params or {})}
+        tight = False
+        while True:
+            messages, fitted = self._messages(prompt, params, schema, max_tokens, tight)
+            if check is not None:  # what a speech check of its answer reads (DebateContext.problem)
+                self.log.asking[(self.stage, self.side)] = _as_text(messages)
+            try:
+                completion = await self.gateway.complete(self.ref, messages, tag=tag, params=params, schema=schema,
+                                                         sample=self.sample, max_tokens=max_tokens, tight=tight,
+                                                         fitted=fitted, check=check)
+            except ContextLengthError:
+                if tight:
+                    raise
+                tight = True
+                continue
+            finally:
+                self.log.asking.pop((self.stage, self.side), None)
+            self.log.add(tag, messages, completion)
+            return completion
+
+    def degraded(self, role: str, exc: AnswerError, instead: str) -> None:
+        """An optional step's answer was unusable and the step goes on with its neutral value (`instead`):
+        say so in the ledger, so that a degraded speech is never mistaken for a full one."""
+        tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
+        self.gateway.degraded(self.ref, tag, f"{exc}; went on with {instead}")
+
+    def _messages(self, prompt, params, schema, max_tokens, tight) -> tuple[list[dict], bool]:
+        """The messages to send, and whether material was left out to fit them."""
+        if not isinstance(prompt, Material):
+            return ([{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt), False
+        if self.ref.simulated:  # the simulator has no window
+            return [{"role": "user", "content": prompt.render(Cut())}], False
+        answer = self.gateway.answer_cap(self.ref, params, schema, max_tokens)
+        budget = self.gateway.prompt_budget(self.ref, answer, tight=tight)
+        try:
+            text, cut = fit(prompt, lambda t: self.gateway.fits(self.ref, [{"role": "user", "content": t}], budget))
+        except PromptTooLong as exc:
+            raise LLMCallError(f"{self.ref.model}: {exc} ({self.gateway.window(self.ref)} tokens)") from None
+        return [{"role": "user", "content": text}], not cut.none
+
+
+class SearchHandle:
+    def __init__(self, gateway: SearchGateway, *, match_id: str | None, stage: str, side: str, offline: bool):
+        self.gateway, self.match_id, self.stage, self.side, self.offline = gateway, match_id, stage, side, offline
+
+    async def search(self, query: str, *, max_results: int | None = None, search_depth: str = "basic",
+                     role: str = "searcher") -> list[SearchResult]:
+        tag = SearchTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side)
+        return await self.gateway.search(query, tag=tag, max_results=max_results, search_depth=search_depth,
+                                         offline=self.offline)
+
+
+@dataclass(frozen=True)
+class DebateContext:
+    """Everything a debater gets for one speech, and nothing more."""
+
+    motion: Motion
+    side: Side
+    stage: Stage
+    visible: tuple[Speech, ...]  # the speeches this speaker may see, in order
+    memory: dict[str, Any] = field(compare=False)  # this side's private notes, kept across the match's stages
+    llm: LLMHandle = field(compare=False)
+    search: SearchHandle = field(compare=False)
+    language: str = "en"
+    format: Format = AGENT4DEBATE  # the match's debate format, in which this is the turn (stage, side)
+    min_share: float | None = None  # [arena] min_speech_share when speeches are checked; None: they are not
+    desk: Desk | None = field(default=None, compare=False)  # where web debaters take their turns (arena.match.turns)
+
+    @property
+    def turn(self) -> Turn:
+        return self.format.turn(self.stage, self.side)
+
+    def speech_problem(self, text: str, budget: int | None = None) -> str:
+        """What makes text no debate speech for this turn ("placeholder: ..."), or "" when it is one or speeches
+        are not checked: a debater's check (arena.gateway.llm.Check) for the call that writes its speech, so that it is
+        asked again before the protocol forfeits it. budget: what the debater asked for, if not the turn's."""
+        problem = self.problem(text, budget)
+        return "" if problem is None else str(problem)
+
+    def problem(self, text: str, budget: int | None = None) -> speechchecks.Problem | None:
+        """The first speech check text fails (arena.domain.speechchecks.in_debate), given what this speaker was shown."""
+        if self.min_share is None:
+            return None
+        return speechchecks.in_debate(
+            text, side=self.side, stage=self.stage, motion=self.motion, shown=self.visible, fmt=self.format,
+            language=self.language, share=self.min_share, budget=budget,
+            prompts=self.llm.log.prompts(self.stage, self.side) if self.llm is not None else ())
+
+
+class Debater(Protocol):
+    """A debater kind plays any format unless it has check_format(format), which raises a UserError naming the
+    turn it cannot play."""
+
+    async def speak(self, ctx: DebateContext) -> Draft: ...
+
+
+class Forfeited(ArenaError):
+    """One side could not give its speech (its model's answers were unusable): the forfeit, and the speeches
+    made before it. Its message is the reason, so a workspace without forfeits fails the match with it."""
+
+    def __init__(self, forfeit: Forfeit, speeches: list[Speech]):
+        super().__init__(forfeit.reason)
+        self.forfeit, self.speeches = forfeit, speeches
+
+
+async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: Format = AGENT4DEBATE) -> list[Speech]:
+    """Run the format's turns. contexts(side, stage, visible, memory) builds each DebateContext.
+
+    Raises Forfeited when one side's answers fail it; when both sides' do (in a parallel group of blind turns),
+    the match fails with both reasons, since neither side won anything.
+    """
+    speeches: list[Speech] = []
+    memory: dict[Side, dict] = {"pro": {}, "con": {}}
+
+    async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech | Forfeit:
+        ctx = contexts(side, stage, visible, memory[side])
+        started = now()
+        try:
+            draft = await debaters[side].speak(ctx)
+        except TurnLapsed as exc:  # a person did not write their speech in time
+            return Forfeit(side, str(exc))
+        except AnswerError as exc:
+            if exc.checked:  # the debater's own speech check, still failed after its re-asks: named first
+                return Forfeit(side, f"{exc.checked} ({side.upper()}'s {stage} speech, still so when asked again)")
+            return Forfeit(side, f"{side.upper()} could not give its {stage} speech: {exc}")
+        if (problem := ctx.problem(draft.text, draft.budget)) is not None:
+            return Forfeit(side, f"{problem.check}: {side.upper()}'s {stage} speech: {problem.detail}")
+        return Speech(stage, side, draft.text, tuple(draft.references), started, now(),
+                      ctx.llm.log.roles(stage, side), draft.cut)
+
+    for group, parallel in _groups(fmt):
+        if parallel:
+            visible = tuple(s for s in speeches if s.stage != group[0].stage)  # blind: earlier stages only
+            # Every speech is waited for, so that a failure of one never leaves another running unowned.
+            given = await asyncio.gather(*(speak(t.side, t.stage, visible) for t in group), return_exceptions=True)
+        else:
+            given = []
+            for t in group:
+                # all speeches so far: a forfeit ends the loop
+                given.append(await speak(t.side, t.stage, tuple(speeches + cast(list[Speech], given))))
+                if isinstance(given[-1], Forfeit):
+                    break
+        for failure in given:
+            if isinstance(failure, BaseException):  # a provider's failure or a bug: no one forfeits
+                raise failure
+        forfeits = [f for f in given if isinstance(f, Forfeit)]
+        if len(forfeits) > 1:
+            raise ArenaError("both sides could not debate: " + "; ".join(f.reason for f in forfeits))
+        speeches += [s for s in given if isinstance(s, Speech)]
+        if forfeits:
+            raise Forfeited(forfeits[0], speeches)
+    return speeches
+
+
+def _groups(fmt: Format) -> list[tuple[tuple[Turn, ...], bool]]:
+    """The format's turns in playing groups: (turns, parallel). A stage's blind turns are one parallel group;
+    every other turn is played alone, in order."""
+    groups: list[tuple[tuple[Turn, ...], bool]] = []
+    for turn in fmt.turns:
+        last = groups[-1][0] if groups else ()
+        if turn.blind and last and last[-1].blind and last[-1].stage == turn.stage:
+            groups[-1] = (last + (turn,), True)
+        else:
+            groups.append(((turn,), turn.blind))
+    return groups
+
+
+def _as_text(messages: list[dict]) -> str:
+    return "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in messages)

@@ -1,0 +1,98 @@
+"""People's turns to speak on the web: what a web human's turn shows them (its brief, made from the protocol's
+DebateContext, so they see exactly what an LLM debater of that side would), and the speech checks their speech
+passes before it is taken."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Mapping, Protocol
+
+from arena.domain import speechchecks
+from arena.base.clock import now
+from arena.base.errors import ArenaError
+from arena.domain.formats import Format
+from arena.domain.records import HumanTurn, Motion, Reference, Speech
+
+# How the forfeit of a turn left unwritten past its deadline begins (its match's forfeit_reason): what tells it from
+# a model's unusable answers.
+DEADLINE_PREFIX = "deadline:"
+
+
+class AwaitingPerson(Exception):
+    """A web human's speech is not in yet: the match waits for it (the engine parks it and plays other matches)."""
+
+    def __init__(self, turn: HumanTurn):
+        super().__init__(f"{turn.entry} has still to write the {turn.side.upper()} {turn.stage} speech of match "
+                         f"{turn.match_id} (by {turn.deadline})")
+        self.turn = turn
+
+
+class TurnLapsed(ArenaError):
+    """A person's turn passed its deadline with no speech: that side forfeits (the reason begins "deadline:")."""
+
+
+class TurnBook(Protocol):
+    """Where turns are kept (arena.store.Store)."""
+
+    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Mapping[str, Any],
+                  deadline: str) -> HumanTurn: ...
+
+
+@dataclass(frozen=True)
+class Desk:
+    """Where a match's web debaters take their turns: the turn is opened (or found, when a run replays the match)
+    with what the protocol shows that side; its speech once submitted, else AwaitingPerson, else past its deadline
+    TurnLapsed."""
+
+    book: TurnBook
+    match_id: str
+    deadline_h: float
+
+    def speech(self, entry: str, motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...],
+               language: str, budget: tuple[int, str]) -> str:
+        deadline = (datetime.now(timezone.utc) + timedelta(hours=self.deadline_h)).isoformat(timespec="microseconds")
+        turn = self.book.open_turn(self.match_id, stage, side, entry,
+                                   brief(motion, fmt, stage, side, visible, language, budget), deadline)
+        if turn.speech is not None:
+            return turn.speech
+        if turn.deadline <= now():
+            raise TurnLapsed(f"{DEADLINE_PREFIX} {entry} wrote no {side.upper()} {fmt.label(stage)} speech by "
+                             f"{turn.deadline}")
+        raise AwaitingPerson(turn)
+
+
+def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...], language: str,
+          budget: tuple[int, str]) -> dict[str, Any]:
+    """What a person is shown for a turn, as stored with it: the motion, the stage (its title, what it is for, its
+    place among the format's turns), the budget, and the speeches the protocol lets that side see, in order."""
+    turn = fmt.turn(stage, side)
+    return {
+        "motion": {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
+                   "info_slide": motion.info_slide, "pro_text": motion.pro_text, "con_text": motion.con_text},
+        "format": fmt.name, "title": turn.title_in(language), "purpose": turn.brief_in(language),
+        "place": [fmt.number(stage, side), len(fmt.turns)], "language": language,
+        "budget": {"amount": budget[0], "unit": budget[1]},
+        "visible": [{"stage": s.stage, "title": fmt.title_of(s.stage, language), "side": s.side, "text": s.text,
+                     "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text}
+                                    for r in s.references]} for s in visible],
+    }
+
+
+def shown(turn: HumanTurn) -> tuple[Motion, tuple[Speech, ...]]:
+    """The motion and the speeches the turn's brief showed, as records."""
+    m = turn.brief["motion"]
+    motion = Motion(m["id"], m["text"], m["category"], m["language"], m["info_slide"], m["pro_text"], m["con_text"])
+    return motion, tuple(Speech(v["stage"], v["side"], v["text"],
+                                tuple(Reference(r["title"], r["url"], r["text"], r["number"]) for r in v["references"]))
+                         for v in turn.brief["visible"])
+
+
+def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speechchecks.Problem | None:
+    """The first speech check a person's speech fails (arena.domain.speechchecks.in_debate), given what they were shown: an
+    empty or placeholder speech, an echo, a loop is refused with the reason before it is taken."""
+    if not text.strip():  # whatever the turn's least share: a person's empty speech is no speech
+        return speechchecks.Problem("too-short", "the speech is empty")
+    motion, visible = shown(turn)
+    return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=motion, shown=visible, fmt=fmt,
+                                  language=turn.brief["language"], share=min_share,
+                                  budget=turn.brief["budget"]["amount"])

@@ -1,0 +1,1 @@
+"""The open-data room: a workspace written out as open tables (exports) and debates held elsewhere read in as the arena's records (importers: the contract; registry: the kinds arena import names; from_arena, lechmazur). Importers read files into the kernel's records and need nothing above the kernel, so they live in it."""

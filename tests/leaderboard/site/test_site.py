@@ -1,0 +1,150 @@
+"""The published site: every supplied text escaped, file names safe, simulation labelled."""
+from __future__ import annotations
+
+import re
+
+from leaderboard.site.render import SiteData, page_name, publish
+from tests.support.helpers import invoke, judge, new_workspace
+from tests.support.sites import THREE_OFFLINE, hostile_data, long_names_data
+
+
+def test_hostile_text_renders_as_text(tmp_path):
+    site = tmp_path / "site"
+    publish(site, hostile_data())
+    pages = list(site.rglob("*.html"))
+    assert len(pages) >= 7  # index, matches, matrix, methodology, one match, one entry, one motion
+    assert all(site in p.resolve().parents for p in pages)  # hostile ids cannot write outside the site
+    for page in pages:
+        html = page.read_text()
+        assert "<script>alert" not in html and "<img" not in html and "<i>" not in html
+        assert "Simulated results" in html
+    match_html = (site / page_name("matches", "../../etc/x")).read_text()
+    assert "&lt;script&gt;" in match_html
+    assert 'href="javascript:' not in match_html and 'href="#"' in match_html
+    assert 'href="https://example.org/a?b=1&amp;c=2"' in match_html
+    assert match_html.count('<section class="speech') == 6
+
+
+def test_page_names_are_safe_and_distinct():
+    assert page_name("matches", "m00001") == "matches/m00001.html"
+    hostile = page_name("matches", "../x")
+    assert "/" not in hostile.split("/", 1)[1] and not hostile.split("/", 1)[1].startswith(".")
+    assert page_name("motions", "a b") != page_name("motions", "a_b")
+
+
+def test_no_banner_when_nothing_is_simulated(tmp_path):
+    index = publish(tmp_path / "site", SiteData("T", "now", None, False, {"overall": {"ratings": [], "meta": {}}},
+                                                {}, [], []))
+    assert "Simulated results" not in index.read_text()
+    assert "No judged matches yet" in index.read_text()
+
+
+def test_a_custom_dimension_flows_to_rate_the_csv_export_and_the_site(tmp_path):
+    """A debatrix judge with a fourth dimension, offline models, end to end through the command line."""
+    import csv
+    import json
+
+    clash = {"definition": "how directly each side meets the other's strongest points"}
+    dimensions = {"argument": {}, "source": {}, "language": {}, "clash": clash}
+    path = new_workspace(tmp_path / "ws", entries=THREE_OFFLINE,
+                         judges=[judge("dx", "debatrix", runs=2, options={"dimensions": dimensions})])
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+    ran = invoke("run", "-w", path)
+    assert ran.exit_code == 0, ran.output
+    matches = len(json.loads(invoke("match", "list", "--format", "json", "-w", path).output))
+
+    rated = invoke("rate", "--by", "dimension", "--format", "json", "--bootstrap", "0", "-w", path)
+    assert rated.exit_code == 0, rated.output
+    by = json.loads(rated.output)["by"]
+    assert list(by) == ["argument", "source", "language", "clash"]  # the default three first, then the others
+    assert by["clash"]["meta"]["matches"] == matches and {r["entry"] for r in by["clash"]["ratings"]} == {
+        "ace", "bold", "calm"}
+
+    exported = invoke("rate", "--format", "csv", "-w", path)
+    assert exported.exit_code == 0, exported.output
+    rows = list(csv.DictReader(exported.output.splitlines()))
+    assert [r["dimension"] for r in rows[:5]] == ["overall", "argument", "source", "language", "clash"]
+    clash = [r for r in rows if r["dimension"] == "clash"]
+    assert len(clash) == matches and all(float(r["score_a"]) + float(r["score_b"]) == 2 for r in clash)
+
+    published = invoke("publish", "-w", path)
+    assert published.exit_code == 0, published.output
+    site = path / "site"
+    index = (site / "index.html").read_text()
+    assert 'id="panel-clash"' in index and "Clash (dimension)" in index
+    assert index.index('id="tab-language"') < index.index('id="tab-clash"')
+    match_page = (site / page_name("matches", clash[0]["match_id"])).read_text()
+    assert '<th scope="col">Language</th><th scope="col">Clash</th>' in match_page
+    assert {r["view"] for r in csv.DictReader((site / "leaderboard.csv").read_text().splitlines())} >= {
+        "overall", "argument", "source", "language", "clash"}
+    assert sum(r["dimension"] == "clash" for r in csv.DictReader((site / "results.csv").read_text().splitlines())) \
+        == matches
+    assert "clash" in json.loads((site / "leaderboard.json").read_text())["views"]
+
+
+def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_model(tmp_path):
+    """[rating] side = "fit" (the default): each tab of the index shows its fit's Pro advantage and interval, as
+    `arena rate` gives them (the overall fit's bootstrap, the tabs' sandwich: [site]'s defaults); with "ignore",
+    the site says the side is not modelled and shows no advantage."""
+    import json
+    import re
+
+    path = new_workspace(tmp_path / "ws", entries=THREE_OFFLINE, judges=[judge("j1", runs=3)])
+    assert invoke("schedule", "--format", "round-robin", "--rounds", "2", "-w", path).exit_code == 0
+    assert invoke("run", "-w", path).exit_code == 0
+    rated = json.loads(invoke("rate", "--by", "dimension", "--format", "json", "-w", path).output)
+    tabs = json.loads(invoke("rate", "--by", "dimension", "--ci", "sandwich", "--format", "json", "-w", path).output)
+    assert invoke("publish", "-w", path).exit_code == 0
+    index = (path / "site" / "index.html").read_text()
+    shown = re.findall(r"Pro advantage, fitted with these ratings: ([+-]\d+) Elo \(95% CI\s+([+-]\d+) to ([+-]\d+)\)",
+                       index)
+    views = [rated["side"], *(fit["side"] for fit in tabs["by"].values())]  # overall, then the dimensions
+    expected = [(f"{s['pro_advantage']:+.0f}", f"{s['ci_low']:+.0f}", f"{s['ci_high']:+.0f}") for s in views]
+    assert [v for v in shown if v in expected] == expected  # the category tabs sit between, in VIEWS order
+    methodology = (path / "site" / "methodology.html").read_text()
+    overall = rated["side"]
+    assert 'id="side"' in methodology and "fitted jointly with the ratings" in methodology
+    assert f"Here E = {overall['pro_advantage']:+.0f} Elo (95% CI" in methodology
+    assert "prior" in methodology and "zero-width" in methodology  # the interval method, stated
+    assert json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["side"] == overall
+
+    config = path / "arena.toml"
+    config.write_text(config.read_text(encoding="utf-8") + '\n[rating]\nside = "ignore"\n', encoding="utf-8")
+    assert invoke("publish", "-w", path).exit_code == 0
+    index = (path / "site" / "index.html").read_text()
+    assert "Pro advantage, fitted" not in index and "The Pro side is not modelled here" in index
+    methodology = (path / "site" / "methodology.html").read_text()
+    assert 'rates with <code>[rating] side = "ignore"</code>' in methodology and "Here E =" not in methodology
+    fields = lambda rows: [(r["entry"], r["rating"], r["ci_low"], r["ci_high"]) for r in rows]  # noqa: E731
+    ignored = json.loads(invoke("rate", "--format", "json", "-w", path).output)
+    assert fields(json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["ratings"]) == \
+        fields(ignored["ratings"])
+
+
+def test_intervals_read_low_high_the_header_counts_matches_debated_and_the_list_names_each_winner(tmp_path):
+    data = long_names_data()
+    site = tmp_path / "site"
+    index = publish(site, data).read_text()
+    # Each rating's interval as low–high, beside the rating; nowhere as +x/−y.
+    cells = re.findall(r'<td class="num" data-value="[\d.]+">(\d+)</td>\n<td class="num" data-value="[\d.]+">([^<]*)</td>',
+                       index)
+    assert cells == [(f"{r['rating']:.0f}", f"{r['ci_low']:.0f}–{r['ci_high']:.0f}")
+                     for r in data.boards["overall"]["ratings"]]
+    assert "/−" not in index
+    done = sum(m.status == "done" for m in data.matches)
+    assert 0 < done < len(data.matches)
+    assert f'<span id="debated">{done} matches debated</span>' in index
+    assert 'id="legend"' in index
+    # The winner of each row of the list: the side with more of the rating judge's points, a tie, or none yet.
+    listing = (site / "matches.html").read_text()
+    rows = re.findall(r'<tr><td><a href="matches/(\w+)\.html">\w+</a></td><td>[^<]*</td><td>[^<]*</td>\n'
+                      r'<td class="num"[^>]*>[^<]*</td>\n<td>([^<]*)</td>', listing)
+    expected = []
+    for m in data.matches:
+        pro, con = data.scores.get(m.id, {}).get("j", (None, None))
+        expected.append((m.id, "—" if pro is None else m.pro if pro > con else m.con if con > pro else "tie"))
+    assert [(match, winner) for match, winner in rows] == expected
+    # The filter: a link per entry that played, to its page's list of its matches.
+    links = re.findall(r'<a href="(entries/[^"]+\.html)#matches">', listing)
+    assert links == sorted(page_name("entries", name) for name in {n for m in data.matches for n in (m.pro, m.con)})
+    assert all('<h2 id="matches">' in (site / link).read_text() for link in links)
