@@ -26,7 +26,7 @@ def mypy(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.slow
 def test_mypy_passes_on_the_packages():
-    """The files of [tool.mypy] (arena, debaters, judges, arena.opendata, leaderboard, motions). Cold, on a fresh
+    """The files of [tool.mypy] (arena, debaters, judges, leaderboard, motions). Cold, on a fresh
     checkout (no .mypy_cache), some 7 s of one core (10-12 s of wall time on a busy 2-core machine); with the
     cache warm, under a second."""
     done = mypy()
