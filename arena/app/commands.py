@@ -218,7 +218,7 @@ def motion_show(ws: Workspace, motion_id: str) -> shapes.MotionDetail:
 
 def import_debates(ws: Workspace, kind: str, folder: Path, *, judge: str | None = None) -> ImportReport:
     """`arena import KIND DIR`: the debates an importer kind reads from folder, added to the workspace
-    (arena.app.setup.importing.import_folder); judge names the imported judge, for arena.opendata that take that option."""
+    (arena.app.setup.importing.import_folder); judge names the imported judge, for importers that take that option."""
     return import_folder(ws, kind, folder, {} if judge is None else {"judge": judge})
 
 

@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Collection, cast
 
 import arena
 import leaderboard
-import leaderboard.site
 from arena.base.clock import now
 from arena.workspace.config import SiteSettings
 from arena.domain.formats import shown
@@ -104,7 +103,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:
-    """A digest of everything a publish is made from: the code of arena, leaderboard and leaderboard.site, arena.toml, the
+    """A digest of everything a publish is made from: the code of arena and leaderboard (its site included), arena.toml, the
     store's change stamp (renewed by every write to its matches, speeches, verdicts, entries, motions and ledger),
     and the embargo (as site_data takes it). Equal digests, equal sites (the time they were generated aside)."""
     digest = hashlib.blake2b(_code_digest().encode(), digest_size=16)
@@ -116,7 +115,7 @@ def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[st
 
 @functools.lru_cache(maxsize=None)
 def _code_digest() -> str:
-    """A digest of the source and templates of the arena, leaderboard and leaderboard.site packages: a new version, a new
+    """A digest of the source and templates of the arena and leaderboard packages (the site's included): a new version, a new
     site."""
     digest = hashlib.blake2b(digest_size=16)
     for package in (arena, leaderboard):

@@ -213,7 +213,7 @@ ZH: dict[str, str] = {
     "language {language}": "语言 {language}", "Side balance": "持方平衡",
     "PRO {pro} – CON {con} points from judge {judge}: PRO share {share}%.":
         "评委 {judge} 给出的得分：正方 {pro} – 反方 {con}：正方占 {share}%。",
-    # charts and judge labels (leaderboard.site/svg.py, leaderboard.site/render.py)
+    # charts and judge labels (leaderboard/site/svg.py, leaderboard/site/render.py)
     "Predicted win probability, row against column": "预测胜率：行对列",
     "{row} vs {column}: predicted {p}; {seen}": "{row} 对 {column}：预测 {p}；{seen}",
     "observed share {share} over {n} matches": "{n} 场比赛中实际得分率 {share}", "never met": "未曾交手",

@@ -1,4 +1,4 @@
-"""`arena import KIND DIR`: an importer (arena.opendata/) reads a folder of debates held elsewhere; this writes what it
+"""`arena import KIND DIR`: an importer (arena/opendata/) reads a folder of debates held elsewhere; this writes what it
 read into the workspace: entries and judges into arena.toml (comments kept), motions and matches into the
 database. Importing again adds nothing: what is there already is left as it is.
 

@@ -155,7 +155,7 @@ def test_hostile_source_files_are_skipped_unread_with_reasons(ws, tmp_path, monk
     """Only regular files inside the folder, within the size limits, are read: a transcript that is a link to
     /dev/zero or out of the folder, a FIFO, one past the limit, a JSONL line past its limit or nested 100,000
     deep are each named and skipped (before: a MemoryError traceback, a hang, a RecursionError, or 835 MB read)."""
-    from arena.opendata import arena.opendata as base
+    from arena.opendata import importers as base
 
     monkeypatch.setattr(base, "MAX_SOURCE_FILE_BYTES", 4096)  # the limits, as data; small so the test writes little
     folder = write_checkout(tmp_path / "lech", swapped("topic_01", "alpha-1", "bravo-2", rows("pro"), rows("con")),
