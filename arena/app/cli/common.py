@@ -37,7 +37,8 @@ class FiniteFloat(click.FloatRange):
 
     name = "finite float"
 
-    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> float:
+    def convert(self, value: float, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        # value: click's declared input type (a FloatRange's); from the command line it is the option's text
         number: float = super().convert(value, param, ctx)
         if not math.isfinite(number):
             self.fail(f"{value!r} is not a finite number.", param, ctx)

@@ -10,14 +10,14 @@ from arena.app.cli.common import (echo_json, format_option, key_values, open_ws,
 
 
 @click.group()
-def entry():
+def entry() -> None:
     """Registered debater entries."""
 
 
 @entry.command("list")
 @workspace_option
 @format_option
-def entry_list(workspace: Path, fmt: str):
+def entry_list(workspace: Path, fmt: str) -> None:
     """List entries with their match counts."""
     from arena.app import commands as app
 
@@ -42,8 +42,8 @@ def entry_list(workspace: Path, fmt: str):
 @click.option("--family", default=None, help="Who made the model, e.g. meta for a Llama fine-tune (default: derived "
               "from --model); a jury seats no model of a debater's family.")
 @workspace_option
-def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict, strength: float | None,
-              family: str | None, workspace: Path):
+def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict[str, object],
+              strength: float | None, family: str | None, workspace: Path) -> None:
     """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is."""
     from arena.app import commands as app
 
@@ -57,7 +57,7 @@ def entry_add(name: str, debater: str, model: str, api_base: str | None, params:
 @click.argument("name")
 @workspace_option
 @text_format_option
-def entry_show(name: str, workspace: Path, fmt: str):
+def entry_show(name: str, workspace: Path, fmt: str) -> None:
     """Show one entry: configuration, status and completed matches."""
     from arena.app import commands as app
 
@@ -75,7 +75,7 @@ def entry_show(name: str, workspace: Path, fmt: str):
 @entry.command("retire")
 @click.argument("name")
 @workspace_option
-def entry_retire(name: str, workspace: Path):
+def entry_retire(name: str, workspace: Path) -> None:
     """Retire an entry: it keeps its matches and rating but is no longer scheduled."""
     from arena.app import commands as app
 
@@ -86,7 +86,7 @@ def entry_retire(name: str, workspace: Path):
 @entry.command("remove")
 @click.argument("name")
 @workspace_option
-def entry_remove(name: str, workspace: Path):
+def entry_remove(name: str, workspace: Path) -> None:
     """Remove an entry that is in no match: its [[entries]] table leaves arena.toml, the rest of the file as is.
     An entry that has played or is scheduled is retired instead (arena entry retire)."""
     from arena.app import commands as app

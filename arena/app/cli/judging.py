@@ -6,7 +6,8 @@ from pathlib import Path
 
 import click
 
-from arena.app.cli.common import CONCURRENCY, echo_json, fixed, format_option, key_values, open_ws, table, workspace_option
+from arena.app.cli.common import (CONCURRENCY, echo_json, fixed, format_option, key_values, open_ws, table,
+                                  workspace_option)
 from arena.base.errors import ArenaError, UserError, plural
 
 
@@ -19,7 +20,7 @@ from arena.base.errors import ArenaError, UserError, plural
               "matches, each model sent at most the calls its server serves at once, as 'arena check' measured]")
 @workspace_option
 @click.pass_context
-def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int | None, workspace: Path):
+def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int | None, workspace: Path) -> None:
     """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or register (add)
     and remove judges."""
     from arena.app import commands as app
@@ -43,7 +44,7 @@ def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrenc
                          f"run 'arena judge' again to retry them")
 
 
-def _people(ctx, option, value: str | None) -> list[str] | None:
+def _people(ctx: click.Context, option: click.Parameter, value: str | None) -> list[str] | None:
     """--people a,b,c as names, in order; the config's checks of each name apply after."""
     return None if value is None else [p.strip() for p in value.split(",")]
 
@@ -63,8 +64,8 @@ def _people(ctx, option, value: str | None) -> list[str] | None:
               help="Judges of people (--kind human): the people who vote, by name, comma-separated.")
 @click.option("--family", default=None, help="Who made the judge's model (default: derived from --model).")
 @workspace_option
-def judge_add(name: str, kind: str, model: str | None, api_base: str | None, runs: int | None, options: dict,
-              people: list[str] | None, family: str | None, workspace: Path):
+def judge_add(name: str, kind: str, model: str | None, api_base: str | None, runs: int | None,
+              options: dict[str, object], people: list[str] | None, family: str | None, workspace: Path) -> None:
     """Register a judge: append a [[judges]] table to arena.toml, keeping the rest of the file as is."""
     from arena.app import commands as app
     from arena.domain.records import JURY
@@ -81,7 +82,7 @@ def judge_add(name: str, kind: str, model: str | None, api_base: str | None, run
 @judge.command("remove")
 @click.argument("name")
 @workspace_option
-def judge_remove(name: str, workspace: Path):
+def judge_remove(name: str, workspace: Path) -> None:
     """Remove a judge with no verdicts or ballot links: its [[judges]] table leaves arena.toml, the rest as is."""
     from arena.app import commands as app
 
@@ -96,7 +97,7 @@ def judge_remove(name: str, workspace: Path):
 @click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Debates judged at once.")
 @format_option
 @workspace_option
-def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path):
+def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path) -> None:
     """Score a judge against human labels: DATASET is a JSONL file, a folder, or PanelBench's DebateArt folder
     (see docs/guides/judges.md and docs/reference/formats.md)."""
     from arena.app import commands as app

@@ -14,14 +14,14 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
 
 
 @click.group()
-def match():
+def match() -> None:
     """Matches: play one, list them, show one."""
 
 
 @match.command("list")
 @workspace_option
 @format_option
-def match_list(workspace: Path, fmt: str):
+def match_list(workspace: Path, fmt: str) -> None:
     """List matches with their status."""
     from arena.app import commands as app
 
@@ -33,7 +33,7 @@ def match_list(workspace: Path, fmt: str):
 @click.argument("match_id")
 @workspace_option
 @text_format_option
-def match_show(match_id: str, workspace: Path, fmt: str):
+def match_show(match_id: str, workspace: Path, fmt: str) -> None:
     """Show one match: motion, speeches in its format's order, verdicts, score; for a running match, what it is
     doing (stage, side and role of its call in flight, its calls so far, since when)."""
     from arena.app import commands as app
@@ -46,7 +46,7 @@ def match_show(match_id: str, workspace: Path, fmt: str):
 @click.argument("match_id")
 @workspace_option
 @text_format_option
-def match_messages(match_id: str, workspace: Path, fmt: str):
+def match_messages(match_id: str, workspace: Path, fmt: str) -> None:
     """Show what each agent of a completed match was sent and answered, in order, as stored."""
     from arena.app import commands as app
 
@@ -66,7 +66,7 @@ def match_messages(match_id: str, workspace: Path, fmt: str):
 @click.option("--con", required=True, help="Entry speaking against it.")
 @click.option("--judge", "judges", multiple=True, help="A judge to use; repeat for more (default: all configured).")
 @workspace_option
-def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path):
+def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], workspace: Path) -> None:
     """Play one match now, showing progress; store it, then print its transcript and score."""
     from arena.app import commands as app
 

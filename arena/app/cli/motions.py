@@ -11,7 +11,7 @@ from arena.base.errors import plural
 
 
 @click.group()
-def motion():
+def motion() -> None:
     """The motion library: the sets [motions] sets names in arena.toml."""
 
 
@@ -19,7 +19,7 @@ def motion():
 @click.option("--category", type=LazyChoice(categories), default=None, help="Only this category.")
 @workspace_option
 @format_option
-def motion_list(category: str | None, workspace: Path, fmt: str):
+def motion_list(category: str | None, workspace: Path, fmt: str) -> None:
     """List the motions of the configured sets."""
     from arena.app import commands as app
 
@@ -31,7 +31,7 @@ def motion_list(category: str | None, workspace: Path, fmt: str):
 @click.argument("motion_id")
 @workspace_option
 @text_format_option
-def motion_show(motion_id: str, workspace: Path, fmt: str):
+def motion_show(motion_id: str, workspace: Path, fmt: str) -> None:
     """Show one motion: text, category, language, info slide, set and stored matches."""
     from arena.app import commands as app
 
@@ -46,7 +46,7 @@ def motion_show(motion_id: str, workspace: Path, fmt: str):
 @motion.command("import")
 @click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
 @workspace_option
-def motion_import(file: Path, workspace: Path):
+def motion_import(file: Path, workspace: Path) -> None:
     """Copy a YAML or JSONL motion file into the workspace (motions/) and add it to [motions] sets."""
     from arena.app import commands as app
 

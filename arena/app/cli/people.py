@@ -15,7 +15,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
 
 
 @click.group()
-def ballots():
+def ballots() -> None:
     """People judging: private ballot links, their progress, and ballots collected elsewhere."""
 
 
@@ -24,7 +24,7 @@ def ballots():
 @click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
 @workspace_option
 @format_option
-def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
+def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str) -> None:
     """A new private link per person (their earlier links stop working); send each person theirs."""
     from arena.app import commands as app
 
@@ -41,7 +41,7 @@ def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str):
 @click.option("--judge", "judge", default=None, help="A judge of kind human (default: all of them).")
 @workspace_option
 @format_option
-def ballots_status(judge: str | None, workspace: Path, fmt: str):
+def ballots_status(judge: str | None, workspace: Path, fmt: str) -> None:
     """Ballots cast per person, of the done matches assigned to them; whether each judge is open or closed, and
     how many matches it embargoes on the published site."""
     from arena.app import commands as app
@@ -62,7 +62,7 @@ def ballots_status(judge: str | None, workspace: Path, fmt: str):
 @ballots.command("close")
 @click.option("--judge", "judge", required=True, help="A judge of kind human.")
 @workspace_option
-def ballots_close(judge: str, workspace: Path):
+def ballots_close(judge: str, workspace: Path) -> None:
     """Close a judge of people's ballots: its links take no more, and the next 'arena publish' shows the matches
     it held back. 'arena ballots issue' reopens it."""
     from arena.app import commands as app
@@ -81,7 +81,7 @@ def ballots_close(judge: str, workspace: Path):
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--judge", "judge", required=True, help="A judge of kind human.")
 @workspace_option
-def ballots_import(file: Path, judge: str, workspace: Path):
+def ballots_import(file: Path, judge: str, workspace: Path) -> None:
     """Store ballots collected on paper or in forms: a CSV with columns
     match_id,person,overall[,argument][,source][,language][,rationale]."""
     from arena.app import commands as app
@@ -92,7 +92,7 @@ def ballots_import(file: Path, judge: str, workspace: Path):
 
 
 @click.group()
-def debaters():
+def debaters() -> None:
     """People debating on the web (human entries with via = "web"): private links, their turns, more time."""
 
 
@@ -101,7 +101,7 @@ def debaters():
 @click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
 @workspace_option
 @format_option
-def debaters_issue(entry_name: str | None, base_url: str | None, workspace: Path, fmt: str):
+def debaters_issue(entry_name: str | None, base_url: str | None, workspace: Path, fmt: str) -> None:
     """A new private link per web debater (their earlier links stop working); send each person theirs."""
     from arena.app import commands as app
 
@@ -124,7 +124,7 @@ def _open_turns(rows: Sequence[tuple[str, OpenTurn]]) -> None:
 @debaters.command("status")
 @workspace_option
 @format_option
-def debaters_status(workspace: Path, fmt: str):
+def debaters_status(workspace: Path, fmt: str) -> None:
     """Each web debater's turns: open (with their deadlines), written, and missed."""
     from arena.app import commands as app
 
@@ -145,7 +145,7 @@ def debaters_status(workspace: Path, fmt: str):
 @click.option("--hours", type=HOURS, required=True,
               help="Hours more for each open turn (from now, for a turn past its deadline).")
 @workspace_option
-def debaters_extend(entry_name: str, hours: float, workspace: Path):
+def debaters_extend(entry_name: str, hours: float, workspace: Path) -> None:
     """More time for a web debater's open turns: each deadline moves --hours later."""
     from arena.app import commands as app
 

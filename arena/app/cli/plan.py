@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
 @click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
 @workspace_option
 def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
-             show: bool, workspace: Path):
+             show: bool, workspace: Path) -> None:
     """Plan a tournament; the plan is stored before anything runs, with flags for its anomalies."""
     from arena.app import commands as app
 
@@ -71,7 +71,7 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @text_format_option
 @workspace_option
 def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
-        wait_s: float | None, fmt: str, workspace: Path):
+        wait_s: float | None, fmt: str, workspace: Path) -> None:
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
     SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it
     happens."""

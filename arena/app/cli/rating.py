@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.shapes.figures import Coefficient, RatingRow, RatingsMeta, SideFit
 
 
-def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
+def _anchor(ctx: click.Context, option: click.Parameter, value: str | None) -> tuple[str, float] | None:
     """--anchor ENTRY=RATING as (entry, rating); the entry may itself contain '='."""
     if value is None:
         return None
@@ -30,7 +30,7 @@ def _anchor(ctx, option, value: str | None) -> tuple[str, float] | None:
     return name, number
 
 
-def _control(ctx, option, value: str | None) -> tuple[str, ...] | None:
+def _control(ctx: click.Context, option: click.Parameter, value: str | None) -> tuple[str, ...] | None:
     """--control FEATURE[,...] as a tuple of distinct features; "none" as no control (overriding arena.toml)."""
     from arena.domain.features import FEATURES
 
@@ -79,7 +79,7 @@ def _control(ctx, option, value: str | None) -> tuple[str, ...] | None:
 @workspace_option
 def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, bootstrap: int, seed: int,
          weighting: str, anchor: tuple[str, float] | None, side: str | None, control: tuple[str, ...] | None,
-         history: bool, every: int | None, fmt: str, workspace: Path):
+         history: bool, every: int | None, fmt: str, workspace: Path) -> None:
     """Weighted Bradley–Terry ratings (Elo scale) with 95% intervals, from a workspace or a results CSV."""
     from arena.app import commands as app
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 import click
 
@@ -10,19 +10,20 @@ from arena.app.cli.common import echo_json, fixed, format_option, open_ws, table
 from arena.base.errors import plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
-    from arena.app.shapes.figures import (EntryPoints, JudgeConsistency, KindPoints, MotionShare, PairPoints,
-                                          PaperFigures, PeopleConsistency, PeopleScope, SameFamily, ScopeConsistency)
+    from arena.app.shapes.figures import (EntryPoints, JudgeConsistency, JudgePair, KindPoints, MotionShare, PairPoints,
+                                          PaperFigures, PeopleConsistency, PeoplePair, PeopleScope, PersonVsJudge,
+                                          SameFamily, ScopeConsistency)
 
 
 @click.group()
-def stats():
+def stats() -> None:
     """Statistics over completed matches."""
 
 
 @stats.command("agents")
 @workspace_option
 @format_option
-def stats_agents(workspace: Path, fmt: str):
+def stats_agents(workspace: Path, fmt: str) -> None:
     """Per debater kind, stage and role: calls per speech and tokens per call (Agent4Debate Tables 8-9)."""
     from arena.app import commands as app
 
@@ -45,7 +46,7 @@ def stats_agents(workspace: Path, fmt: str):
 @stats.command("judges")
 @workspace_option
 @format_option
-def stats_judges(workspace: Path, fmt: str):
+def stats_judges(workspace: Path, fmt: str) -> None:
     """Per judge: failures, Pro win rate with a binomial side-bias test, the share of matches whose runs were
     identical, runs that contradicted their own scores, calls and cost per match; per pair of judges: agreement
     on the overall winner and Cohen's kappa; for judges of people, the same per pair of their people and per
@@ -62,11 +63,15 @@ def stats_judges(workspace: Path, fmt: str):
             for r in data["judges"]],
            ["judge", "matches", "runs", "failed_runs", "pro_wins", "ties", "con_wins", "pro win rate", "side-bias p",
             "identical runs", "self_contradictions", "calls/match", "cost/match"])
-    figures = lambda rows: [{**r, "agreement": fixed(r["agreement"], 3), "kappa": fixed(r["kappa"], 3)}  # noqa: E731
-                            for r in rows]
+
+    def figures(rows: Sequence[JudgePair | PeoplePair | PersonVsJudge]) -> list[dict[str, object]]:
+        return [{**r, "agreement": fixed(r["agreement"], 3), "kappa": fixed(r["kappa"], 3)} for r in rows]
+
     # Each table only when it has rows: the people's two only with judges of people (of two or more people).
-    for rows, columns in ((data["pairs"], ["a", "b"]), (data["people"], ["judge", "a", "b"]),
-                          (data["people_vs_judges"], ["judge", "person", "vs"])):
+    agreements: list[tuple[Sequence[JudgePair | PeoplePair | PersonVsJudge], list[str]]] = [
+        (data["pairs"], ["a", "b"]), (data["people"], ["judge", "a", "b"]),
+        (data["people_vs_judges"], ["judge", "person", "vs"])]
+    for rows, columns in agreements:
         if rows:
             click.echo("")
             table(figures(rows), [*columns, "matches", "agreement", "kappa"])
@@ -75,7 +80,7 @@ def stats_judges(workspace: Path, fmt: str):
 @stats.command("sides")
 @workspace_option
 @format_option
-def stats_sides(workspace: Path, fmt: str):
+def stats_sides(workspace: Path, fmt: str) -> None:
     """Pro/Con sides per entry; per motion and overall the Pro score share with a binomial side-bias test."""
     from arena.app import commands as app
 
@@ -95,7 +100,7 @@ def stats_sides(workspace: Path, fmt: str):
 @click.option("--judge", default=None, help="This judge's rows alone (default: every judge).")
 @workspace_option
 @format_option
-def stats_bias(judge: str | None, workspace: Path, fmt: str):
+def stats_bias(judge: str | None, workspace: Path, fmt: str) -> None:
     """Per judge, and per panelist where its verdicts name one (a jury's, an imported panel's): the Pro share of
     its decided votes, the share won by the side with more words, the length coefficient of a controlled fit of
     its votes (Elo per unit of (Pro's words - Con's) / (Pro's + Con's)), each with a 95% interval, and its
@@ -135,7 +140,7 @@ def stats_bias(judge: str | None, workspace: Path, fmt: str):
               help="Whose S/L/A/O points (default: the first judge the arena runs; people's ballots count too).")
 @workspace_option
 @format_option
-def stats_paper(judge: str | None, workspace: Path, fmt: str):
+def stats_paper(judge: str | None, workspace: Path, fmt: str) -> None:
     """The Agent4Debate paper's tables: mean Source/Language/Argument/Overall points out of 3 per entry and
     category, head to head and per debater kind (Tables 1, 2, 5); consistency of the judges with the judges of
     people, without the matches of human debaters and over all (Table 6); the paper's figures beside ours in a

@@ -17,7 +17,7 @@ from arena.base.errors import plural
 @click.option("--preset", default=None, metavar="NAME",
               help="Set up a published arena instead of the template: agent4debate (the paper's Chinese arena); or "
                    "verbose, a simulated arena whose judge likes long speeches.")
-def init(directory: Path, preset: str | None):
+def init(directory: Path, preset: str | None) -> None:
     """Create DIRECTORY/arena.toml (a commented template, or a preset's) and DIRECTORY/arena.db."""
     from arena.app import commands as app
 
@@ -35,7 +35,7 @@ def init(directory: Path, preset: str | None):
               default=Path("arena-demo"), show_default=True, help="Workspace folder for the demo.")
 @click.option("--language", type=click.Choice(["en", "zh"]), default="en", show_default=True,
               help="Language of the motions, prompts and simulated speeches.")
-def demo(workspace: Path, language: str):
+def demo(workspace: Path, language: str) -> None:
     """Run a simulated tournament end to end (offline), publish the site, print its path."""
     from arena.app import commands as app
 
@@ -44,7 +44,7 @@ def demo(workspace: Path, language: str):
 
 @click.command()
 @format_option
-def kinds(fmt: str):
+def kinds(fmt: str) -> None:
     """List the debater, judge and importer kinds (built-in and plug-in) with their params, defaults and help."""
     from arena.app import commands as app
 
@@ -66,7 +66,7 @@ def kinds(fmt: str):
               help="Name of the imported judge whose runs are the source's verdicts (default: the importer's).")
 @workspace_option
 @text_format_option
-def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: str):
+def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: str) -> None:
     """Import debates held elsewhere: KIND is an importer (lechmazur, arena, or a plug-in; see 'arena kinds')."""
     from arena.app import commands as app
 
@@ -105,7 +105,7 @@ def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: st
 @click.argument("names", nargs=-1)
 @format_option
 @workspace_option
-def check(names: tuple[str, ...], fmt: str, workspace: Path):
+def check(names: tuple[str, ...], fmt: str, workspace: Path) -> None:
     """Probe the models of the named entries and judges (default: all): a one-line chat, the structured-output
     mode that works, the context window, latency, the server's slots (requests served at once) and throughput
     (tokens/s), measured, and whether the price is known; then the search provider (row "[search]") when an entry
