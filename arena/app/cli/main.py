@@ -11,7 +11,18 @@ import sys
 
 import click
 
-from arena.app.cli import entries, judging, matches, motions, people, plan, publishing, rating, stats, workspace
+# Each command from its module (not `from arena.app.cli import ...`, which would import this package, and so this
+# module, round a circle).
+from arena.app.cli.entries import entry
+from arena.app.cli.judging import judge, judge_bench
+from arena.app.cli.matches import match
+from arena.app.cli.motions import motion
+from arena.app.cli.people import ballots, debaters
+from arena.app.cli.plan import run, schedule
+from arena.app.cli.publishing import export, publish, serve
+from arena.app.cli.rating import rate
+from arena.app.cli.stats import stats
+from arena.app.cli.workspace import check, demo, import_, init, kinds
 from arena.base.errors import ArenaError, UserError
 from arena.gateway.redact import redact
 
@@ -49,17 +60,7 @@ def main() -> None:
     drop_empty_keys(os.environ)  # ANTHROPIC_API_KEY="" is named as not set, and no request is sent without it
 
 
-# Every command, by its group's module; `arena --help` lists them by name whatever the order here.
-for command in (
-    workspace.init, workspace.demo, workspace.kinds, workspace.import_, workspace.check,
-    entries.entry,
-    motions.motion,
-    matches.match,
-    plan.schedule, plan.run,
-    judging.judge, judging.judge_bench,
-    rating.rate,
-    people.ballots, people.debaters,
-    stats.stats,
-    publishing.publish, publishing.export, publishing.serve,
-):
+# Every command, from the imports above; `arena --help` lists them by name whatever the order here.
+for command in (init, demo, kinds, import_, check, entry, motion, match, schedule, run, judge, judge_bench, rate,
+                ballots, debaters, stats, publish, export, serve):
     main.add_command(command)
