@@ -1,0 +1,121 @@
+"""`arena judge` (judging completed matches), `arena judge add | remove` (the judges of arena.toml) and
+`arena judge-bench` (a judge against human labels)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from arena.app.cli.common import (CONCURRENCY, echo_json, fixed, format_option, key_values, open_ws, table,
+                                  workspace_option)
+from arena.base.errors import ArenaError, UserError, plural
+
+
+# A group that also runs by itself: `arena judge` judges, `arena judge add|remove` edit the registry.
+@click.group("judge", invoke_without_command=True, subcommand_metavar="[add|remove ...]")
+@click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
+@click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
+@click.option("--concurrency", type=CONCURRENCY, default=None,
+              help="Matches judged at once, each model sent up to [llm] max_concurrency calls at once.  [default: 4 "
+              "matches, each model sent at most the calls its server serves at once, as 'arena check' measured]")
+@workspace_option
+@click.pass_context
+def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int | None, workspace: Path) -> None:
+    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or register (add)
+    and remove judges."""
+    from arena.app import commands as app
+
+    if ctx.invoked_subcommand is not None:
+        given = [p.opts[-1] for p in ctx.command.params
+                 if ctx.get_parameter_source(p.name) is not click.core.ParameterSource.DEFAULT]
+        if given:  # e.g. `arena judge -w DIR add ...` would edit another workspace than meant
+            raise UserError(f"{given[0]} is an option of 'arena judge' itself; 'arena judge "
+                            f"{ctx.invoked_subcommand}' takes its own options after its name")
+        return
+    totals = app.judge(open_ws(workspace), judges, rejudge=rejudge, concurrency=concurrency,
+                       progress=lambda line: click.echo(line, err=True))
+    for t in totals:
+        click.echo(f"judged {plural(t['matches'], 'match')} with {t['judge']}: {plural(t['verdicts'], 'verdict')}, "
+                   f"{plural(t['failed_runs'], 'failed run')}"
+                   + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
+    failed = sum(t["failed_runs"] for t in totals)
+    if failed:
+        raise ArenaError(f"{plural(failed, 'judge run')} failed (see 'arena match show ID'); "
+                         f"run 'arena judge' again to retry them")
+
+
+def _people(ctx: click.Context, option: click.Parameter, value: str | None) -> list[str] | None:
+    """--people a,b,c as names, in order; the config's checks of each name apply after."""
+    return None if value is None else [p.strip() for p in value.split(",")]
+
+
+@judge.command("add")
+@click.argument("name")
+@click.option("--kind", required=True, help="The judge kind (single, debatrix, panel, ... or a plug-in); "
+              "'arena kinds' lists them with their options.")
+@click.option("--model", default=None, help="PROVIDER/MODEL, e.g. openai/gpt-4o-mini; offline/NAME is the "
+              "simulator. Judges of people need none (an offline one simulates their ballots).")
+@click.option("--api-base", default=None, help="http(s) URL of the model's server, e.g. a local one.")
+@click.option("--runs", type=int, default=None, help="R, runs per match (default: [arena] judge_runs); a judge of "
+              "people's R is its number of people.")
+@click.option("--option", "options", multiple=True, metavar="KEY=VALUE", callback=key_values,
+              help="An option of the judge kind; VALUE is read as TOML (0.5, 200, true), else as text. Repeatable.")
+@click.option("--people", default=None, metavar="A,B,C", callback=_people,
+              help="Judges of people (--kind human): the people who vote, by name, comma-separated.")
+@click.option("--family", default=None, help="Who made the judge's model (default: derived from --model).")
+@workspace_option
+def judge_add(name: str, kind: str, model: str | None, api_base: str | None, runs: int | None,
+              options: dict[str, object], people: list[str] | None, family: str | None, workspace: Path) -> None:
+    """Register a judge: append a [[judges]] table to arena.toml, keeping the rest of the file as is."""
+    from arena.app import commands as app
+    from arena.domain.records import JURY
+
+    ws = open_ws(workspace)
+    j = app.judge_add(ws, name, kind=kind, model=model, api_base=api_base, runs=runs, options=options, people=people,
+                      family=family)
+    on = (f"people {', '.join(j.people)}" if j.casts_ballots else
+          f"{plural(j.runs, 'model')} a match drawn from a pool of {len(j.models)}" if j.kind == JURY else
+          f"on {j.model}, {plural(j.runs, 'run')} a match")
+    click.echo(f"added judge {j.name!r} ({j.kind}, {on}) to {ws.config.path}")
+
+
+@judge.command("remove")
+@click.argument("name")
+@workspace_option
+def judge_remove(name: str, workspace: Path) -> None:
+    """Remove a judge with no verdicts or ballot links: its [[judges]] table leaves arena.toml, the rest as is."""
+    from arena.app import commands as app
+
+    ws = open_ws(workspace)
+    app.judge_remove(ws, name)
+    click.echo(f"removed judge {name!r} from {ws.config.path}")
+
+
+@click.command("judge-bench")
+@click.argument("dataset", type=click.Path(exists=True, path_type=Path))
+@click.option("--judge", "judge_name", required=True, help="The configured judge to benchmark.")
+@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Debates judged at once.")
+@format_option
+@workspace_option
+def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, workspace: Path) -> None:
+    """Score a judge against human labels: DATASET is a JSONL file, a folder, or PanelBench's DebateArt folder
+    (see docs/guides/judges.md and docs/reference/formats.md)."""
+    from arena.app import commands as app
+
+    result = app.judge_bench(open_ws(workspace), dataset, judge_name, concurrency=concurrency,
+                             progress=lambda line: click.echo(line, err=True))
+    if fmt == "json":
+        echo_json(result)
+        return
+    click.echo(f"judge {result['judge']!r} on {result['dataset']}: {result['items']} debates, {result['judged']} "
+               f"judged, {result['failed']} failed{' — SIMULATED' if result['simulated'] else ''}")
+    click.echo(f"accuracy {fixed(result['accuracy'], 3)}  kappa {fixed(result['kappa'], 3)}\n")
+    # Rows: the human label; columns: the judge's outcome.
+    table([{"human/judge": label, **counts} for label, counts in result["confusion"].items()],
+           ["human/judge", "pro", "con", "tie"])
+    if "dimensions" in result:
+        click.echo()
+        table([{"dimension": name, "judged as": d["judge_dimension"] or "(not judged)", "items": d["items"],
+                 "judged": d["judged"], "failed": d["failed"], "accuracy": fixed(d["accuracy"], 3),
+                 "kappa": fixed(d["kappa"], 3)} for name, d in result["dimensions"].items()],
+               ["dimension", "judged as", "items", "judged", "failed", "accuracy", "kappa"])

@@ -1,0 +1,150 @@
+"""`arena schedule` (the plan) and `arena run` (playing it), with the dry run's report."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from arena.app.cli.common import (CONCURRENCY, SEED, FiniteFloat, LazyChoice, echo_json, formats, open_ws, table,
+                                  text_format_option, workspace_option)
+from arena.base import limits
+from arena.base.errors import UserError, plural
+
+if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
+    from arena.app.shapes.reports import DryRun, TimeEstimate
+
+
+@click.command()
+@click.option("--format", "fmt", type=LazyChoice(formats))
+@click.option("--rounds", type=click.IntRange(1, limits.MAX_ROUNDS), default=None,
+              help="round-robin: motions per pair (each played twice, sides swapped); swiss: rounds. Default 1.")
+@click.option("--matches", type=click.IntRange(1, limits.MAX_PLAN_MATCHES), default=None,
+              help="Matches to schedule (random, active; onboard: default 16).")
+@click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
+@click.option("--seed", type=SEED, default=None, help="Default: [arena] seed.")
+@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
+@workspace_option
+def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
+             show: bool, workspace: Path) -> None:
+    """Plan a tournament; the plan is stored before anything runs, with flags for its anomalies."""
+    from arena.app import commands as app
+
+    if show:
+        given = [o for o, v in (("--format", fmt), ("--rounds", rounds), ("--matches", matches),
+                                ("--entry", entry_name), ("--seed", seed)) if v is not None]
+        if given:
+            raise UserError(f"--show lists the stored plan and takes no {given[0]}")
+        plan = app.schedule_show(open_ws(workspace))
+        table([{**r, "p": None if r["probability"] is None else f"{r['probability']:.3f}"} for r in plan["matches"]],
+               ["id", "tournament", "format", "round", "status", "motion", "pro", "con", "p"])
+        for t in plan["tournaments"]:
+            for flag in t["flags"]:
+                click.echo(f"tournament {t['id']} ({t['format']}): {flag}")
+        return
+    if fmt is None:
+        raise UserError("--format is required (or use --show)")
+    done = app.schedule(open_ws(workspace), fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
+    ids = done.match_ids
+    span = "" if not ids else f" ({ids[0]})" if len(ids) == 1 else f" ({ids[0]}–{ids[-1]})"
+    click.echo(f"scheduled {plural(len(ids), f'{fmt} match')}{span}")
+    for flag in done.flags:
+        click.echo(f"flag: {flag}")
+
+
+@click.command()
+@click.option("--concurrency", type=CONCURRENCY, default=None,
+              help="Matches played at once, split over the workers (each at least one), each model sent up to "
+              "[llm] max_concurrency calls at once.  [default: 4 matches, each model sent at most the calls its "
+              "server serves at once, as 'arena check' measured]")
+@click.option("--workers", type=click.IntRange(1, limits.MAX_WORKERS), default=1, show_default=True,
+              help="Worker processes sharing the matches, each with its own event loop.")
+@click.option("--budget", type=FiniteFloat(min=0), default=None, metavar="USD",
+              help="Start no match once the ledger's cost reaches USD; matches under way finish.")
+@click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
+              "tokens and cost per model, and its wall time from the models `arena check` measured; write nothing.")
+@click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
+@click.option("--wait", "wait_s", type=FiniteFloat(min=0.1), default=None, metavar="SECONDS", is_flag=False,
+              flag_value=10.0, help="While matches await people's speeches on the web, look for them every SECONDS "
+              "(default 10) and continue each as soon as it is in; Ctrl-C stops waiting.")
+@text_format_option
+@workspace_option
+def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
+        wait_s: float | None, fmt: str, workspace: Path) -> None:
+    """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
+    SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it
+    happens."""
+    from arena.app import commands as app
+
+    if fmt == "json" and not dry_run:
+        raise UserError("--format json goes with --dry-run (the projection); a run prints its summary line")
+    ws = open_ws(workspace)
+    if dry_run:
+        projected = app.dry_run(ws, retry_failed=retry_failed, concurrency=concurrency)
+        if fmt == "json":
+            echo_json(projected)
+        else:
+            _projection(projected)
+        return
+    result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                     wait_s=wait_s)
+    click.echo(app.run_summary(result, budget))
+    if result["stopped"] == "interrupted":
+        sys.exit(130)
+    if result["failed"]:
+        sys.exit(1)
+
+
+def _projection(p: DryRun) -> None:
+    """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
+    sampled = "played" if p["sampled"] == p["matches"] else (
+        f"projected from {plural(p['sampled'], 'sampled match')} played")
+    click.echo(f"dry run: {plural(p['matches'], 'pending match')} {sampled} on the offline simulator; "
+               "nothing was written\n")
+    if p["sampled"] < p["matches"]:  # say what a projection is, once, before its figures
+        from arena.app.commands import DRY_RUN_EVERY
+
+        click.echo(f"(one in {DRY_RUN_EVERY} of the matches alike in format, motion language and each side's debater "
+                   "kind is played; the others count as their like's mean)\n")
+    table([{**r, "calls": f"{r['calls']:,}", "prompt_tokens": f"{r['prompt_tokens']:,}",
+             "completion_tokens": f"{r['completion_tokens']:,}",
+             "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
+           ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
+    per, models = p["per_match"], len(p["models"])
+    if p["unknown"]:  # a total over some models only says so, and why the others have no price
+        click.echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
+                   f"models (partial); {len(p['unknown'])} unpriced:")
+        for row in p["why_unknown"]:
+            click.echo(f"  {row['model']}: {row['reason']}")
+    else:
+        click.echo(f"\nprojected cost: ${p['cost']:.4f}")
+    click.echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
+               + (" (priced models only)" if p["unknown"] else ""))
+    if p["searches"] and p["search_provider"] != "offline":
+        click.echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
+    click.echo(_time_line(p["time_s"]))
+    for failure in p["failed"]:
+        click.echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
+
+
+def _time_line(t: TimeEstimate) -> str:
+    """The dry run's projected wall time in a line: the estimate, each timed model's part, the models not timed."""
+    from arena.base.clock import span as duration
+
+    parts = [f"{m['model']} at {plural(m['slots'], 'slot')}, {m['tokens_per_s']:,.0f} tokens/s: "
+             f"{duration(m['work_s'])} of work" for server in t["basis"]["servers"] for m in server["models"]]
+    if t["basis"]["bound"] == "matches" and t["basis"]["servers"]:
+        parts.append(f"a match's calls in turn take {duration(t['basis']['match_s'])}, "
+                     f"{t['basis']['at_once']} matches at once")
+    if t["simulated"]:
+        parts.append(f"{', '.join(t['simulated'])}: simulated, no time")
+    if t["unmeasured"]:
+        names = sorted({n for row in t["unmeasured"] for n in row["names"]})
+        check = "arena check" + (f" {' '.join(names)}" if len(names) <= 4 else "")  # past a few: check them all
+        parts.append(f"not timed: {', '.join(row['model'] for row in t['unmeasured'])} — run "
+                     f"'{check}' to measure {'it' if len(t['unmeasured']) == 1 else 'them'}")
+    head = "time: unknown" if t["estimate"] is None else f"time: about {duration(t['estimate'])}"
+    if t["estimate"] is not None and t["unmeasured"]:
+        head += " for the measured models"
+    return f"{head} ({'; '.join(parts)})" if parts else head
