@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, TypedDict, cast
+from typing import Any, TypedDict
 
 from arena.domain import transcript
 from arena.base.errors import UserError
@@ -145,7 +145,10 @@ def _review_schema(stage: str) -> Schema:
 
 def _workflow(ctx: DebateContext) -> str:
     """The workflow that plays this turn (check_format has made sure there is one)."""
-    return cast(str, ctx.turn.workflow)
+    workflow = ctx.turn.workflow
+    if workflow is None:  # not reached: check_format refuses a format with a turn no workflow plays
+        raise ValueError(f"no agent4debate workflow plays the turn {ctx.turn.stage} ({ctx.turn.side})")
+    return workflow
 
 
 def _max_findings(sources: int) -> int:
