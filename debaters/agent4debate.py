@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
-from typing import Any, cast
+from typing import Any, TypedDict
 
 from arena.domain import transcript
 from arena.base.errors import UserError
@@ -67,19 +67,37 @@ CHECKLISTS = {workflow: {item: question for earlier in WORKFLOWS[:i + 1]
               for i, workflow in enumerate(WORKFLOWS)}
 BEARINGS = ("for us", "against us", "background")
 STANDINGS = ("us", "them", "even")
+# A JSON Schema for an answer: a JSON object as the model's structured output takes it, untyped by nature.
+Schema = dict[str, Any]
+
+
+class MaterialRequest(TypedDict, total=False):
+    """The Writer's request for material (_request_schema): what is missing and a query; in the summary, the point
+    it is to reinforce."""
+
+    point: str
+    need: str
+    query: str
+
+
+class DebateState(TypedDict):
+    """The last stage's Reviewer's reading of the debate (_review_schema): who leads, and why."""
+
+    leading: str
+    reasons: list[str]
 TEXT = {"type": "string", "minLength": 1}
 # Every list in an answer has a bound: it keeps answer caps honest, and a grammar-constrained small model, which
 # may otherwise add items until it is cut off, has to close the list.
 MAX_GAPS, MAX_FEEDBACK, MAX_REASONS = 5, 6, 4
 
 
-def _queries_schema(limit: int) -> dict:
+def _queries_schema(limit: int) -> Schema:
     return {"type": "object", "properties": {"queries": {"type": "array", "items": TEXT, "minItems": 1,
                                                          "maxItems": limit}},
             "required": ["queries"], "additionalProperties": False}
 
 
-def _request_schema(stage: str) -> dict:
+def _request_schema(stage: str) -> Schema:
     # In the summary a request must name the point made earlier that the material is to reinforce.
     properties = {"point": TEXT} if stage == "summary" else {}
     properties |= {"need": TEXT, "query": TEXT}
@@ -87,7 +105,7 @@ def _request_schema(stage: str) -> dict:
             "additionalProperties": False}
 
 
-def _writer_schema(stage: str, can_request: bool) -> dict:
+def _writer_schema(stage: str, can_request: bool) -> Schema:
     # With a request, the speech waits for the material and may be empty; otherwise it must be there.
     properties: dict[str, Any] = {"speech": {"type": "string"} if can_request else TEXT}
     if can_request:
@@ -95,7 +113,7 @@ def _writer_schema(stage: str, can_request: bool) -> dict:
     return {"type": "object", "properties": properties, "required": list(properties), "additionalProperties": False}
 
 
-def _findings_schema(numbers: list[int]) -> dict:
+def _findings_schema(numbers: list[int]) -> Schema:
     """A compilation of one round's new sources, numbered `numbers`: every finding rests on some of them."""
     finding = {"type": "object",
                "properties": {"topic": TEXT, "finding": TEXT, "bearing": {"type": "string", "enum": list(BEARINGS)},
@@ -109,7 +127,7 @@ def _findings_schema(numbers: list[int]) -> dict:
             "required": ["findings", "gaps"], "additionalProperties": False}
 
 
-def _review_schema(stage: str) -> dict:
+def _review_schema(stage: str) -> Schema:
     check = {"type": "object", "properties": {"item": {"type": "string", "enum": list(CHECKLISTS[stage])},
                                               "ok": {"type": "boolean"}, "note": {"type": "string"}},
              "required": ["item", "ok", "note"], "additionalProperties": False}
@@ -127,7 +145,10 @@ def _review_schema(stage: str) -> dict:
 
 def _workflow(ctx: DebateContext) -> str:
     """The workflow that plays this turn (check_format has made sure there is one)."""
-    return cast(str, ctx.turn.workflow)
+    workflow = ctx.turn.workflow
+    if workflow is None:  # not reached: check_format refuses a format with a turn no workflow plays
+        raise ValueError(f"no agent4debate workflow plays the turn {ctx.turn.stage} ({ctx.turn.side})")
+    return workflow
 
 
 def _max_findings(sources: int) -> int:
@@ -198,10 +219,11 @@ class Agent4Debate:
         return Draft(*kb.cite(draft), budget=length(self.params, ctx.turn, ctx.language).amount)
 
     def _prompt(self, ctx: DebateContext, role: str, kb: KnowledgeBase, *, new: list[int] | None = None,
-                **extra) -> Material:
+                **extra: Any) -> Material:
         """role's prompt for this stage, as material that fits itself to the model's window.
 
-        new: the sources a research round just found, shown whole for the Searcher to compile.
+        new: the sources a research round just found, shown whole for the Searcher to compile; extra: the
+        template's other variables, any values jinja renders.
         """
         def text(cut: Cut) -> str:
             # The stage as the prompt's language names it, and where it stands: "constructive", "stage 1 of 3: ...".
@@ -218,7 +240,7 @@ class Agent4Debate:
     def _speech_tokens(self, ctx: DebateContext) -> int:
         return speech_tokens(length(self.params, ctx.turn, ctx.language)) + 64  # and the JSON around the speech
 
-    async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: dict | None = None) -> None:
+    async def _research(self, ctx: DebateContext, kb: KnowledgeBase, request: MaterialRequest | None = None) -> None:
         """One round: plan queries (on the motion, or for the Writer's request), search, compile what is new."""
         limit = self.params["request_queries" if request else "max_queries"]
         prompt = self._prompt(ctx, "searcher", kb, step="plan", max_queries=limit, request=request)
@@ -256,7 +278,7 @@ class Agent4Debate:
 
     async def _write(self, ctx: DebateContext, kb: KnowledgeBase, analysis: str, requests: int, *,
                      draft: str = "", feedback: list[str] | None = None,
-                     state: dict | None = None) -> tuple[str, int]:
+                     state: DebateState | None = None) -> tuple[str, int]:
         """The speech, drafted or (with feedback) revised, and the material requests still left for this speech.
 
         While requests are left the Writer may ask for material first; each request is a research round.

@@ -6,6 +6,7 @@ generic turn prompt, told the turn's title, its place in the debate and what it 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TypedDict
 
 from arena.domain import transcript
 from arena.gateway.fitting import Cut, Material
@@ -18,7 +19,18 @@ from debaters.params import LENGTHS, SAMPLING, SIMULATOR, length, resolve, sampl
 PROMPTS = Path(__file__).parent / "prompts"
 
 
-def turn_prompt(kind: str, ctx: DebateContext) -> tuple[str, dict]:
+class TurnVariables(TypedDict, total=False):
+    """A turn's variables for turn.j2, in a format other than agent4debate's (whose stages have templates of their
+    own, and none)."""
+
+    title: str
+    brief: str
+    number: int
+    turns: int
+    place: str
+
+
+def turn_prompt(kind: str, ctx: DebateContext) -> tuple[str, TurnVariables]:
     """The template of the kind (direct, search_baseline) for this turn, and the turn's variables for it."""
     if ctx.turn in AGENT4DEBATE.turns:  # not another format's stage that happens to share a key
         return f"{kind}/{ctx.stage}.j2", {}

@@ -102,7 +102,7 @@ class KnowledgeBase:
         by_number = {s.number: s for s in self.sources}
         cited: set[int] = set()
 
-        def check(match: re.Match) -> str:
+        def check(match: re.Match[str]) -> str:
             n = int(match.group(2))
             if n not in by_number:
                 return ""  # with the space before it, so no gap is left behind

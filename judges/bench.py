@@ -269,7 +269,7 @@ def _folder_view(root: Path, item_id: str, language: str) -> JudgeView:
     return JudgeView(motion, tuple(speeches))
 
 
-def _debaters(data: dict, where: str) -> dict[str, Side]:
+def _debaters(data: Mapping[str, Any], where: str) -> dict[str, Side]:
     """Debater name → side, from pro_side and con_side (each a list of names or one name)."""
     side_of: dict[str, Side] = {}
     for side in SIDES:
@@ -390,7 +390,7 @@ def _debateart_view(root: Path, dart_id: int, listed: str, language: str) -> Jud
                      independent_openings=False)
 
 
-def _debatrix_debaters(info: dict, where: str) -> dict[str, Side]:
+def _debatrix_debaters(info: Mapping[str, Any], where: str) -> dict[str, Side]:
     """Debater name → side, from a DebateInfo's pro_side and con_side (lists of {name}); names are exact."""
     side_of: dict[str, Side] = {}
     for side in SIDES:
@@ -417,7 +417,7 @@ def _dart_id(value: str | None, where: str) -> int:
 
 # --- shared ---------------------------------------------------------------------------------------
 
-def _csv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict]]:
+def _csv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """(line, row) for each row of a CSV file that must have `columns` (others are ignored)."""
     reader = csv.DictReader(read_user_text(path).removeprefix("\ufeff").splitlines())
     missing = [c for c in columns if c not in (reader.fieldnames or [])]
@@ -437,7 +437,7 @@ def _label(value: str | None, where: str) -> str:
         raise UserError(f"{where}: label {value!r} is not 0 (Pro won), 1 (Con won) or 0.5 (tie)") from None
 
 
-def _motion(item_id: str, text: str, data: dict, where: str, language: str) -> Motion:
+def _motion(item_id: str, text: str, data: Mapping[str, Any], where: str, language: str) -> Motion:
     category = _text(data, "category", where) or UNSPECIFIED
     if category not in (*CATEGORIES, UNSPECIFIED):
         raise UserError(f"{where}: unknown category {category!r} (expected {', '.join(CATEGORIES)})")
@@ -446,10 +446,10 @@ def _motion(item_id: str, text: str, data: dict, where: str, language: str) -> M
 
 
 @overload
-def _text(data: dict, key: str, where: str, *, required: Literal[True]) -> str: ...
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: Literal[True]) -> str: ...
 @overload
-def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None: ...
-def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | None:
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None: ...
+def _text(data: Mapping[str, Any], key: str, where: str, *, required: bool = False) -> str | None:
     value = data.get(key)
     if value is not None and not isinstance(value, str):
         raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
@@ -459,7 +459,7 @@ def _text(data: dict, key: str, where: str, *, required: bool = False) -> str | 
     return value
 
 
-def _no_unknown(data: dict, keys: Sequence[str], where: str) -> None:
+def _no_unknown(data: Mapping[Any, Any], keys: Sequence[str], where: str) -> None:  # YAML's keys: any scalar
     unknown = sorted(str(k) for k in data if k not in keys)
     if unknown:
         raise UserError(f"{where}: unknown key {unknown[0]!r} (expected {', '.join(keys)})")

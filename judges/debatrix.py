@@ -19,14 +19,15 @@ import asyncio
 import math
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping, Sequence, TypedDict
 
 from arena.domain import transcript
 from arena.base.errors import UserError
 from arena.base.params import Param, between
 from arena.base.prompts import render
+from arena.gateway.llm import Check
 from arena.match.protocol import LLMHandle
-from arena.domain.records import CATEGORIES, Outcome, points
+from arena.domain.records import CATEGORIES, JudgeSpec, Outcome, points
 from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
@@ -131,11 +132,33 @@ def _dimensions_ok(value: Any) -> bool:
     return True
 
 
+class DimensionSpec(TypedDict):
+    """A dimension as judged (_spec): what it judges, its weight in the summary, whether it may be a tie, and the
+    rule that decides it ("" for the plain one)."""
+
+    definition: str
+    weight: float
+    ties: bool
+    rule: str
+
+
+class DimensionVerdict(TypedDict):
+    """A dimension's verdict as the summary weighs it: the dimension's name and weight, and its judge's answer
+    (_verdict_schema)."""
+
+    dimension: str
+    weight: float
+    rationale: str
+    pro_score: int
+    con_score: int
+    winner: Outcome
+
+
 def _outcomes(ties: bool) -> list[str]:
     return ["pro", "con", "tie"] if ties else ["pro", "con"]
 
 
-def _verdict_schema(ties: bool) -> dict:
+def _verdict_schema(ties: bool) -> dict[str, Any]:  # a JSON Schema
     score = {"type": "integer", "minimum": 1, "maximum": 10}
     return {"type": "object", "properties": {
         "rationale": {"type": "string", "minLength": 1}, "pro_score": score, "con_score": score,
@@ -143,23 +166,26 @@ def _verdict_schema(ties: bool) -> dict:
         "required": ["rationale", "pro_score", "con_score", "winner"], "additionalProperties": False}
 
 
-def _summary_schema(ties: bool) -> dict:
+def _summary_schema(ties: bool) -> dict[str, Any]:  # a JSON Schema
     return {"type": "object", "properties": {"rationale": {"type": "string", "minLength": 1},
                                              "overall": {"type": "string", "enum": _outcomes(ties)}},
             "required": ["rationale", "overall"], "additionalProperties": False}
 
 
-def _check(dimension: str):
+def _check(dimension: str) -> Check:
     """A dimension verdict whose winner has the lower of its two scores contradicts itself: re-asked, then a
     failed run (arena.match.judging.scores_check)."""
     return scores_check(lambda data: {dimension: data["winner"]},
                         lambda data: {dimension: (data["pro_score"], data["con_score"])})
 
 
-def _spec(name: str, custom: dict) -> dict:
-    """A dimension as judged: the built-in one, if any, with what arena.toml sets over it."""
+def _spec(name: str, custom: Mapping[str, Any]) -> DimensionSpec:
+    """A dimension as judged: the built-in one, if any, with what arena.toml sets over it (_dimensions_ok checked
+    it has each key, a definition from the built-in one or its own)."""
     built_in = DIMENSIONS.get(name, {})
-    spec = {**DEFAULTS, **built_in, **custom}
+    merged = {**DEFAULTS, **built_in, **custom}
+    spec = DimensionSpec(definition=merged["definition"], weight=merged["weight"], ties=merged["ties"],
+                         rule=merged["rule"])
     if built_in and "rule" not in custom and (spec["definition"], spec["ties"]) != (built_in["definition"],
                                                                                      built_in["ties"]):
         spec["rule"] = ""  # the built-in rule is written for the built-in definition and tie setting
@@ -186,7 +212,7 @@ class DebatrixJudge(BaseJudge):
                          lambda v: v == "" or Path(v).is_dir(), "an existing folder"),
     }
 
-    def __init__(self, spec):
+    def __init__(self, spec: JudgeSpec) -> None:
         super().__init__(spec)
         chosen = self.options["dimensions"] or {name: {} for name in DIMENSIONS}
         self.dimensions = {name: _spec(name, custom) for name, custom in chosen.items()}
@@ -220,7 +246,9 @@ class DebatrixJudge(BaseJudge):
                 ties=spec["ties"], language=language), schema=_verdict_schema(spec["ties"]), params=params,
                 check=_check(name))
             for name, spec in self.dimensions.items()))
-        decisions = [{"dimension": name, "weight": spec["weight"], **v.data}
+        decisions = [DimensionVerdict(dimension=name, weight=spec["weight"], rationale=v.data["rationale"],
+                                      pro_score=v.data["pro_score"], con_score=v.data["con_score"],
+                                      winner=v.data["winner"])
                      for (name, spec), v in zip(self.dimensions.items(), verdicts)]
         overall, why = await self._summarise(view, llm, decisions, language, params)
         rationale = why + "\n" + "\n".join(f"{dimension_line(d, language)} {d['rationale']}" for d in decisions)
@@ -228,14 +256,16 @@ class DebatrixJudge(BaseJudge):
                         {d["dimension"]: (d["pro_score"], d["con_score"]) for d in decisions})
 
     @staticmethod
-    def _text(name: str, spec: dict, key: str, language: str) -> str:
-        """The dimension's definition or rule in the prompt's language: the built-in one translated, else as
+    def _text(name: str, spec: DimensionSpec, key: str, language: str) -> str:
+        """The dimension's definition or rule (key) in the prompt's language: the built-in one translated, else as
         configured."""
-        if spec[key] and spec[key] == DIMENSIONS.get(name, {}).get(key):
-            return TRANSLATIONS.get(language, {}).get(name, {}).get(key, spec[key])
-        return spec[key]
+        text: str = spec["definition"] if key == "definition" else spec["rule"]
+        if text and text == DIMENSIONS.get(name, {}).get(key):
+            return TRANSLATIONS.get(language, {}).get(name, {}).get(key, text)
+        return text
 
-    async def _summarise(self, view, llm, decisions, language, params) -> tuple[Outcome, str]:
+    async def _summarise(self, view: JudgeView, llm: LLMHandle, decisions: list[DimensionVerdict], language: str,
+                         params: dict[str, Any]) -> tuple[Outcome, str]:
         ties = self.options["overall_ties"]
         if self.options["summary"] == "rule":
             outcome = weighted_vote(decisions, ties=ties)
@@ -249,18 +279,21 @@ class DebatrixJudge(BaseJudge):
             return chair, f"{why} Level, and ties are off: the chair decided. {reason}"
         return await self._chair(view, llm, decisions, language, params, ties=ties)
 
-    async def _chair(self, view, llm, decisions, language, params, *, ties: bool) -> tuple[Outcome, str]:
+    async def _chair(self, view: JudgeView, llm: LLMHandle, decisions: list[DimensionVerdict], language: str,
+                     params: dict[str, Any], *, ties: bool) -> tuple[Outcome, str]:
         answer = await llm.complete("summary", self._prompt(
             "summary.j2", motion=view.motion, decisions=decisions, overall_ties=ties, language=language),
             schema=_summary_schema(ties), params=params)
-        return answer.data["overall"], answer.data["rationale"]
+        overall: Outcome = answer.data["overall"]  # the schema's enum
+        rationale: str = answer.data["rationale"]
+        return overall, rationale
 
-    def _prompt(self, template: str, **variables) -> str:
+    def _prompt(self, template: str, **variables: Any) -> str:  # any values jinja renders
         """A built-in template, or the user's of the same name from the `prompts` option's folder."""
         return render(PROMPTS, template, override=self.options["prompts"], **variables)
 
 
-def dimension_line(decision: dict, language: str) -> str:
+def dimension_line(decision: DimensionVerdict, language: str) -> str:
     """A dimension verdict as the rationale states it: "argument: PRO wins (PRO 7, CON 5)." (in Chinese
     "argument：正方胜（正方 7 分，反方 5 分）。"), true with the sides' names exchanged as with them as they are."""
     words = LINES.get(language, LINES["en"])
@@ -268,12 +301,13 @@ def dimension_line(decision: dict, language: str) -> str:
                                 pro=decision["pro_score"], con=decision["con_score"])
 
 
-def weighted_points(decisions: list[dict]) -> tuple[float, float]:
+def weighted_points(decisions: Sequence[DimensionVerdict]) -> tuple[float, float]:
     """(PRO, CON) weighted points: Σ weight × points, a dimension won is 1, a tie 0.5 to each side."""
-    return tuple(sum(d["weight"] * points(d["winner"], side) for d in decisions) for side in ("pro", "con"))
+    pro, con = (sum(d["weight"] * points(d["winner"], side) for d in decisions) for side in ("pro", "con"))
+    return pro, con
 
 
-def weighted_vote(decisions: list[dict], *, ties: bool = True) -> Outcome | None:
+def weighted_vote(decisions: Sequence[DimensionVerdict], *, ties: bool = True) -> Outcome | None:
     """The rule summary: the side with more weighted points wins; equal weighted points are a tie.
 
     With ties off, equal points go to the side ahead on the weighted score margin

@@ -14,7 +14,7 @@ loop stops.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import cast
+from typing import Any
 
 from arena.base.params import Param, between
 from arena.base.prompts import render
@@ -40,7 +40,12 @@ CRITIQUE_SCHEMA = {
 }
 
 
-def scored_verdict_schema(overall_ties: bool) -> dict:
+# A verdict or critique as the model answered it: JSON in the shape of its schema (a verdict's keys include each
+# of DIMENSIONS, read by a variable name, so it is no TypedDict).
+Answer = dict[str, Any]
+
+
+def scored_verdict_schema(overall_ties: bool) -> dict[str, Any]:
     """The common verdict with a 1–10 score per side and dimension, placed before the winners they justify."""
     base = verdict_schema(overall_ties=overall_ties)
     score = {"type": "integer", "minimum": 1, "maximum": 10}
@@ -72,16 +77,17 @@ class DevilsAdvocateJudge(BaseJudge):
         schema = scored_verdict_schema(ties)
         shared = {"motion": view.motion, "overall_ties": ties, "language": self.language(view)}
 
-        async def ask(role: str, answer_schema: dict, **variables) -> dict:
+        async def ask(role: str, answer_schema: dict[str, Any], **variables: Any) -> Answer:
             prompt = view.material(lambda text: render(PROMPTS, f"{role}.j2", transcript=text, **shared, **variables))
             answer = await llm.complete(role, prompt, schema=answer_schema,
                                         params={"temperature": self.options["temperature"]},
                                         check=SCORES_CHECK if answer_schema is schema else None)
-            return answer.data
+            data: Answer = answer.data  # what the schema allows
+            return data
 
         verdict = await ask("scorer", schema, previous="", critique="")
         dialogue = [("Scorer: verdict 1", describe_verdict(verdict))]  # what the tie-breaker reads
-        critique: dict | None = None
+        critique: Answer | None = None
         for review in range(1, self.options["iterations"] + 1):
             critique = await ask("critic", CRITIQUE_SCHEMA, intensity=self.options["intensity"],
                                  verdict=describe_verdict(verdict),
@@ -94,7 +100,7 @@ class DevilsAdvocateJudge(BaseJudge):
             dialogue.append((f"Scorer: verdict {review + 1}, revised after review {review}", describe_verdict(verdict)))
 
         count = f"{review} review{'s' if review > 1 else ''}"
-        if cast(dict, critique)["status"] == NO_ISSUE:  # the loop ran: iterations >= 1
+        if critique is not None and critique["status"] == NO_ISSUE:  # not None: the loop ran, iterations >= 1
             note = f"Accepted by the critic after {count}."
         elif self.options["tiebreaker"]:
             verdict = await ask("tiebreaker", schema, dialogue=dialogue)
@@ -105,7 +111,7 @@ class DevilsAdvocateJudge(BaseJudge):
                         {d: (verdict["scores"][d]["pro"], verdict["scores"][d]["con"]) for d in DIMENSIONS})
 
 
-def describe_verdict(verdict: dict) -> str:
+def describe_verdict(verdict: Answer) -> str:
     """A verdict as the next agent reads it: plain lines rather than JSON."""
     scores = "; ".join(f"{d} PRO {verdict['scores'][d]['pro']}, CON {verdict['scores'][d]['con']}" for d in DIMENSIONS)
     winners = ", ".join(f"{d} {LABELS[verdict[d]]}" for d in DIMENSIONS)
@@ -113,6 +119,6 @@ def describe_verdict(verdict: dict) -> str:
             f"Overall winner: {LABELS[verdict['overall']]}")
 
 
-def describe_critique(critique: dict) -> str:
+def describe_critique(critique: Answer) -> str:
     issues = "\n".join(f"- {issue}" for issue in critique["issues"]) or "- (none listed)"
     return f"Assessment: {critique['assessment']}\nIssues:\n{issues}"

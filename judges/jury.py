@@ -31,7 +31,7 @@ from arena.domain.records import HUMAN_JUDGE, IMPORTED, JURY, JURY_SIZE, JudgeSp
 from judges.registry import JUDGES
 
 
-def _pool(value: list) -> bool:
+def _pool(value: list[object]) -> bool:
     """1 to MAX_RUNS distinct model strings, each naming a known provider (as arena.toml's `model` does)."""
     return (1 <= len(value) <= MAX_RUNS
             and all(isinstance(m, str) and re.fullmatch(r"\S+", m) and not unknown_provider(m) for m in value)

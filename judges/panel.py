@@ -16,6 +16,7 @@ import asyncio
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from arena.base.errors import UserError
 from arena.base.params import Param, between
@@ -63,11 +64,16 @@ PERSONAS = (
 )
 
 
-def _filled(value) -> bool:
+# A referee's vote as the model answered it: JSON in the shape of verdict_schema (its keys include each of
+# DIMENSIONS, read by a variable name, so it is no TypedDict).
+Vote = dict[str, Any]
+
+
+def _filled(value: object) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _personas(value) -> bool:
+def _personas(value: list[object]) -> bool:  # the option's Param lets only a list through
     """1 to 10 personas, each a non-empty string or a table {text, name?}; repeats are allowed."""
     return 1 <= len(value) <= 10 and all(
         _filled(p) or (isinstance(p, dict) and _filled(p.get("text")) and set(p) <= {"text", "name"}
@@ -75,7 +81,7 @@ def _personas(value) -> bool:
         for p in value)
 
 
-def _persona(value: str | dict) -> Persona:
+def _persona(value: str | dict[str, str]) -> Persona:
     if isinstance(value, str):
         return Persona(value.strip())
     return Persona(value["text"].strip(), value.get("name", "").strip())
@@ -153,13 +159,14 @@ class PanelJudge(BaseJudge):
 
         ties = self.options["overall_ties"]
 
-        async def vote(referee: int) -> dict:
+        async def vote(referee: int) -> Vote:
             prompt = view.material(lambda text: render(PROMPTS, "verdict.j2", number=referee,
                                                        persona=self.personas[referee - 1].text, history=history,
                                                        overall_ties=ties, transcript=text, **common))
             answer = await llm.complete(f"referee-{referee}", prompt,
                                         schema=verdict_schema(overall_ties=ties), params=params)
-            return answer.data
+            data: Vote = answer.data  # what the schema allows
+            return data
 
         votes = await asyncio.gather(*(vote(referee) for referee in numbers))
         overall = majority([v["overall"] for v in votes])
@@ -174,7 +181,7 @@ def majority(votes: list[Outcome]) -> Outcome:
     return "tie"
 
 
-def _rationale(votes: list[dict], overall: Outcome) -> str:
+def _rationale(votes: list[Vote], overall: Outcome) -> str:
     """The tally, then each referee's vote and reasons: e.g. "2-1 for PRO. referee 1 (pro): ...; ..."."""
     counts = Counter(v["overall"] for v in votes)
     if overall == "tie":

@@ -18,7 +18,7 @@ import hashlib
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import Any, Mapping, NamedTuple
 
 import yaml
 
@@ -173,7 +173,7 @@ def _yaml_items(text: str, name: str) -> list[RawItem]:
     ]
 
 
-def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNode, list]:
+def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNode, list[Any]]:
     """The sequence of motions: the document itself, or the value of its `motions` key."""
     if isinstance(data, dict):
         extra = sorted(str(k) for k in data if k != "motions")
@@ -183,9 +183,10 @@ def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNo
             raise UserError(f"{name}: missing top-level 'motions' list")
         root = next(value for key, value in root.value if key.value == "motions")
         data = data["motions"]
-    if not isinstance(data, list):
+    # A list's node is a sequence node: the second test only tells the type checker so.
+    if not isinstance(data, list) or not isinstance(root, yaml.SequenceNode):
         raise UserError(f"{name}: line {root.start_mark.line + 1}: expected a list of motions, got {_kind(data)}")
-    return cast(yaml.SequenceNode, root), data  # a list's node
+    return root, data
 
 
 def _motion(item: RawItem, name: str, default_language: str) -> Motion:
@@ -215,14 +216,14 @@ def _motion(item: RawItem, name: str, default_language: str) -> Motion:
     )
 
 
-def _required(data: dict, key: str, where: str) -> str:
+def _required(data: Mapping[object, object], key: str, where: str) -> str:
     value = _optional(data, key, where)
     if value is None:
         raise UserError(f"{where}: missing or empty '{key}'")
     return value
 
 
-def _optional(data: dict, key: str, where: str) -> str | None:
+def _optional(data: Mapping[object, object], key: str, where: str) -> str | None:
     """The stripped string under key, or None when it is absent, null or blank."""
     value = data.get(key)
     if value is None:

@@ -16,11 +16,24 @@ import os
 import re
 import stat
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Mapping, NotRequired, Sequence, TypedDict
 
 MANIFEST = ".arena-publish.json"  # in the site folder, written last by each publish, swapped in with its pages
 VERSION = 2  # 1 named each file by inode, size and time, which an edit in place can keep: read as no manifest
 MAX_MANIFEST_BYTES = 64 << 20  # about 500,000 files
+
+# What the manifest records of a file: [its key, a digest of its bytes (None: it was no regular file)], a list as
+# JSON gives it back.
+Record = list[str | None]
+
+
+class Manifest(TypedDict):
+    """The manifest: the version of its shape (none in the empty one read where there is none), the state the site
+    was made from, and each file's record by the digest of its name."""
+
+    version: NotRequired[int]
+    state: str
+    files: dict[str, Record]
 
 
 @functools.lru_cache(maxsize=None)
@@ -54,7 +67,7 @@ def unchanged(site: Path, state: str, *, others: bool = True, withdrawn: Sequenc
     return found == len(listed)
 
 
-def seen(manifest: dict, name: str) -> list | None:
+def seen(manifest: Manifest, name: str) -> Record | None:
     """What the manifest says of the file name: [key, digest of its bytes], or None."""
     return manifest["files"].get(name_digest(name))
 
@@ -64,7 +77,7 @@ def name_digest(name: str) -> str:
     return hashlib.blake2b(name.encode(), digest_size=12).hexdigest()
 
 
-def link(source: Path, target: Path, record: Sequence) -> bool:
+def link(source: Path, target: Path, record: Sequence[str | None]) -> bool:
     """Hard-link source to target if source holds the bytes the manifest saw (record: its key, then digest);
     whether it did."""
     if digest(source) != record[1]:
@@ -106,14 +119,14 @@ def write(site: Path, keys: Mapping[str, str], state: str) -> None:
     """Write the manifest of the files just written under site (keys: name → key, "" for a file written every
     time), with the state they were made from."""
     files = sorted((name_digest(name), [key, digest(site / name)]) for name, key in keys.items())
-    manifest = {"version": VERSION, "state": state, "files": dict(files)}
+    manifest: Manifest = {"version": VERSION, "state": state, "files": dict(files)}
     (site / MANIFEST).write_text(json.dumps(manifest, separators=(",", ":")), encoding="utf-8")
 
 
-def read(site: Path) -> dict:
+def read(site: Path) -> Manifest:
     """The manifest of the site; an empty one where there is none this version wrote (a file of another shape is
     someone else's, and one that is no regular file or past MAX_MANIFEST_BYTES is not read)."""
-    empty = {"state": "", "files": {}}
+    empty: Manifest = {"state": "", "files": {}}
     handle = _open_regular(Path(site) / MANIFEST, MAX_MANIFEST_BYTES)
     if handle is None:
         return empty
@@ -126,7 +139,7 @@ def read(site: Path) -> dict:
             and isinstance(manifest.get("files"), dict)
             and all(isinstance(r, list) and len(r) == 2 for r in manifest["files"].values())):
         return empty
-    return manifest
+    return {"version": manifest["version"], "state": manifest["state"], "files": manifest["files"]}  # all it reads
 
 
 def _files(site: Path) -> list[tuple[str, str]]:

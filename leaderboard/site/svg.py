@@ -6,18 +6,20 @@ import unicodedata
 from html import escape
 from typing import Callable, Sequence
 
+from leaderboard.site.data import RatingRow, Snapshot
+
 ROW = 22  # pixels per entry in the interval plot
 LABEL = 170  # room for entry names on the left
 SCALE = (0.0, 0.25, 0.5, 0.75, 1.0)  # the heatmap legend's marked probabilities
 SCALE_WIDTH = 200  # the legend's colour bar, in pixels
 
 
-def english(message: str, **values) -> str:
+def english(message: str, **values: object) -> str:
     """A chart's message as it is (the default translator: leaderboard.site.labels.plain gives others)."""
     return message.format(**values)
 
 
-def ci_plot(rows: Sequence[dict], width: int = 720, t: Callable[..., str] = english) -> str:
+def ci_plot(rows: Sequence[RatingRow], width: int = 720, t: Callable[..., str] = english) -> str:
     """Each entry's rating (dot) and 95% interval (bar) on a shared Elo axis, best first."""
     if not rows:
         return ""
@@ -26,7 +28,10 @@ def ci_plot(rows: Sequence[dict], width: int = 720, t: Callable[..., str] = engl
     pad = max((hi - lo) * 0.05, 10.0)
     lo, hi = lo - pad, hi + pad
     plot = width - LABEL - 20
-    x = lambda v: LABEL + (v - lo) / (hi - lo) * plot  # noqa: E731 - a local scale
+
+    def x(v: float) -> float:  # a local scale
+        return LABEL + (v - lo) / (hi - lo) * plot
+
     height = ROW * len(rows) + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}"><title>{escape(t("Ratings with 95% intervals"))}</title>']
@@ -144,7 +149,7 @@ def series_style(i: int) -> tuple[str, str]:
     return PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)]
 
 
-def history_plot(snapshots: Sequence[dict], width: int = 720, height: int = 380,
+def history_plot(snapshots: Sequence[Snapshot], width: int = 720, height: int = 380,
                  t: Callable[..., str] = english) -> str:
     """Each entry's rating (line) and 95% interval (band) after each snapshot's number of matches, one series per
     entry in the last snapshot's order. The vertical axis spans every rating and the last intervals; earlier,
@@ -159,8 +164,13 @@ def history_plot(snapshots: Sequence[dict], width: int = 720, height: int = 380,
     pad = max((hi - lo) * 0.05, 10.0)
     lo, hi = lo - pad, hi + pad
     most = snapshots[-1]["matches"]
-    x = lambda k: left + k / most * (width - left - right)  # noqa: E731 - local scales
-    y = lambda v: top + (hi - v) / (hi - lo) * (height - top - bottom)  # noqa: E731
+
+    def x(k: float) -> float:  # local scales
+        return left + k / most * (width - left - right)
+
+    def y(v: float) -> float:
+        return top + (hi - v) / (hi - lo) * (height - top - bottom)
+
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
              f'width="{width}" height="{height}"><title>'
              f'{escape(t("Ratings with 95% intervals after each number of matches"))}</title><defs>'
@@ -173,7 +183,7 @@ def history_plot(snapshots: Sequence[dict], width: int = 720, height: int = 380,
         parts.append(f'<text x="{x(tick):.1f}" y="{height - bottom + 16}" class="tick">{tick:.0f}</text>')
     parts.append(f'<text x="{left + (width - left - right) / 2:.0f}" y="{height - 6}" class="tick">'
                  f'{escape(t("matches"))}</text>')
-    series: dict[str, list[tuple[int, dict]]] = {}
+    series: dict[str, list[tuple[int, RatingRow]]] = {}
     for s in snapshots:
         for r in s["ratings"]:
             series.setdefault(r["entry"], []).append((s["matches"], r))
