@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping, TypedDict
+from typing import Any, Callable, Mapping
 
 from arena.base.errors import UserError
 
@@ -21,17 +21,7 @@ def between(lo: float, hi: float) -> Callable[[Any], bool]:
     return lambda v: lo <= v <= hi
 
 
-class KindParam(TypedDict):
-    """A param of a debater kind, or an option of a judge or importer kind, as describe lists it."""
-
-    name: str
-    default: Any  # the JSON value: a Param's default is any of its types
-    type: str
-    accepts: str
-    help: str
-
-
-def describe(spec: dict[str, Param]) -> list[KindParam]:
+def describe(spec: dict[str, Param]) -> list[dict[str, Any]]:
     """A Param table as rows for people and scripts: [{name, default, type, accepts, help}]."""
     return [{"name": key, "default": p.default, "type": " or ".join(t.__name__ for t in p.types),
              "accepts": p.wanted or " or ".join(t.__name__ for t in p.types), "help": p.help}
