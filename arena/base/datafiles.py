@@ -7,7 +7,7 @@ goes: an alias bomb is refused at the alias that passes the limit, before anythi
 from __future__ import annotations
 
 import json
-from typing import Any, Callable, cast
+from typing import Any, Callable
 
 import yaml
 from yaml.composer import Composer, ComposerError
@@ -22,7 +22,7 @@ from arena.base.limits import MAX_DEPTH, MAX_YAML_NODES, nesting
 try:  # libyaml's scanner and parser where PyYAML has them (its wheels do): several times faster than PyYAML's own
     from yaml._yaml import CParser
 
-    def _start(loader, text: str) -> None:
+    def _start(loader: _Loader, text: str) -> None:
         CParser.__init__(loader, text)
 
     _PARSING: tuple[type, ...] = (CParser,)
@@ -31,7 +31,7 @@ except ImportError:  # pragma: no cover - a PyYAML built without libyaml
     from yaml.reader import Reader
     from yaml.scanner import Scanner
 
-    def _start(loader, text: str) -> None:
+    def _start(loader: _Loader, text: str) -> None:
         Reader.__init__(loader, text)
         Scanner.__init__(loader)
         Parser.__init__(loader)
@@ -46,6 +46,11 @@ _TOO_DEEP = object()
 class _Refused(ComposerError):
     """A document past a limit, or with a repeated key: well-formed YAML, but not data we read."""
 
+    def __init__(self, problem: str, mark: Mark) -> None:
+        super().__init__(None, None, problem, mark)
+        self.at = mark  # problem_mark, known to be set: each raise names where
+        self.what = problem
+
 
 class _Bounded(Composer):
     """PyYAML's composer, measuring each node as it is made: its expanded size (1 + its children's, an alias
@@ -56,25 +61,27 @@ class _Bounded(Composer):
     peek_event: Callable[[], Any]
     check_event: Callable[..., bool]
 
-    def __init__(self):
+    def __init__(self) -> None:
         Composer.__init__(self)
         self._level = 0  # nodes from the root to the one being composed, that one included
         self._total = 0  # expanded nodes so far
         self._measures: dict[int, tuple[int, int]] = {}  # id(node) -> (expanded size, height); the tree keeps ids
 
-    def compose_node(self, parent, index):
+    def compose_node(self, parent: Node | None, index: Node | int | None) -> Node | None:
         mark = self.peek_event().start_mark
         if self.check_event(yaml.AliasEvent):
-            node = Composer.compose_node(self, parent, index)
+            # types-PyYAML says index is an int; PyYAML passes a mapping value's key node too, which this hands on
+            node = Composer.compose_node(self, parent, index)  # type: ignore[arg-type]
             if id(node) not in self._measures:  # still being composed: the alias is inside what it names
-                raise _Refused(None, None, "an alias inside the node it names (a structure that holds itself)", mark)
+                raise _Refused("an alias inside the node it names (a structure that holds itself)", mark)
             size, height = self._measures[id(node)]
             self._grow(size, self._level + height, mark)
             return node
         self._level += 1
         self._grow(1, self._level, mark)
         before = self._total
-        node = cast(Node, Composer.compose_node(self, parent, index))  # an event was there to compose
+        node = Composer.compose_node(self, parent, index)  # type: ignore[arg-type]  # as above
+        assert node is not None  # an event was there to compose
         self._level -= 1
         children = ([] if isinstance(node, ScalarNode) else
                     [part for pair in node.value for part in pair] if isinstance(node, MappingNode) else node.value)
@@ -82,31 +89,31 @@ class _Bounded(Composer):
                                                                        default=0))
         return node
 
-    def compose_mapping_node(self, anchor):
-        node = Composer.compose_mapping_node(self, anchor)
+    # types-PyYAML says anchor is a dict; PyYAML passes the anchor's name, or None
+    def compose_mapping_node(self, anchor: str | None) -> MappingNode:  # type: ignore[override]
+        node = Composer.compose_mapping_node(self, anchor)  # type: ignore[arg-type]
         first: dict[tuple[str, str], Node] = {}
         for key, _ in node.value:
             if isinstance(key, ScalarNode):
                 seen = first.setdefault((key.tag, key.value), key)
                 if seen is not key:
-                    raise _Refused(None, None, f"key {key.value!r} repeated (first on line "
-                                               f"{seen.start_mark.line + 1}): a mapping's keys must differ",
-                                   key.start_mark)
+                    raise _Refused(f"key {key.value!r} repeated (first on line {seen.start_mark.line + 1}): a "
+                                   "mapping's keys must differ", key.start_mark)
         return node
 
-    def _grow(self, size: int, depth: int, mark) -> None:
+    def _grow(self, size: int, depth: int, mark: Mark) -> None:
         self._total += size
         if self._total > MAX_YAML_NODES:
-            raise _Refused(None, None, f"more than {MAX_YAML_NODES:,} nodes (aliases and merge keys counted as what "
-                                       f"they stand for){_SEE}", mark)
+            raise _Refused(f"more than {MAX_YAML_NODES:,} nodes (aliases and merge keys counted as what they "
+                           f"stand for){_SEE}", mark)
         if depth > MAX_DEPTH:
-            raise _Refused(None, None, f"nested more than {MAX_DEPTH} levels deep{_SEE}", mark)
+            raise _Refused(f"nested more than {MAX_DEPTH} levels deep{_SEE}", mark)
 
 
 class _Loader(_Bounded, *_PARSING, SafeConstructor, Resolver):  # type: ignore[misc]  # bases known at import
     """SafeLoader's parts, with the bounded composer first so that its methods win over CParser's own."""
 
-    def __init__(self, text: str):
+    def __init__(self, text: str) -> None:
         _start(self, text)
         _Bounded.__init__(self)
         SafeConstructor.__init__(self)
@@ -121,8 +128,7 @@ def load_yaml(text: str, name: str) -> tuple[Node | None, Any]:
         node = loader.get_single_node()
         return node, (None if node is None else loader.construct_document(node))
     except _Refused as e:
-        # raised with its mark, always
-        raise UserError(f"{name}: line {cast(Mark, e.problem_mark).line + 1}: {e.problem}") from None
+        raise UserError(f"{name}: line {e.at.line + 1}: {e.what}") from None
     except yaml.MarkedYAMLError as e:
         if "nesting depth" in str(e.problem) and e.problem_mark is not None:
             # PyYAML 6.0.4 on stops at 1,000 levels while scanning ahead, before the composer counts 32: our limit

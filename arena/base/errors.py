@@ -1,5 +1,7 @@
 """Errors the CLI maps to exit codes: a user's mistake is 2, anything else 1."""
 
+from pathlib import Path
+
 from arena.base.limits import MAX_DATA_FILE_BYTES
 
 
@@ -25,7 +27,7 @@ def plural(count: int, noun: str, nouns: str | None = None) -> str:
     return f"{count:,} {nouns}"
 
 
-def read_user_text(path, what: str = "file", limit: int = MAX_DATA_FILE_BYTES) -> str:
+def read_user_text(path: Path, what: str = "file", limit: int = MAX_DATA_FILE_BYTES) -> str:
     """A user's UTF-8 text file of at most limit bytes; a missing, unreadable, larger or non-UTF-8 file is a
     UserError naming it."""
     check_size(path, what, limit)
@@ -39,7 +41,7 @@ def read_user_text(path, what: str = "file", limit: int = MAX_DATA_FILE_BYTES) -
         raise UserError(f"{path}: cannot read{'' if what == 'file' else ' ' + what}: {e.strerror or e}") from None
 
 
-def check_size(path, what: str, limit: int) -> None:
+def check_size(path: Path, what: str, limit: int) -> None:
     """A UserError naming path when the file holds more than limit bytes, told by its size before it is read."""
     try:
         size = path.stat().st_size

@@ -21,7 +21,7 @@ def between(lo: float, hi: float) -> Callable[[Any], bool]:
     return lambda v: lo <= v <= hi
 
 
-def describe(spec: dict[str, Param]) -> list[dict]:
+def describe(spec: dict[str, Param]) -> list[dict[str, Any]]:
     """A Param table as rows for people and scripts: [{name, default, type, accepts, help}]."""
     return [{"name": key, "default": p.default, "type": " or ".join(t.__name__ for t in p.types),
              "accepts": p.wanted or " or ".join(t.__name__ for t in p.types), "help": p.help}

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -17,7 +18,7 @@ def _environment(folders: tuple[str, ...]) -> jinja2.Environment:
                               keep_trailing_newline=False, trim_blocks=True, lstrip_blocks=True)
 
 
-def render(folder: Path, name: str, *, override: str | Path = "", **variables) -> str:
+def render(folder: Path, name: str, *, override: str | Path = "", **variables: Any) -> str:
     """Render folder/name with variables; language codes become names ('zh' → 'Simplified Chinese').
 
     A language with templates of its own has them in folder/<language>/, laid out as folder is: they are

@@ -14,12 +14,13 @@ import io
 import random
 import secrets
 from pathlib import Path
-from typing import Collection, Iterable, Iterator, Mapping, cast
+from typing import Collection, Iterable, Iterator, Mapping
 
 from arena.base.errors import UserError, read_user_text
 from arena.domain.records import DIMENSIONS, Ballot, JudgeSpec, Outcome
 
-OUTCOMES = ("pro", "con", "tie")
+OUTCOMES: tuple[Outcome, ...] = ("pro", "con", "tie")
+_OUTCOME: dict[str, Outcome] = {o: o for o in OUTCOMES}  # a field's text → the outcome it names
 RATIONALE_MAX = 20_000  # characters: a page of reasons, not a dump
 IMPORT_COLUMNS = ("match_id", "person", "overall", *DIMENSIONS, "rationale")
 IMPORT_HEADER = "match_id,person,overall[,argument][,source][,language][,rationale]"
@@ -90,9 +91,10 @@ def check_ballot(match_id: str, person: str, fields: Mapping[str, str], *, dimen
             if key == "overall" or dimensions_required:
                 raise BallotError(key, "missing: choose pro, con or tie")
             continue
-        if value not in OUTCOMES:
+        outcome = _OUTCOME.get(value)
+        if outcome is None:
             raise BallotError(key, "expected pro, con or tie, got {value}", value=repr(value[:40]))
-        outcomes[key] = cast(Outcome, value)  # one of OUTCOMES
+        outcomes[key] = outcome
     rationale = (fields.get("rationale") or "").strip()
     if rationale_required and not rationale:
         raise BallotError("rationale", "missing: say in a few words why")

@@ -27,8 +27,11 @@ def pair(scores: Any) -> tuple[float, float] | None:
         scores = [scores.get("pro"), scores.get("con")]
     if not isinstance(scores, (list, tuple)) or len(scores) != 2:
         return None
-    number = lambda x: isinstance(x, (int, float)) and not isinstance(x, bool)  # noqa: E731
-    return (scores[0], scores[1]) if number(scores[0]) and number(scores[1]) else None
+    return (scores[0], scores[1]) if _number(scores[0]) and _number(scores[1]) else None
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
 
 
 def contradiction(winners: Mapping[str, str | None], scores: Mapping[str, Any]) -> str:

@@ -8,7 +8,7 @@ leaderboard.results.FEATURE_COLUMNS).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from arena.domain.speechchecks import length as speech_length
 
@@ -40,7 +40,7 @@ def markdown(text: str) -> int:
     return len(_HEADER.findall(text)) + len(_LIST_ITEM.findall(text)) + len(_BOLD.findall(text))
 
 
-_COUNTERS = {"length": words, "citations": lambda text, language: citations(text),
+_COUNTERS: dict[str, Callable[[str, str], int]] = {"length": words, "citations": lambda text, language: citations(text),
              "markdown": lambda text, language: markdown(text)}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Protocol, TypeVar, cast
+from typing import Iterable, Mapping, Protocol, TypeVar
 
 from arena.base.errors import UserError
 from arena.domain.records import Side
@@ -240,8 +240,8 @@ def get_format(name: str, declared: Mapping[str, Format] | None = None) -> Forma
     plug-in that is no Format."""
     if name in BUILTIN:  # without looking at plug-ins: a transcript renders with its format
         return BUILTIN[name]
-    if name in (declared or {}):
-        return cast(Mapping[str, Format], declared)[name]
+    if declared and name in declared:
+        return declared[name]
     if name not in format_names():
         raise UserError(f"unknown debate format {name!r}; known: {', '.join(format_names(declared))}")
     found = FORMATS.get(name)

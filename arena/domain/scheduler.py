@@ -23,7 +23,7 @@ import itertools
 import random
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, cast
+from typing import TYPE_CHECKING, Callable, Mapping, Sequence
 
 from arena.base.errors import UserError, plural
 from arena.base.limits import MAX_PLAN_MATCHES, MAX_ROUNDS
@@ -87,7 +87,7 @@ OPTIONS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 }
 
 
-def check_options(fmt: str, **given) -> None:
+def check_options(fmt: str, **given: object) -> None:
     """A UserError naming the option when one is given that the format ignores, or missing that it needs."""
     if fmt not in OPTIONS:
         raise UserError(f"--format {fmt!r}: unknown format (known: {', '.join(OPTIONS)})")
@@ -148,8 +148,8 @@ def random_pairings(request: DrawRequest) -> Draw:
     entries = _entries(request)
     count = _at_least_one(request.matches, "--matches")
     rng = random.Random(request.seed)
-    played: Counter = Counter()
-    met: Counter = Counter()
+    played: Counter[str] = Counter()
+    met: Counter[frozenset[str]] = Counter()
     pairs = []
     for _ in range(count):
         a = rng.choice(_fewest(entries, lambda e: played[e]))
@@ -328,7 +328,7 @@ def _name(pair: frozenset[str]) -> str:
     return "–".join(sorted(pair))
 
 
-def _by_pair(item) -> list[str]:
+def _by_pair(item: tuple[frozenset[str], int]) -> list[str]:
     return sorted(item[0])
 
 
@@ -343,8 +343,12 @@ def _information(rating_a: float, rating_b: float) -> float:
     return LOGIT_PER_ELO ** 2 * p * (1 - p)
 
 
-def _finish(request: DrawRequest, rng: random.Random, matches: list[tuple], flags: list[str],
-            byes: tuple = ()) -> Draw:
+# A match drawn without sides: (a, b, round, probability), as Pairing's round and probability
+_Drawn = tuple[str, str, int | None, float | None]
+
+
+def _finish(request: DrawRequest, rng: random.Random, matches: Sequence[_Drawn], flags: list[str],
+            byes: tuple[tuple[int, str], ...] = ()) -> Draw:
     """Sides, then motions, for matches (a, b, round, probability) drawn without sides."""
     lean: Counter[str] = Counter()
     for p in request.history:
@@ -357,7 +361,7 @@ def _finish(request: DrawRequest, rng: random.Random, matches: list[tuple], flag
     return Draw(plan, tuple(dict.fromkeys([*flags, *motions.flags()])), byes)
 
 
-def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Random) -> list[tuple[str, str]]:
+def _orient(matches: Sequence[tuple[str, str]], lean: Counter[str], rng: random.Random) -> list[tuple[str, str]]:
     """(pro, con) for each match {a, b}, so that within these matches each entry's Pro and Con counts
     differ by at most 1.
 
@@ -368,11 +372,11 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
     more. Each trail starts at the entry leaning less to Pro (lean: Pro − Con in stored matches,
     updated as trails are turned), ties by the seed.
     """
-    dummy: Any = None  # a vertex that is no entry
-    edges = [tuple(m) for m in matches]
-    degree = Counter(v for edge in edges for v in edge)
+    dummy = None  # a vertex that is no entry
+    edges: list[tuple[_Vertex, _Vertex]] = list(matches)
+    degree = Counter(v for a, b in matches for v in (a, b))
     edges += [(v, dummy) for v in sorted(degree) if degree[v] % 2]
-    adjacent = defaultdict(list)
+    adjacent: defaultdict[_Vertex, list[tuple[int, _Vertex]]] = defaultdict(list)
     for k, (a, b) in enumerate(edges):
         adjacent[a].append((k, b))
         adjacent[b].append((k, a))
@@ -382,16 +386,16 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
     for start in starts:
         walk = _euler_circuit(start, adjacent, used)
         steps = [(walk[i - 1][0], v, k) for i, (v, k) in enumerate(walk) if i]  # (from, to, edge)
-        trails: list[list[tuple]]
-        trail: list[tuple]
+        trails: list[list[tuple[str, str, int]]]
+        trail: list[tuple[str, str, int]]
         trails, trail = [], []
-        for step in steps:
-            if dummy in step[:2]:
+        for before, after, edge in steps:
+            if before is dummy or after is dummy or edge is None:  # only the walk's first vertex has no edge
                 if trail:
                     trails.append(trail)
                 trail = []
             else:
-                trail.append(step)
+                trail.append((before, after, edge))
         if trail:
             trails.append(trail)
         for trail in trails:
@@ -403,13 +407,20 @@ def _orient(matches: Sequence[tuple[str, str]], lean: Counter, rng: random.Rando
                 lean[con] -= 1
             for a, b, k in trail:
                 sides[k] = (b, a) if flip else (a, b)
-    return cast(list[tuple[str, str]], sides)  # every match is an edge of a circuit: each has its sides
+    oriented = [s for s in sides if s is not None]
+    assert len(oriented) == len(sides)  # every match is an edge of a circuit: each has its sides
+    return oriented
 
 
-def _euler_circuit(start, adjacent: dict, used: list[bool]) -> list[tuple]:
+_Vertex = str | None  # an entry, or _orient's dummy vertex (None)
+
+
+def _euler_circuit(start: _Vertex, adjacent: dict[_Vertex, list[tuple[int, _Vertex]]],
+                   used: list[bool]) -> list[tuple[_Vertex, int | None]]:
     """A closed walk from start over every unused edge of its component (Hierholzer), as
     [(vertex, edge by which it was reached from the vertex before)], the first with edge None."""
-    stack, walk = [(start, None)], []
+    stack: list[tuple[_Vertex, int | None]] = [(start, None)]
+    walk: list[tuple[_Vertex, int | None]] = []
     while stack:
         vertex = stack[-1][0]
         links = adjacent[vertex]
@@ -437,11 +448,11 @@ def _min_cost_matching(players: list[str], cost: Callable[[str, str], Cost]) -> 
     one in turn, plus best of the rest. Only Fibonacci(n+1) sets S arise, so n = 20 is ~10⁴ states;
     among equal costs the earliest partner in players' order wins."""
     n = len(players)
-    c = [[cost(players[i], players[j]) if i != j else None for j in range(n)] for i in range(n)]
-    # mask -> (cost of its best matching, partner of its first player in it; None for the empty set)
-    memo: dict[int, tuple[Cost, Any]] = {0: ((0, 0, 0.0), None)}
+    c = {(i, j): cost(players[i], players[j]) for i in range(n) for j in range(n) if i != j}
+    # mask -> (cost of its best matching, partner of its first player in it; -1 for the empty set, never read)
+    memo: dict[int, tuple[Cost, int]] = {0: ((0, 0, 0.0), -1)}
 
-    def best(mask: int) -> tuple[Cost, Any]:
+    def best(mask: int) -> tuple[Cost, int]:
         if mask in memo:
             return memo[mask]
         i = (mask & -mask).bit_length() - 1
@@ -451,7 +462,7 @@ def _min_cost_matching(players: list[str], cost: Callable[[str, str], Cost]) -> 
         while others:
             j = (others & -others).bit_length() - 1
             others &= others - 1
-            total = _plus(cast(Cost, c[i][j]), best(rest & ~(1 << j))[0])  # j != i: a cost
+            total = _plus(c[i, j], best(rest & ~(1 << j))[0])
             if result is None or total < result[0]:
                 result = (total, j)
         assert result is not None  # mask holds two players or more: players are even in number
@@ -502,8 +513,9 @@ class _MotionPicker:
             raise UserError("no motions available in the workspace's language: check [motions] sets in arena.toml")
         rng.shuffle(self.categories)  # which category leads is the seed's choice
         self.uses = Counter(p.motion_id for p in history)
-        self.category_uses: Counter = Counter()
-        self.sides: dict[tuple, list[tuple[str, str]]] = defaultdict(list)  # (pair, motion id) → (pro, con)s
+        self.category_uses: Counter[str] = Counter()
+        # (pair, motion id) → (pro, con)s
+        self.sides: dict[tuple[frozenset[str], str], list[tuple[str, str]]] = defaultdict(list)
         for p in history:
             self.sides[(_pair(p.pro, p.con), p.motion_id)].append((p.pro, p.con))
         missing = [c for c in CATEGORIES if not self.pools[c]]

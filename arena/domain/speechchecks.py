@@ -13,7 +13,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
 from arena.domain.transcript import MARKER
@@ -211,11 +211,12 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
     """The first check the speech fails, in CHECKS' order, or None. budget: the turn's, in the language's unit
     (0: no length check); prompt: what the speaker was asked (its output format's placeholders); sources and
     own: as echo takes them."""
-    found = (("placeholder", lambda: placeholder(text, prompt, language)),
-             ("echo", lambda: echo(text, sources, own, language)),
-             ("repetition", lambda: repetition(text, language)),
-             ("language", lambda: language_of(text, language)),
-             ("too-short", lambda: too_short(text, budget, language, share)))
+    found: tuple[tuple[str, Callable[[], str | None]], ...] = (
+        ("placeholder", lambda: placeholder(text, prompt, language)),
+        ("echo", lambda: echo(text, sources, own, language)),
+        ("repetition", lambda: repetition(text, language)),
+        ("language", lambda: language_of(text, language)),
+        ("too-short", lambda: too_short(text, budget, language, share)))
     for name, test in found:
         if (detail := test()) is not None:
             return Problem(name, detail)

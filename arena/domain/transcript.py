@@ -71,7 +71,7 @@ def order(speeches: Sequence[Speech], sides: Sequence[str], start: int = 1, lang
     return ", ".join(f"{n}. {LABELS[side]} {fmt.label(s.stage)}" for n, (s, side) in numbered)
 
 
-def _preface(speeches, sides, key: str, start: int, independent_openings: bool, language: str, fmt: Format) -> str:
+def _preface(speeches: list[Speech], sides: list[str], key: str, start: int, independent_openings: bool, language: str, fmt: Format) -> str:
     texts = _texts(language)
     if not speeches:
         return texts["empty"]

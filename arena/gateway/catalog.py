@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
+from arena.gateway.chat import Message
 from arena.gateway.lazy import litellm
 from arena.domain.records import Entry, JudgeSpec, is_simulated
 from arena.gateway.redact import public_url
@@ -106,8 +107,8 @@ def _window_in(data: Any) -> int | None:
     """A window size in a server's JSON: vLLM's max_model_len, llama.cpp's n_ctx, or a context_length."""
     if isinstance(data, dict):
         for key in ("max_model_len", "n_ctx", "context_length", "context_window"):
-            if isinstance(data.get(key), int) and data[key] > 0:
-                return data[key]
+            if isinstance(size := data.get(key), int) and size > 0:
+                return size
         values: Iterable[Any] = data.values()
     elif isinstance(data, list):
         values = data
@@ -138,7 +139,7 @@ def window_named(message: str) -> int | None:
 
 
 # --- tokens and price ------------------------------------------------------------------------------------
-def prompt_tokens(model: str, messages: list[dict]) -> int:
+def prompt_tokens(model: str, messages: list[Message]) -> int:
     """Tokens of messages by litellm's counter (the model's own tokenizer where litellm has it)."""
     return int(litellm().token_counter(model=model, messages=messages))
 
@@ -162,7 +163,7 @@ def unit_prices(model: str) -> tuple[float, float] | None:
     return None if prompt is None or answer is None else (prompt / 1e6, answer / 1e6)
 
 
-def most_cost(model: str, messages: list[dict], max_tokens: int) -> float | None:
+def most_cost(model: str, messages: list[Message], max_tokens: int) -> float | None:
     """The most a call can cost before its answer is known: every byte of the prompt a token (a token is at
     least a byte) and the answer's whole room used; None if the price is unknown."""
     unit = unit_prices(model)
@@ -187,7 +188,8 @@ def listed_price(model: str, prompt_tokens: int, completion_tokens: int) -> floa
     if not isinstance(row, dict) or not all(isinstance(row.get(k), (int, float))
                                             for k in ("input_cost_per_token", "output_cost_per_token")):
         return None
-    return prompt_tokens * row["input_cost_per_token"] + completion_tokens * row["output_cost_per_token"]
+    cost: float = prompt_tokens * row["input_cost_per_token"] + completion_tokens * row["output_cost_per_token"]
+    return cost
 
 
 def listed_of(provider: str) -> int | None:
@@ -198,7 +200,7 @@ def listed_of(provider: str) -> int | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _bundled_map() -> dict | None:
+def _bundled_map() -> dict[str, Any] | None:
     """The price map litellm ships and reads when LITELLM_LOCAL_MODEL_COST_MAP is true; None otherwise."""
     if os.environ.get("LITELLM_LOCAL_MODEL_COST_MAP", "").lower() != "true":
         return None
@@ -206,7 +208,8 @@ def _bundled_map() -> dict | None:
     for folder in (spec.submodule_search_locations or []) if spec else []:
         path = Path(folder) / "model_prices_and_context_window_backup.json"
         if path.is_file():
-            return json.loads(path.read_bytes())
+            table: dict[str, Any] = json.loads(path.read_bytes())  # model name → its row: litellm's JSON
+            return table
     return None
 
 
@@ -215,7 +218,7 @@ def priced(model: str) -> bool:
     return price(model, 1000, 1000) is not None
 
 
-def response_cost(response) -> float | None:
+def response_cost(response: Any) -> float | None:
     """What a response cost by litellm's price map; None when the model's price is unknown."""
     # Sent either way (arena.gateway.wire), the response is priced already (None when unknown); pricing it again costs
     # ~4 ms of CPU per call.

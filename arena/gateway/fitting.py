@@ -57,7 +57,7 @@ def fit(material: Material, fits: Callable[[str], bool]) -> tuple[str, Cut]:
             return material.render(cut), cut
     kept: list[int | None] = [None] * len(material.speeches)
     for i, words in enumerate(material.speeches):
-        def attempt(drop: int, i=i) -> bool:
+        def attempt(drop: int, i: int = i) -> bool:
             trial = kept.copy()
             trial[i] = words - drop
             return fits(material.render(Cut(material.sources, tuple(trial))))

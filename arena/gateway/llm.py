@@ -15,7 +15,7 @@ import json
 import time
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Literal, TypedDict
 
 from arena.gateway import credentials
 from arena.gateway import catalog as models
@@ -26,10 +26,11 @@ from arena.base.errors import ArenaError
 from arena.base.limits import MAX_TIMEOUT_S
 from arena.gateway.catalog import ModelRef, prompt_tokens
 from arena.domain.records import AgentUsage
-from arena.store import IN_FLIGHT
+from arena.store import IN_FLIGHT, Store
 from arena.gateway.structured import (STRUCTURED_MODES, answer_tokens, next_mode, parse_structured, refuses_format,
                               response_format, with_schema)
-from arena.gateway.wire import send
+from arena.gateway.chat import Message, Params, Schema
+from arena.gateway.wire import ModelResponse, read_reply, send
 
 # The simulator's models that stand in for real ones (arena.app.runner.dryrun sets them while it plays its sample): their
 # answers count as a real model would send them, within the call's max_tokens, which the simulator alone ignores.
@@ -78,7 +79,21 @@ class Answer:
     text: str
     usage: AgentUsage
     finish_reason: str | None
-    settlement: dict | None = None  # its ledger row's settling, left to the caller (call(settle=False))
+    settlement: Settlement | None = None  # its ledger row's settling, left to the caller (call(settle=False))
+
+
+class Settlement(TypedDict):
+    """A call's ledger row as it is settled (LLMGateway._ledger's arguments), when its answer is in."""
+
+    ref: ModelRef
+    tag: CallTag
+    usage: AgentUsage
+    latency: float
+    cache_hit: bool
+    structured: str | None
+    fitted: bool
+    finish_reason: str | None
+    call_id: int | None
 
 
 class LLMCallError(ArenaError):
@@ -113,7 +128,8 @@ BYTES_PER_TOKEN = 3  # a prompt's tokens for its timeout, from its size: more th
 
 
 class LLMGateway:
-    def __init__(self, settings: LLMSettings, store=None, seed: int = 0, *, follow_slots: bool = True):
+    def __init__(self, settings: LLMSettings, store: Store | None = None, seed: int = 0, *,
+                 follow_slots: bool = True):
         self.settings = settings
         self.store = store
         self.seed = seed
@@ -121,18 +137,20 @@ class LLMGateway:
         # the user sets the run's concurrency, or when arena check measures the slots.
         self.follow_slots = follow_slots
         # Semaphores belong to one event loop; keep a set per loop so a gateway outlives asyncio.run.
-        self._limits: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        self._facts: dict[tuple[str, str], dict] = {}  # per model and endpoint: structured mode, window
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]] = (
+            weakref.WeakKeyDictionary())
+        # per model and endpoint: structured mode, window, measured speed (JSON as the workspace keeps it)
+        self._facts: dict[tuple[str, str], dict[str, Any]] = {}
         self.listeners: list[Callable[[CallEvent], None]] = []  # told of each request sent and retried (a live display)
 
     # --- what is known of a model --------------------------------------------------------
-    def facts(self, ref: ModelRef) -> dict:
+    def facts(self, ref: ModelRef) -> dict[str, Any]:
         """What the workspace remembers of ref's model (arena check, fallbacks taken), read once."""
         if ref.key not in self._facts:
             self._facts[ref.key] = (self.store.model_facts(*ref.key) if self.store is not None else None) or {}
         return self._facts[ref.key]
 
-    def remember(self, ref: ModelRef, **facts) -> None:
+    def remember(self, ref: ModelRef, **facts: Any) -> None:
         """Add facts about ref's model, in memory and in the workspace; writes only what changed."""
         if all(self.facts(ref).get(k) == v for k, v in facts.items()):
             return
@@ -148,31 +166,33 @@ class LLMGateway:
         """How structured answers are asked of ref: the configured mode, else the one remembered, else the best."""
         if ref.structured != "auto":
             return ref.structured
-        return self.facts(ref).get("structured") or STRUCTURED_MODES[0]
+        remembered: str | None = self.facts(ref).get("structured")
+        return remembered or STRUCTURED_MODES[0]
 
     def cap(self, ref: ModelRef) -> int:
         """Calls sent to ref's model (and endpoint) at once: [llm] max_concurrency, or the slots its server was
         measured to serve at once when fewer (follow_slots)."""
         most = self.settings.max_concurrency
-        slots = self.facts(ref).get("slots") if self.follow_slots else None
+        slots: int | None = self.facts(ref).get("slots") if self.follow_slots else None
         return max(1, min(most, slots or most))
 
-    def timeout(self, ref: ModelRef, messages: list[dict], max_tokens: int) -> float:
+    def timeout(self, ref: ModelRef, messages: list[Message], max_tokens: int) -> float:
         """A call's timeout: [llm] timeout_s, or on a model whose throughput was measured TIMEOUT_MARGIN × (its
         latency + the prompt's tokens at its prompt rate + max_tokens at its completion rate) when longer, up to
         arena.base.limits.MAX_TIMEOUT_S; so a slow server that works is given the time its answer takes."""
         facts = self.facts(ref)
-        rate = facts.get("tokens_per_s")
+        rate: float | None = facts.get("tokens_per_s")
         if not rate:
             return self.settings.timeout_s
         reading = 0.0
         if facts.get("prompt_tokens_per_s"):
             size = sum(len(str(m.get("content", "")).encode()) for m in messages)
-            reading = size / BYTES_PER_TOKEN / facts["prompt_tokens_per_s"]
-        need = TIMEOUT_MARGIN * ((facts.get("latency_s") or 0.0) + reading + max_tokens / rate)
+            reading = size / BYTES_PER_TOKEN / float(facts["prompt_tokens_per_s"])
+        latency: float = facts.get("latency_s") or 0.0
+        need = TIMEOUT_MARGIN * (latency + reading + max_tokens / rate)
         return min(MAX_TIMEOUT_S, max(self.settings.timeout_s, need))
 
-    def answer_cap(self, ref: ModelRef, params: dict, schema: dict | None, max_tokens: int | None) -> int:
+    def answer_cap(self, ref: ModelRef, params: Params, schema: Schema | None, max_tokens: int | None) -> int:
         """max_tokens for a call: the caller's need (or the schema's), under the entry's cap and half the window."""
         need = max_tokens or answer_tokens(schema)
         caps = [need, params.get("max_tokens") or need]
@@ -186,7 +206,7 @@ class LLMGateway:
         window = self.window(ref)
         return window - answer - (window // 4 if tight else window // 16 + 32)
 
-    def fits(self, ref: ModelRef, messages: list[dict], budget: int) -> bool:
+    def fits(self, ref: ModelRef, messages: list[Message], budget: int) -> bool:
         """Whether messages fit in budget tokens, counted with litellm's token counter only when in doubt."""
         size = sum(len(str(m.get("content", "")).encode()) + 8 for m in messages)
         if size <= budget:  # a token covers at least one byte: surely fits, no counting needed
@@ -197,11 +217,11 @@ class LLMGateway:
     async def complete(
         self,
         ref: ModelRef,
-        messages: list[dict],
+        messages: list[Message],
         *,
         tag: CallTag,
-        params: dict | None = None,
-        schema: dict | None = None,
+        params: Params | None = None,
+        schema: Schema | None = None,
         sample: int = 0,
         max_tokens: int | None = None,
         tight: bool = False,
@@ -220,9 +240,10 @@ class LLMGateway:
         params = dict(params or {})
         ceiling = params.get("max_tokens")  # the entry's own cap, which no re-ask goes over
         params["max_tokens"] = self.answer_cap(ref, params, schema, max_tokens)
-        use_cache = self.settings.cache and self.store is not None and not ref.simulated
+        cache = self.store if self.settings.cache and not ref.simulated else None  # where answers are kept, if they are
+        use_cache = cache is not None
         key = _cache_key(ref, messages, params, schema, sample) if use_cache else ""  # hashing 8 KB costs: only if used
-        if use_cache and (hit := self.store.cache_get(key)) is not None and not (
+        if cache is not None and (hit := cache.cache_get(key)) is not None and not (
                 check is not None and check(hit["text"], hit.get("data"))):
             usage = AgentUsage(1, hit["prompt_tokens"], hit["completion_tokens"], 0.0)
             self._ledger(ref, tag, usage, latency=0.0, cache_hit=True)
@@ -239,7 +260,7 @@ class LLMGateway:
         problem = checked = ""
         # With the cache, each answer's ledger row is settled here: one not kept at once, the one kept in the
         # transaction that caches it, so that a kill never leaves a settled (paid) call whose answer is not cached.
-        pending: dict | None = None
+        pending: Settlement | None = None
         try:
             for _ in range(tries):
                 checked = ""  # the caller's check's problem, when that is what this try failed
@@ -290,11 +311,11 @@ class LLMGateway:
             else:
                 wanted = "valid structured answer" if schema is not None and not checked else "usable answer"
                 raise AnswerError(f"{ref.model}: no {wanted} after {tries} tries: {problem}", checked)
-            if use_cache and pending is not None:
-                with self.store.transaction():
+            if cache is not None and pending is not None:
+                with cache.transaction():
                     self._ledger(**pending)
                     pending = None
-                    self.store.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
+                    cache.cache_put(key, "llm", {"text": answer.text, "data": data, "cut": cut,
                                                       "prompt_tokens": total.prompt_tokens,
                                                       "completion_tokens": total.completion_tokens})
         finally:
@@ -302,15 +323,15 @@ class LLMGateway:
                 self._ledger(**pending)
         return Completion(answer.text, data, total, cached=False, cut=cut)
 
-    def _more_room(self, ref: ModelRef, messages: list[dict], current: int) -> int:
+    def _more_room(self, ref: ModelRef, messages: list[Message], current: int) -> int:
         """Twice the answer's room, as far as the window allows once the prompt is in."""
         if ref.simulated:
             return current * 2
         room = self.window(ref) - prompt_tokens(ref.model, messages) - self.window(ref) // 16
         return max(current, min(current * 2, room))
 
-    async def call(self, ref: ModelRef, messages: list[dict], params: dict, *, tag: CallTag,
-                   schema: dict | None = None, sample: int = 0, fitted: bool = False, settle: bool = True) -> Answer:
+    async def call(self, ref: ModelRef, messages: list[Message], params: Params, *, tag: CallTag,
+                   schema: Schema | None = None, sample: int = 0, fitted: bool = False, settle: bool = True) -> Answer:
         """One answer of ref's model, as it came: retried while the failure is worth it, the structured mode
         fallen back while the provider refuses it, every try ledgered; no cache, no re-asks, no checks. settle
         False: the answer's ledger row stays in flight, its settling (Answer.settlement, for _ledger) left to the
@@ -383,14 +404,11 @@ class LLMGateway:
                 attempt += 1
                 continue
             latency = time.perf_counter() - started
-            choice = response.choices[0]
-            text = choice.message.content or ""
-            u = getattr(response, "usage", None)
-            usage = AgentUsage(1, getattr(u, "prompt_tokens", 0) or 0, getattr(u, "completion_tokens", 0) or 0,
-                               models.response_cost(response))
-            finish = getattr(choice, "finish_reason", None)
-            settlement = dict(ref=ref, tag=tag, usage=usage, latency=latency, cache_hit=False, structured=mode,
-                              fitted=fitted, finish_reason=finish, call_id=sent)
+            reply = read_reply(response)
+            text, finish = reply.text, reply.finish_reason
+            usage = AgentUsage(1, reply.prompt_tokens, reply.completion_tokens, reply.cost)
+            settlement = Settlement(ref=ref, tag=tag, usage=usage, latency=latency, cache_hit=False, structured=mode,
+                                    fitted=fitted, finish_reason=finish, call_id=sent)
             if settle:
                 self._ledger(**settlement)
             if mode is not None and ref.structured == "auto":
@@ -409,8 +427,9 @@ class LLMGateway:
         for listener in self.listeners:
             listener(event)
 
-    def _ledger(self, ref, tag, usage, latency, cache_hit, error=None, structured=None, fitted=False,
-                finish_reason=None, call_id=None) -> int | None:
+    def _ledger(self, ref: ModelRef, tag: CallTag, usage: AgentUsage, latency: float, cache_hit: bool,
+                error: str | None = None, structured: str | None = None, fitted: bool = False,
+                finish_reason: str | None = None, call_id: int | None = None) -> int | None:
         """Write a call's row (or settle call_id's, written when it was sent); the row's id."""
         if self.store is None:
             return None
@@ -421,8 +440,8 @@ class LLMGateway:
                                       cost=usage.cost, error=error, structured=structured, fitted=fitted,
                                       finish_reason=finish_reason, call_id=call_id)
 
-    async def _send(self, ref: ModelRef, messages: list[dict], params: dict, schema: dict | None, mode: str | None,
-                    timeout_s: float):
+    async def _send(self, ref: ModelRef, messages: list[Message], params: Params, schema: Schema | None,
+                    mode: str | None, timeout_s: float) -> ModelResponse:
         """One request to ref's model, a structured answer asked for in mode, given timeout_s to answer."""
         kwargs: dict[str, Any] = dict(params)
         if (asked := response_format(schema, mode)) is not None:
@@ -431,7 +450,7 @@ class LLMGateway:
                           timeout_s=timeout_s, path=self.settings.litellm_path)
 
 
-def _cache_key(ref: ModelRef, messages, params, schema, sample) -> str:
+def _cache_key(ref: ModelRef, messages: list[Message], params: Params, schema: Schema | None, sample: int) -> str:
     request = {"model": ref.model, "api_base": ref.api_base, "messages": messages, "params": params,
                "schema": schema, "sample": sample}
     return hashlib.sha256(json.dumps(request, sort_keys=True, ensure_ascii=False).encode()).hexdigest()

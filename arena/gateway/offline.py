@@ -27,6 +27,8 @@ from arena.domain import transcript
 from arena.domain.contradictions import contradicts
 from arena.domain.features import words
 from arena.domain.formats import words_for
+from arena.domain.records import DIMENSIONS, Ballot, Match, Outcome
+from arena.gateway.chat import Message, Schema
 
 COGENT = (
     "The evidence on whether {topic} is clear: {claim}, and that is why it decides this round.",
@@ -156,7 +158,7 @@ _SIDES = ("pro", "con", "tie")
 _SOURCE = re.compile(r"\[(?<![^\n]\[)(\d+)\] .*\(https?://")
 
 
-def respond(model: str, strength: float, messages: list[dict], *, schema: dict | None = None, sample: int = 0,
+def respond(model: str, strength: float, messages: list[Message], *, schema: Schema | None = None, sample: int = 0,
             seed: int = 0, role: str = "", stage: str | None = None, judging: bool = False,
             verbosity: float = 1.0, length_bias: float = 0.0) -> tuple[str, int, int]:
     """(text, prompt_tokens, completion_tokens) for one simulated call.
@@ -363,7 +365,7 @@ class _Verdicts:
         return outcome
 
 
-def _agreeing(values: dict) -> dict:
+def _agreeing(values: dict[str, Any]) -> dict[str, Any]:
     """A filled object whose scores agree with the winners it names, as a judge that is not contradicting itself
     gives them (arena.domain.contradictions): a winner (pro_score, con_score and winner; or a table of scores with a
     {"pro", "con"} pair per field it decides) whose side drew the lower score gets the two scores exchanged."""
@@ -396,7 +398,7 @@ class _Filler:
         self.verdicts = _Verdicts(prompt, rng, length_bias)
         self.chinese = _answers_in_chinese(prompt)
 
-    def fill(self, schema: dict, name: str = "") -> Any:
+    def fill(self, schema: Schema, name: str = "") -> Any:
         rng = self.rng
         if "const" in schema:
             return schema["const"]
@@ -574,12 +576,10 @@ def _han(text: str) -> int:
     return sum(data.count(lead) for lead in _HAN_LEADS) + len(_HAN_E4.findall(data))
 
 
-def simulated_ballot(match, person: str, rng: random.Random):
+def simulated_ballot(match: Match, person: str, rng: random.Random) -> Ballot:
     """A simulated person's Ballot on a played Match: like a simulated judge, Bradley–Terry on the strengths
     its speeches reveal, drawn with the person's own rng, ties a little more common (people call close
     rounds even), and a rationale saying it is simulated."""
-    from arena.domain.records import DIMENSIONS, Ballot, Outcome
-
     counts = {side: [0, 0] for side in ("pro", "con")}
     for speech in match.speeches:
         c, w = _counts(speech.text)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
-from typing import cast
+from typing import TypedDict
 
+from arena.gateway.chat import Message
 from arena.gateway.lazy import litellm
 from arena.gateway.llm import Answer, CallTag, LLMCallError, LLMGateway
 from arena.gateway.catalog import ModelRef, priced, served_window, stated_window
@@ -76,16 +77,25 @@ async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, 
     if usable:
         gateway.remember(ref, ok=True)  # the measurement below may be stopped; what is known so far counts
         if "measured_at" in known:
-            speed = {k: known.get(k) for k in ("slots", "tokens_per_s", "prompt_tokens_per_s")}
+            speed = Speed(slots=known.get("slots"), tokens_per_s=known.get("tokens_per_s"),
+                          prompt_tokens_per_s=known.get("prompt_tokens_per_s"))
         else:
             speed = await measure(gateway, ref, tag)
     else:
-        speed = {}
+        speed = Speed(slots=None, tokens_per_s=None, prompt_tokens_per_s=None)  # Probe's defaults
     return _remembered(gateway, ref, Probe(usable, mode, window, latency, None if usable else problem,
                                            priced(ref.model), **speed))
 
 
-async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
+class Speed(TypedDict):
+    """How a server serves a model (measure), each None when it could not be measured: Probe's last three fields."""
+
+    slots: int | None
+    tokens_per_s: float | None
+    prompt_tokens_per_s: float | None
+
+
+async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> Speed:
     """How ref's server serves it, remembered in the workspace: {slots, tokens_per_s, prompt_tokens_per_s}, each
     None when it could not be measured (a call failed, the model stopped early, the server too quick to time).
 
@@ -100,11 +110,11 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
     answer's tokens). Cheap: 5 + 2 + 4 + ... short answers. A provider's own API is not measured for slots
     (serves_slots)."""
     limit = max(1, gateway.settings.max_concurrency)
-    speed: dict = {"slots": None, "tokens_per_s": None, "prompt_tokens_per_s": None}
+    speed = Speed(slots=None, tokens_per_s=None, prompt_tokens_per_s=None)
 
     async def timed(k: int, max_tokens: int, start: int = 1, content: str = "") -> _Timed | None:
         """k requests at once; None if one failed."""
-        messages = [{"role": "user", "content": content or COUNT_PROMPT.format(start)}]
+        messages: list[Message] = [{"role": "user", "content": content or COUNT_PROMPT.format(start)}]
         started = time.perf_counter()
 
         async def one() -> tuple[float, Answer]:
@@ -128,22 +138,23 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> dict:
     if short is not None and alone is not None and alone.tokens - short.tokens >= SHORT_TOKENS \
             and alone.last - short.last >= TIMED_S:
         speed["tokens_per_s"] = round((alone.tokens - short.tokens) / (alone.last - short.last), 1)
-    if speed["tokens_per_s"] and serves_slots(ref):
+    if speed["tokens_per_s"] and alone is not None and serves_slots(ref):  # a rate is measured on alone
         slots, k = 1, 2
         while k <= limit:
             batch = await timed(k, GEN_TOKENS)
-            if not _together(batch, cast(_Timed, alone)):
+            if not _together(batch, alone):
                 break
             slots, k = k, 2 * k
         # past the last power of two: max_concurrency itself, when it is not one
-        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), cast(_Timed, alone)):
+        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), alone):
             slots = limit
         speed["slots"] = slots
     numbers = " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
-    read = await timed(1, 1, content=READ_PROMPT + numbers) if speed["tokens_per_s"] else None
-    if read is not None and short is not None:
+    rate = speed["tokens_per_s"]
+    read = await timed(1, 1, content=READ_PROMPT + numbers) if rate else None
+    if read is not None and short is not None and rate:
         extra = read.prompt - short.prompt
-        spent = read.last - short.last + (short.tokens - read.tokens) / speed["tokens_per_s"]
+        spent = read.last - short.last + (short.tokens - read.tokens) / rate
         if extra > 0 and spent >= TIMED_S:  # a server that reads it in no time is not timed
             speed["prompt_tokens_per_s"] = round(extra / spent, 1)
     gateway.remember(ref, **speed, measured_at=time.time())
@@ -181,7 +192,7 @@ def _together(batch: _Timed | None, alone: _Timed) -> bool:
 
 async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> tuple[str | None, str]:
     """The first mode (only the configured one, unless auto) in which the model gives a valid answer."""
-    messages = [{"role": "user", "content": 'Reply with a JSON object whose "word" is "ready".'}]
+    messages: list[Message] = [{"role": "user", "content": 'Reply with a JSON object whose "word" is "ready".'}]
     modes = STRUCTURED_MODES if ref.structured == "auto" else (ref.structured,)
     problem = ""
     for mode in modes:

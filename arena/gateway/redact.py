@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable, Iterator, Mapping
-from typing import cast
+from collections.abc import Callable, Mapping
 from urllib.parse import urlsplit, urlunsplit
 
 _SECRET_NAME_ENDINGS = ("_KEY", "_TOKEN", "_SECRET")  # _KEY covers OPENAI_API_KEY, TAVILY_API_KEY...
@@ -57,16 +56,15 @@ def _redact(text: str, values: list[str]) -> str:
 
 def _secret_values(environ: Mapping[str, str]) -> list[str]:
     """The values worth hiding, longest first, so a value that contains another is replaced whole."""
-    names = (k for k in environ if k.upper().endswith(_SECRET_NAME_ENDINGS))
-    values = cast(Iterator[str], map(environ.get, names))  # names are environ's
+    values = (environ[k] for k in environ if k.upper().endswith(_SECRET_NAME_ENDINGS))
     return sorted({v for v in values if len(v) >= _MIN_SECRET_LEN}, key=len, reverse=True)
 
 
-def _url_replacement(m: re.Match) -> str:
+def _url_replacement(m: re.Match[str]) -> str:
     user = f"{_REDACTED}@" if m[2] else ""
     query = f"?{_REDACTED}" if m[4] and m[4] != "?" else (m[4] or "")
     return m[1] + user + m[3] + query
 
 
-def _token_replacement(m: re.Match) -> str:
+def _token_replacement(m: re.Match[str]) -> str:
     return f"{m[1]} {_REDACTED}" if m[1] else f"{m[2]}{_REDACTED}"

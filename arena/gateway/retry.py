@@ -54,7 +54,7 @@ def _status(exc: Exception) -> int | None:
 def delay(backoff_s: float, attempt: int) -> float:
     """Seconds to wait after failed try number attempt (from 0): doubling from backoff_s, jittered by ±50% so
     that calls refused together do not come back together."""
-    return backoff_s * 2 ** attempt * random.uniform(0.5, 1.5)
+    return backoff_s * 2.0 ** attempt * random.uniform(0.5, 1.5)
 
 
 def describe(exc: Exception) -> str:

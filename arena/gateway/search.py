@@ -8,13 +8,14 @@ import os
 import re
 import time
 from dataclasses import dataclass
+from typing import Any
 
 from arena.gateway import retry
 from arena.workspace.config import SearchSettings
 from arena.gateway.credentials import SEARCH_KEY, search_refused
 from arena.base.errors import ArenaError, UserError
 from arena.gateway.redact import redact
-from arena.store import IN_FLIGHT
+from arena.store import IN_FLIGHT, Store
 
 
 @dataclass(frozen=True)
@@ -23,6 +24,10 @@ class SearchResult:
     url: str
     content: str
     score: float = 0.0  # the provider's relevance score, where it gives one
+
+
+# A result as cached: SearchResult's fields (the offline ones without a score), JSON as the workspace keeps it
+_Found = dict[str, Any]
 
 
 @dataclass(frozen=True)
@@ -34,7 +39,7 @@ class SearchTag:
 
 
 class SearchGateway:
-    def __init__(self, settings: SearchSettings, store=None, cache: bool = True, *, retries: int = 0,
+    def __init__(self, settings: SearchSettings, store: Store | None = None, cache: bool = True, *, retries: int = 0,
                  backoff_s: float = 1.0, timeout_s: float = 60.0):
         """retries and backoff_s work as for LLM calls ([llm] retries, backoff_s); timeout_s bounds each try
         (tavily-python's default; it caps it at 120 s)."""
@@ -53,17 +58,18 @@ class SearchGateway:
         digest = hashlib.sha256(json.dumps([provider, self.settings.api_base_url, query, limit, search_depth]).encode())
         key = digest.hexdigest()
         started = time.perf_counter()
-        hit = self.store.cache_get(key) if self.cache and provider != "offline" else None
+        kept = self.store if self.cache else None  # where results are cached, if they are
+        hit = kept.cache_get(key) if kept is not None and provider != "offline" else None
         if hit is None and provider != "offline":
             results = await self._tavily(query, limit, search_depth, tag)  # ledgers each of its tries
-            if self.cache:
-                self.store.cache_put(key, "search", {"results": results})
+            if kept is not None:
+                kept.cache_put(key, "search", {"results": results})
         else:
             results = hit["results"] if hit is not None else _offline_results(query, limit)
             self._ledger(provider, tag, time.perf_counter() - started, cache_hit=hit is not None)
         return [SearchResult(**r) for r in results]
 
-    async def _tavily(self, query, limit, depth, tag) -> list[dict]:
+    async def _tavily(self, query: str, limit: int, depth: str, tag: SearchTag) -> list[_Found]:
         """Tavily's results; a retryable failure is tried again up to `retries` times, and every try is ledgered."""
         from tavily import AsyncTavilyClient  # lazy, like litellm
 
@@ -102,12 +108,12 @@ class SearchGateway:
                                       side=tag.side, cost=0.0 if offline else None, error=error, call_id=call_id)
 
 
-def _score(value) -> float:
+def _score(value: object) -> float:
     """A result's relevance score as a number (0 when the provider gives none)."""
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def _offline_results(query: str, limit: int) -> list[dict]:
+def _offline_results(query: str, limit: int) -> list[_Found]:
     """Deterministic stand-in sources, labelled as simulated in their titles and URLs."""
     slug = hashlib.sha1(query.encode()).hexdigest()[:10]
     if re.search(r"[\u4e00-\u9fff]", query):  # a Chinese query gets Chinese sources, as a real engine gives

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, cast
+from typing import Any
+
+from arena.gateway.chat import Message, Schema
 
 STRUCTURED_MODES = ("json_schema", "json_object", "prompt")  # how a structured answer is asked for, best first
 TEXT_TOKENS = 512  # answer cap of a free-text call that states none
@@ -17,7 +19,7 @@ def next_mode(mode: str | None) -> str | None:
     return STRUCTURED_MODES[STRUCTURED_MODES.index(mode) + 1]
 
 
-def with_schema(messages: list[dict], schema: dict | None, mode: str | None) -> list[dict]:
+def with_schema(messages: list[Message], schema: Schema | None, mode: str | None) -> list[Message]:
     """Messages as sent in mode: without json_schema the schema is spelled out in the last message."""
     if schema is None or mode == "json_schema":
         return messages
@@ -27,11 +29,11 @@ def with_schema(messages: list[dict], schema: dict | None, mode: str | None) -> 
     return [*messages[:-1], {**last, "content": f"{last.get('content', '')}{instruction}"}]
 
 
-def response_format(schema: dict | None, mode: str | None) -> dict | None:
+def response_format(schema: Schema | None, mode: str | None) -> dict[str, Any] | None:
     """The response_format a request sends in mode; None for free text and the prompt mode."""
     if mode == "json_schema":
         # a mode is chosen only for a schema
-        return {"type": "json_schema", "json_schema": {"name": cast(dict, schema).get("title", "answer"),
+        return {"type": "json_schema", "json_schema": {"name": (schema or {}).get("title", "answer"),
                                                        "schema": schema}}
     if mode == "json_object":
         # OpenAI's JSON mode; llama.cpp-style servers also constrain the answer to the schema given here.
@@ -52,7 +54,7 @@ def refuses_format(exc: Exception) -> bool:
 _FENCE = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
 
 
-def parse_structured(text: str, schema: dict) -> tuple[Any, str]:
+def parse_structured(text: str, schema: Schema) -> tuple[Any, str]:
     """(data, "") for an answer that is JSON matching schema, else (None, what is wrong)."""
     import jsonschema
 
@@ -77,20 +79,22 @@ def parse_structured(text: str, schema: dict) -> tuple[Any, str]:
     return data, ""
 
 
-def answer_tokens(schema: dict | None) -> int:
+def answer_tokens(schema: Schema | None) -> int:
     """A cap for an answer: TEXT_TOKENS for free text; for JSON of this schema, room for free text in each
     string and a little for the rest."""
     if schema is None:
         return TEXT_TOKENS
 
-    def need(node: dict, depth: int) -> int:
+    def need(node: Schema, depth: int) -> int:
         kind = node.get("type")
         kinds = kind if isinstance(kind, list) else [kind]
         if "object" in kinds:
             return 8 + sum(8 + need(sub, depth) for sub in node.get("properties", {}).values())
         if "array" in kinds:
-            return 8 + min(node.get("maxItems", 4), 8) * need(node.get("items", {}), depth + 1)
+            most: int = node.get("maxItems", 4)
+            return 8 + min(most, 8) * need(node.get("items", {}), depth + 1)
         if "string" in kinds and "enum" not in node:
-            return node.get("maxLength", 300 if depth == 0 else 100)
+            room: int = node.get("maxLength", 300 if depth == 0 else 100)
+            return room
         return 8
     return 128 + need(schema, 0)

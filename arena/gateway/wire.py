@@ -12,11 +12,13 @@ from __future__ import annotations
 import functools
 import json
 import os
-from typing import Any, cast
+from dataclasses import dataclass
+from typing import Any, Callable
 
+from arena.gateway.chat import Message, Params
 from arena.gateway.credentials import stand_in_key
 from arena.gateway.lazy import litellm
-from arena.gateway.catalog import price
+from arena.gateway.catalog import price, response_cost
 
 PATHS = ("direct", "acompletion")  # [llm] litellm_path
 
@@ -38,7 +40,9 @@ def preload() -> None:
     _internals()
 
 
-_INHERITED: list = []  # a forked process's copies of the parent's clients: kept, never used nor collected
+# A forked process's copies of the parent's clients (litellm's cache: keys and clients untyped): kept, never used nor
+# collected
+_INHERITED: list[dict[Any, Any]] = []
 
 
 def forget_clients() -> None:
@@ -51,8 +55,36 @@ def forget_clients() -> None:
         cache.flush_cache()
 
 
-async def send(model: str, messages: list[dict], params: dict[str, Any], *, api_base: str = "",
-               timeout_s: float, path: str = "direct"):
+# litellm's ModelResponse. mypy does not follow litellm (pyproject.toml), so an answer is untyped until read_reply reads
+# what the arena uses of it; tests read the rest (its _hidden_params).
+ModelResponse = Any
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the arena reads of a provider's answer: its text, why it stopped, its tokens and its price."""
+
+    text: str
+    finish_reason: str | None
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None  # None when litellm's price map does not know the model
+
+
+def read_reply(response: ModelResponse) -> Reply:
+    """A chat answer as the arena reads it: the one place litellm's untyped response becomes typed. An answer
+    without usage counts no tokens; one without text is empty."""
+    choice = response.choices[0]
+    usage = getattr(response, "usage", None)
+    text: str = choice.message.content or ""
+    finish: str | None = getattr(choice, "finish_reason", None)
+    prompt: int = getattr(usage, "prompt_tokens", 0) or 0
+    completion: int = getattr(usage, "completion_tokens", 0) or 0
+    return Reply(text, finish, prompt, completion, response_cost(response))
+
+
+async def send(model: str, messages: list[Message], params: Params, *, api_base: str = "",
+               timeout_s: float, path: str = "direct") -> ModelResponse:
     """litellm's ModelResponse to one chat request, without retries (the gateway retries), unknown parameters
     dropped; errors are litellm's exception types; response._hidden_params["response_cost"] is the price
     from litellm's map (None when the model is not in it)."""
@@ -69,7 +101,7 @@ async def send(model: str, messages: list[dict], params: dict[str, Any], *, api_
 
 
 @functools.lru_cache(maxsize=None)
-def _route(model: str, api_base: str) -> tuple | None:
+def _route(model: str, api_base: str) -> _Route | None:
     """(name, provider, config, base, key from the provider's settings) for the direct path; None: acompletion."""
     get_llm_provider, ProviderConfigManager, LlmProviders = _internals()[:3]
     try:
@@ -84,8 +116,13 @@ def _route(model: str, api_base: str) -> tuple | None:
     return name, provider, config, base, dynamic_key
 
 
-async def _direct(route: tuple, model: str, messages: list[dict], params: dict, api_key: str | None,
-                  timeout_s: float):
+# The direct path's route: (litellm's name of the model, its provider, the provider's config, the base URL, the key
+# from the provider's settings); the config is litellm's, untyped here.
+_Route = tuple[str, str, Any, str, str | None]
+
+
+async def _direct(route: _Route, model: str, messages: list[Message], params: Params, api_key: str | None,
+                  timeout_s: float) -> ModelResponse:
     import httpx
 
     get_llm_provider, ProviderConfigManager, LlmProviders, get_client, ModelResponse, exception_type = _internals()
@@ -115,7 +152,7 @@ async def _direct(route: tuple, model: str, messages: list[dict], params: dict, 
         if isinstance(exc, httpx.HTTPStatusError):
             exc = config.get_error_class(error_message=exc.response.text, status_code=exc.response.status_code,
                                          headers=exc.response.headers)
-        elif not isinstance(getattr(exc, "status_code", None), int) or cast(Any, exc).status_code < 400:
+        elif not isinstance(status := getattr(exc, "status_code", None), int) or status < 400:
             # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
             exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None
@@ -126,8 +163,9 @@ async def _direct(route: tuple, model: str, messages: list[dict], params: dict, 
 
 
 @functools.lru_cache(maxsize=None)
-def _internals() -> tuple:
-    """The parts of litellm the direct path uses, imported once."""
+def _internals() -> tuple[Callable[..., Any], Any, Any, Callable[..., Any], Any, Callable[..., Exception]]:
+    """The parts of litellm the direct path uses, imported once: get_llm_provider, ProviderConfigManager, LlmProviders,
+    get_async_httpx_client, ModelResponse, exception_type (untyped: mypy does not follow litellm)."""
     litellm()
     from litellm.litellm_core_utils.exception_mapping_utils import exception_type
     from litellm.llms.custom_httpx.http_handler import get_async_httpx_client
@@ -141,13 +179,13 @@ class _NoLogging:
     """What transform_response calls on acompletion's logging object, doing nothing: the gateway keeps its
     own ledger."""
 
-    model_call_details: dict = {}
+    model_call_details: dict[str, Any] = {}
 
-    def pre_call(self, *args, **kwargs) -> None:
+    def pre_call(self, *args: object, **kwargs: object) -> None:
         pass
 
-    def post_call(self, *args, **kwargs) -> None:
+    def post_call(self, *args: object, **kwargs: object) -> None:
         pass
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> None:
         return None

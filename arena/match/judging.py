@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field, replace
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from arena.domain import transcript
 from arena.domain.contradictions import CONTRADICTION, contradiction, contradicts  # noqa: F401 - the judge contract's too
@@ -213,10 +213,11 @@ def scores_check(winners: Callable[[Any], Mapping[str, Outcome | None]],
     return lambda text, data: contradiction(winners(data), scores(data)) if isinstance(data, Mapping) else ""
 
 
-def verdict_schema(dimensions=DIMENSIONS, *, ties: bool = True, overall_ties: bool = False) -> dict:
+def verdict_schema(dimensions: Iterable[str] = DIMENSIONS, *, ties: bool = True,
+                   overall_ties: bool = False) -> dict[str, Any]:
     """JSON schema of a verdict: the reasoning first (so it precedes the decision), then decisions."""
-    outcome = {"type": "string", "enum": ["pro", "con", "tie"] if ties else ["pro", "con"]}
-    properties = {"rationale": {"type": "string", "minLength": 1}}
+    outcome: dict[str, Any] = {"type": "string", "enum": ["pro", "con", "tie"] if ties else ["pro", "con"]}
+    properties: dict[str, dict[str, Any]] = {"rationale": {"type": "string", "minLength": 1}}
     properties |= {d: outcome for d in dimensions}
     properties["overall"] = {"type": "string", "enum": ["pro", "con", "tie"] if overall_ties else ["pro", "con"]}
     return {"title": "verdict", "type": "object", "properties": properties,

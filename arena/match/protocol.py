@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Callable, Protocol, cast
+from typing import Any, Callable, Protocol
 
 from arena.domain import speechchecks
 from arena.gateway.fitting import Cut, Material, PromptTooLong, fit
@@ -20,6 +20,7 @@ from arena.base.errors import ArenaError
 from arena.domain.formats import AGENT4DEBATE, Format, Turn
 from arena.gateway.llm import AnswerError, CallTag, Check, Completion, ContextLengthError, LLMCallError, LLMGateway
 from arena.gateway.catalog import ModelRef
+from arena.gateway.chat import Message, Params, Schema
 from arena.domain.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.gateway.search import SearchGateway, SearchResult, SearchTag
 from arena.match.turns import Desk, TurnLapsed
@@ -41,11 +42,12 @@ class AgentLog:
 
     def __init__(self, listener: Callable[[CallTag, Completion], None] | None = None) -> None:
         self.usage: dict[tuple[str | None, str | None, str], AgentUsage] = {}
-        self.messages: list[dict] = []
+        # each as the store keeps it (stage, side, role, prompt, response, created_at)
+        self.messages: list[dict[str, Any]] = []
         self.listener = listener  # e.g. a progress display: told of every call as it completes
         self.asking: dict[tuple[str | None, str | None], str] = {}  # per speech, the prompt of the call under way
 
-    def add(self, tag: CallTag, messages: list[dict], completion: Completion) -> None:
+    def add(self, tag: CallTag, messages: list[Message], completion: Completion) -> None:
         key = (tag.stage, tag.side, tag.role)
         self.usage[key] = self.usage.get(key, AgentUsage()) + completion.usage
         self.messages.append({"stage": tag.stage, "side": tag.side, "role": tag.role,
@@ -66,15 +68,15 @@ class LLMHandle:
     """A debater's or judge's line to its model: tags every call and logs it for the match."""
 
     def __init__(self, gateway: LLMGateway, ref: ModelRef, log: AgentLog, *, match_id: str | None,
-                 stage: str | None = None, side: str | None = None, params: dict | None = None, sample: int = 0,
+                 stage: str | None = None, side: str | None = None, params: Params | None = None, sample: int = 0,
                  judge: str | None = None):
         self.gateway, self.ref, self.log = gateway, ref, log
         self.match_id, self.stage, self.side, self.judge = match_id, stage, side, judge
         self.params = dict(params or {})
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
 
-    async def complete(self, role: str, prompt: str | list[dict] | Material, *, schema: dict | None = None,
-                       params: dict | None = None, max_tokens: int | None = None,
+    async def complete(self, role: str, prompt: str | list[Message] | Material, *, schema: Schema | None = None,
+                       params: Params | None = None, max_tokens: int | None = None,
                        check: Check | None = None) -> Completion:
         """The model's answer to prompt: one user message (a str), a whole conversation (a list of messages), or
         Material fitted to the model's context window (arena.gateway.fitting) and sent as one user message.
@@ -110,7 +112,8 @@ class LLMHandle:
         tag = CallTag(role=role, match_id=self.match_id, stage=self.stage, side=self.side, judge=self.judge)
         self.gateway.degraded(self.ref, tag, f"{exc}; went on with {instead}")
 
-    def _messages(self, prompt, params, schema, max_tokens, tight) -> tuple[list[dict], bool]:
+    def _messages(self, prompt: str | list[Message] | Material, params: Params, schema: Schema | None,
+                  max_tokens: int | None, tight: bool) -> tuple[list[Message], bool]:
         """The messages to send, and whether material was left out to fit them."""
         if not isinstance(prompt, Material):
             return ([{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt), False
@@ -189,14 +192,19 @@ class Forfeited(ArenaError):
         self.forfeit, self.speeches = forfeit, speeches
 
 
-async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: Format = AGENT4DEBATE) -> list[Speech]:
+# What play builds each DebateContext with: (side, stage, visible, memory) → the context
+Contexts = Callable[[Side, Stage, tuple[Speech, ...], dict[str, Any]], DebateContext]
+
+
+async def play(motion: Motion, debaters: dict[Side, Debater], contexts: Contexts,
+               fmt: Format = AGENT4DEBATE) -> list[Speech]:
     """Run the format's turns. contexts(side, stage, visible, memory) builds each DebateContext.
 
     Raises Forfeited when one side's answers fail it; when both sides' do (in a parallel group of blind turns),
     the match fails with both reasons, since neither side won anything.
     """
     speeches: list[Speech] = []
-    memory: dict[Side, dict] = {"pro": {}, "con": {}}
+    memory: dict[Side, dict[str, Any]] = {"pro": {}, "con": {}}
 
     async def speak(side: Side, stage: Stage, visible: tuple[Speech, ...]) -> Speech | Forfeit:
         ctx = contexts(side, stage, visible, memory[side])
@@ -222,8 +230,9 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts, fmt: For
         else:
             given = []
             for t in group:
-                # all speeches so far: a forfeit ends the loop
-                given.append(await speak(t.side, t.stage, tuple(speeches + cast(list[Speech], given))))
+                # all speeches so far: a forfeit ends the loop, so given holds speeches alone
+                made = [g for g in given if isinstance(g, Speech)]
+                given.append(await speak(t.side, t.stage, tuple(speeches + made)))
                 if isinstance(given[-1], Forfeit):
                     break
         for failure in given:
@@ -251,5 +260,5 @@ def _groups(fmt: Format) -> list[tuple[tuple[Turn, ...], bool]]:
     return groups
 
 
-def _as_text(messages: list[dict]) -> str:
+def _as_text(messages: list[Message]) -> str:
     return "\n\n".join(f"[{m.get('role', '')}]\n{m.get('content', '')}" for m in messages)

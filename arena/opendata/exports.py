@@ -30,10 +30,13 @@ import pyarrow.parquet as pq
 from arena.base.errors import UserError, check_size
 from arena.base.files import replace_folder
 from arena.base.limits import MAX_CONFIG_BYTES, MAX_EXPORT_TABLE_BYTES
-from arena.domain.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, Entry, LedgerCall, MatchState, StoredSpeech,
-                           StoredVerdict)
+from arena.domain.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, Entry, LedgerCall, MatchState, Motion,
+                           StoredSpeech, StoredVerdict)
 from arena.gateway.redact import public_url, redactor
 from arena.workspace.folder import Workspace
+
+# A table's row: column → value, of the column's type (text, number, true/false, null; JSON objects as text)
+Row = dict[str, Any]
 
 EXPORT_VERSION = 1  # raised when a column changes meaning or goes: a reader refuses versions newer than its own
 MANIFEST = "arena-export.json"
@@ -237,13 +240,13 @@ class _Rows:
     def error(self, text: str | None) -> str | None:
         return None if text is None or self.public else self.clean(text)
 
-    def entry(self, e: Entry, matches: int, simulated: bool) -> dict:
+    def entry(self, e: Entry, matches: int, simulated: bool) -> Row:
         return {"name": e.name, "debater": e.debater, "model": self.clean(e.model),
                 "api_base": self.url(e.api_base), "strength": e.strength,
                 "params": _json(self.scrub(dict(e.params))), "simulated": simulated,
                 "retired": e.retired, "matches": matches}
 
-    def match(self, m: MatchState) -> dict:
+    def match(self, m: MatchState) -> Row:
         return {"id": m.id, "seq": m.seq, "tournament_id": m.tournament_id, "motion_id": m.motion_id,
                 "pro": m.pro, "con": m.con, "format": m.format, "status": m.status,
                 "simulated": m.simulated, "forfeit": m.forfeit and m.forfeit.side,
@@ -251,13 +254,13 @@ class _Rows:
                 "error": self.error(m.error), "created_at": m.created_at, "started_at": m.started_at,
                 "finished_at": m.finished_at}
 
-    def verdict(self, v: StoredVerdict) -> dict:
+    def verdict(self, v: StoredVerdict) -> Row:
         error = None if v.error is None else WITHHELD if self.public else self.clean(v.error)
         return {"match_id": v.match_id, "judge": v.judge, "run": v.run, **_outcome_cells(v),
                 "rationale": v.rationale, "error": error, "simulated": v.simulated,
                 "created_at": v.created_at, "extra": _json(self.scrub(dict(v.extra)))}
 
-    def calls(self, rows: Iterable[LedgerCall], withheld: Collection[str]) -> list[dict]:
+    def calls(self, rows: Iterable[LedgerCall], withheld: Collection[str]) -> list[Row]:
         """The ledger's rows but those of withheld matches."""
         out = []
         for call in rows:
@@ -268,7 +271,7 @@ class _Rows:
                             "model": self.clean(row["model"]), "error": self.error(row["error"])})
         return out
 
-    def judges(self, ws: Workspace, verdicts: list[dict]) -> list[dict]:
+    def judges(self, ws: Workspace, verdicts: list[Row]) -> list[Row]:
         """The configured judges, then any judge with verdicts that is no longer configured (kind, model empty)."""
         rows = []
         for j in ws.config.judges:
@@ -300,7 +303,7 @@ def _json(value: Any) -> str:
 # --- a workspace's tables ---------------------------------------------------------------------------------------
 
 def workspace_tables(ws: Workspace, *, public: bool = False,
-                     withheld: Collection[str] = frozenset()) -> dict[str, list[dict]]:
+                     withheld: Collection[str] = frozenset()) -> dict[str, list[Row]]:
     """Every table's rows (TABLES) of the workspace: withheld matches left out with all of theirs; public as the
     module says."""
     store, config = ws.store, ws.config
@@ -363,12 +366,12 @@ def _people(ws: Workspace) -> dict[str, dict[int, str]]:
     return {judge: {**configured.get(judge, {}), **recorded.get(judge, {})} for judge in {*configured, *recorded}}
 
 
-def _motion_row(m) -> dict:
+def _motion_row(m: Motion) -> Row:
     return {"id": m.id, "text": m.text, "category": m.category, "language": m.language, "info_slide": m.info_slide,
             "pro_text": m.pro_text, "con_text": m.con_text}
 
 
-def _speech_row(stored: StoredSpeech) -> dict:
+def _speech_row(stored: StoredSpeech) -> Row:
     s = stored.speech
     return {"match_id": stored.match_id, "seq": stored.seq, "stage": s.stage, "side": s.side, "text": s.text,
             "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text} for r in s.references],
@@ -376,17 +379,17 @@ def _speech_row(stored: StoredSpeech) -> dict:
             "cut": s.cut, "started_at": s.started_at, "finished_at": s.finished_at}
 
 
-def _outcome_cells(v: StoredVerdict) -> dict:
+def _outcome_cells(v: StoredVerdict) -> Row:
     dimensions = dict(v.dimensions)
     return {"overall": v.overall, **{d: dimensions.get(d) for d in DIMENSIONS}, "dimensions": _json(dimensions)}
 
 
-def _ballot_row(v: StoredVerdict, person: str) -> dict:
+def _ballot_row(v: StoredVerdict, person: str) -> Row:
     return {"match_id": v.match_id, "judge": v.judge, "run": v.run, "person": person, **_outcome_cells(v),
             "rationale": v.rationale, "simulated": v.simulated, "created_at": v.created_at}
 
 
-def _of_people(kind: str, options: Mapping) -> bool:
+def _of_people(kind: str, options: Mapping[str, Any]) -> bool:
     """A judge whose runs are people: of kind human, or imported from an export of one (arena importer)."""
     return kind == HUMAN_JUDGE or (kind == IMPORTED and options.get("kind") == HUMAN_JUDGE)
 
@@ -420,7 +423,7 @@ def export_workspace(ws: Workspace, out: Path, *, public: bool = False,
 
 # --- the dataset card -------------------------------------------------------------------------------------------
 
-def dataset_card(name: str, tables: Mapping[str, list[dict]], public: bool) -> str:
+def dataset_card(name: str, tables: Mapping[str, list[Row]], public: bool) -> str:
     """README.md of an export: YAML front matter (a config per table, for datasets.load_dataset), then what the
     data is, counts, judges, what is simulated, how to load it, each table's schema, and a licence line."""
     configs = "".join(f"- config_name: {t}\n  data_files:\n  - split: train\n    path: {table_path(t)}\n"
@@ -432,7 +435,7 @@ def dataset_card(name: str, tables: Mapping[str, list[dict]], public: bool) -> s
                         _loading(), _schema_section(), _licence()]) + "\n"
 
 
-def _about(tables: Mapping[str, list[dict]], public: bool) -> str:
+def _about(tables: Mapping[str, list[Row]], public: bool) -> str:
     matches, done = tables["matches"], [m for m in tables["matches"] if m["status"] == "done"]
     formats = ", ".join(sorted({m["format"] for m in matches})) or "none"
     languages = ", ".join(sorted({m["language"] for m in tables["motions"]})) or "none"
@@ -449,12 +452,12 @@ def _about(tables: Mapping[str, list[dict]], public: bool) -> str:
     return text
 
 
-def _counts(tables: Mapping[str, list[dict]]) -> str:
+def _counts(tables: Mapping[str, list[Row]]) -> str:
     rows = "".join(f"| `{t}` | {len(tables[t]):,} | `{table_path(t)}` | {TABLES[t][0]} |\n" for t in TABLES)
     return "## Tables\n\n| table | rows | file | a row is |\n| --- | ---: | --- | --- |\n" + rows.rstrip("\n")
 
 
-def _judges_section(tables: Mapping[str, list[dict]]) -> str:
+def _judges_section(tables: Mapping[str, list[Row]]) -> str:
     verdicts = Counter(v["judge"] for v in tables["verdicts"] + tables["ballots"])
     lines = []
     for j in tables["judges"]:
@@ -466,7 +469,7 @@ def _judges_section(tables: Mapping[str, list[dict]]) -> str:
             + "\n".join(lines)) if lines else "## Judges\n\nNone."
 
 
-def _whose(kind: str, options: Mapping) -> str:
+def _whose(kind: str, options: Mapping[str, Any]) -> str:
     if kind == HUMAN_JUDGE:
         return f"people ({len(options.get('people', ()))}): their ballots are in `ballots`"
     if kind == IMPORTED:
@@ -475,7 +478,7 @@ def _whose(kind: str, options: Mapping) -> str:
     return "this arena's, run on the transcripts" if kind else "a judge no longer configured"
 
 
-def _simulated(tables: Mapping[str, list[dict]]) -> str:
+def _simulated(tables: Mapping[str, list[Row]]) -> str:
     matches = tables["matches"]
     runs = tables["verdicts"] + tables["ballots"]
     fake_matches, fake_runs = sum(m["simulated"] for m in matches), sum(v["simulated"] for v in runs)
@@ -514,7 +517,7 @@ def _licence() -> str:
 
 # --- reading an export back -------------------------------------------------------------------------------------
 
-def read_export(folder: Path, tables: Iterable[str] = tuple(TABLES)) -> tuple[dict, dict[str, list[dict]]]:
+def read_export(folder: Path, tables: Iterable[str] = tuple(TABLES)) -> tuple[dict[str, Any], dict[str, list[Row]]]:
     """The manifest and the rows of the named tables of an export folder; a UserError naming the folder and what
     is wrong when it is not an export (no manifest), is of a newer export version, or lacks a table's file, or a
     table read lacks a column or rows."""
@@ -528,7 +531,7 @@ def read_export(folder: Path, tables: Iterable[str] = tuple(TABLES)) -> tuple[di
     return manifest, {t: _read_table(folder, t, manifest) for t in tables}
 
 
-def _manifest(folder: Path) -> dict:
+def _manifest(folder: Path) -> dict[str, Any]:
     path = folder / MANIFEST
     if not path.is_file():
         raise UserError(f"{folder}: not an arena export: no {MANIFEST} (write one with 'arena export')")
@@ -543,10 +546,11 @@ def _manifest(folder: Path) -> dict:
     if version > EXPORT_VERSION:
         raise UserError(f"{path}: export_version {version} is newer than this arena reads ({EXPORT_VERSION}); "
                         "upgrade arena to import it")
-    return manifest
+    checked: dict[str, Any] = manifest  # a JSON object (its export_version read above)
+    return checked
 
 
-def _read_table(folder: Path, table: str, manifest: Mapping) -> list[dict]:
+def _read_table(folder: Path, table: str, manifest: Mapping[str, Any]) -> list[Row]:
     """A table's rows, its columns checked against TABLES and cast to their types."""
     path = folder / table_path(table)
     check_size(path, "table of an export", MAX_EXPORT_TABLE_BYTES)
@@ -569,4 +573,5 @@ def _read_table(folder: Path, table: str, manifest: Mapping) -> list[dict]:
     listed = entry.get("rows") if isinstance(entry, dict) else None
     if isinstance(listed, int) and listed != data.num_rows:
         raise UserError(f"{path}: {data.num_rows} rows, but {MANIFEST} says {listed}: the export is incomplete")
-    return data.to_pylist()
+    rows: list[Row] = data.to_pylist()  # pyarrow is untyped: a list of {column: value}
+    return rows

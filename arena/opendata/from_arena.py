@@ -13,13 +13,14 @@ import json
 import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Mapping
+from typing import Callable, Hashable
 
 from arena.base.errors import UserError
 from arena.base.limits import MAX_RUNS, MAX_STRENGTH
-from arena.opendata.exports import read_export, table_path
+from arena.opendata.exports import Row, read_export, table_path
 from arena.domain.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, AgentUsage, Entry, Forfeit, JudgeSpec, Match, Motion,
                            Reference, Speech, Verdict)
+from arena.base.params import Param
 from arena.opendata.importers import Imported, Importer, Skipped
 
 SOURCE = "an arena export"
@@ -28,7 +29,7 @@ READ = ("entries", "judges", "motions", "matches", "speeches", "verdicts", "ball
 
 
 class ArenaImporter(Importer):
-    OPTIONS: dict = {}  # judges and entries keep the export's names
+    OPTIONS: dict[str, Param] = {}  # judges and entries keep the export's names
 
     def read(self, folder: Path) -> Imported:
         folder = Path(folder)
@@ -73,7 +74,7 @@ class ArenaImporter(Importer):
                         tuple(skipped), created_at, simulated)
 
 
-def _speech(r: Mapping) -> Speech:
+def _speech(r: Row) -> Speech:
     return Speech(r["stage"], r["side"], r["text"],
                   tuple(Reference(x["title"], x["url"], x["text"], x["number"]) for x in r["references"]),
                   r["started_at"], r["finished_at"],
@@ -81,7 +82,7 @@ def _speech(r: Mapping) -> Speech:
                    for u in r["agents"]}, r["cut"])
 
 
-def _entry(r: Mapping, source: str) -> Entry:
+def _entry(r: Row, source: str) -> Entry:
     """An imported entry of the same name and model (its planted strength kept for a simulated one); params say
     where it came from and the debater kind it was, unless it was imported already."""
     params = r["params"] if r["debater"] == IMPORTED else {"source": source, "debater": r["debater"]}
@@ -89,7 +90,7 @@ def _entry(r: Mapping, source: str) -> Entry:
                  retired=r["retired"])
 
 
-def _judge(r: Mapping, source: str) -> JudgeSpec:
+def _judge(r: Row, source: str) -> JudgeSpec:
     """An imported judge of the same name, model and R; options say where it came from and the kind it was (a
     judge of people's people as its panelists), unless it was imported already."""
     if r["kind"] == IMPORTED:
@@ -110,7 +111,7 @@ _ALLOWED: dict[str, dict[str, set[str | None]]] = {
     **{t: {c: _OUTCOMES for c in ("overall", *DIMENSIONS)} for t in ("verdicts", "ballots")}}
 
 
-def _check(folder: Path, tables: dict[str, list[dict]]) -> None:
+def _check(folder: Path, tables: dict[str, list[Row]]) -> None:
     """Parse the JSON columns of the rows (in place) and check the values the rating reads; a UserError names the
     table, row and column of the first that is not what an export holds."""
     for table, rows in tables.items():
@@ -131,7 +132,7 @@ def _check(folder: Path, tables: dict[str, list[dict]]) -> None:
 
 
 
-def _check_references(folder: Path, tables: dict[str, list[dict]]) -> None:
+def _check_references(folder: Path, tables: dict[str, list[Row]]) -> None:
     """Check what the rows say of one another before anything is imported: names and ids once each, numbers in
     their ranges (0 <= run < R, R within the limits, strengths finite), every match between two entries of the
     export and no entry against itself, every speech, verdict and ballot of a match of the export (a verdict or
@@ -140,8 +141,8 @@ def _check_references(folder: Path, tables: dict[str, list[dict]]) -> None:
     def refuse(table: str, k: int, what: str) -> UserError:
         return UserError(f"{folder / table_path(table)}: row {k + 1}: {what}")
 
-    def once(table: str, key) -> None:
-        seen: dict = {}
+    def once(table: str, key: Callable[[Row], Hashable]) -> None:
+        seen: dict[Hashable, int] = {}
         for k, row in enumerate(tables[table]):
             found = key(row)
             if found in seen:
@@ -170,7 +171,7 @@ def _check_references(folder: Path, tables: dict[str, list[dict]]) -> None:
         if r["pro"] == r["con"]:
             raise refuse("matches", k, f"pro and con are both {r['pro']!r}: an entry does not debate itself")
     matches = {r["id"] for r in tables["matches"]}
-    given: dict[tuple, tuple[str, int]] = {}
+    given: dict[tuple[str, str, int], tuple[str, int]] = {}  # (match, judge, run) → where first given
     for table in ("speeches", "verdicts", "ballots"):
         for k, r in enumerate(tables[table]):
             if r["match_id"] not in matches:

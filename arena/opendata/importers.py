@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import stat
+from io import BufferedReader
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -84,10 +85,10 @@ class _source:
             raise SourceRefused(f"{st.st_size:,} bytes; a source file may hold at most {limit:,} bytes: not read")
         self.file = os.fdopen(handle, "rb")
 
-    def __enter__(self):
+    def __enter__(self) -> BufferedReader:
         return self.file
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.file.close()
 
 

@@ -6,7 +6,7 @@ import re
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from arena.base import limits
@@ -17,7 +17,12 @@ from arena.gateway.providers import unknown_provider
 from arena.domain.records import DEFAULT_FORMAT, HUMAN_JUDGE, IMPORTED, JURY, JURY_SIZE, Entry, JudgeSpec
 from arena.gateway.structured import STRUCTURED_MODES
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
 CONFIG_NAME = "arena.toml"
+_Table = dict[str, Any]  # a TOML table as tomllib reads it: its values are whatever the file holds
+_Fail = Callable[[str, str], UserError]  # (key, problem) → the error naming the key (and its line)
 
 
 @dataclass(frozen=True)
@@ -87,7 +92,7 @@ class Config:
     motions: MotionSettings
     entries: tuple[Entry, ...]
     judges: tuple[JudgeSpec, ...]
-    key_lines: dict  # "entries[0].model" -> line number, for messages about values
+    key_lines: dict[str, int]  # "entries[0].model" -> line number, for messages about values
     rating: RatingSettings = RatingSettings()
     formats: Mapping[str, Format] = field(default_factory=dict)  # declared in arena.toml ([[formats]]), by name
     site: SiteSettings = SiteSettings()
@@ -253,7 +258,7 @@ _REQUIRED = {"entries": ("name", "debater", "model"), "judges": ("name", "kind")
              "turns": ("stage", "side", "title", "words")}
 
 
-def _implied(judge: dict, i: int, fail) -> dict:
+def _implied(judge: _Table, i: int, fail: _Fail) -> _Table:
     """What a judge's kind implies. A judge of people: R is the number of people, each named once, and no model
     is needed (an offline/ model marks the ballots simulated). An imported judge needs no model either, and its R
     is only the most runs it gave a match (each match has the runs its source gave). A jury has neither: its
@@ -292,22 +297,27 @@ def _implied(judge: dict, i: int, fail) -> dict:
     return {"runs": len(people), "model": judge.get("model", HUMAN_JUDGE)}
 
 
-def tables() -> dict[str, tuple[_Spec, dict, tuple[str, ...]]]:
+def tables() -> dict[str, tuple[_Spec, _Table, tuple[str, ...]]]:
     """Per arena.toml table (each section, then entries and judges): its keys' checks, the defaults the code
     gives them, and its required keys; what the docs print of each table and their tests check."""
     settings = {"arena": ArenaSettings, "llm": LLMSettings, "search": SearchSettings, "motions": MotionSettings,
                 "rating": RatingSettings, "site": SiteSettings, "people": PeopleSettings}
-    found: dict[str, tuple[_Spec, dict, tuple[str, ...]]] = {
+    found: dict[str, tuple[_Spec, _Table, tuple[str, ...]]] = {
         name: (spec, _defaults(settings[name]), ()) for name, spec in _SECTIONS.items()}
     found["entries"] = (_ENTRY, _defaults(Entry), _REQUIRED["entries"])
     found["judges"] = (_JUDGE, _defaults(JudgeSpec), _REQUIRED["judges"])
     return found
 
 
-def _defaults(cls) -> dict:
+def _defaults(cls: type[DataclassInstance]) -> _Table:
     """A dataclass's fields that have defaults, with them."""
-    return {f.name: f.default if f.default is not MISSING else cast(Callable[[], Any], f.default_factory)()
-            for f in fields(cls) if f.default is not MISSING or f.default_factory is not MISSING}
+    found: _Table = {}
+    for f in fields(cls):
+        if f.default is not MISSING:
+            found[f.name] = f.default
+        elif f.default_factory is not MISSING:
+            found[f.name] = f.default_factory()
+    return found
 
 
 def _shown(value: Any) -> str:
@@ -384,7 +394,7 @@ def parse_config(text: str, path: Path) -> Config:
                   SiteSettings(**values["site"]), people)
 
 
-def _formats(items: Any, fail) -> dict[str, Format]:
+def _formats(items: Any, fail: _Fail) -> dict[str, Format]:
     """The formats arena.toml declares ([[formats]], each with its [[formats.turns]]), by name."""
     formats = {}
     for i, item in enumerate(_check_array(items, _FORMAT, "formats", fail)):
@@ -401,8 +411,8 @@ def _formats(items: Any, fail) -> dict[str, Format]:
             # Languages counted in characters (arena.domain.formats.CHARACTER_LANGUAGES): 8 per 3 words unless told.
             turns.append(Turn(**{"chars": round(values["words"] * 8 / 3), **values}))
         try:
-            formats[item["name"]] = Format(item["name"], item.get("title", item["name"]), item.get("description", ""),
-                                           tuple(turns))
+            name: str = item["name"]  # _FORMAT checked it is a string
+            formats[name] = Format(name, item.get("title", name), item.get("description", ""), tuple(turns))
         except ValueError as exc:
             raise fail(f"{where}.turns", str(exc)) from None
     return formats
@@ -413,7 +423,7 @@ def check_entry_value(key: str, value: Any, label: str) -> None:
     _check_table({key: value}, {key: _ENTRY[key]}, key, lambda _key, problem: UserError(f"{label}: {problem}"))
 
 
-def check_judge(table: dict, judge_runs: int, labels: Mapping[str, str]) -> JudgeSpec:
+def check_judge(table: _Table, judge_runs: int, labels: Mapping[str, str]) -> JudgeSpec:
     """Check one [[judges]] table as arena.toml's are and return its judge; the UserError names the value by
     labels (its key, e.g. 'runs' or 'options.people', or its first part, → e.g. '--runs'; '' → the table)."""
     def fail(key: str, problem: str) -> UserError:
@@ -424,7 +434,7 @@ def check_judge(table: dict, judge_runs: int, labels: Mapping[str, str]) -> Judg
     return JudgeSpec(**{"runs": judge_runs, **values, **_implied(values, 0, fail)})
 
 
-def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
+def _check_table(table: Any, spec: _Spec, prefix: str, fail: _Fail) -> _Table:
     if not isinstance(table, dict):
         raise fail(prefix, "must be a table")
     out = {}
@@ -445,7 +455,7 @@ def _check_table(table: Any, spec: _Spec, prefix: str, fail) -> dict:
     return out
 
 
-def _check_array(items: Any, spec: _Spec, name: str, fail) -> list[dict]:
+def _check_array(items: Any, spec: _Spec, name: str, fail: _Fail) -> list[_Table]:
     if not isinstance(items, list):
         raise fail(name, f"must be an array of tables ([[{name}]])")
     seen: dict[str, int] = {}
@@ -463,7 +473,7 @@ def _check_array(items: Any, spec: _Spec, name: str, fail) -> list[dict]:
     return out
 
 
-def _check_values(data: dict, fail) -> None:
+def _check_values(data: _Table, fail: _Fail) -> None:
     """Every number of the file finite, and no value nested past arena.base.limits.MAX_DEPTH, wherever it stands (a
     kind's params and options too): so that no check has to think of NaN, which fails every comparison, or of
     infinity, which passes every lower bound."""
@@ -481,11 +491,11 @@ def _check_values(data: dict, fail) -> None:
             stack.extend((f"{key}[{i}]", v, level + 1) for i, v in reversed(list(enumerate(value))))
 
 
-def _as_tuple(types) -> tuple:
+def _as_tuple(types: type | tuple[type, ...]) -> tuple[type, ...]:
     return types if isinstance(types, tuple) else (types,)
 
 
-def _type_name(types) -> str:
+def _type_name(types: type | tuple[type, ...]) -> str:
     names = {str: "a string", int: "a whole number", float: "a number", bool: "true or false",
              list: "an array", dict: "a table"}
     return " or ".join(dict.fromkeys(names[t] for t in _as_tuple(types)))

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from arena.workspace.config import CONFIG_NAME, Config, parse_config
 from arena.base.errors import UserError, plural
 from arena.base.files import create_new
 from arena.domain.formats import Format, get_format
-from arena.domain.records import Entry, Motion
+from arena.domain.records import Entry, JudgeSpec, Motion
 from arena.base.registry import Registry
 from arena.store import DB_NAME, Store
 
@@ -124,7 +124,8 @@ def build_kinds(config: Config, debaters: Registry, judges: Registry) -> tuple[d
     for registry in (debaters, judges):
         registry.names()  # a plug-in that takes a built-in's name is refused at once, not when first named
 
-    def build(registry: Registry, specs, table: str, kind_key: str, options_key: str) -> dict[str, Any]:
+    def build(registry: Registry, specs: Sequence[Entry | JudgeSpec], table: str, kind_key: str,
+              options_key: str) -> dict[str, Any]:
         built: dict[str, Any]
         classes: dict[str, Any]
         built, classes = {}, {}  # each kind looked up once: a lookup reads every installed package's entry points

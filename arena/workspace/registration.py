@@ -11,7 +11,7 @@ import tomllib
 from dataclasses import replace
 from datetime import date, time
 from pathlib import Path
-from typing import Any, Callable, Collection, Mapping, Sequence, cast
+from typing import Any, Callable, Collection, Mapping, Sequence
 
 from arena.workspace.config import Config, check_entry_value, check_judge, is_http_url, parse_config
 from arena.base.errors import ArenaError, UserError, plural
@@ -183,7 +183,7 @@ def _remove_table(config: Config, table: str, meant: Callable[[Config], bool]) -
     subtables = {n - 1 for k, n in config.key_lines.items() if k.startswith(f"{table}.")}
     start, last = header - 1, _last_key_line(lines, header - 1, config.path)
     while (following := _next_header(lines, last + 1)) in subtables:
-        last = _last_key_line(lines, cast(int, following), config.path)  # a subtable's line
+        last = _last_key_line(lines, following, config.path)  # a subtable's line (in subtables: not None)
     if start > 0 and not lines[start - 1].strip():
         start -= 1
     del lines[start:last + 1]
