@@ -1,5 +1,5 @@
-"""The type checker: mypy passes on the packages with pyproject.toml's configuration ([tool.mypy]: a loose baseline
-everywhere, strict on the modules of its strict list), and it catches a misuse of the strict modules' types.
+"""The type checker: mypy passes on the packages with pyproject.toml's configuration ([tool.mypy]: strict on every
+package), and it catches a misuse of the packages' types.
 
 mypy runs as `.venv/bin/python -m mypy` would, from the repository's root with its config, and keeps its cache in
 the repository's .mypy_cache (mypy's own default): on a fresh checkout a run is as cold as with a private cache,
@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,18 @@ def test_mypy_reports_a_misuse_of_the_strict_modules_types(tmp_path):
     flagged = {int(line) for line in re.findall(rf"\b{re.escape(probe.name)}:(\d+): error:", done.stdout)}
     expected = {k for k, text in enumerate(PROBE.splitlines(), 1) if "# error:" in text}
     assert flagged == expected, f"errors on lines {sorted(flagged)}, expected {sorted(expected)}:\n{done.stdout}"
+
+
+def test_the_config_is_strict_for_every_package_and_no_module_is_let_off():
+    """Strict is the rule, not a list: [tool.mypy] says strict = true over the five packages, and no override turns
+    one of strict's checks off for some module (the overrides only quiet third-party libraries without types)."""
+    config = tomllib.loads(CONFIG.read_text(encoding="utf-8"))["tool"]["mypy"]
+    assert config["strict"] is True
+    assert sorted(config["files"]) == ["arena", "debaters", "judges", "leaderboard", "motions"]
+    loosening = {"strict", "check_untyped_defs", "disallow_untyped_defs", "disallow_incomplete_defs",
+                 "disallow_any_generics", "disallow_untyped_calls", "warn_return_any", "no_implicit_reexport",
+                 "disallow_subclassing_any", "disallow_untyped_decorators", "strict_equality", "ignore_errors"}
+    for override in config.get("overrides", []):
+        assert not loosening & set(override), override
+        assert all(not name.startswith(("arena", "debaters", "judges", "leaderboard", "motions"))
+                   for name in override["module"]), override
