@@ -27,6 +27,7 @@ def match_list(ws: Workspace) -> list[shapes.MatchRow]:
 
 
 def match_get(ws: Workspace, match_id: str) -> Match:
+    """The stored match with that id, speeches and verdicts too; a UserError when there is none."""
     match = ws.store.match(match_id)
     if match is None:
         raise UserError(f"no match {match_id!r} (see 'arena match list')")
