@@ -13,8 +13,7 @@ import types
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
-from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, TypeVar, Union, Unpack, cast,
-                    get_args,
+from typing import (Any, Callable, Iterable, Literal, Mapping, NotRequired, Sequence, TypeVar, Union, Unpack, get_args,
                     get_origin, get_type_hints, is_typeddict)
 
 import pandas as pd
@@ -300,8 +299,9 @@ class Arena:
             except UserError as exc:
                 raise UserError(f"judge: {exc}") from None
         rows = commands.results_frame(ws, judge, features=features)
-        return frame(cast(list[dict[str, Any]], rows.to_dict("records")),  # the columns are results_frame's names
-                     [c for c in RESULT_COLUMNS if c.name in rows.columns])
+        # pandas types a record's keys as Hashable; results_frame's columns are names (str), as frame takes them.
+        records = [{str(name): value for name, value in row.items()} for row in rows.to_dict("records")]
+        return frame(records, [c for c in RESULT_COLUMNS if c.name in rows.columns])
 
     def stats_agents(self) -> pd.DataFrame:
         """`arena stats agents`: a row per debater kind, stage and role."""
@@ -437,14 +437,15 @@ def beside_loop(work: Callable[[], T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return work()
-    outcome: dict[str, Any] = {}
+    values: list[T] = []  # what work returned, or
+    errors: list[BaseException] = []  # what it raised
     finished = threading.Event()
 
     def target() -> None:
         try:
-            outcome["value"] = work()
+            values.append(work())
         except BaseException as exc:  # handed to the caller's thread, which raises it
-            outcome["error"] = exc
+            errors.append(exc)
         finally:
             finished.set()
 
@@ -455,9 +456,10 @@ def beside_loop(work: Callable[[], T]) -> T:
             # An Event, not join: Python 3.11's join, interrupted, can take a live thread for ended.
             finished.wait()
         except KeyboardInterrupt:  # raised in the thread at its next Python step (a run's loop wakes every second)
-            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(cast(int, thread.ident)),
-                                                       ctypes.py_object(KeyboardInterrupt))
+            if thread.ident is not None:  # it is: the thread has started
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread.ident),
+                                                           ctypes.py_object(KeyboardInterrupt))
     thread.join()
-    if "error" in outcome:
-        raise outcome["error"]
-    return cast(T, outcome["value"])
+    if errors:
+        raise errors[0]
+    return values[0]

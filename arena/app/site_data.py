@@ -7,27 +7,35 @@ import functools
 import hashlib
 from collections import defaultdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Collection, cast
+from types import ModuleType
+from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Sequence
 
 import arena
 import leaderboard
+from arena.app.shapes.figures import BiasRow, StatsJudges
 from arena.base.clock import now
 from arena.workspace.config import SiteSettings
 from arena.domain.formats import shown
-from arena.domain.records import CATEGORIES, score
+from arena.domain.records import CATEGORIES, Match, Verdict, score
 from arena.analysis.tally import match_features, results_rows
 from arena.workspace.folder import Workspace
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from leaderboard.site.render import SiteData
+
+# A results row (leaderboard.results.COLUMNS) as arena.analysis.tally builds it: a plain dict, with each side's style
+# counts added here (_counted); a fit (leaderboard.ratings.rate, leaderboard.history) is one too.
+Row = dict[str, Any]
 
 # What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
 # the style judges are best known to reward.
 CONTROL = ("length",)
 
 
-def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list[dict] | None = None,
-              features: dict | None = None, settings: SiteSettings | None = None, seed: int = 0,
+def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bias: Sequence[BiasRow] | None = None,
+              features: Mapping[str, Mapping[str, Mapping[str, int]]] | None = None, settings: SiteSettings | None = None, seed: int = 0,
               awaiting: frozenset[str] = frozenset(), unplayed: frozenset[str] = frozenset()) -> SiteData:
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
     every other judge with rated matches (its own page), and the records behind them; consistency is the
@@ -60,7 +68,9 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
     control = ws.config.rating.control or CONTROL
     boards, overall = _boards(rows, settings, seed=seed, side=side)
     controlled = _boards(rows, settings, seed=seed, side=side, control=control)[0] if len(overall) else {}
-    judge_boards, judge_controlled = {}, {}  # a page only for a judge with rated matches, in configured order
+    # A page only for a judge with rated matches, in configured order: judge → view → ratings, raw and controlled.
+    judge_boards: dict[str, dict[str, Row]] = {}
+    judge_controlled: dict[str, dict[str, Row]] = {}
     for spec in ws.config.judges:
         if spec.name == judge:
             if len(overall):
@@ -89,9 +99,10 @@ def site_data(ws: Workspace, judge: str | None, consistency: dict, *, bias: list
                  "judged": j.name in judged}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
-        judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
+        # The site takes the statistics as plain dicts (leaderboard.site.render.SiteData): copies of the rows.
+        judge_boards=judge_boards, consistency=dict(consistency), history=_history(ws, judge, rows, seed=seed),
         control=tuple(control), controlled=controlled, judge_controlled=judge_controlled,
-        controlled_first=bool(ws.config.rating.control), bias=list(bias or []),
+        controlled_first=bool(ws.config.rating.control), bias=[dict(row) for row in bias or []],
         awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=withdrawn_pages(ws, withheld),
         stage_titles={name: {stage: formats[name].title_of(stage, language) for stage in formats[name].stages}
                       for name in {m.format for m in matches}},
@@ -119,14 +130,21 @@ def _code_digest() -> str:
     site."""
     digest = hashlib.blake2b(digest_size=16)
     for package in (arena, leaderboard):
-        root = Path(cast(str, package.__file__)).parent
+        root = _folder(package)
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
 
 
-def _shown(rows: list[dict], withheld: frozenset[str]) -> list[dict]:
+def _folder(package: ModuleType) -> Path:
+    """The folder of a package imported from files (a namespace package, with no __file__, has none)."""
+    if package.__file__ is None:
+        raise RuntimeError(f"{package.__name__} has no folder to digest")
+    return Path(package.__file__).parent
+
+
+def _shown(rows: list[Row], withheld: frozenset[str]) -> list[Row]:
     """The results rows of matches the site shows."""
     return [r for r in rows if r["match_id"] not in withheld]
 
@@ -143,7 +161,7 @@ def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]
                         | {page_name("motions", m.motion_id) for m in hidden if m.motion_id not in motions}))
 
 
-def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -> list[dict]:
+def _history(ws: Workspace, judge: str | None, rows: list[Row], *, seed: int) -> list[Row]:
     """The overall fit of the judge's results rows after every N matches in the order they finished
     (leaderboard.history, at most 25 snapshots), with sandwich intervals: a bootstrap per snapshot would
     multiply the time publishing takes. Each snapshot's meta names the judge and whether it is simulated."""
@@ -154,13 +172,13 @@ def _history(ws: Workspace, judge: str | None, rows: list[dict], *, seed: int) -
     overall = main_rows(pd.DataFrame(rows, columns=list(COLUMNS)))
     snapshots = history(in_order(overall, ws.store.finish_order()), ci="sandwich", seed=seed,
                         side=ws.config.rating.side)
-    simulated = bool(judge) and ws.store.judge_simulated(cast(str, judge))
+    simulated = ws.store.judge_simulated(judge) if judge else False
     for snapshot in snapshots:
         snapshot["meta"] |= {"judge": judge, "simulated": simulated}
     return snapshots
 
 
-def _counted(rows: list[dict], features: dict) -> list[dict]:
+def _counted(rows: list[Row], features: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[Row]:
     """Results rows with each side's style counts over its match's speeches (words_a, words_b, ...: the columns of
     leaderboard.results.FEATURE_COLUMNS), 0 for a match without speeches, as `arena rate --format csv` gives them."""
     from leaderboard.results import FEATURE_COLUMNS
@@ -173,7 +191,8 @@ def _counted(rows: list[dict], features: dict) -> list[dict]:
     return rows
 
 
-def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str, control: tuple[str, ...] = ()):
+def _boards(rows: list[Row], settings: SiteSettings, *, seed: int, side: str,
+            control: tuple[str, ...] = ()) -> tuple[dict[str, Row], pd.DataFrame]:
     """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side):
     the overall fit with settings.intervals, the category and dimension tabs with settings.view_intervals; with
     control, every fit controlled for those style features (leaderboard.ratings.rate), with
@@ -194,15 +213,17 @@ def _boards(rows: list[dict], settings: SiteSettings, *, seed: int, side: str, c
             for view, part in views.items()}, overall
 
 
-def _scores(verdicts) -> dict[str, tuple[float, float]]:
+def _scores(verdicts: Iterable[Verdict]) -> dict[str, tuple[float, float]]:
     """Each judge's (PRO, CON) points on a match (arena.domain.records.score)."""
-    by_judge: dict[str, list] = defaultdict(list)
+    by_judge: dict[str, list[Verdict]] = defaultdict(list)
     for v in verdicts:
         by_judge[v.judge].append(v)
     return {judge: score(runs) for judge, runs in by_judge.items()}
 
 
-def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
+def _entries(ws: Workspace, matches: Iterable[Match], withheld: frozenset[str]) -> list[dict[str, object]]:
+    """The entries of arena.toml as the site lists them: what each played of the matches shown, forfeited, spent
+    and spent per role."""
     costs = ws.store.entry_costs(skip=withheld)
     roles = ws.store.role_usage(skip=withheld)
     simulated = ws.store.simulated_entries()  # any of its speeches or searches came from the simulator
@@ -215,7 +236,7 @@ def _entries(ws: Workspace, matches, withheld: frozenset[str]) -> list[dict]:
         played[m.con] += 1
         if m.forfeit is not None:
             forfeits[m.pro if m.forfeit.side == "pro" else m.con] += 1
-    out = []
+    out: list[dict[str, object]] = []
     for e in ws.config.entries:
         cost, unknown = costs.get(e.name, (0.0, False))
         out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.name in simulated,

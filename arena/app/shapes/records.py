@@ -5,13 +5,13 @@ command that does something reports, arena.app.shapes.reports'.
 A TypedDict is the plain dict it describes, so what is printed is what is built, key for key and in order."""
 from __future__ import annotations
 
-from typing import Any, Literal, Mapping, NotRequired, TypedDict, cast
+from typing import Any, Literal, Mapping, NotRequired, TypedDict, get_args
 
+from arena.domain import records
 from arena.domain.formats import Format, shown
 from arena.domain.records import (Entry, HumanTurn, Match, MatchProgress, MatchState, MatchStatus, Motion, Outcome, Side,
-                           Verdict, score)
+                                  Verdict, score)
 from arena.gateway.redact import public_url
-
 
 
 class KindParam(TypedDict):
@@ -255,6 +255,12 @@ class Schedule(TypedDict):
     matches: list[PlannedMatch]
 
 
+def kind_param(row: Mapping[str, Any]) -> KindParam:
+    """`arena kinds`: a row of arena.base.params.describe (a plain dict) as a KindParam, key for key."""
+    return {"name": row["name"], "default": row["default"], "type": row["type"], "accepts": row["accepts"],
+            "help": row["help"]}
+
+
 def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> EntryRow:
     """`arena entry list`: name, debater, model, family (arena.domain.families, or arena.toml's), matches (completed),
     forfeits (of them), simulated (any of its speeches or searches came from the simulator,
@@ -298,6 +304,17 @@ def match_row(m: MatchState) -> MatchRow:
             "forfeit": m.forfeit.side if m.forfeit else None, "format": m.format}
 
 
+def agent_message(m: records.AgentMessage) -> AgentMessage:
+    """`arena match messages`: what one agent was sent and answered, its fields in the record's order."""
+    return {"stage": m.stage, "side": m.side, "role": m.role, "prompt": m.prompt, "response": m.response,
+            "created_at": m.created_at}
+
+
+# Match.status is a str (arena.domain.records) that the store only ever sets to one of MatchStatus: each status by
+# its name, so that a status outside MatchStatus fails loudly (KeyError) rather than printing.
+_STATUS: dict[str, MatchStatus] = {status: status for status in get_args(MatchStatus)}
+
+
 def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Format] | None = None,
                turn: HumanTurn | None = None, progress: MatchProgress | None = None) -> MatchJson:
     """`arena match show --format json`; the score is the given judge's (default: the first that judged). Speeches
@@ -307,8 +324,7 @@ def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Fo
     pro, con = score([v for v in match.verdicts if v.judge == judge])
     fmt = shown(match.format, declared)
     out: MatchJson = {
-        # Match.status is a str that the store only ever sets to one of MatchStatus.
-        "id": match.id, "status": cast(MatchStatus, match.status), "error": match.error, "simulated": match.simulated,
+        "id": match.id, "status": _STATUS[match.status], "error": match.error, "simulated": match.simulated,
         "format": match.format,
         "forfeit": match.forfeit.side if match.forfeit else None,
         "forfeit_reason": match.forfeit.reason if match.forfeit else None,
