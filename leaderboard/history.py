@@ -11,7 +11,8 @@ from typing import Any, Callable, Mapping, overload
 
 import pandas as pd
 
-from leaderboard.ratings import Fit, rate
+from leaderboard.ratings import rate
+from leaderboard.tables import Snapshot
 
 # The default spacing keeps a history at most this long however many matches there are: each snapshot is a fit,
 # and `arena publish` draws one.
@@ -33,13 +34,6 @@ def in_order(results: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     """The rows of results with their matches in `order` (match ids; rows of one match keep their order)."""
     position = {match_id: k for k, match_id in enumerate(order)}
     return results.iloc[results["match_id"].map(position).argsort(kind="stable")]
-
-
-class Snapshot(Fit):
-    """The fit of the first `matches` matches, the last of them last_match."""
-
-    matches: int
-    last_match: str
 
 
 @overload

@@ -2,12 +2,12 @@
 
 Input is a DataFrame with columns match_id, entry_a, entry_b (the Pro side), score_a, score_b;
 output is JSON-ready Python (dicts, lists, floats, ints, bools, None), typed by the shapes below
-(docs/reference/json.md's `arena rate`, which adds what the arena knows beside the fit).
+(leaderboard.tables: docs/reference/json.md's `arena rate`, which adds what the arena knows beside the fit).
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal, NotRequired, Sequence, TypedDict, TypeVar, cast
+from typing import Any, Literal, Sequence, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -17,79 +17,12 @@ from leaderboard import bt, control, elo
 from leaderboard.bootstrap import bootstrap_ratings, match_kinds
 from leaderboard.bt import FloatArray, IndexArray
 from leaderboard.results import FEATURE_COLUMNS
+from leaderboard.tables import Coefficient, Fit, FitMeta, Rating, SideFit, WinMatrices, FitSettings
 
 PROVISIONAL_MATCHES = 15
 CI_METHODS: tuple[Literal["bootstrap", "sandwich"], ...] = ("bootstrap", "sandwich")
 SIDE_MODELS: tuple[Literal["fit", "ignore"], ...] = ("fit", "ignore")
 WEIGHTINGS: tuple[Literal["paper", "none"], ...] = ("paper", "none")
-
-
-class Rating(TypedDict):
-    """An entry's rating (Elo) with its 95% interval, Rank (UB) and record."""
-
-    entry: str
-    rating: float
-    ci_low: float
-    ci_high: float
-    matches: int
-    wins: int
-    ties: int
-    losses: int
-    rank_ub: int
-    provisional: bool
-
-
-class SideFit(TypedDict):
-    """The Pro advantage (Elo) and its 95% interval."""
-
-    pro_advantage: float
-    ci_low: float
-    ci_high: float
-
-
-class Coefficient(TypedDict):
-    """A style feature's coefficient, in Elo per unit of (pro - con) / (pro + con), and its 95% interval."""
-
-    coef: float
-    ci_low: float
-    ci_high: float
-
-
-class _Settings(TypedDict):
-    """What a fit was asked: of how many matches, with which intervals, weighting, seed, side model and controls."""
-
-    matches: int
-    ci: Literal["bootstrap", "sandwich"]
-    bootstrap: int
-    weighting: Literal["paper", "none"]
-    seed: int
-    side: Literal["fit", "ignore"]
-    control: NotRequired[list[str]]
-
-
-class FitMeta(_Settings):
-    """How a fit was made (its settings), and whether the weak prior was used (some MLE did not exist)."""
-
-    prior: bool
-
-
-class Fit(TypedDict):
-    """rate's table (side None: ignored or no matches; control: only when controlled)."""
-
-    ratings: list[Rating]
-    side: SideFit | None
-    control: NotRequired[dict[str, Coefficient] | None]
-    meta: FitMeta
-
-
-class WinMatrices(TypedDict):
-    """win_matrices': entries in name order, and per (row, column) the predicted P(row beats column), the observed
-    mean score share (None: they never met) and the match count."""
-
-    entries: list[str]
-    predicted: list[list[float]]
-    observed_share: list[list[float | None]]
-    counts: list[list[int]]
 
 
 _Choice = TypeVar("_Choice", bound=str)
@@ -131,7 +64,7 @@ def rate(results: pd.DataFrame, *, ci: str = "bootstrap", bootstrap: int = 1000,
         if name not in entries:
             raise ValueError(f"anchor entry {name!r} has no matches in the results; known entries: {entries}")
         pinned = (entries.index(name), float(rating))
-    settings: _Settings = {"matches": len(results), "ci": method,
+    settings: FitSettings = {"matches": len(results), "ci": method,
                            "bootstrap": int(bootstrap) if method == "bootstrap" else 0,
                            "weighting": _one_of("weighting", weighting, WEIGHTINGS), "seed": int(seed),
                            "side": side_model}

@@ -1,57 +1,39 @@
 """The JSON shapes of ratings and statistics (docs/reference/json.md): `arena rate`, `arena stats ...` and `arena
-judge-bench`. The rating code and arena.analysis.stats build them as plain dicts; the facade (arena.app.commands) gives them
-these types, and tests/test_reference.py checks what it returns against them."""
+judge-bench`. Each shape is declared where its value is built (leaderboard.ratings and leaderboard.history, the
+rating fit; arena.analysis.stats, paper and bias, the statistics; judges.bench, judge-bench's scores) and re-exported
+here; declared here are only what the app composes from them (what the arena knows beside a fit, the paper's own
+figures beside ours, a judge-bench report). tests/test_reference.py checks what the facade returns against them."""
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeAgreement, JudgeFigures,
+                                  JudgePair, KindMeans, MotionShare, PairMeans, PeopleAgreement, PeoplePair,
+                                  PeopleScope, PersonVsJudge, SameFamily, ScopeConsistency, SideShare, SideStats,
+                                  StatsJudges)
+from judges.bench import BenchScore, DimensionOutcome, DimensionScore
+from leaderboard.tables import Coefficient, FitMeta, Rating, SideFit
+
+__all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
+           "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
+           "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints", "PaperConsistency", "PaperFigures",
+           "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge", "RatingRow", "Ratings", "RatingsFit",
+           "RatingsMeta", "SameFamily", "ScopeConsistency", "SideFit", "SideShare", "Snapshot", "StatsJudges",
+           "StatsPaper", "StatsSides"]
 
 # --- `arena rate` ------------------------------------------------------------------------------------------
 
 
-class RatingRow(TypedDict):
+class RatingRow(Rating):
     """An entry's rating (Elo) with its 95% interval, Rank (UB) and record; forfeits among its matches."""
 
-    entry: str
-    rating: float
-    ci_low: float
-    ci_high: float
-    matches: int
     forfeits: int
-    wins: int
-    ties: int
-    losses: int
-    rank_ub: int
-    provisional: bool
     simulated: bool
 
 
-class SideFit(TypedDict):
-    """The Pro advantage (Elo) and its 95% interval."""
-
-    pro_advantage: float
-    ci_low: float
-    ci_high: float
-
-
-class Coefficient(TypedDict):
-    """A style feature's coefficient, in Elo per unit of (pro - con) / (pro + con), and its 95% interval."""
-
-    coef: float
-    ci_low: float
-    ci_high: float
-
-
-class RatingsMeta(TypedDict):
+class RatingsMeta(FitMeta):
     """How a fit was made, and of what: a judge's verdicts (judge, simulated) or a results file (results)."""
 
-    matches: int
-    ci: Literal["bootstrap", "sandwich"]
-    bootstrap: int
-    weighting: Literal["paper", "none"]
-    seed: int
-    side: Literal["fit", "ignore"]
-    control: NotRequired[list[str]]
-    prior: bool
     judge: NotRequired[str]
     simulated: NotRequired[bool]
     results: NotRequired[str]
@@ -87,145 +69,13 @@ class Snapshot(TypedDict):
     meta: RatingsMeta
 
 
-# --- `arena stats agents`, `judges`, `bias`, `sides` ---------------------------------------------------------
+# --- `arena stats sides` -----------------------------------------------------------------------------------
 
 
-class AgentStats(TypedDict):
-    """`arena stats agents`: a debater kind's role at a stage (None: no calls, or a price unknown)."""
-
-    debater: str
-    stage: str
-    role: str
-    speeches: int
-    calls_per_speech: float
-    completion_tokens_per_call: float | None
-    prompt_tokens_per_call: float | None
-    cost_per_speech: float | None
-
-
-class JudgeFigures(TypedDict):
-    """A judge's row of `arena stats judges` (None where undefined)."""
-
-    judge: str
-    matches: int
-    runs: int
-    failed_runs: int
-    pro_wins: int
-    con_wins: int
-    ties: int
-    pro_win_rate: float | None
-    side_bias_p: float | None
-    calls_per_match: float | None
-    cost_per_match: float | None
-    identical_runs: float | None
-    self_contradictions: int
-
-
-class JudgePair(TypedDict):
-    """Two judges' agreement on the matches both decided."""
-
-    a: str
-    b: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class PeoplePair(TypedDict):
-    """Two people of a judge of people: their agreement on the matches both cast a ballot on."""
-
-    judge: str
-    a: str
-    b: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class PersonVsJudge(TypedDict):
-    """A person of a judge of people against another judge."""
-
-    judge: str
-    person: str
-    vs: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class StatsJudges(TypedDict):
-    """`arena stats judges`."""
-
-    judges: list[JudgeFigures]
-    pairs: list[JudgePair]
-    people: list[PeoplePair]
-    people_vs_judges: list[PersonVsJudge]
-
-
-class SameFamily(TypedDict):
-    """A voter's decided votes where one debater is of its family, its share for that side, and other voters'."""
-
-    votes: int
-    own_share: float
-    others_share: float | None
-
-
-class BiasRow(TypedDict):
-    """`arena stats bias`: a judge's votes (panelist None) or one panelist's (None: no votes to count)."""
-
-    judge: str
-    panelist: str | None
-    votes: int
-    pro_share: float | None
-    pro_ci_low: float | None
-    pro_ci_high: float | None
-    longer_share: float | None
-    longer_ci_low: float | None
-    longer_ci_high: float | None
-    length_coef: float | None
-    length_ci_low: float | None
-    length_ci_high: float | None
-    same_family: SameFamily | None
-
-
-class EntrySides(TypedDict):
-    """An entry's completed matches on each side."""
-
-    entry: str
-    pro: int
-    con: int
-
-
-class SideShare(TypedDict):
-    """The Pro score share and side-bias test over all matches."""
-
-    matches: int
-    pro_share: float | None
-    pro_wins: int
-    con_wins: int
-    ties: int
-    p_value: float | None
-
-
-class MotionShare(TypedDict):
-    """The Pro score share and side-bias test over one motion's matches."""
-
-    motion: str
-    matches: int
-    pro_share: float | None
-    pro_wins: int
-    con_wins: int
-    ties: int
-    p_value: float | None
-
-
-class StatsSides(TypedDict):
+class StatsSides(SideStats):
     """`arena stats sides` (judge None: none configured, and no motions)."""
 
     judge: str | None
-    entries: list[EntrySides]
-    motions: list[MotionShare]
-    overall: SideShare
 
 
 # --- `arena stats paper` -----------------------------------------------------------------------------------
@@ -241,58 +91,16 @@ class PaperFigures(TypedDict):
     people_overall: NotRequired[float]
 
 
-class _Points(TypedDict):
-    """Mean points out of 3 over some matches, by judge column, and the people's overall."""
+class PairPoints(PairMeans):
+    """An entry's mean points against one opponent, beside the paper's (None: it has none)."""
 
-    matches: int
-    source: float | None
-    language: float | None
-    argument: float | None
-    overall: float | None
-    people_matches: int
-    people_overall: float | None
-
-
-class EntryPoints(_Points):
-    """An entry's mean points in a category ("all": every match)."""
-
-    entry: str
-    debater: str
-    category: str
-
-
-class _MeanPoints(_Points):
-    """Mean points against an opponent, beside the paper's (None: it has none)."""
-
-    opponent: str
     paper: PaperFigures | None
 
 
-class PairPoints(_MeanPoints):
-    """An entry's mean points against one opponent."""
+class KindPoints(KindMeans):
+    """A debater kind's mean points against another kind, beside the paper's (None: it has none)."""
 
-    entry: str
-
-
-class KindPoints(_MeanPoints):
-    """A debater kind's mean points against another kind."""
-
-    debater: str
-
-
-class ScopeConsistency(TypedDict):
-    """A judge's consistency with a judge of people over the matches of one scope."""
-
-    matches: int
-    consistency: float | None
-
-
-class PeopleScope(TypedDict):
-    """The consistency among a judge of people's people over the matches of one scope."""
-
-    matches: int
-    comparisons: int
-    consistency: float | None
+    paper: PaperFigures | None
 
 
 class PaperConsistency(TypedDict):
@@ -302,22 +110,15 @@ class PaperConsistency(TypedDict):
     all: float
 
 
-class JudgeConsistency(TypedDict):
-    """A judge against a judge of people (Table 6)."""
+class JudgeConsistency(JudgeAgreement):
+    """A judge against a judge of people (Table 6), beside the paper's."""
 
-    judge: str
-    people: str
-    excluding_human_debaters: ScopeConsistency
-    all: ScopeConsistency
     paper: PaperConsistency | None
 
 
-class PeopleConsistency(TypedDict):
-    """The people of a judge of people among themselves (Table 6)."""
+class PeopleConsistency(PeopleAgreement):
+    """The people of a judge of people among themselves (Table 6), beside the paper's."""
 
-    people: str
-    excluding_human_debaters: PeopleScope
-    all: PeopleScope
     paper: PaperConsistency | None
 
 
@@ -344,36 +145,6 @@ class StatsPaper(TypedDict):
 # --- `arena judge-bench` -----------------------------------------------------------------------------------
 
 
-class BenchScore(TypedDict):
-    """A judge against human labels over the debates it decided (judges.bench.metrics)."""
-
-    items: int
-    judged: int
-    failed: int
-    accuracy: float | None
-    kappa: float | None
-    confusion: dict[str, dict[str, int]]  # human label → the judge's outcome → debates
-
-
-class DimensionScore(TypedDict):
-    """A labelled dimension scored against the judge's (judge_dimension None: it judged none like it)."""
-
-    items: int
-    judged: int
-    failed: int
-    accuracy: float | None
-    kappa: float | None
-    confusion: dict[str, dict[str, int]]
-    judge_dimension: str | None
-
-
-class DimensionOutcome(TypedDict):
-    """A debate's label on a dimension and the judge's outcome (None: not judged)."""
-
-    label: str
-    outcome: str | None
-
-
 class BenchResult(TypedDict):
     """A labelled debate judged (outcome None: a run failed)."""
 
@@ -386,19 +157,13 @@ class BenchResult(TypedDict):
     dimensions: NotRequired[dict[str, DimensionOutcome]]
 
 
-class BenchReport(TypedDict):
+class BenchReport(BenchScore):
     """A judge's score against the human labels of a dataset, with the judge's runs per debate."""
 
     judge: str
     dataset: str
     runs: int
     simulated: bool
-    items: int
-    judged: int
-    failed: int
-    accuracy: float | None
-    kappa: float | None
-    confusion: dict[str, dict[str, int]]
 
 
 class JudgeBench(BenchReport):
