@@ -99,27 +99,39 @@ class JudgeFigures(TypedDict):
     self_contradictions: int
 
 
-class JudgePair(Agreement):
+class JudgePair(TypedDict):
     """Two judges' agreement on the matches both decided."""
 
     a: str
     b: str
+    matches: int
+    agreement: float | None
+    kappa: float | None
 
 
-class PeoplePair(Agreement):
+class PeoplePair(TypedDict):
     """Two people of a judge of people: their agreement on the matches both cast a ballot on."""
 
     judge: str
     a: str
     b: str
+    matches: int
+    agreement: float | None
+    kappa: float | None
 
 
-class PersonVsJudge(Agreement):
+class PersonVsJudge(TypedDict):
     """A person of a judge of people against another judge."""
 
     judge: str
     person: str
     vs: str
+    matches: int
+    agreement: float | None
+    kappa: float | None
+
+
+# The key order of each shape is the order of the columns the Python API's tables show (arena.app.notebook).
 
 
 class StatsJudges(TypedDict):
@@ -269,10 +281,16 @@ class SideShare(TypedDict):
     p_value: float | None
 
 
-class MotionShare(SideShare):
+class MotionShare(TypedDict):
     """The Pro score share and side-bias test over one motion's matches."""
 
     motion: str
+    matches: int
+    pro_share: float | None
+    pro_wins: int
+    con_wins: int
+    ties: int
+    p_value: float | None
 
 
 class SideStats(TypedDict):

@@ -8,11 +8,10 @@ from __future__ import annotations
 from typing import NotRequired, TypedDict
 
 from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeAgreement, JudgeFigures,
-                                  JudgePair, KindMeans, MotionShare, PairMeans, PeopleAgreement, PeoplePair,
-                                  PeopleScope, PersonVsJudge, SameFamily, ScopeConsistency, SideShare, SideStats,
-                                  StatsJudges)
+                                  JudgePair, MotionShare, PeopleAgreement, PeoplePair, PeopleScope, PersonVsJudge,
+                                  SameFamily, ScopeConsistency, SideShare, StatsJudges)
 from judges.bench import BenchScore, DimensionOutcome, DimensionScore
-from leaderboard.tables import Coefficient, FitMeta, Rating, SideFit
+from leaderboard.tables import Coefficient, FitMeta, SideFit
 
 __all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
            "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
@@ -24,10 +23,22 @@ __all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", 
 # --- `arena rate` ------------------------------------------------------------------------------------------
 
 
-class RatingRow(Rating):
-    """An entry's rating (Elo) with its 95% interval, Rank (UB) and record; forfeits among its matches."""
+class RatingRow(TypedDict):
+    """An entry's rating (Elo) with its 95% interval, Rank (UB) and record; forfeits among its matches.
+    leaderboard.tables.Rating with forfeits and simulated added, declared whole here because the key order is the
+    order of the Python API's columns (arena.app.notebook), forfeits beside matches."""
 
+    entry: str
+    rating: float
+    ci_low: float
+    ci_high: float
+    matches: int
     forfeits: int
+    wins: int
+    ties: int
+    losses: int
+    rank_ub: int
+    provisional: bool
     simulated: bool
 
 
@@ -72,10 +83,14 @@ class Snapshot(TypedDict):
 # --- `arena stats sides` -----------------------------------------------------------------------------------
 
 
-class StatsSides(SideStats):
-    """`arena stats sides` (judge None: none configured, and no motions)."""
+class StatsSides(TypedDict):
+    """`arena stats sides` (judge None: none configured, and no motions): arena.analysis.stats.SideStats, whose
+    judge the app names first."""
 
     judge: str | None
+    entries: list[EntrySides]
+    motions: list[MotionShare]
+    overall: SideShare
 
 
 # --- `arena stats paper` -----------------------------------------------------------------------------------
@@ -91,16 +106,31 @@ class PaperFigures(TypedDict):
     people_overall: NotRequired[float]
 
 
-class PairPoints(PairMeans):
-    """An entry's mean points against one opponent, beside the paper's (None: it has none)."""
+class _MeanPoints(TypedDict):
+    """Mean points out of 3 against an opponent (arena.analysis.paper's PairMeans, KindMeans), beside the paper's
+    (None: it has none). Declared whole here, as the key order is the Python API's column order."""
 
+    matches: int
+    source: float | None
+    language: float | None
+    argument: float | None
+    overall: float | None
+    people_matches: int
+    people_overall: float | None
+    opponent: str
     paper: PaperFigures | None
 
 
-class KindPoints(KindMeans):
-    """A debater kind's mean points against another kind, beside the paper's (None: it has none)."""
+class PairPoints(_MeanPoints):
+    """An entry's mean points against one opponent."""
 
-    paper: PaperFigures | None
+    entry: str
+
+
+class KindPoints(_MeanPoints):
+    """A debater kind's mean points against another kind."""
+
+    debater: str
 
 
 class PaperConsistency(TypedDict):
@@ -157,13 +187,20 @@ class BenchResult(TypedDict):
     dimensions: NotRequired[dict[str, DimensionOutcome]]
 
 
-class BenchReport(BenchScore):
-    """A judge's score against the human labels of a dataset, with the judge's runs per debate."""
+class BenchReport(TypedDict):
+    """A judge's score against the human labels of a dataset (judges.bench.BenchScore), with the judge's runs per
+    debate."""
 
     judge: str
     dataset: str
     runs: int
     simulated: bool
+    items: int
+    judged: int
+    failed: int
+    accuracy: float | None
+    kappa: float | None
+    confusion: dict[str, dict[str, int]]
 
 
 class JudgeBench(BenchReport):
