@@ -35,7 +35,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator, Literal, Mapping, Sequence, cast, overload
+from typing import Any, Iterator, Literal, Mapping, Sequence, TypedDict, cast, overload
 
 from arena.base.datafiles import load_json, load_yaml
 from arena.base.errors import UserError, read_user_text
@@ -95,7 +95,31 @@ def round_stages(sides: Sequence[str]) -> list[str]:
             for k, side in enumerate(sides)]
 
 
-def metrics(labels: Sequence[str], outcomes: Sequence[str | None]) -> dict:
+class BenchScore(TypedDict):
+    """A judge against human labels over the debates it decided (metrics)."""
+
+    items: int
+    judged: int
+    failed: int
+    accuracy: float | None
+    kappa: float | None
+    confusion: dict[str, dict[str, int]]  # human label → the judge's outcome → debates
+
+
+class DimensionScore(BenchScore):
+    """A labelled dimension scored against the judge's (judge_dimension None: it judged none like it)."""
+
+    judge_dimension: str | None
+
+
+class DimensionOutcome(TypedDict):
+    """A debate's label on a dimension and the judge's outcome (None: not judged)."""
+
+    label: str
+    outcome: str | None
+
+
+def metrics(labels: Sequence[str], outcomes: Sequence[str | None]) -> BenchScore:
     """The judge against the humans, over the items it decided (outcome None: it failed on the item).
 
     accuracy = (1/m) Σ [outcome = label] and Cohen's kappa over the m decided items; confusion[label][outcome]
@@ -118,7 +142,8 @@ def judge_dimension(name: str, judged: set[str]) -> str | None:
 
 
 def dimension_scores(items: Sequence[BenchItem],
-                     outcomes: Sequence[Mapping[str, str] | None]) -> tuple[dict, list[dict]]:
+                     outcomes: Sequence[Mapping[str, str] | None]) -> tuple[dict[str, DimensionScore],
+                                                                             list[dict[str, DimensionOutcome]]]:
     """Per labelled dimension, the judge against the humans; and per item, each dimension's label and outcome.
 
     outcomes[i] is the judge's outcome per dimension (its own names) on items[i], None when it failed on
@@ -129,7 +154,7 @@ def dimension_scores(items: Sequence[BenchItem],
     judged = {d for out in outcomes if out is not None for d in out}
     names = list(dict.fromkeys(d for item in items for d in item.dimensions or {}))
     chosen = {name: judge_dimension(name, judged) for name in names}
-    summary = {}
+    summary: dict[str, DimensionScore] = {}
     for name, ours in chosen.items():
         rows = [(cast(Mapping[str, str], item.dimensions)[name], out) for item, out in zip(items, outcomes)
                 if name in (item.dimensions or {})]
@@ -138,9 +163,10 @@ def dimension_scores(items: Sequence[BenchItem],
         if ours is None:
             scored["failed"] = sum(out is None for _, out in rows)
         summary[name] = {**scored, "judge_dimension": ours}
-    per_item = [{name: {"label": label, "outcome": None if out is None or chosen[name] is None
-                        else out.get(cast(str, chosen[name]))} for name, label in (item.dimensions or {}).items()}
-                for item, out in zip(items, outcomes)]
+    per_item: list[dict[str, DimensionOutcome]] = [
+        {name: {"label": label, "outcome": None if out is None or chosen[name] is None
+                else out.get(cast(str, chosen[name]))} for name, label in (item.dimensions or {}).items()}
+        for item, out in zip(items, outcomes)]
     return summary, per_item
 
 

@@ -21,23 +21,27 @@ import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
+from typing import cast
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy import sparse
 
 from leaderboard import bt, elo
-from leaderboard.bootstrap import _chord_fit, _multinomial, _poisson_tables
+from leaderboard.bootstrap import _chord_fit, _Evaluate, _multinomial, _poisson_tables
+from leaderboard.bt import BoolArray, FloatArray, IndexArray
 
 # Numbers held at once per batch of bootstrap replicates: replicates x distinct matches <= this.
 _BATCH_CELLS = 1 << 22
 _TOLERANCE = 1e-5  # replicates are fitted to within this many logits, as leaderboard.bootstrap's
 
 
-def contrast(pro, con):
+def contrast(pro: ArrayLike, con: ArrayLike) -> FloatArray:
     """x = (pro - con) / (pro + con): one side's share of a feature as a difference in [-1, 1]; 0 where both are 0."""
     pro = np.asarray(pro, dtype=float)
     total = pro + np.asarray(con, dtype=float)
-    return np.divide(2 * pro - total, total, out=np.zeros_like(total), where=total > 0)
+    # np.divide with out= is typed as returning Any by numpy's stubs; out is a float array.
+    return cast(FloatArray, np.divide(2 * pro - total, total, out=np.zeros_like(total), where=total > 0))
 
 
 @dataclass(frozen=True)
@@ -46,12 +50,12 @@ class Design:
     matches each stands for (count), features X (matches x K); n entries, the side fitted or not; `signs` the
     sparse matches x n matrix of e_a - e_b and `cells` the sparse matches x n^2 one-hot of the cell a n + b."""
 
-    a: np.ndarray
-    b: np.ndarray
-    y: np.ndarray
-    w: np.ndarray
-    count: np.ndarray
-    X: np.ndarray
+    a: IndexArray
+    b: IndexArray
+    y: FloatArray
+    w: FloatArray
+    count: FloatArray
+    X: FloatArray
     n: int
     side: bool
     signs: sparse.csr_matrix
@@ -60,9 +64,9 @@ class Design:
     @property
     def size(self) -> int:
         """Parameters: n strengths, the Pro advantage when fitted, a coefficient per feature."""
-        return self.n + self.side + self.X.shape[1]
+        return self.n + int(self.side) + int(self.X.shape[1])
 
-    def precision_of(self, ridge):
+    def precision_of(self, ridge: ArrayLike) -> FloatArray:
         """The prior's precision on every parameter: `ridge` on the strengths (one per problem), PRIOR_PRECISION on
         h, and on beta_k PRIOR_PRECISION times the variance of x_k over the matches (PRIOR_PRECISION where x_k
         never varies): (problems, size)."""
@@ -75,7 +79,8 @@ class Design:
         return np.concatenate([np.repeat(ridge[:, None], self.n, axis=1), np.tile(fixed, (len(ridge), 1))], axis=1)
 
 
-def design(a, b, y, w, X, n, *, side=False) -> Design:
+def design(a: ArrayLike, b: ArrayLike, y: ArrayLike, w: ArrayLike, X: ArrayLike, n: int, *,
+           side: bool = False) -> Design:
     """The Design of matches a[m] vs b[m] (outcome y, weight w, features X), identical matches pooled."""
     a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
     y, w = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
@@ -90,14 +95,15 @@ def design(a, b, y, w, X, n, *, side=False) -> Design:
     return Design(a, b, y, w, count, X, n, bool(side), signs, cells)
 
 
-def _pooled(a, b, y, w, X):
+def _pooled(a: IndexArray, b: IndexArray, y: FloatArray, w: FloatArray,
+            X: FloatArray) -> tuple[IndexArray, IndexArray, FloatArray, FloatArray, FloatArray, FloatArray]:
     """Identical matches (a, b, y, w, X) as one, with their count."""
     kinds, inverse = np.unique(np.column_stack([a, b, y, w, X]), axis=0, return_inverse=True)
     count = np.bincount(inverse.reshape(-1)).astype(float)
     return kinds[:, 0].astype(np.intp), kinds[:, 1].astype(np.intp), kinds[:, 2], kinds[:, 3], count, kinds[:, 4:]
 
 
-def _logits(d: Design, x):
+def _logits(d: Design, x: FloatArray) -> FloatArray:
     """eta[r, m] = t_a - t_b [+ h] + X beta for each parameter row x[r]."""
     eta = np.asarray(d.signs @ x[:, : d.n].T).T
     if d.side:
@@ -105,7 +111,8 @@ def _logits(d: Design, x):
     return eta + x[:, d.n + d.side :] @ d.X.T
 
 
-def _loss(d: Design, x, weights, precision, centre):
+def _loss(d: Design, x: FloatArray, weights: FloatArray, precision: FloatArray,
+          centre: FloatArray) -> tuple[FloatArray, FloatArray]:
     """Negative penalised log-likelihood per row of x (matches weighted by weights[r]), and P = sigmoid(eta)."""
     eta = _logits(d, x)
     # y log P + (1 - y) log (1 - P), with log P = -log(1 + e^-eta) computed without overflow.
@@ -113,12 +120,13 @@ def _loss(d: Design, x, weights, precision, centre):
     return nll + 0.5 * np.sum(precision * (x - centre) ** 2, axis=-1), bt.sigmoid(eta)
 
 
-def _gradient(d: Design, x, P, weights, precision, centre):
+def _gradient(d: Design, x: FloatArray, P: FloatArray, weights: FloatArray, precision: FloatArray,
+              centre: FloatArray) -> FloatArray:
     """Gradient of _loss: the design's transpose applied to each match's w (P - y), plus the prior's."""
     return _transposed(d, weights * (P - d.y)) + precision * (x - centre)
 
 
-def _transposed(d: Design, r):
+def _transposed(d: Design, r: FloatArray) -> FloatArray:
     """D^T r for each row of r (r[row, match]), D the design matrix (e_a - e_b [, 1], x)."""
     parts = [np.asarray(d.signs.T @ r.T).T]
     if d.side:
@@ -127,7 +135,7 @@ def _transposed(d: Design, r):
     return np.concatenate(parts, axis=1)
 
 
-def form(d: Design, c):
+def form(d: Design, c: FloatArray) -> FloatArray:
     """D^T diag(c[r]) D for each row of c: the Fisher information when c = w P (1 - P), the sandwich's meat when
     c = (w (y - P))^2."""
     n, side, k = d.n, d.side, d.X.shape[1]
@@ -141,7 +149,8 @@ def form(d: Design, c):
     return out
 
 
-def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max_iter=100):
+def fit(d: Design, *, ridge: ArrayLike, weights: FloatArray | None = None, centre: ArrayLike = 0.0,
+        init: ArrayLike | None = None, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
     """x = (t, [h,] beta) maximising the controlled likelihood less the prior's precision/2 |x - centre|^2
     (Design.precision_of: `ridge` on t, one per problem; 0 asks for the MLE of t, which must exist), per row of
     weights (the matches' counts in each of a stack of problems; default: the data's), t mean zero."""
@@ -152,7 +161,7 @@ def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max
     centre = np.broadcast_to(np.asarray(centre, dtype=float), (problems, d.size))
     free = d.size - d.n
 
-    def newton_step(x, P):
+    def newton_step(x: FloatArray, P: FloatArray) -> tuple[FloatArray, FloatArray]:
         grad = _gradient(d, x, P, weights, precision, centre)
         hess = form(d, weights * P * (1 - P))
         hess[:, np.arange(d.size), np.arange(d.size)] += precision
@@ -164,17 +173,18 @@ def fit(d: Design, *, ridge, weights=None, centre=0.0, init=None, tol=1e-10, max
     return x
 
 
-def covariance(d: Design, x):
+def covariance(d: Design, x: FloatArray) -> FloatArray:
     """Sandwich covariance B^-1 M B^-1 of x under the weak prior on every coordinate, clustered by match (as
     bt.sandwich_covariance): B the Fisher information, M the summed outer squares of the match scores."""
     P = bt.sigmoid(_logits(d, x[None]))[0]
-    ridge = np.diag(d.precision_of(elo.PRIOR_PRECISION)[0])
+    ridge: FloatArray = np.diag(d.precision_of(elo.PRIOR_PRECISION)[0])
     bread = bt.mean_zero_inverse(form(d, (d.count * d.w * P * (1 - P))[None])[0] + ridge, free=d.size - d.n)
-    meat = form(d, (d.count * (d.w * (d.y - P)) ** 2)[None])[0] + ridge
+    meat: FloatArray = form(d, (d.count * (d.w * (d.y - P)) ** 2)[None])[0] + ridge
     return bread @ meat @ bread
 
 
-def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> tuple[np.ndarray, np.ndarray]:
+def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0,
+              init: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
     """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
     a draw from it (as leaderboard.bootstrap), in logits: (replicates, size); and the full data's fit under the
     prior, about which they spread. init, a fit of the same matches, saves that fit most of its steps.
@@ -200,7 +210,7 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> tuple[np.ndar
     seeds = np.random.SeedSequence(seed).spawn(len(firsts))
     x = np.empty((replicates, d.size))
 
-    def run(k):
+    def run(k: int) -> None:
         rng = np.random.default_rng(seeds[k])
         size = min(batch, replicates - firsts[k])
         draws = _multinomial([rng], counts, drawing, [size]).T * drawn.w
@@ -220,13 +230,13 @@ def bootstrap(d: Design, *, replicates=1000, seed=0, init=None) -> tuple[np.ndar
     return x, start
 
 
-def _evaluator(d: Design, weights, precision, centre):
+def _evaluator(d: Design, weights: FloatArray, precision: FloatArray, centre: FloatArray) -> _Evaluate:
     """(x, rescale, which) -> the gradient of the controlled loss under the weak prior centred on `centre` for the
     problems `which` of a stack (the matches weighted weights[r]: count times w); with rescale also the
     Hessian's diagonal; and that every problem holds (leaderboard.bootstrap._chord_fit's evaluate)."""
     touches = abs(d.signs)  # each match's two entries
 
-    def evaluate(x, rescale, which):
+    def evaluate(x: FloatArray, rescale: bool, which: BoolArray) -> tuple[FloatArray, FloatArray | None, BoolArray]:
         rows = np.flatnonzero(which)
         gradient = np.zeros_like(x)
         P = bt.sigmoid(_logits(d, x[rows]))
@@ -243,6 +253,6 @@ def _evaluator(d: Design, weights, precision, centre):
     return evaluate
 
 
-def z_value(level=0.95):
+def z_value(level: float = 0.95) -> float:
     """The normal quantile of a two-sided interval at `level`."""
     return NormalDist().inv_cdf(0.5 + level / 2)

@@ -7,11 +7,12 @@ order they happened; output is a list of snapshots, plain JSON-ready Python.
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable, Mapping, overload
 
 import pandas as pd
 
 from leaderboard.ratings import rate
+from leaderboard.tables import Snapshot
 
 # The default spacing keeps a history at most this long however many matches there are: each snapshot is a fit,
 # and `arena publish` draws one.
@@ -35,12 +36,18 @@ def in_order(results: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     return results.iloc[results["match_id"].map(position).argsort(kind="stable")]
 
 
-def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., dict] = rate,
-            **options) -> list[dict]:
+@overload
+def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., Mapping[str, Any]],
+            **options: Any) -> list[dict[str, Any]]: ...
+@overload
+def history(results: pd.DataFrame, *, every: int | None = None, **options: Any) -> list[Snapshot]: ...
+def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., Mapping[str, Any]] = rate,
+            **options: Any) -> list[Snapshot] | list[dict[str, Any]]:
     """Snapshots {"matches": k, "last_match", **fit(rows of the first k matches, **options)} for each k of
     cutoffs, matches counted by match_id in order of first appearance (default N: default_every).
 
-    fit defaults to leaderboard.ratings.rate; the last snapshot fits every row, as fit(results) does.
+    fit defaults to leaderboard.ratings.rate (Snapshot); the last snapshot fits every row, as fit(results) does.
+    Another fit's snapshots hold what it returns beside matches and last_match.
     """
     codes, ids = pd.factorize(results["match_id"], sort=False)
     every = default_every(len(ids)) if every is None else every

@@ -20,10 +20,11 @@ import io
 import re
 import warnings
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable, Iterable
 
 import numpy as np
 import pandas as pd
+from numpy.typing import ArrayLike, NDArray
 
 REQUIRED = ("match_id", "entry_a", "entry_b", "score_a", "score_b")
 # The style features a controlled fit can enter (leaderboard.control), and each one's columns: Pro's, Con's.
@@ -56,7 +57,7 @@ class ResultsError(ValueError):
     """A results file that breaks the schema; the message names the file, the line and the problem."""
 
 
-def read_results(path) -> pd.DataFrame:
+def read_results(path: str | Path) -> pd.DataFrame:
     """The validated rows of a results CSV: its schema columns in order, scores float, names text."""
     path = Path(path)
     raw = _read_bytes(path)
@@ -119,7 +120,7 @@ def groups(frame: pd.DataFrame, by: str) -> dict[str, pd.DataFrame]:
     return {name: parts[name] for name in dimension_order(parts)} if by == "dimension" else parts
 
 
-def dimension_order(names) -> list[str]:
+def dimension_order(names: Iterable[str]) -> list[str]:
     """Dimension names in listing order: the default three in their order, then any others by name."""
     found = set(names)
     return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
@@ -137,7 +138,7 @@ def _read_bytes(path: Path) -> bytes:
         raise ResultsError(f"{path}: cannot be read: {exc.strerror}") from None
 
 
-def _csv(raw: bytes, path: Path, **options) -> pd.DataFrame:
+def _csv(raw: bytes, path: Path, **options: Any) -> pd.DataFrame:
     """pandas.read_csv of the bytes, with its parse errors turned into ResultsError naming the line."""
     try:
         with warnings.catch_warnings():
@@ -145,8 +146,9 @@ def _csv(raw: bytes, path: Path, **options) -> pd.DataFrame:
             warnings.simplefilter("error", pd.errors.ParserWarning)
             # Blank lines are kept as rows (dropped later) so that row i is line i + 2; "NA" or
             # "null" are names, not missing values; index_col=False so that no column becomes the index.
-            return pd.read_csv(io.BytesIO(raw), encoding="utf-8-sig", keep_default_na=False,
-                               skip_blank_lines=False, index_col=False, **options)
+            frame: pd.DataFrame = pd.read_csv(io.BytesIO(raw), encoding="utf-8-sig", keep_default_na=False,
+                                              skip_blank_lines=False, index_col=False, **options)
+            return frame
     except pd.errors.ParserWarning:
         raise ResultsError(f"{path}:2: more fields than the header has") from None
     except pd.errors.EmptyDataError:
@@ -304,10 +306,11 @@ def _coded(column: pd.Series) -> tuple[np.ndarray, pd.Index]:
     return pd.factorize(column)
 
 
-def _rows_where(coded: tuple[np.ndarray, pd.Index], test) -> np.ndarray:
+def _rows_where(coded: tuple[np.ndarray, pd.Index], test: Callable[[pd.Index], ArrayLike]) -> np.ndarray:
     """Rows whose value passes test, a vectorised predicate on the distinct values."""
     codes, values = coded
-    return np.asarray(test(values), dtype=bool)[codes]
+    rows: np.ndarray = np.asarray(test(values), dtype=bool)[codes]
+    return rows
 
 
 def _row_checks(frame: pd.DataFrame) -> list[_RowCheck]:
@@ -350,7 +353,8 @@ def _row_checks(frame: pd.DataFrame) -> list[_RowCheck]:
     return checks
 
 
-def _scale_check(a, b, total, valid, main) -> _RowCheck:
+def _scale_check(a: NDArray[np.float64], b: NDArray[np.float64], total: NDArray[np.float64], valid: NDArray[np.bool_],
+                 main: NDArray[np.bool_]) -> _RowCheck:
     """Rows whose score or total is above R, the most common total of the main rows (the overall rows, when
     there are any; else every row), the largest if tied.
 
@@ -365,7 +369,7 @@ def _scale_check(a, b, total, valid, main) -> _RowCheck:
     scale = float(totals.index[totals.to_numpy() == totals.max()].max())
     over = np.round(total, _TOTAL_DECIMALS) > scale
 
-    def problem(i) -> str:
+    def problem(i: int) -> str:
         why = f"above R = {scale:g}, the most common score_a + score_b in {where}"
         for column, score in (("score_a", a), ("score_b", b)):
             if score[i] > scale:
@@ -375,7 +379,7 @@ def _scale_check(a, b, total, valid, main) -> _RowCheck:
     return valid & over, problem
 
 
-def _repeat_check(frame: pd.DataFrame, coded: dict) -> _RowCheck:
+def _repeat_check(frame: pd.DataFrame, coded: dict[str, tuple[np.ndarray, pd.Index]]) -> _RowCheck:
     """Rows repeating an earlier row's match_id (within its dimension, when there is a dimension column)."""
     key = coded["match_id"][0].astype(np.int64)
     if "dimension" in coded:
@@ -383,7 +387,7 @@ def _repeat_check(frame: pd.DataFrame, coded: dict) -> _RowCheck:
         key = key * len(values) + codes
     repeated = pd.Series(key).duplicated().to_numpy()
 
-    def problem(i) -> str:
+    def problem(i: int) -> str:
         first = frame.index[np.flatnonzero(key == key[i])[0]] + 2
         within = f" with dimension {frame['dimension'].iloc[i]!r}" if "dimension" in coded else ""
         return f"match_id {frame['match_id'].iloc[i]!r}{within} repeats line {first}"

@@ -2,11 +2,28 @@
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from typing import TypedDict
 
 from arena.domain import features
-from arena.domain.records import DIMENSIONS, Verdict, score
+from arena.domain.records import DIMENSIONS, JudgedVerdict, Side, Verdict, score
 from arena.store import Store
+
+
+class ResultsRow(TypedDict):
+    """One match's scores on one dimension under one judge: the results CSV's row (docs/reference/formats.md).
+    It stays a row of its own, not a record: it is the rating's input, which a results file gives as well as a
+    workspace. entry_a is Pro and entry_b Con; forfeit: the side that forfeited, or None."""
+
+    match_id: str
+    entry_a: str
+    entry_b: str
+    score_a: float
+    score_b: float
+    category: str
+    dimension: str
+    forfeit: Side | None
+    simulated: bool
 
 
 def ordered_dimensions(names: Iterable[str]) -> list[str]:
@@ -15,18 +32,17 @@ def ordered_dimensions(names: Iterable[str]) -> list[str]:
     return [d for d in DIMENSIONS if d in found] + sorted(found - set(DIMENSIONS))
 
 
-def judged_runs(rows: Iterable[Mapping]) -> dict[str, tuple[Mapping, list[Verdict]]]:
-    """match → (its first row, its runs as Verdicts) of one judge's verdict rows {match_id, judge, run, overall,
-    dimensions (a mapping), error, ...}, for the matches with no failed run: a judge that failed on a match
-    does not score it."""
-    by_match: dict[str, list[Mapping]] = defaultdict(list)
-    for row in rows:
-        by_match[row["match_id"]].append(row)
-    return {match_id: (runs[0], [Verdict(r["judge"], r["run"], r["overall"], r["dimensions"]) for r in runs])
-            for match_id, runs in by_match.items() if not any(r["error"] for r in runs)}
+def judged_runs(verdicts: Iterable[JudgedVerdict]) -> dict[str, tuple[JudgedVerdict, list[Verdict]]]:
+    """match → (its first stored verdict, its runs) of one judge's stored verdicts, for the matches with no failed
+    run: a judge that failed on a match does not score it."""
+    by_match: dict[str, list[JudgedVerdict]] = defaultdict(list)
+    for v in verdicts:
+        by_match[v.match_id].append(v)
+    return {match_id: (runs[0], [r.verdict for r in runs])
+            for match_id, runs in by_match.items() if not any(r.verdict.failed for r in runs)}
 
 
-def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
+def results_rows(store: Store, judge: str, runs: int) -> list[ResultsRow]:
     """One row per (match, dimension) for matches the judge judged without a failed run, and for forfeits.
 
     entry_a is Pro and entry_b is Con; scores are judge points out of the judge's runs R. The
@@ -36,16 +52,16 @@ def results_rows(store: Store, judge: str, runs: int) -> list[dict]:
     rated only on the matches it managed to finish. Rows carry `forfeit`: the side that forfeited, or None; and
     `simulated`: the match's flag (arena.domain.records.simulated: anything of it came from the simulator).
     """
-    judged = judged_runs(v.row() for v in store.judged_verdicts(judge))
+    judged = judged_runs(store.judged_verdicts(judge))
     dimensions = ordered_dimensions(d for _, verdicts in judged.values() for v in verdicts for d in v.dimensions)
-    out = []
+    out: list[ResultsRow] = []
     for match_id, (first, verdicts) in judged.items():
         for dimension in ("overall", *dimensions):
             pro, con = score(verdicts, dimension)
             if pro + con > 0:
-                out.append({"match_id": match_id, "entry_a": first["pro"], "entry_b": first["con"],
-                            "score_a": pro, "score_b": con, "category": first["category"], "dimension": dimension,
-                            "forfeit": None, "simulated": bool(first["match_simulated"])})
+                out.append({"match_id": match_id, "entry_a": first.pro, "entry_b": first.con,
+                            "score_a": pro, "score_b": con, "category": first.category, "dimension": dimension,
+                            "forfeit": None, "simulated": first.match_simulated})
     for match in store.match_states(status="done", forfeited=True):
         side = match.forfeit.side if match.forfeit else None
         pro = float(runs) if side == "con" else 0.0

@@ -193,7 +193,13 @@ class Speech:
 
 @dataclass(frozen=True)
 class Verdict:
-    """One run of one judge on one match. A failed judgment has error set and no winner."""
+    """One run of one judge on one match. A failed judgment has error set and no winner.
+
+    The one record of a verdict. Its other forms stay for a reason each: arena.match.judging.Decision is a judge's
+    answer in the labels it saw, before a swapped run is turned back; Ballot is a person's vote before it is
+    stored as their judge's run; StoredVerdict and JudgedVerdict hold a Verdict with where it is stored;
+    arena.app.shapes.records.VerdictJson is the JSON contract; a results row (arena.analysis.tally.ResultsRow)
+    is the rating's input, which a results CSV gives too."""
 
     judge: str
     run: int
@@ -284,36 +290,23 @@ class MatchState:
 
 @dataclass(frozen=True)
 class StoredVerdict:
-    """A verdict as the store keeps it: of which match, whether simulated, when written."""
+    """A verdict as the store keeps it: the Verdict, of which match, whether simulated, when written."""
 
     match_id: str
-    judge: str
-    run: int
-    overall: Outcome | None
-    dimensions: Mapping[str, Outcome]
-    rationale: str
-    error: str | None
+    verdict: Verdict
     simulated: bool
     created_at: str
-    extra: Mapping[str, Any]
-
-    @property
-    def verdict(self) -> Verdict:
-        return Verdict(self.judge, self.run, self.overall, self.dimensions, self.rationale, self.error, self.extra)
-
-    def row(self) -> dict[str, Any]:
-        """Its fields by name: the verdict rows arena.analysis.stats reads."""
-        return dict(vars(self))
 
 
 @dataclass(frozen=True)
 class JudgedVerdict(StoredVerdict):
-    """A stored verdict on a completed match, with the match's sides, motion category and simulated flag."""
+    """A stored verdict on a completed match, with the match's sides, motion category and simulated flag: what the
+    statistics (arena.analysis) read."""
 
-    pro: str = ""
-    con: str = ""
-    category: str = ""
-    match_simulated: bool = False
+    pro: str
+    con: str
+    category: str
+    match_simulated: bool
 
 
 @dataclass(frozen=True)

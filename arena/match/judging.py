@@ -87,7 +87,8 @@ class JudgeView:
 
 @dataclass(frozen=True)
 class Decision:
-    """A judge's decision in the labels it saw."""
+    """A judge's decision in the labels it saw: a form of its own, not a Verdict, because on a run that read the
+    sides exchanged it is in those labels until run_judge turns it back (swapped) into the run's Verdict."""
 
     overall: Outcome
     dimensions: Mapping[str, Outcome] = field(default_factory=dict)

@@ -31,7 +31,7 @@ from arena.base.errors import UserError, check_size
 from arena.base.files import replace_folder
 from arena.base.limits import MAX_CONFIG_BYTES, MAX_EXPORT_TABLE_BYTES
 from arena.domain.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, Entry, LedgerCall, MatchState, Motion,
-                           StoredSpeech, StoredVerdict)
+                                  StoredSpeech, StoredVerdict, Verdict)
 from arena.gateway.redact import public_url, redactor
 from arena.workspace.folder import Workspace
 
@@ -255,10 +255,11 @@ class _Rows:
                 "finished_at": m.finished_at}
 
     def verdict(self, v: StoredVerdict) -> Row:
-        error = None if v.error is None else WITHHELD if self.public else self.clean(v.error)
-        return {"match_id": v.match_id, "judge": v.judge, "run": v.run, **_outcome_cells(v),
-                "rationale": v.rationale, "error": error, "simulated": v.simulated,
-                "created_at": v.created_at, "extra": _json(self.scrub(dict(v.extra)))}
+        said = v.verdict
+        error = None if said.error is None else WITHHELD if self.public else self.clean(said.error)
+        return {"match_id": v.match_id, "judge": said.judge, "run": said.run, **_outcome_cells(said),
+                "rationale": said.rationale, "error": error, "simulated": v.simulated,
+                "created_at": v.created_at, "extra": _json(self.scrub(dict(said.extra)))}
 
     def calls(self, rows: Iterable[LedgerCall], withheld: Collection[str]) -> list[Row]:
         """The ledger's rows but those of withheld matches."""
@@ -324,9 +325,9 @@ def workspace_tables(ws: Workspace, *, public: bool = False,
     for v in store.stored_verdicts():
         if v.match_id not in kept:
             continue
-        if v.judge in people_of:
-            person = people_of[v.judge].get(v.run, f"person {v.run + 1}")
-            ballots.append({**_ballot_row(v, name(person)), "rationale": rename(v.rationale)})
+        if v.verdict.judge in people_of:
+            person = people_of[v.verdict.judge].get(v.verdict.run, f"person {v.verdict.run + 1}")
+            ballots.append({**_ballot_row(v, name(person)), "rationale": rename(v.verdict.rationale)})
         else:
             row = rows.verdict(v)
             verdicts.append({**row, "rationale": rename(row["rationale"])})
@@ -379,14 +380,15 @@ def _speech_row(stored: StoredSpeech) -> Row:
             "cut": s.cut, "started_at": s.started_at, "finished_at": s.finished_at}
 
 
-def _outcome_cells(v: StoredVerdict) -> Row:
+def _outcome_cells(v: Verdict) -> Row:
     dimensions = dict(v.dimensions)
     return {"overall": v.overall, **{d: dimensions.get(d) for d in DIMENSIONS}, "dimensions": _json(dimensions)}
 
 
 def _ballot_row(v: StoredVerdict, person: str) -> Row:
-    return {"match_id": v.match_id, "judge": v.judge, "run": v.run, "person": person, **_outcome_cells(v),
-            "rationale": v.rationale, "simulated": v.simulated, "created_at": v.created_at}
+    said = v.verdict
+    return {"match_id": v.match_id, "judge": said.judge, "run": said.run, "person": person, **_outcome_cells(said),
+            "rationale": said.rationale, "simulated": v.simulated, "created_at": v.created_at}
 
 
 def _of_people(kind: str, options: Mapping[str, Any]) -> bool:

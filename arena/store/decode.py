@@ -59,14 +59,12 @@ def verdict(r: sqlite3.Row) -> Verdict:
 
 
 def stored_verdict(r: sqlite3.Row) -> StoredVerdict:
-    return StoredVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json_object(r["dimensions"]),
-                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json_object(r["extra"]))
+    return StoredVerdict(r["match_id"], verdict(r), bool(r["simulated"]), r["created_at"])
 
 
 def judged_verdict(r: sqlite3.Row) -> JudgedVerdict:
-    return JudgedVerdict(r["match_id"], r["judge"], r["run"], r["overall"], json_object(r["dimensions"]),
-                         r["rationale"], r["error"], bool(r["simulated"]), r["created_at"], json_object(r["extra"]),
-                         r["pro"], r["con"], r["category"], bool(r["match_simulated"]))
+    return JudgedVerdict(r["match_id"], verdict(r), bool(r["simulated"]), r["created_at"], r["pro"], r["con"],
+                         r["category"], bool(r["match_simulated"]))
 
 
 def match_state(r: sqlite3.Row) -> MatchState:

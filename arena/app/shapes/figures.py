@@ -1,15 +1,32 @@
 """The JSON shapes of ratings and statistics (docs/reference/json.md): `arena rate`, `arena stats ...` and `arena
-judge-bench`. The rating code and arena.analysis.stats build them as plain dicts; the facade (arena.app.commands) gives them
-these types, and tests/test_reference.py checks what it returns against them."""
+judge-bench`. Each shape is declared where its value is built (leaderboard.ratings and leaderboard.history, the
+rating fit; arena.analysis.stats, paper and bias, the statistics; judges.bench, judge-bench's scores) and re-exported
+here; declared here are only what the app composes from them (what the arena knows beside a fit, the paper's own
+figures beside ours, a judge-bench report). tests/test_reference.py checks what the facade returns against them."""
 from __future__ import annotations
 
-from typing import Literal, NotRequired, TypedDict
+from typing import NotRequired, TypedDict
+
+from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeAgreement, JudgeFigures,
+                                  JudgePair, MotionShare, PeopleAgreement, PeoplePair, PeopleScope, PersonVsJudge,
+                                  SameFamily, ScopeConsistency, SideShare, StatsJudges)
+from judges.bench import BenchScore, DimensionOutcome, DimensionScore
+from leaderboard.tables import Coefficient, FitMeta, SideFit
+
+__all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
+           "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
+           "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints", "PaperConsistency", "PaperFigures",
+           "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge", "RatingRow", "Ratings", "RatingsFit",
+           "RatingsMeta", "SameFamily", "ScopeConsistency", "SideFit", "SideShare", "Snapshot", "StatsJudges",
+           "StatsPaper", "StatsSides"]
 
 # --- `arena rate` ------------------------------------------------------------------------------------------
 
 
 class RatingRow(TypedDict):
-    """An entry's rating (Elo) with its 95% interval, Rank (UB) and record; forfeits among its matches."""
+    """An entry's rating (Elo) with its 95% interval, Rank (UB) and record; forfeits among its matches.
+    leaderboard.tables.Rating with forfeits and simulated added, declared whole here because the key order is the
+    order of the Python API's columns (arena.app.notebook), forfeits beside matches."""
 
     entry: str
     rating: float
@@ -25,33 +42,9 @@ class RatingRow(TypedDict):
     simulated: bool
 
 
-class SideFit(TypedDict):
-    """The Pro advantage (Elo) and its 95% interval."""
-
-    pro_advantage: float
-    ci_low: float
-    ci_high: float
-
-
-class Coefficient(TypedDict):
-    """A style feature's coefficient, in Elo per unit of (pro - con) / (pro + con), and its 95% interval."""
-
-    coef: float
-    ci_low: float
-    ci_high: float
-
-
-class RatingsMeta(TypedDict):
+class RatingsMeta(FitMeta):
     """How a fit was made, and of what: a judge's verdicts (judge, simulated) or a results file (results)."""
 
-    matches: int
-    ci: Literal["bootstrap", "sandwich"]
-    bootstrap: int
-    weighting: Literal["paper", "none"]
-    seed: int
-    side: Literal["fit", "ignore"]
-    control: NotRequired[list[str]]
-    prior: bool
     judge: NotRequired[str]
     simulated: NotRequired[bool]
     results: NotRequired[str]
@@ -87,140 +80,12 @@ class Snapshot(TypedDict):
     meta: RatingsMeta
 
 
-# --- `arena stats agents`, `judges`, `bias`, `sides` ---------------------------------------------------------
-
-
-class AgentStats(TypedDict):
-    """`arena stats agents`: a debater kind's role at a stage (None: no calls, or a price unknown)."""
-
-    debater: str
-    stage: str
-    role: str
-    speeches: int
-    calls_per_speech: float
-    completion_tokens_per_call: float | None
-    prompt_tokens_per_call: float | None
-    cost_per_speech: float | None
-
-
-class JudgeFigures(TypedDict):
-    """A judge's row of `arena stats judges` (None where undefined)."""
-
-    judge: str
-    matches: int
-    runs: int
-    failed_runs: int
-    pro_wins: int
-    con_wins: int
-    ties: int
-    pro_win_rate: float | None
-    side_bias_p: float | None
-    calls_per_match: float | None
-    cost_per_match: float | None
-    identical_runs: float | None
-    self_contradictions: int
-
-
-class JudgePair(TypedDict):
-    """Two judges' agreement on the matches both decided."""
-
-    a: str
-    b: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class PeoplePair(TypedDict):
-    """Two people of a judge of people: their agreement on the matches both cast a ballot on."""
-
-    judge: str
-    a: str
-    b: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class PersonVsJudge(TypedDict):
-    """A person of a judge of people against another judge."""
-
-    judge: str
-    person: str
-    vs: str
-    matches: int
-    agreement: float | None
-    kappa: float | None
-
-
-class StatsJudges(TypedDict):
-    """`arena stats judges`."""
-
-    judges: list[JudgeFigures]
-    pairs: list[JudgePair]
-    people: list[PeoplePair]
-    people_vs_judges: list[PersonVsJudge]
-
-
-class SameFamily(TypedDict):
-    """A voter's decided votes where one debater is of its family, its share for that side, and other voters'."""
-
-    votes: int
-    own_share: float
-    others_share: float | None
-
-
-class BiasRow(TypedDict):
-    """`arena stats bias`: a judge's votes (panelist None) or one panelist's (None: no votes to count)."""
-
-    judge: str
-    panelist: str | None
-    votes: int
-    pro_share: float | None
-    pro_ci_low: float | None
-    pro_ci_high: float | None
-    longer_share: float | None
-    longer_ci_low: float | None
-    longer_ci_high: float | None
-    length_coef: float | None
-    length_ci_low: float | None
-    length_ci_high: float | None
-    same_family: SameFamily | None
-
-
-class EntrySides(TypedDict):
-    """An entry's completed matches on each side."""
-
-    entry: str
-    pro: int
-    con: int
-
-
-class SideShare(TypedDict):
-    """The Pro score share and side-bias test over all matches."""
-
-    matches: int
-    pro_share: float | None
-    pro_wins: int
-    con_wins: int
-    ties: int
-    p_value: float | None
-
-
-class MotionShare(TypedDict):
-    """The Pro score share and side-bias test over one motion's matches."""
-
-    motion: str
-    matches: int
-    pro_share: float | None
-    pro_wins: int
-    con_wins: int
-    ties: int
-    p_value: float | None
+# --- `arena stats sides` -----------------------------------------------------------------------------------
 
 
 class StatsSides(TypedDict):
-    """`arena stats sides` (judge None: none configured, and no motions)."""
+    """`arena stats sides` (judge None: none configured, and no motions): arena.analysis.stats.SideStats, whose
+    judge the app names first."""
 
     judge: str | None
     entries: list[EntrySides]
@@ -241,8 +106,9 @@ class PaperFigures(TypedDict):
     people_overall: NotRequired[float]
 
 
-class _Points(TypedDict):
-    """Mean points out of 3 over some matches, by judge column, and the people's overall."""
+class _MeanPoints(TypedDict):
+    """Mean points out of 3 against an opponent (arena.analysis.paper's PairMeans, KindMeans), beside the paper's
+    (None: it has none). Declared whole here, as the key order is the Python API's column order."""
 
     matches: int
     source: float | None
@@ -251,19 +117,6 @@ class _Points(TypedDict):
     overall: float | None
     people_matches: int
     people_overall: float | None
-
-
-class EntryPoints(_Points):
-    """An entry's mean points in a category ("all": every match)."""
-
-    entry: str
-    debater: str
-    category: str
-
-
-class _MeanPoints(_Points):
-    """Mean points against an opponent, beside the paper's (None: it has none)."""
-
     opponent: str
     paper: PaperFigures | None
 
@@ -280,21 +133,6 @@ class KindPoints(_MeanPoints):
     debater: str
 
 
-class ScopeConsistency(TypedDict):
-    """A judge's consistency with a judge of people over the matches of one scope."""
-
-    matches: int
-    consistency: float | None
-
-
-class PeopleScope(TypedDict):
-    """The consistency among a judge of people's people over the matches of one scope."""
-
-    matches: int
-    comparisons: int
-    consistency: float | None
-
-
 class PaperConsistency(TypedDict):
     """The paper's consistency in each scope."""
 
@@ -302,22 +140,15 @@ class PaperConsistency(TypedDict):
     all: float
 
 
-class JudgeConsistency(TypedDict):
-    """A judge against a judge of people (Table 6)."""
+class JudgeConsistency(JudgeAgreement):
+    """A judge against a judge of people (Table 6), beside the paper's."""
 
-    judge: str
-    people: str
-    excluding_human_debaters: ScopeConsistency
-    all: ScopeConsistency
     paper: PaperConsistency | None
 
 
-class PeopleConsistency(TypedDict):
-    """The people of a judge of people among themselves (Table 6)."""
+class PeopleConsistency(PeopleAgreement):
+    """The people of a judge of people among themselves (Table 6), beside the paper's."""
 
-    people: str
-    excluding_human_debaters: PeopleScope
-    all: PeopleScope
     paper: PaperConsistency | None
 
 
@@ -344,36 +175,6 @@ class StatsPaper(TypedDict):
 # --- `arena judge-bench` -----------------------------------------------------------------------------------
 
 
-class BenchScore(TypedDict):
-    """A judge against human labels over the debates it decided (judges.bench.metrics)."""
-
-    items: int
-    judged: int
-    failed: int
-    accuracy: float | None
-    kappa: float | None
-    confusion: dict[str, dict[str, int]]  # human label → the judge's outcome → debates
-
-
-class DimensionScore(TypedDict):
-    """A labelled dimension scored against the judge's (judge_dimension None: it judged none like it)."""
-
-    items: int
-    judged: int
-    failed: int
-    accuracy: float | None
-    kappa: float | None
-    confusion: dict[str, dict[str, int]]
-    judge_dimension: str | None
-
-
-class DimensionOutcome(TypedDict):
-    """A debate's label on a dimension and the judge's outcome (None: not judged)."""
-
-    label: str
-    outcome: str | None
-
-
 class BenchResult(TypedDict):
     """A labelled debate judged (outcome None: a run failed)."""
 
@@ -387,7 +188,8 @@ class BenchResult(TypedDict):
 
 
 class BenchReport(TypedDict):
-    """A judge's score against the human labels of a dataset, with the judge's runs per debate."""
+    """A judge's score against the human labels of a dataset (judges.bench.BenchScore), with the judge's runs per
+    debate."""
 
     judge: str
     dataset: str

@@ -153,7 +153,8 @@ class SpeechJson(TypedDict):
 
 
 class VerdictJson(TypedDict):
-    """A judge's run of `arena match show`."""
+    """A judge's run of `arena match show`: arena.domain.records.Verdict as JSON, a shape of its own because the
+    JSON is the contract (docs/reference/json.md), whatever the record becomes."""
 
     judge: str
     run: int

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from arena.domain.records import STAGES
+from arena.domain.records import STAGES, AgentUsage, SpeechUsage
 from arena.analysis.stats import agent_stats
 from tests.support.helpers import assert_user_error, entry, invoke, judge, new_workspace, play_round_robin
 
@@ -13,15 +13,18 @@ KEYS = ["debater", "stage", "role", "speeches", "calls_per_speech", "completion_
         "prompt_tokens_per_call", "cost_per_speech"]
 
 
-def usage(calls: int, prompt: int, completion: int, cost: float | None = 0.0) -> dict:
-    return {"calls": calls, "prompt_tokens": prompt, "completion_tokens": completion, "cost": cost}
+def usage(calls: int, prompt: int, completion: int, cost: float | None = 0.0) -> AgentUsage:
+    return AgentUsage(calls, prompt, completion, cost)
+
+
+def speech(debater: str, stage: str, agents: dict[str, AgentUsage]) -> SpeechUsage:
+    return SpeechUsage(debater, stage, agents)
 
 
 def test_a_role_that_did_not_run_counts_as_zero_calls():
     speeches = [
-        {"debater": "a4d", "stage": "constructive",
-         "agents": {"searcher": usage(2, 100, 40), "writer": usage(1, 500, 300, 0.01)}},
-        {"debater": "a4d", "stage": "constructive", "agents": {"writer": usage(3, 900, 300, 0.03)}},  # ablation
+        speech("a4d", "constructive", {"searcher": usage(2, 100, 40), "writer": usage(1, 500, 300, 0.01)}),
+        speech("a4d", "constructive", {"writer": usage(3, 900, 300, 0.03)}),  # ablation
     ]
     assert agent_stats(speeches) == [
         {"debater": "a4d", "stage": "constructive", "role": "searcher", "speeches": 2, "calls_per_speech": 1.0,
@@ -32,16 +35,14 @@ def test_a_role_that_did_not_run_counts_as_zero_calls():
 
 
 def test_unknown_cost_and_zero_calls_give_null():
-    rows = agent_stats([{"debater": "d", "stage": "summary",
-                         "agents": {"writer": usage(1, 10, 5, None), "reviewer": usage(0, 0, 0)}}])
+    rows = agent_stats([speech("d", "summary", {"writer": usage(1, 10, 5, None), "reviewer": usage(0, 0, 0)})])
     writer, reviewer = rows
     assert writer["cost_per_speech"] is None
     assert reviewer["calls_per_speech"] == 0.0 and reviewer["completion_tokens_per_call"] is None
 
 
 def test_groups_by_debater_then_stage_in_debate_order():
-    speeches = [{"debater": d, "stage": s, "agents": {"writer": usage(1, 1, 1)}}
-                for d in ("zeta", "alpha") for s in reversed(STAGES)]
+    speeches = [speech(d, s, {"writer": usage(1, 1, 1)}) for d in ("zeta", "alpha") for s in reversed(STAGES)]
     assert [(r["debater"], r["stage"]) for r in agent_stats(speeches)] == [
         (d, s) for d in ("alpha", "zeta") for s in STAGES]
 

@@ -11,6 +11,7 @@ from arena.app import commands as app
 from arena.domain.records import Verdict
 from arena.analysis.stats import bias_stats, bias_votes, clustered_share, same_family, vote_results, wilson
 from arena.analysis.tally import match_features
+from tests.support.verdicts import judged
 from tests.support.helpers import entry, invoke, judge, new_workspace, play_round_robin
 
 KEYS = ["judge", "panelist", "votes", "pro_share", "pro_ci_low", "pro_ci_high", "longer_share", "longer_ci_low",
@@ -44,8 +45,8 @@ def test_clustered_share_counts_runs_that_always_agree_as_one_vote_per_match():
 # --- votes with known answers ------------------------------------------------------------------------------------
 
 def verdict(judge_name, match_id, pro, con, overall, panelist=None, error=None):
-    return {"judge": judge_name, "match_id": match_id, "pro": pro, "con": con, "overall": overall, "error": error,
-            "extra": json.dumps({"panelist": panelist} if panelist else {})}
+    return judged(match_id, judge_name, overall, error=error, pro=pro, con=con,
+                  extra={"panelist": panelist} if panelist else {})
 
 
 def schedule(matches: int, seed: int = 1):
@@ -214,8 +215,8 @@ def test_stats_bias_json_has_a_row_per_judge_and_per_panelist(workspace):
     ws = app.open_workspace(workspace)
     try:
         ace = {m.id: "pro" if m.pro == "ace" else "con" for m in ws.store.match_states() if "ace" in (m.pro, m.con)}
-        decided = [(v.match_id, v.overall) for v in ws.store.judged_verdicts("selfish")
-                   if v.match_id in ace and v.overall in ("pro", "con")]
+        decided = [(v.match_id, v.verdict.overall) for v in ws.store.judged_verdicts("selfish")
+                   if v.match_id in ace and v.verdict.overall in ("pro", "con")]
     finally:
         ws.close()
     assert len(ace) == 4

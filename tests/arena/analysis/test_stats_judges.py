@@ -6,9 +6,10 @@ import sqlite3
 
 import pytest
 
-from arena.domain.records import Motion
+from arena.domain.records import JudgeCalls, Motion
 from arena.analysis.stats import agreement, cohen_kappa, judge_stats, match_outcome, side_bias
 from arena.store import SCHEMA_VERSION, Store
+from tests.support.verdicts import judged
 from tests.support.helpers import PEOPLE, TWO_OFFLINE, SINCE_VERSION_10, invoke, judge, new_workspace, play_with
 
 JUDGE_KEYS = ["judge", "matches", "runs", "failed_runs", "pro_wins", "con_wins", "ties", "pro_win_rate",
@@ -57,7 +58,7 @@ def test_side_bias_binomial_test():
 
 
 def v(judge, match_id, overall, error=None):
-    return {"judge": judge, "match_id": match_id, "overall": overall, "error": error}
+    return judged(match_id, judge, overall, error=error)
 
 
 def test_judge_stats_on_hand_made_rows():
@@ -68,9 +69,7 @@ def test_judge_stats_on_hand_made_rows():
         v("A", "m4", "pro"), v("A", "m4", "pro"), v("A", "m4", "pro"),   # pro
         v("B", "m1", "con"), v("B", "m2", "pro"), v("B", "m3", "pro"), v("B", "m4", "pro"),
     ]
-    calls = [{"judge": "A", "match_id": "m1", "calls": 3, "cost": 0.03},
-             {"judge": "A", "match_id": "m2", "calls": 5, "cost": 0.01},
-             {"judge": "B", "match_id": "m1", "calls": 1, "cost": None}]
+    calls = [JudgeCalls("A", "m1", 3, 0.03), JudgeCalls("A", "m2", 5, 0.01), JudgeCalls("B", "m1", 1, None)]
     out = judge_stats(rows, calls, ["C", "B"])
     assert [r["judge"] for r in out["judges"]] == ["C", "B", "A"]  # configured first, then the rest
     c, b, a = out["judges"]
@@ -96,7 +95,7 @@ def test_judge_stats_on_hand_made_rows():
 
 
 def b(judge, match_id, run, overall):
-    return {"judge": judge, "match_id": match_id, "run": run, "overall": overall, "error": None}
+    return judged(match_id, judge, overall, run=run)
 
 
 def test_people_are_compared_pair_by_pair_and_with_each_llm_judge():
@@ -212,7 +211,7 @@ def build_with_people(path):
     play_with(path, "j1", rounds=2)
     ws = open_workspace(path)
     try:
-        runs = [v.row() for v in ws.store.judged_verdicts("j1")]
+        runs = ws.store.judged_verdicts("j1")
         outcomes = {m: match_outcome(*score) for m, score in _points(runs).items()}
         ballots = [Ballot(m, "ann", o) for m, o in outcomes.items()] + [Ballot(m, "bo", "pro") for m in outcomes]
         ballots += [Ballot(m, "cy", "tie") for m in list(outcomes)[:2]]
@@ -234,9 +233,9 @@ def _points(rows) -> dict[str, tuple[float, float]]:
     """match → (PRO, CON) points of a judge's runs, counted here by hand."""
     points: dict[str, list[float]] = {}
     for r in rows:
-        pro, con = points.setdefault(r["match_id"], [0.0, 0.0])
-        points[r["match_id"]] = [pro + {"pro": 1, "tie": 0.5}.get(r["overall"], 0),
-                                 con + {"con": 1, "tie": 0.5}.get(r["overall"], 0)]
+        pro, con = points.setdefault(r.match_id, [0.0, 0.0])
+        points[r.match_id] = [pro + {"pro": 1, "tie": 0.5}.get(r.verdict.overall, 0),
+                              con + {"con": 1, "tie": 0.5}.get(r.verdict.overall, 0)]
     return {m: tuple(p) for m, p in points.items()}
 
 

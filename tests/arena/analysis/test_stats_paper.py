@@ -16,6 +16,7 @@ from arena.analysis.stats import match_outcome
 from tests.support.helpers import (PEOPLE, assert_user_error, debate_responder, entry, init_preset, invoke, judge,
                            new_workspace, snapshot, speech_text, write_workspace)
 from tests.support.running import round_robin
+from tests.support.verdicts import judged
 
 SLAO = ("source", "language", "argument", "overall")
 
@@ -33,8 +34,8 @@ def slao(row: dict) -> tuple:
 # --- the pure functions -------------------------------------------------------------------------------------
 
 def run(match_id, run_, overall, error=None, judge_="j", pro="a", con="b", category="fact", **dimensions):
-    return {"match_id": match_id, "judge": judge_, "run": run_, "overall": overall, "dimensions": dimensions,
-            "error": error, "pro": pro, "con": con, "category": category}
+    return judged(match_id, judge_, overall, run=run_, error=error, dimensions=dimensions, pro=pro, con=con,
+                  category=category)
 
 
 def test_points_are_out_of_3_whatever_r_and_a_failed_run_leaves_the_match_out():

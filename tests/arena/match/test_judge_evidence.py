@@ -23,6 +23,7 @@ from arena.analysis.stats import identical_runs, judge_stats, self_contradictory
 from judges.debatrix import DebatrixJudge, _verdict_schema, dimension_line
 from judges.devils_advocate import DevilsAdvocateJudge, scored_verdict_schema
 from tests.support.helpers import invoke, write_workspace
+from tests.support.verdicts import judged
 
 ORDER = [("constructive", "pro"), ("constructive", "con"), ("rebuttal", "pro"), ("rebuttal", "con"),
          ("summary", "con"), ("summary", "pro")]
@@ -143,7 +144,7 @@ def test_a_verdict_that_keeps_contradicting_itself_is_a_failed_run_not_a_guess(f
     assert "self-contradiction: on language the winner is CON, yet CON scored 3 and PRO 8" in verdict.error
     assert verdict.extra == {"self_contradiction": True}
     assert not any("chair of a panel" in r.body["messages"][0]["content"] for r in fake_llm.requests)
-    assert self_contradictory({"error": verdict.error, "extra": json.dumps(dict(verdict.extra))})
+    assert self_contradictory(judged("m", "J", None, error=verdict.error, extra=verdict.extra))
 
 
 def test_a_swapped_run_reads_the_sides_exchanged_and_its_verdict_and_rationale_are_mapped_back(fake_llm):
@@ -248,8 +249,8 @@ def test_the_simulator_s_scored_verdicts_agree_with_their_winners_and_name_them(
 # --- the statistics -----------------------------------------------------------------------------------------------
 
 def row(match_id, overall, *, run=0, rationale="r", dimensions=None, extra=None, error=None, judge="J"):
-    return {"judge": judge, "match_id": match_id, "run": run, "overall": overall, "error": error,
-            "rationale": rationale, "dimensions": json.dumps(dimensions or {}), "extra": json.dumps(extra or {})}
+    return judged(match_id, judge, overall, run=run, error=error, dimensions=dimensions, rationale=rationale,
+                  extra=extra)
 
 
 def test_identical_runs_is_the_share_of_judged_matches_whose_runs_all_said_the_same():

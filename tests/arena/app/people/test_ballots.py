@@ -33,7 +33,8 @@ def played(builds, tmp_path) -> Path:
 def verdicts(ws: Path, judge: str) -> list[tuple]:
     w = open_workspace(ws)
     try:
-        return [(v.match_id, v.run, v.overall, dict(v.dimensions), v.rationale, v.simulated)
+        return [(v.match_id, v.verdict.run, v.verdict.overall, dict(v.verdict.dimensions), v.verdict.rationale,
+                 v.simulated)
                 for v in w.store.judged_verdicts(judge)]
     finally:
         w.close()
