@@ -79,7 +79,7 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, co
     played match like them), "models": [{model, calls, prompt_tokens, completion_tokens, cost (None: price
     unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}], "searches",
     "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}, "time_s" (TimeEstimate:
-    the wall time from the models' measured throughput, see _timed)}.
+    the wall time from the models' measured throughput, see arena.app.runner.walltime.timed)}.
     """
     config = ws.config
     pending = [stored_match(ws.store, match_id)
@@ -154,11 +154,10 @@ def _simulate(ws: Workspace, simulated: Config, played: list[Match],
             for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens, model in store.call_sides():
                 if kind not in ("llm", "search"):  # a degraded step's ledger row: no call
                     continue
-                # A judge's calls by the model asked: a jury's panelists are models of their own.
-                # a match's call that is no judge's is a side's, which the ledger always names ("" reads as con's,
-                # as None would)
+                # A judge's calls by the model asked: a jury's panelists are models of their own. Any other call of
+                # a match is a side's, which the ledger names (a side of "" would count as con's, as None did).
                 asked: Role = ("judge", judge, model) if judge else ("side", side or "")
-                role = usage[real[match_id]].setdefault(asked, dict.fromkeys(_USAGE, 0.0))
+                role = usage[real[match_id]].setdefault(asked, dict.fromkeys(_USAGE, 0))
                 if kind == "search":
                     role["searches"] += 1
                 else:
