@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from arena.app.shapes.reports import CheckRow
 from arena.gateway.credentials import Caller, require
@@ -218,16 +218,18 @@ def _family(spec: Entry | JudgeSpec, model: str) -> str:
     return spec.family if model == spec.model else family_of(model)
 
 
-def _seen_working(facts: dict, asks_json: bool) -> bool:
+def _seen_working(facts: Mapping[str, object], asks_json: bool) -> bool:
     """Whether a model has been seen to work: its chat, and a structured-output mode if JSON is asked of it."""
     return bool(facts.get("ok")) and (not asks_json or bool(facts.get("structured")))
 
 
-def _calls_model(kind) -> bool:
+def _calls_model(kind: object) -> bool:
     """Kinds that call no model (people) say so with uses_model = False."""
-    return getattr(kind, "uses_model", True)
+    uses: bool = getattr(kind, "uses_model", True)
+    return uses
 
 
-def _uses_json(kind) -> bool:
+def _uses_json(kind: object) -> bool:
     """Kinds that never ask their model for JSON (direct, search-baseline) say so with uses_json = False."""
-    return getattr(kind, "uses_json", True)
+    uses: bool = getattr(kind, "uses_json", True)
+    return uses

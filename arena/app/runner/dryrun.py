@@ -16,9 +16,7 @@ dominates — rather than its exact amount; `every=1` plays every match. As a re
 and the simulator does not, a simulated answer standing for a real model counts at most max_tokens, its prose cut
 there (arena.gateway.llm.STANDING_IN): short speech budgets are projected as short.
 
-The wall time (time_s) is projected from what `arena check` measured of each model (its facts in the workspace:
-slots, tokens_per_s, prompt_tokens_per_s, latency_s; see _Clock): the plan takes as long as its busiest server
-(servers work in parallel), and never less than its matches' calls in turn spread over the matches at once.
+The wall time (time_s) is projected from what `arena check` measured of each model (arena.app.runner.walltime).
 """
 from __future__ import annotations
 
@@ -26,22 +24,23 @@ import re
 import sys
 import tempfile
 from collections import defaultdict
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable, Mapping, cast
+from typing import Any, Callable
 from urllib.parse import urlparse
 
-from arena.app.shapes.reports import (DryRun, ModelCost, ModelTime, NotCounted, Projection, ServerTime, TimeEstimate,
-                               Unmeasured)
+from arena.app.runner.engine import stored_match
 from arena.app.runner.runs import run
+from arena.app.runner.walltime import Clock, Role, Usage, bases, timed
 from arena.app.setup.wiring import kinds_of
+from arena.app.shapes.reports import DryRun, ModelCost, NotCounted, Projection
 from arena.base.clock import now
-from arena.domain.formats import Format, get_format
-from arena.gateway.llm import STANDING_IN
-from arena.gateway.catalog import listed_of, listed_price
-from arena.gateway.providers import OFFLINE_PREFIX
 from arena.domain.records import JURY, Entry, JudgeSpec, Match, is_simulated
+from arena.gateway.catalog import listed_of, listed_price
+from arena.gateway.llm import STANDING_IN
+from arena.gateway.providers import OFFLINE_PREFIX
 from arena.store import DB_NAME, Store
+from arena.workspace.config import Config
 from arena.workspace.folder import Workspace
 
 HUMAN = "human"  # the debater kind whose speeches people write: no LLM bill, and no editor during a dry run
@@ -52,8 +51,21 @@ _USAGE = ("calls", "prompt_tokens", "completion_tokens", "searches")
 # played sides; pooled over the classes (_means), a tenth of the preset's 200 matches keeps its totals within a
 # few per cent of playing every match at a tenth of the time (benchmarks/dryrun.py).
 EVERY = 10
-_NONE = dict.fromkeys(_USAGE, 0)  # a role that made no call in a match
+_NONE: Usage = dict.fromkeys(_USAGE, 0)  # a role that made no call in a match
 AT_ONCE = 4  # the matches `arena run` plays at once by default (its --concurrency)
+# What the simulator's calls for a match depend on: its format, its motion's language, each side's shape (_shape).
+Class = tuple[str, str, str, str]
+# What a side's calls depend on: its match's format and language, its own shape, its side.
+SideClass = tuple[str, str, str, str]
+Played = dict[str, dict[Role, Usage]]  # match id -> role -> what its calls used
+
+
+@dataclass
+class Means:
+    """Mean usage of the played matches: each side's by its SideClass, each class's judges' by role."""
+
+    sides: dict[SideClass, Usage] = field(default_factory=dict)
+    judges: dict[Class, dict[Role, Usage]] = field(default_factory=dict)
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, concurrency: int | None = None,
@@ -67,10 +79,10 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, co
     played match like them), "models": [{model, calls, prompt_tokens, completion_tokens, cost (None: price
     unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}], "searches",
     "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}, "time_s" (TimeEstimate:
-    the wall time from the models' measured throughput, see _timed)}.
+    the wall time from the models' measured throughput, see arena.app.runner.walltime.timed)}.
     """
     config = ws.config
-    pending = [cast(Match, ws.store.match(match_id))  # a pending match's id
+    pending = [stored_match(ws.store, match_id)
                for match_id in ws.store.pending_matches(now() if retry_failed else None)]
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
                         judges=tuple(_offline_judge(j) for j in config.automatic_judges),
@@ -79,25 +91,25 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, co
     groups = classes(pending, shapes)
     played = [m for group in groups for m in spread(group, -(-len(group) // max(1, every)))]
     usage, failed = _simulate(ws, simulated, played, progress or _ticker(len(played)))
-    clock = _Clock(ws)
+    clock = Clock(ws)
     projection = _project(ws, groups, shapes, usage, failed, len(pending), clock)
     return {**projection, "sampled": len(played),
-            "time_s": _timed(ws, projection["models"], clock, max(1, concurrency or AT_ONCE))}
+            "time_s": timed(ws, projection["models"], clock, max(1, concurrency or AT_ONCE))}
 
 
 def classes(matches: list[Match], shapes: dict[str, str]) -> list[list[Match]]:
     """The matches grouped by what the simulator's calls depend on, each group in schedule order."""
-    groups: dict[tuple, list[Match]] = defaultdict(list)
+    groups: dict[Class, list[Match]] = defaultdict(list)
     for m in matches:
         groups[_class(m, shapes)].append(m)
     return list(groups.values())
 
 
-def _class(match: Match, shapes: dict[str, str]) -> tuple:
+def _class(match: Match, shapes: dict[str, str]) -> Class:
     return match.format, match.motion.language, shapes[match.pro], shapes[match.con]
 
 
-def spread(group: list, k: int) -> list:
+def spread(group: list[Match], k: int) -> list[Match]:
     """k members of group evenly spaced through it (all of it when k >= its size)."""
     n = len(group)
     return group if k >= n else [group[i * n // k] for i in range(k)]
@@ -111,7 +123,8 @@ def _shape(entry: Entry) -> str:
     return repr(replace(entry, name="", model="", family="", params=params))
 
 
-def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[dict, dict]:
+def _simulate(ws: Workspace, simulated: Config, played: list[Match],
+              progress: Callable[[str], None]) -> tuple[Played, dict[str, str]]:
     """Play the matches in a scratch workspace: ({match id: {role: usage}}, {match id: error of a failed one}). The
     simulator's models standing in for real ones answer within each call's max_tokens, as a real model would: the
     simulator writes its own lengths, whatever the cap (arena.gateway.llm.STANDING_IN)."""
@@ -137,13 +150,14 @@ def _simulate(ws: Workspace, simulated, played: list[Match], progress) -> tuple[
                 STANDING_IN.reset(standing)
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
-            usage: dict[str, dict] = {real[i]: {} for i in ids}
+            usage: Played = {real[i]: {} for i in ids}
             for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens, model in store.call_sides():
                 if kind not in ("llm", "search"):  # a degraded step's ledger row: no call
                     continue
-                # A judge's calls by the model asked: a jury's panelists are models of their own.
-                role = usage[real[match_id]].setdefault(("judge", judge, model) if judge else ("side", side),
-                                                        dict.fromkeys(_USAGE, 0))
+                # A judge's calls by the model asked: a jury's panelists are models of their own. Any other call of
+                # a match is a side's, which the ledger names (a side of "" would count as con's, as None did).
+                asked: Role = ("judge", judge, model) if judge else ("side", side or "")
+                role = usage[real[match_id]].setdefault(asked, dict.fromkeys(_USAGE, 0))
                 if kind == "search":
                     role["searches"] += 1
                 else:
@@ -191,15 +205,15 @@ def _stand_in(model: str) -> str:
     return model if is_simulated(model) else OFFLINE_PREFIX + model
 
 
-def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict,
-             matches: int, clock: _Clock) -> Projection:
+def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], usage: Played,
+             failed: dict[str, str], matches: int, clock: Clock) -> Projection:
     """Sum each match's calls per real model and price them: a played match's own, another's estimated (_means);
-    clock adds up each match's calls in turn (_Clock.in_turn)."""
+    clock adds up each match's calls in turn (Clock.in_turn)."""
     config = ws.config
     entries = {e.name: e for e in config.entries}
     judges = {j.name: j for j in config.judges}
     means = _means(groups, shapes, usage, failed)
-    totals: dict[str, dict] = defaultdict(lambda: dict.fromkeys(_USAGE, 0.0))
+    totals: dict[str, Usage] = defaultdict(lambda: dict.fromkeys(_USAGE, 0.0))
     not_counted: list[NotCounted] = []
     for group in groups:
         sample = next((m.id for m in group if m.id in usage), None)
@@ -209,9 +223,9 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
                 continue
             if m.id in usage:
                 used = usage[m.id]
-            elif ("judges", *_class(m, shapes)) in means:
-                used = {**{("side", side): means[_side(m, side, shapes)] for side in ("pro", "con")},
-                        **means[("judges", *_class(m, shapes))]}
+            elif _class(m, shapes) in means.judges:
+                used = {**{("side", side): means.sides[_side(m, side, shapes)] for side in ("pro", "con")},
+                        **means.judges[_class(m, shapes)]}
             else:  # every played match of its class failed
                 not_counted.append({"id": m.id, "error": f"not played: {sample}, a match like it, failed"})
                 continue
@@ -233,19 +247,19 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
     tokens = sum(r["prompt_tokens"] + r["completion_tokens"] for r in models)
     per = max(1, matches)
     unknown = [r["model"] for r in models if r["cost"] is None]
-    bases = _bases(config)
+    api_bases = bases(config)
     return {"matches": matches, "models": models, "unknown": unknown,
-            "why_unknown": [{"model": m, "reason": why_unpriced(m, bases.get(m, ""))} for m in unknown],
+            "why_unknown": [{"model": m, "reason": why_unpriced(m, api_bases.get(m, ""))} for m in unknown],
             "searches": searches, "search_provider": config.search.provider, "cost": cost,
             "per_match": {"calls": calls_total / per, "tokens": tokens / per, "cost": cost / per},
             "failed": not_counted}
 
 
-def _means(groups: list[list[Match]], shapes: dict[str, str], usage: dict, failed: dict) -> dict:
+def _means(groups: list[list[Match]], shapes: dict[str, str], usage: Played, failed: dict[str, str]) -> Means:
     """Mean usage of the played matches: per side by (format, language, debater shape, side), pooled over the
     classes, as a side's calls depend on its own kind and settings; the judges' per class, as they read both."""
-    pooled: dict[tuple, list[dict]] = defaultdict(list)
-    means: dict[tuple, dict] = {}
+    pooled: dict[SideClass, list[Usage]] = defaultdict(list)
+    means = Means()
     for group in groups:
         played = [usage[m.id] for m in group if m.id in usage and m.id not in failed]
         if not played:
@@ -255,21 +269,22 @@ def _means(groups: list[list[Match]], shapes: dict[str, str], usage: dict, faile
             if m.id in usage and m.id not in failed:
                 for side in ("pro", "con"):
                     pooled[_side(m, side, shapes)].append(usage[m.id].get(("side", side), _NONE))
-        means[("judges", *_class(group[0], shapes))] = {
+        means.judges[_class(group[0], shapes)] = {
             role: _mean([used.get(role, _NONE) for used in played]) for role in judging}
-    return {**means, **{key: _mean(rows) for key, rows in pooled.items()}}
+    means.sides = {key: _mean(rows) for key, rows in pooled.items()}
+    return means
 
 
-def _side(match: Match, side: str, shapes: dict[str, str]) -> tuple:
-    return "side", match.format, match.motion.language, shapes[match.pro if side == "pro" else match.con], side
+def _side(match: Match, side: str, shapes: dict[str, str]) -> SideClass:
+    return match.format, match.motion.language, shapes[match.pro if side == "pro" else match.con], side
 
 
-def _mean(rows: list[dict]) -> dict:
+def _mean(rows: list[Usage]) -> Usage:
     """The mean of usage rows ({calls, prompt_tokens, completion_tokens, searches})."""
     return {k: sum(row[k] for row in rows) / len(rows) for k in _USAGE}
 
 
-def _model_of(role: tuple, match: Match, entries: dict, judges: dict) -> str | None:
+def _model_of(role: Role, match: Match, entries: dict[str, Entry], judges: dict[str, JudgeSpec]) -> str | None:
     """The real model a call of the simulation stands for (role: ("side", side) or ("judge", name, the model
     asked)); None for a person's speech."""
     if role[0] == "judge":
@@ -297,109 +312,6 @@ def why_unpriced(model: str, api_base: str = "") -> str:
     return f"not in litellm's price map, which lists {listed} other {provider}/ models (retired or misspelt?)"
 
 
-def _models(config) -> set[str]:
+def _models(config: Config) -> set[str]:
     """The models of a config's entries and judges (a jury's pool models each)."""
     return {e.model for e in config.entries} | {m for j in config.judges for m in j.models}
-
-
-def _bases(config) -> dict[str, str]:
-    """The api_base of each model of the entries and judges ("": the provider's own)."""
-    return {e.model: e.api_base for e in config.entries} | {m: j.api_base for j in config.judges for m in j.models}
-
-
-class _Clock:
-    """Seconds of model work from what `arena check` measured of each model (its workspace facts).
-
-    A call takes its model's latency_s (a short call's round trip) + its prompt tokens / prompt_tokens_per_s (when
-    measured) + its completion tokens / tokens_per_s. A model is timed once tokens_per_s is known; an offline/
-    model answers at once (0 s); any other is unmeasured.
-    """
-
-    def __init__(self, ws: Workspace):
-        self.ws = ws
-        self.bases = _bases(ws.config)
-        self.facts: dict[str, dict | None] = {}
-        self.match_s = 0.0  # the projected matches' calls in turn, summed (in_turn)
-        self.matches = 0
-        self.formats: dict[str, float] = {}
-
-    def measured(self, model: str) -> dict | None:
-        """{slots, tokens_per_s, prompt_tokens_per_s, latency_s} as measured, or None when not (or simulated)."""
-        if model not in self.facts:
-            known = {} if is_simulated(model) else (self.ws.store.model_facts(model, self.bases.get(model, "")) or {})
-            rate = known.get("tokens_per_s")
-            prompt_rate = known.get("prompt_tokens_per_s")
-            self.facts[model] = None if not rate or rate <= 0 else {
-                # slots not measured (a provider's own API, a server too quick to time): as many as the run sends
-                "slots": max(1, int(known.get("slots") or self.ws.config.llm.max_concurrency)),
-                "tokens_per_s": float(rate),
-                "prompt_tokens_per_s": float(prompt_rate) if prompt_rate and prompt_rate > 0 else None,
-                "latency_s": float(known.get("latency_s") or 0.0)}
-        return self.facts[model]
-
-    def seconds(self, model: str | None, row: Mapping[str, Any]) -> float:
-        """The seconds a measured model takes for a usage row's calls; 0 for any other (or a person's side)."""
-        speed = None if model is None else self.measured(model)
-        if speed is None:
-            return 0.0
-        prompt = row["prompt_tokens"] / speed["prompt_tokens_per_s"] if speed["prompt_tokens_per_s"] else 0.0
-        return row["calls"] * speed["latency_s"] + prompt + row["completion_tokens"] / speed["tokens_per_s"]
-
-    def in_turn(self, match: Match, roles: dict[tuple, tuple[str | None, dict]], judges: dict) -> None:
-        """Add a match's calls in turn: its speeches one after another (a stage's blind ones together: the sides'
-        seconds × the format's steps per turn), then each judge, whose runs go at once (its seconds / runs)."""
-        if match.format not in self.formats:
-            self.formats[match.format] = _steps(get_format(match.format, self.ws.config.formats))
-        sides = sum(self.seconds(model, row) for role, (model, row) in roles.items() if role[0] == "side")
-        judging: dict[str, float] = defaultdict(float)
-        for role, (model, row) in roles.items():
-            if role[0] == "judge":
-                judging[role[1]] += self.seconds(model, row)
-        self.matches += 1
-        self.match_s += sides * self.formats[match.format] + sum(
-            s / max(1, judges[name].runs) for name, s in judging.items())
-
-
-def _steps(fmt: Format) -> float:
-    """A format's playing steps per turn: a stage's blind turns are played together (arena.match.protocol), so the
-    agent4debate format's six speeches take five steps."""
-    turns = fmt.turns
-    steps = sum(1 for k, t in enumerate(turns)
-                if not (t.blind and k and turns[k - 1].blind and turns[k - 1].stage == t.stage))
-    return steps / len(turns)
-
-
-def _timed(ws: Workspace, models: list[ModelCost], clock: _Clock, at_once: int) -> TimeEstimate:
-    """The plan's wall time: its busiest server's (a server's models' seconds of work over the calls it serves at
-    once, min(slots, at_once)), and never less than its matches' calls in turn over the matches at once (at most
-    the matches there are); None when no model of it is measured (0 when every model is simulated)."""
-    config = ws.config
-    servers: dict[str, list[ModelTime]] = defaultdict(list)
-    unmeasured: list[Unmeasured] = []
-    simulated: list[str] = []
-    for row in models:
-        model = row["model"]
-        speed = clock.measured(model)
-        if is_simulated(model):
-            simulated.append(model)
-        elif speed is None:
-            unmeasured.append({"model": model, "names": [e.name for e in config.entries if e.model == model]
-                               + [j.name for j in config.judges if model in j.models]})
-        else:
-            servers[clock.bases.get(model) or model].append(
-                {"model": model, "calls": row["calls"], "slots": speed["slots"], "tokens_per_s": speed["tokens_per_s"],
-                 "prompt_tokens_per_s": speed["prompt_tokens_per_s"], "latency_s": speed["latency_s"],
-                 "work_s": round(clock.seconds(model, row), 1)})
-    rows: list[ServerTime] = []
-    for server, timed in sorted(servers.items()):
-        slots = min(t["slots"] for t in timed)  # one server's slots, as each of its models measured them
-        work = sum(t["work_s"] for t in timed)
-        rows.append({"server": server, "slots": slots, "at_once": min(slots, at_once), "work_s": round(work, 1),
-                     "wall_s": round(work / min(slots, at_once), 1), "models": timed})
-    busiest = max((r["wall_s"] for r in rows), default=0.0)
-    in_turn = clock.match_s / min(at_once, max(1, clock.matches))  # fewer matches than at once: the longest's own
-    estimate = None if unmeasured and not rows else round(max(busiest, in_turn), 1)
-    return {"estimate": estimate,
-            "basis": {"at_once": at_once, "match_s": round(clock.match_s / max(1, clock.matches), 1),
-                      "bound": "matches" if in_turn > busiest else "server", "servers": rows},
-            "unmeasured": unmeasured, "simulated": simulated}

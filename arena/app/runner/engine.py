@@ -9,19 +9,21 @@ import threading
 import warnings
 from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
-from typing import Awaitable, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar, cast
+from types import FrameType
+from typing import Any, Awaitable, Callable, Iterator, Mapping, Protocol, Sequence, TypeVar
 
 from arena.match.claims import LEASE_S, ClaimLost, Holder
 from arena.base.errors import ArenaError, UserError
 from arena.base.files import no_space
 from arena.domain.formats import Format, get_format
 from arena.match.judging import JudgeView, Sitting, Unseated, run_judge
-from arena.gateway.llm import CallEvent, LLMGateway
+from arena.gateway.llm import CallEvent, CallTag, Completion, LLMGateway
 from arena.gateway.catalog import ModelRef
 from arena.match.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
-from arena.domain.records import Entry, JudgeSpec, Match, Side, Verdict, simulated
+from arena.domain.records import Entry, JudgeSpec, Match, Side, Speech, Stage, Verdict, simulated
 from arena.gateway.search import SearchGateway
 from arena.match.turns import AwaitingPerson, Desk
+from arena.store import Store
 from arena.workspace.folder import Workspace, check_format
 
 T = TypeVar("T")
@@ -62,7 +64,7 @@ class MatchRunner:
     search: SearchGateway
     holder: Holder = field(default_factory=Holder.here)
     lease_s: float = LEASE_S
-    _beat: asyncio.Task | None = field(default=None, repr=False)
+    _beat: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @classmethod
     def of(cls, ws: Workspace, *, lease_s: float = LEASE_S, follow_slots: bool = True) -> "MatchRunner":
@@ -95,7 +97,8 @@ class MatchRunner:
         self._beat = loop.create_task(beat())  # asyncio.run cancels it when the loop ends
 
     # --- playing and judging ---------------------------------------------------------------
-    async def play_match(self, match: Match, judges: list[JudgeSpec], listener=None) -> Match:
+    async def play_match(self, match: Match, judges: list[JudgeSpec],
+                         listener: Callable[[CallTag, Completion], None] | None = None) -> Match:
         """Claim one match, play it and judge it; commit speeches and verdicts in one transaction; return it
         as stored. listener(tag, completion), when given, hears of every LLM call as it completes."""
         if self.claim(only=match.id) is None:
@@ -116,7 +119,8 @@ class MatchRunner:
                 check_format(entry, debaters[side], fmt)
             settings = self.ws.config.arena
 
-            def context(side, stage, visible, memory) -> DebateContext:
+            def context(side: Side, stage: Stage, visible: tuple[Speech, ...],
+                        memory: dict[str, Any]) -> DebateContext:
                 entry = sides[side]
                 return DebateContext(
                     motion=match.motion, side=side, stage=stage, visible=visible, memory=memory,
@@ -151,7 +155,7 @@ class MatchRunner:
         config = self.ws.config
         with self._settled(match.id):
             view = judge_view(match, self.ws.config.formats)
-            verdicts = []
+            verdicts: list[Verdict] = []
             if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.analysis.tally)
                 async with slot or nullcontext():
                     verdicts = [v for spec in judges
@@ -213,7 +217,7 @@ class MatchRunner:
             return None
         self._keep_alive()
         try:
-            match = cast(Match, store.match(match_id))  # claimed: it is there
+            match = stored_match(store, match_id)
             verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec,
                                         sitting=self.sitting(match))
         except BaseException:
@@ -236,7 +240,7 @@ class Events(Protocol):
 
     def dropped(self, match_id: str) -> None: ...
 
-    def call(self, tag, completion) -> None: ...
+    def call(self, tag: CallTag, completion: Completion) -> None: ...
 
     def told(self, event: CallEvent) -> None: ...
 
@@ -265,7 +269,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         events.started(match_id)
         try:
             try:
-                played = await runner.play(cast(Match, store.match(match_id)), log)  # claimed: it is there
+                played = await runner.play(stored_match(store, match_id), log)
             finally:
                 playing.release()
             await runner.judge_and_commit(played, judges, log, slot=judging)
@@ -288,7 +292,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
         nonlocal stopped
         playing, judging = asyncio.Semaphore(max(1, concurrency)), asyncio.Semaphore(max(1, concurrency))
         under_way = asyncio.Semaphore(2 * max(1, concurrency))  # a match frees it once committed (or dropped)
-        tasks: set[asyncio.Task] = set()
+        tasks: set[asyncio.Task[None]] = set()
         ticker = asyncio.create_task(tick())
         try:
             while True:
@@ -346,7 +350,7 @@ def stop_on_sigterm() -> Iterator[None]:
         yield
         return
 
-    def as_interrupt(signum, frame) -> None:
+    def as_interrupt(signum: int, frame: FrameType | None) -> None:
         handler = signal.getsignal(signal.SIGINT)
         if callable(handler):
             handler(signal.SIGINT, frame)
@@ -365,6 +369,14 @@ def judge_view(match: Match, declared: Mapping[str, Format] | None = None) -> Ju
     (declared: the workspace's own formats, by name)."""
     fmt = get_format(match.format, declared)
     return JudgeView(match.motion, tuple(fmt.ordered(match.speeches)), format=fmt)
+
+
+def stored_match(store: Store, match_id: str) -> Match:
+    """A match claimed or listed by the store, as stored; ArenaError if it is not there (no match is ever deleted)."""
+    match = store.match(match_id)
+    if match is None:
+        raise ArenaError(f"match {match_id} is not in the workspace database")
+    return match
 
 
 def failure_reason(exc: BaseException) -> str:

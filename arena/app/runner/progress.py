@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Callable, TextIO
 
 from arena.base.clock import span
-from arena.gateway.llm import CallEvent
+from arena.gateway.llm import CallEvent, CallTag, Completion
 from arena.domain.records import Step
 
 REDRAW_S = 0.25  # at most four redraws a second: often enough to look live, rarely enough to cost nothing
@@ -61,7 +61,7 @@ class Progress:
         self._height = 0  # lines of the frame now on screen (the cursor at the end of its last)
 
     # --- events --------------------------------------------------------------------------
-    def call(self, tag, completion) -> None:
+    def call(self, tag: CallTag, completion: Completion) -> None:
         """An AgentLog listener: one completed LLM call (a cache hit counts as a call that cost nothing)."""
         usage = completion.usage
         self.used(usage.calls, usage.prompt_tokens + usage.completion_tokens, usage.cost, completion.cached)

@@ -22,29 +22,46 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from multiprocessing.context import ForkContext, SpawnContext
+from multiprocessing.queues import Queue
+from typing import Literal, TypedDict, Union
 
 from arena.app.runner.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.runner.progress import Progress
 from arena.app.setup.wiring import open_workspace
 from arena.base.files import no_space, no_space_error
-from arena.gateway.llm import CallEvent
+from arena.gateway.llm import CallEvent, CallTag, Completion
 from arena.store import DB_NAME
 from arena.gateway.wire import forget_clients
-
-if TYPE_CHECKING:
-    from multiprocessing.context import ForkContext, SpawnContext
 
 POLL_S = 0.1
 WATCH_S = 0.5  # how often a worker looks for its parent
 GRACE_S = 5.0  # how long an orphaned worker may take to put its matches back before it exits regardless
 PR_SET_PDEATHSIG = 1  # prctl(2)
 
+# What a worker tells its parent, a small tuple each (it pickles): a match started, finished (with its failure) or
+# dropped; a call's usage (calls, tokens, cost, cached); a gateway event; how it stopped and its CPU seconds; why
+# it failed; the full disk it met.
+Event = Union[tuple[Literal["started"], str], tuple[Literal["finished"], str, Union[str, None]],
+              tuple[Literal["dropped"], str], tuple[Literal["used"], int, int, Union[float, None], bool],
+              tuple[Literal["told"], CallEvent], tuple[Literal["stopped"], Union[str, None], float],
+              tuple[Literal["error"], str], tuple[Literal["full"], OSError]]
+
+
+class Options(TypedDict):
+    """How a worker claims and plays (MatchRunner.of's and play_claimed's settings)."""
+
+    concurrency: int
+    lease_s: float
+    follow_slots: bool
+    failed_before: str | None
+    budget: float | None
+
 
 class Relay:
     """A worker's Events: each event goes to the parent as a small tuple."""
 
-    def __init__(self, channel) -> None:
+    def __init__(self, channel: Queue[Event]) -> None:
         self.channel = channel
 
     def started(self, match_id: str) -> None:
@@ -56,7 +73,7 @@ class Relay:
     def dropped(self, match_id: str) -> None:
         self.channel.put(("dropped", match_id))
 
-    def call(self, tag, completion) -> None:
+    def call(self, tag: CallTag, completion: Completion) -> None:
         u = completion.usage
         self.channel.put(("used", u.calls, u.prompt_tokens + u.completion_tokens, u.cost, completion.cached))
 
@@ -86,7 +103,7 @@ def die_with(parent: int) -> None:
         os.kill(os.getpid(), signal.SIGINT)
 
 
-def work(path: str, channel, options: dict, parent: int) -> None:
+def work(path: str, channel: Queue[Event], options: Options, parent: int) -> None:
     """One worker process: open the workspace, claim and play until nothing is left; report how it stopped."""
     os.setpgrp()  # out of the terminal's foreground group: a Ctrl-C there reaches the parent alone
     signal.signal(signal.SIGINT, signal.default_int_handler)  # started ignored (fan_out); the parent's SIGINT stops us
@@ -98,9 +115,10 @@ def work(path: str, channel, options: dict, parent: int) -> None:
         die_with(parent)  # within the try: a parent gone already stops us as a Ctrl-C would
         ws = open_workspace(Path(path))
         try:
-            runner = MatchRunner.of(ws, lease_s=options.pop("lease_s"), follow_slots=options.pop("follow_slots"))
+            runner = MatchRunner.of(ws, lease_s=options["lease_s"], follow_slots=options["follow_slots"])
             cpu = time.process_time()  # what playing costs, without the start-up (imports, opening)
-            stopped = play_claimed(runner, Relay(channel), **options)
+            stopped = play_claimed(runner, Relay(channel), concurrency=options["concurrency"],
+                                   failed_before=options["failed_before"], budget=options["budget"])
         finally:
             ws.close()
     except KeyboardInterrupt:
@@ -116,19 +134,21 @@ def work(path: str, channel, options: dict, parent: int) -> None:
 
 
 def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, follow_slots: bool = True,
-            **options) -> tuple[str | None, float]:
+            failed_before: str | None = None, budget: float | None = None) -> tuple[str | None, float]:
     """Run a worker process per share (the matches it plays at once) on the workspace at path until all are
     done, feeding their events to events. Returns how the run stopped (None, "budget", or "interrupted":
     Ctrl-C, or a worker that failed) and the CPU seconds the workers spent playing."""
     workers = len(shares)
     # Forked where the system can: workers start at once, sharing what the parent imported (litellm's import
     # would cost each ~2 s of CPU). Each opens its own database connection and HTTP clients, never the parent's.
-    method = "fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn"
-    context = cast("ForkContext | SpawnContext", multiprocessing.get_context(method))
-    channel = context.Queue()
+    context: ForkContext | SpawnContext = (multiprocessing.get_context("fork")
+                                           if "fork" in multiprocessing.get_all_start_methods()
+                                           else multiprocessing.get_context("spawn"))
+    channel: Queue[Event] = context.Queue()
     procs = [context.Process(target=work, name=f"arena-worker-{k + 1}",
-                             args=(str(path), channel, {**options, "concurrency": share, "lease_s": lease_s,
-                                                        "follow_slots": follow_slots},
+                             args=(str(path), channel,
+                                   Options(concurrency=share, lease_s=lease_s, follow_slots=follow_slots,
+                                           failed_before=failed_before, budget=budget),
                                    os.getpid()))
              for k, share in enumerate(shares)]
     # Workers start with SIGINT ignored, so a Ctrl-C before they leave the terminal's group cannot kill them.
@@ -143,20 +163,26 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, 
     errors: list[str] = []
     full: list[OSError] = []
 
-    def handle(event: tuple) -> None:
+    def handle(event: Event) -> None:
         nonlocal cpu
-        kind, *args = event
-        if kind == "used":
-            events.used(*args)
-        elif kind == "stopped":
-            outcomes.append(args[0])
-            cpu += args[1]
-        elif kind == "error":
-            errors.append(args[0])
-        elif kind == "full":
-            full.append(args[0])
-        else:
-            getattr(events, kind)(*args)
+        match event:
+            case ("used", calls, tokens, cost, cached):
+                events.used(calls, tokens, cost, cached)
+            case ("stopped", stopped, spent):
+                outcomes.append(stopped)
+                cpu += spent
+            case ("error", reason):
+                errors.append(reason)
+            case ("full", error):
+                full.append(error)
+            case ("started", match_id):
+                events.started(match_id)
+            case ("finished", match_id, failure):
+                events.finished(match_id, failure)
+            case ("dropped", match_id):
+                events.dropped(match_id)
+            case ("told", told):
+                events.told(told)
 
     def drain(until_exit: bool) -> None:
         while True:
@@ -173,9 +199,8 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, 
     except KeyboardInterrupt:
         interrupted = True
         for proc in procs:
-            if proc.is_alive():
-                # alive, so started: it has a pid
-                os.kill(cast(int, proc.pid), signal.SIGINT)  # the worker reschedules its matches in flight and exits
+            if proc.is_alive() and proc.pid is not None:  # alive, so started: it has a pid
+                os.kill(proc.pid, signal.SIGINT)  # the worker reschedules its matches in flight and exits
         try:
             drain(until_exit=True)
         except KeyboardInterrupt:  # a second Ctrl-C: stop waiting; unfinished claims lapse with their holders

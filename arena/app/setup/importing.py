@@ -8,7 +8,7 @@ workspace's own entries and judges, and the kinds of what would be registered.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence, TypeVar
 
 from arena.workspace import registration
 from arena.domain import speechchecks
@@ -16,6 +16,7 @@ from arena.app.shapes.reports import FlaggedSpeech, ImportReport, SpeechChecks
 from arena.app.setup.wiring import editing, reload
 from arena.workspace.config import check_entry_value, load_config
 from arena.base.errors import UserError
+from arena.base.registry import Registry
 from arena.base.files import atomic_write_bytes
 from arena.domain.formats import shown
 from arena.domain.records import Entry, JudgeSpec, Match
@@ -102,10 +103,14 @@ def _speech_checks(ws: Workspace, matches: Sequence[Match]) -> SpeechChecks | No
     return {"speeches": sum(len(m.speeches) for m in matches), "flagged": flagged}
 
 
-def _new(records: Sequence[Entry] | Sequence[JudgeSpec], configured: Sequence, noun: str, same, remembered: set[str]):
+Record = TypeVar("Record", Entry, JudgeSpec)
+
+
+def _new(records: Sequence[Record], configured: Sequence[Record], noun: str, same: Callable[[Record, Record], bool],
+         remembered: set[str]) -> list[Record]:
     """The records not registered yet; UserError for one whose name the workspace gives to something else."""
     mine = {r.name: r for r in configured}
-    out = []
+    out: list[Record] = []
     for r in records:
         there = mine.get(r.name)
         if there is None and r.name in remembered:
@@ -132,7 +137,7 @@ def _described(r: Entry | JudgeSpec) -> str:
     return f"a {r.debater} entry on {r.model}" if isinstance(r, Entry) else f"a {r.kind} judge"
 
 
-def _built(registry, kind: str, spec, owner: str) -> None:
+def _built(registry: Registry, kind: str, spec: Entry | JudgeSpec, owner: str) -> None:
     """Build the kind of an entry or judge about to be registered, so that what it refuses is refused before
     anything is written."""
     if not registry.has(kind):

@@ -9,16 +9,30 @@ speeches: a long-winded entry is over-rated by `arena rate` and put right by `ar
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Required, TypedDict
+
+
+class Draw(TypedDict, total=False):
+    """The arguments of arena.app.commands.schedule a preset draws its schedule with."""
+
+    fmt: Required[str]
+    rounds: int
+    matches: int
+
+
+# The published arena's own figures, shown beside ours by `arena stats paper`: per section of its output,
+# the key of a row → the paper's values of that row's columns.
+Figures = dict[str, dict[tuple[str, ...], dict[str, float]]]
 
 
 @dataclass(frozen=True)
 class Preset:
+    """A workspace to set up: its arena.toml, its first schedule and what it is; a published arena's, its figures."""
+
     config: str  # arena.toml
-    schedule: dict  # arguments of arena.app.commands.schedule, drawn right after init
+    schedule: Draw  # drawn right after init
     about: str  # one line for `arena init --help` and the init message
-    # The published arena's own figures, shown beside ours by `arena stats paper`: per section of its output,
-    # the key of a row → the paper's values of that row's columns.
-    figures: dict = field(default_factory=dict)
+    figures: Figures = field(default_factory=dict)
 
 
 _A4D_MODELS = (  # (entry name, litellm model string): the paper's Agent4Debate foundation models (Tables 3-4)
@@ -95,7 +109,7 @@ people = ["judge-1", "judge-2", "judge-3"]
 '''
 
 
-def _slao(s: float, l: float, a: float, o: float, **more: float) -> dict:
+def _slao(s: float, l: float, a: float, o: float, **more: float) -> dict[str, float]:
     return {"source": s, "language": l, "argument": a, "overall": o, **more}
 
 
@@ -104,7 +118,7 @@ def _slao(s: float, l: float, a: float, o: float, **more: float) -> dict:
 # debaters against Agent4Debate on every foundation model (30 matches), with the human judges' points
 # (people_overall); Table 6: Debatrix against the human judges' majority, and the human judges among themselves,
 # over the matches without a human debater and over all. Table 2's ablations have no entries in the preset.
-_A4D_FIGURES = {
+_A4D_FIGURES: Figures = {
     "pairs": {("a4d-claude-3.5-sonnet", "base-claude-3.5-sonnet"): _slao(2.83, 1.76, 2.52, 2.62),
               ("base-claude-3.5-sonnet", "a4d-claude-3.5-sonnet"): _slao(0.17, 1.24, 0.48, 0.38),
               ("a4d-deepseek-chat", "base-deepseek-chat"): _slao(2.73, 1.88, 2.31, 2.77),

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, cast
+from typing import Any, Callable, Iterator, TypeVar
 
 from arena.workspace.config import Config, load_config
 from arena.base.errors import UserError
@@ -21,8 +21,11 @@ from debaters.registry import DEBATERS
 from judges.registry import JUDGES
 from motions.library import load_set_map, set_digests
 
+T = TypeVar("T")
+Sets = dict[str, tuple[Motion, str]]  # each motion by id, with the spec of its set
 
-class MotionSets(Mapping):
+
+class MotionSets(Mapping[str, tuple[Motion, str]]):
     """The motions of config's [motions] sets by id, each with its set's spec, in set order.
 
     The files are read only when one of them changed since the database last stored their motions (a digest of
@@ -30,33 +33,47 @@ class MotionSets(Mapping):
     them, so that opening a workspace stays fast however large its sets are.
     """
 
-    def __init__(self, config: Config, path: Path):
+    def __init__(self, config: Config, path: Path) -> None:
         self._config, self._path = config, path
         self.digests = _naming_sets(config, lambda: set_digests(list(config.motions.sets), path))
-        self.read_now = False  # whether the files were read (and what the database remembers is to be updated)
-        self._motions: dict | None = None
-        self._stored: tuple[Store | None, dict] | None = None  # the database and what it remembers of each set
+        self._read: Sets | None = None  # the motions as read from the files, once they are
+        self._motions: Sets | None = None  # as read from the files, or else from the database
+        # the database and what it remembers of each set (its stored JSON), once unstored() has looked
+        self._stored: tuple[Store | None, dict[str, Any]] | None = None
+
+    @property
+    def read_now(self) -> bool:
+        """Whether the files were read (and what the database remembers is to be updated)."""
+        return self._read is not None
 
     def unstored(self, store: Store | None) -> list[Motion]:
         """The motions store (None: a database still to be made) may lack: none while it holds every set as its
         file is now, else every one, read from the files at once (a set that does not load refuses before
         anything is written)."""
-        if not self.read_now:
+        if self._read is None:
             known = store.motion_sets() if store is not None else {}
             self._stored = store, known
             if store is not None and all(known.get(spec, {}).get("digest") == digest
                                          for spec, digest in self.digests.items()):
                 return []
-            self._motions, self.read_now = motion_sets(self._config, self._path), True
-        return [motion for motion, _ in cast(dict, self._motions).values()]  # read, now or before
+            self._read = self._motions = motion_sets(self._config, self._path)
+        return [motion for motion, _ in self._read.values()]
 
-    def record(self) -> dict:
+    def record(self) -> dict[str, Any]:
         """What the database is to remember of the sets, once read (see _record)."""
-        return _record(self.digests, cast(tuple, self._stored)[1], self._all())  # unstored() has run
+        return _record(self.digests, self._looked()[1], self._all())
 
-    def _all(self) -> dict:
+    def _looked(self) -> tuple[Store | None, dict[str, Any]]:
+        """The database unstored() looked in, and what it remembers of each set."""
+        if self._stored is None:
+            raise RuntimeError("MotionSets: unstored() tells first whether the sets are to be read")
+        return self._stored
+
+    def _all(self) -> Sets:
         if self._motions is None:
-            store, known = cast(tuple[Store, dict], self._stored)  # unstored() found every set stored
+            store, known = self._looked()
+            if store is None:  # unstored(None) reads the files, which sets _motions
+                raise RuntimeError("MotionSets: no database to read the motions from")
             motions = store.motions()
             self._motions = {motion_id: (motions[motion_id], spec) for spec in self.digests
                              for motion_id in known[spec]["ids"]}
@@ -97,7 +114,8 @@ def remember_sets(ws: Workspace) -> None:
     ws.store.remember_motion_sets(_record(MotionSets(ws.config, ws.path).digests, ws.store.motion_sets(), ws.motions))
 
 
-def _record(digests: dict[str, str], known: dict, motions: Mapping[str, tuple[Motion, str]]) -> dict:
+def _record(digests: dict[str, str], known: dict[str, Any],
+            motions: Mapping[str, tuple[Motion, str]]) -> dict[str, Any]:
     """What the database remembers of every set whose motions it stored, by spec: its file's digest then, and
     its motion ids in order; known, updated with the sets of digests as they are now."""
     ids: dict[str, list[str]] = {spec: [] for spec in digests}
@@ -106,12 +124,12 @@ def _record(digests: dict[str, str], known: dict, motions: Mapping[str, tuple[Mo
     return {**known, **{spec: {"digest": digest, "ids": ids[spec]} for spec, digest in digests.items()}}
 
 
-def motion_sets(config: Config, path: Path) -> dict:
+def motion_sets(config: Config, path: Path) -> Sets:
     """Each motion of config's [motions] sets by id, with its set; a set that does not load names the key."""
     return _naming_sets(config, lambda: load_set_map(list(config.motions.sets), path))
 
 
-def _naming_sets(config: Config, read: Callable[[], Any]) -> Any:
+def _naming_sets(config: Config, read: Callable[[], T]) -> T:
     """read(), its UserError led by where arena.toml names the sets."""
     try:
         return read()

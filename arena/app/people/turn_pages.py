@@ -1,0 +1,188 @@
+"""The web app's debater pages (/d/...): a web human entry's turns, a turn's blind brief with the speech form, and the
+speech saved as a draft or submitted."""
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from arena.app.people.forms import posted
+from arena.app.people.frame import Frame
+from arena.app.people.security import COUNTED_CSP
+from arena.base.clock import now
+from arena.domain.ballots import BallotError, token_hash
+from arena.domain.formats import Format, shown
+from arena.domain.records import HumanTurn, TurnKey
+from arena.domain.speechchecks import Problem, length
+from arena.match.turns import problem as speech_problem
+from arena.store import Store
+
+
+@dataclass(frozen=True)
+class Debater:
+    """Who a live debater link belongs to: a web human entry, and the link itself."""
+
+    entry: str
+    token: str
+    digest: str  # the token's hash: what the store knows and the CSRF token is bound to
+
+
+def turn_id(secret: bytes, entry: str, turn: HumanTurn | TurnKey) -> str:
+    """The id a debater's link names a turn by: as arena.domain.ballots.ballot_id, an HMAC-SHA256 under the workspace's
+    secret, here over the entry and the turn's match, stage and side (after "turn", so that no turn id is a ballot
+    id), 96 bits in hex."""
+    message = "\0".join(("turn", entry, turn.match_id, turn.stage, turn.side)).encode("utf-8", "surrogatepass")
+    return hmac.new(secret, message, hashlib.sha256).hexdigest()[:24]
+
+
+class TurnPages:
+    """The turn pages of the web human entries served, whose turn ids are made under the workspace's secret; a
+    speech submitted must pass the speech checks with at least min_share of its budget (unless its turn says)."""
+
+    def __init__(self, frame: Frame, debaters: list[str], key: bytes, min_share: float) -> None:
+        self.frame, self.key, self.min_share = frame, key, min_share
+        self.debaters = set(debaters)
+
+    # --- who and what ------------------------------------------------------------------------------------
+    def _debater(self, store: Store, token: str) -> Debater:
+        """The web human entry holding a live debater link; 404 for any other token, or for an entry no longer
+        configured to debate on the web."""
+        digest = token_hash(token)
+        entry = store.debater_link_holder(digest)
+        if entry is None or entry not in self.debaters:
+            raise HTTPException(404)
+        return Debater(entry, token, digest)
+
+    def _turn_id(self, debater: Debater, turn: HumanTurn | TurnKey) -> str:
+        return turn_id(self.key, debater.entry, turn)
+
+    def _turn(self, store: Store, debater: Debater, turn: str) -> HumanTurn:
+        """The debater's turn the id names (the ids of their turns are worked out again, as none is stored); 404
+        for anything else."""
+        key = next((k for k in store.turn_keys(debater.entry) if self._turn_id(debater, k) == turn), None)
+        found = None if key is None else store.human_turn(*key)
+        if found is None:
+            raise HTTPException(404)
+        return found
+
+    def _turn_lookup(self, token: str, turn: str) -> tuple[Debater, HumanTurn]:
+        with self.frame.store() as store:
+            debater = self._debater(store, token)
+            return debater, self._turn(store, debater, turn)
+
+    def _format(self, turn: HumanTurn) -> Format:
+        return shown(turn.brief["format"], self.frame.formats)
+
+    def _least(self, turn: HumanTurn, fmt: Format) -> int:
+        """The fewest words (or characters) a speech of the turn must have: the too-short check's line."""
+        own = next((t for t in fmt.stage_turns(turn.stage) if t.side == turn.side), None)
+        share = self.min_share if own is None or own.min_share is None else own.min_share
+        amount: float = turn.brief["budget"]["amount"]  # the brief is the turn's stored JSON
+        return math.ceil(share * amount)
+
+    # --- pages ---------------------------------------------------------------------------------------------
+    def turns_page(self, request: Request) -> HTMLResponse:
+        """The debater's turns in schedule order: those still to write, those submitted, those whose deadline passed
+        with no speech."""
+        with self.frame.store() as store:
+            debater = self._debater(store, request.path_params["token"])
+            turns = store.turns_of(debater.entry)
+        to_write: list[dict[str, Any]] = []
+        done: list[dict[str, Any]] = []
+        missed: list[dict[str, Any]] = []
+        for t in turns:
+            (done if t.submitted else missed if lapsed(t) else to_write).append(
+                {"id": self._turn_id(debater, t), "motion": t.brief["motion"], "side": t.side,
+                 "title": t.brief["title"], "language": t.brief["language"], "deadline": t.deadline,
+                 "draft": bool(t.draft), "submitted_at": t.submitted_at})
+        submitted = request.query_params.get("submitted")
+        return self.frame.render(request, "debates.html.j2", token=debater.token, open=to_write, done=done,
+                                 missed=missed, submitted=next((item for item in done if item["id"] == submitted),
+                                                               None))
+
+    def turn_page(self, request: Request) -> HTMLResponse:
+        """A turn's page; after a draft is saved (?saved=draft), with a note saying so."""
+        debater, turn = self._turn_lookup(request.path_params["token"], request.path_params["turn"])
+        saved = request.query_params.get("saved") == "draft" and turn.draft_at is not None
+        return self._writing(request, debater, turn, turn.draft, saved=saved)
+
+    def _writing(self, request: Request, debater: Debater, turn: HumanTurn, text: str, *,
+                 problem: Problem | None = None, saved: bool = False, status: int = 200) -> HTMLResponse:
+        """A turn's page: its brief (its stages' titles and purpose as the debaters of its language read them) and
+        exactly the speeches it showed, then the speech form (text in it), or the submitted speech read-only, or
+        word that its deadline has passed. Only the brief reaches the template: never the entries, their models,
+        or the other side's name."""
+        fmt = self._format(turn)
+        stage_turns = fmt.stage_turns(turn.stage)
+        writing = not turn.submitted and not lapsed(turn)
+        least = self._least(turn, fmt)
+        response = self.frame.render(
+            request, "turn.html.j2", status, token=debater.token, turn=turn, brief=turn.brief,
+            motion=turn.brief["motion"], blind=len(stage_turns) > 1 and all(t.blind for t in stage_turns),
+            least=least, count=length(text, turn.brief["language"])[0], text=text, writing=writing, saved=saved,
+            problem=problem and self._reason(problem, turn, text, least),
+            csrf=self.frame.csrf.token(debater.digest, subject(turn)))
+        if writing:
+            response.headers["Content-Security-Policy"] = COUNTED_CSP
+        return response
+
+    def _reason(self, problem: Problem, turn: HumanTurn, text: str, least: int) -> tuple[str, str]:
+        """(why the speech is not taken, in the page's language; the check's own words, in English, or "")."""
+        if problem.check == "too-short":
+            amount, unit = length(text, turn.brief["language"])
+            return self.frame.words.too_short(amount, unit, least), ""
+        return self.frame.words.reason(problem.check), problem.detail
+
+    async def speak(self, request: Request) -> Response:
+        """Save a draft or submit the speech of a turn: 404 for a bad link or turn, 413 for an oversized body, 400
+        for a body that is not the form."""
+        debater, turn = await run_in_threadpool(self._turn_lookup, request.path_params["token"],
+                                                request.path_params["turn"])
+        try:
+            fields = await posted(request)
+        except BallotError:  # bytes that are not UTF-8: no speech to show again
+            raise HTTPException(400) from None
+        return await run_in_threadpool(self._take, request, debater, turn, fields)
+
+    def _take(self, request: Request, debater: Debater, turn: HumanTurn, fields: dict[str, str]) -> Response:
+        """403 without the form's CSRF token, 400 for an action that is neither save nor submit, 409 once the speech
+        is submitted, 410 past the deadline; a speech that fails a check (arena.match.turns.problem) is not taken: the
+        page again, status 400, with the text and why. Else 303: a draft back to its page, a speech to the list."""
+        if not self.frame.csrf.ok(debater.digest, subject(turn), fields.get("csrf", "")):
+            raise HTTPException(403)
+        action = fields.get("action")
+        if action not in ("save", "submit"):
+            raise HTTPException(400)
+        if turn.submitted:
+            raise HTTPException(409)
+        if lapsed(turn):
+            raise HTTPException(410)
+        text = fields.get("speech", "").replace("\r\n", "\n")  # a textarea's line breaks come as CRLF
+        if action == "submit" and (problem := speech_problem(turn, text, self._format(turn), self.min_share)):
+            return self._writing(request, debater, turn, text, problem=problem, status=400)
+        with self.frame.store() as store:
+            take = store.save_draft if action == "save" else store.submit_speech
+            if not take(turn.match_id, turn.stage, turn.side, text):  # submitted since the turn was read
+                raise HTTPException(409)
+        named = self._turn_id(debater, turn)
+        if action == "save":
+            return RedirectResponse(f"{named}?saved=draft", status_code=303)
+        return RedirectResponse(f"../{debater.token}?submitted={named}", status_code=303)
+
+
+def subject(turn: HumanTurn) -> str:
+    """What a turn's form is about, for its CSRF token."""
+    return f"{turn.match_id}/{turn.stage}/{turn.side}"
+
+
+def lapsed(turn: HumanTurn) -> bool:
+    """Whether a turn's deadline has passed; compared as text, as the store and arena.match.turns compare them (every time
+    is written alike: arena.base.clock)."""
+    return turn.deadline <= now()
