@@ -7,7 +7,7 @@ order they happened; output is a list of snapshots, plain JSON-ready Python.
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping, overload
+from typing import Any
 
 import pandas as pd
 
@@ -36,20 +36,14 @@ def in_order(results: pd.DataFrame, order: list[str]) -> pd.DataFrame:
     return results.iloc[results["match_id"].map(position).argsort(kind="stable")]
 
 
-@overload
-def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., Mapping[str, Any]],
-            **options: Any) -> list[dict[str, Any]]: ...
-@overload
-def history(results: pd.DataFrame, *, every: int | None = None, **options: Any) -> list[Snapshot]: ...
-def history(results: pd.DataFrame, *, every: int | None = None, fit: Callable[..., Mapping[str, Any]] = rate,
-            **options: Any) -> list[Snapshot] | list[dict[str, Any]]:
-    """Snapshots {"matches": k, "last_match", **fit(rows of the first k matches, **options)} for each k of
-    cutoffs, matches counted by match_id in order of first appearance (default N: default_every).
-
-    fit defaults to leaderboard.ratings.rate (Snapshot); the last snapshot fits every row, as fit(results) does.
-    Another fit's snapshots hold what it returns beside matches and last_match.
-    """
+def prefixes(results: pd.DataFrame, *, every: int | None = None) -> list[tuple[int, str, pd.DataFrame]]:
+    """(k, the k-th match's id, the rows of the first k matches) for each k of cutoffs, matches counted by match_id
+    in order of first appearance (default N: default_every); the last holds every row."""
     codes, ids = pd.factorize(results["match_id"], sort=False)
     every = default_every(len(ids)) if every is None else every
-    return [{"matches": k, "last_match": str(ids[k - 1]), **fit(results[codes < k], **options)}
-            for k in cutoffs(len(ids), every)]
+    return [(k, str(ids[k - 1]), results[codes < k]) for k in cutoffs(len(ids), every)]
+
+
+def history(results: pd.DataFrame, *, every: int | None = None, **options: Any) -> list[Snapshot]:
+    """Snapshots {"matches": k, "last_match", **rate(rows of the first k matches, **options)} for each of prefixes."""
+    return [{"matches": k, "last_match": last, **rate(rows, **options)} for k, last, rows in prefixes(results, every=every)]

@@ -281,11 +281,12 @@ class Arena:
                 judge = ws.config.judge(judge).name
             except UserError as exc:
                 raise UserError(f"judge: {exc}") from None
-        stored = [v for v in ws.store.stored_verdicts() if judge in (None, v.judge)]
-        dimensions = list(dict.fromkeys(d for v in stored for d in v.dimensions))
-        rows = [{"match": v.match_id, "judge": v.judge, "run": v.run, "winner": v.overall, **v.dimensions,
-                 "rationale": v.rationale, "error": v.error, "panelist": v.extra.get("panelist"),
-                 "simulated": v.simulated, "created_at": v.created_at} for v in stored]
+        stored = [v for v in ws.store.stored_verdicts() if judge in (None, v.verdict.judge)]
+        dimensions = list(dict.fromkeys(d for v in stored for d in v.verdict.dimensions))
+        rows = [{"match": v.match_id, "judge": v.verdict.judge, "run": v.verdict.run, "winner": v.verdict.overall,
+                 **v.verdict.dimensions, "rationale": v.verdict.rationale, "error": v.verdict.error,
+                 "panelist": v.verdict.extra.get("panelist"), "simulated": v.simulated, "created_at": v.created_at}
+                for v in stored]
         return frame(rows, [*VERDICT_COLUMNS[:4], *(Column(d, "category", OUTCOMES) for d in dimensions),
                             *VERDICT_COLUMNS[4:]])
 

@@ -8,7 +8,7 @@ import hashlib
 from collections import defaultdict
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Collection, Iterable, Mapping, Sequence
 
 import arena
 import leaderboard
@@ -17,17 +17,19 @@ from arena.base.clock import now
 from arena.workspace.config import SiteSettings
 from arena.domain.formats import shown
 from arena.domain.records import CATEGORIES, Match, Verdict, score
-from arena.analysis.tally import match_features, results_rows
+from arena.analysis.tally import ResultsRow, match_features, results_rows
 from arena.workspace.folder import Workspace
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from leaderboard.site.render import SiteData
+    from leaderboard.site.data import SiteData, SiteEntry, Snapshot
+    from leaderboard.tables import Fit
+    from leaderboard.site.data import SiteData
 
-# A results row (leaderboard.results.COLUMNS) as arena.analysis.tally builds it: a plain dict, with each side's style
-# counts added here (_counted); a fit (leaderboard.ratings.rate, leaderboard.history) is one too.
-Row = dict[str, Any]
+# A results row (arena.analysis.tally.ResultsRow) with each side's style counts beside it (_counted): the rows of the
+# site's results.csv, which is what `arena rate --format csv` gives.
+Row = Mapping[str, object]
 
 # What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
 # the style judges are best known to reward.
@@ -69,8 +71,8 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
     boards, overall = _boards(rows, settings, seed=seed, side=side)
     controlled = _boards(rows, settings, seed=seed, side=side, control=control)[0] if len(overall) else {}
     # A page only for a judge with rated matches, in configured order: judge → view → ratings, raw and controlled.
-    judge_boards: dict[str, dict[str, Row]] = {}
-    judge_controlled: dict[str, dict[str, Row]] = {}
+    judge_boards: dict[str, dict[str, Fit]] = {}
+    judge_controlled: dict[str, dict[str, Fit]] = {}
     for spec in ws.config.judges:
         if spec.name == judge:
             if len(overall):
@@ -99,10 +101,9 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
                  "judged": j.name in judged}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
-        # The site takes the statistics as plain dicts (leaderboard.site.render.SiteData): copies of the rows.
-        judge_boards=judge_boards, consistency=dict(consistency), history=_history(ws, judge, rows, seed=seed),
+        judge_boards=judge_boards, consistency=consistency, history=_history(ws, judge, rows, seed=seed),
         control=tuple(control), controlled=controlled, judge_controlled=judge_controlled,
-        controlled_first=bool(ws.config.rating.control), bias=[dict(row) for row in bias or []],
+        controlled_first=bool(ws.config.rating.control), bias=list(bias or []),
         awaiting=len(awaiting), unplayed=len(unplayed), withdrawn=withdrawn_pages(ws, withheld),
         stage_titles={name: {stage: formats[name].title_of(stage, language) for stage in formats[name].stages}
                       for name in {m.format for m in matches}},
@@ -144,7 +145,7 @@ def _folder(package: ModuleType) -> Path:
     return Path(package.__file__).parent
 
 
-def _shown(rows: list[Row], withheld: frozenset[str]) -> list[Row]:
+def _shown(rows: Sequence[ResultsRow], withheld: frozenset[str]) -> list[ResultsRow]:
     """The results rows of matches the site shows."""
     return [r for r in rows if r["match_id"] not in withheld]
 
@@ -161,7 +162,7 @@ def withdrawn_pages(ws: Workspace, withheld: Collection[str]) -> tuple[str, ...]
                         | {page_name("motions", m.motion_id) for m in hidden if m.motion_id not in motions}))
 
 
-def _history(ws: Workspace, judge: str | None, rows: list[Row], *, seed: int) -> list[Row]:
+def _history(ws: Workspace, judge: str | None, rows: Sequence[Row], *, seed: int) -> list[Snapshot]:
     """The overall fit of the judge's results rows after every N matches in the order they finished
     (leaderboard.history, at most 25 snapshots), with sandwich intervals: a bootstrap per snapshot would
     multiply the time publishing takes. Each snapshot's meta names the judge and whether it is simulated."""
@@ -173,26 +174,22 @@ def _history(ws: Workspace, judge: str | None, rows: list[Row], *, seed: int) ->
     snapshots = history(in_order(overall, ws.store.finish_order()), ci="sandwich", seed=seed,
                         side=ws.config.rating.side)
     simulated = ws.store.judge_simulated(judge) if judge else False
-    for snapshot in snapshots:
-        snapshot["meta"] |= {"judge": judge, "simulated": simulated}
-    return snapshots
+    return [{**snapshot, "meta": {**snapshot["meta"], "judge": judge, "simulated": simulated}} for snapshot in snapshots]
 
 
-def _counted(rows: list[Row], features: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[Row]:
+def _counted(rows: Sequence[ResultsRow], features: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[Row]:
     """Results rows with each side's style counts over its match's speeches (words_a, words_b, ...: the columns of
     leaderboard.results.FEATURE_COLUMNS), 0 for a match without speeches, as `arena rate --format csv` gives them."""
     from leaderboard.results import FEATURE_COLUMNS
 
     nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
-    for row in rows:
-        totals = features.get(row["match_id"], nothing)
-        row |= {column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
-                for column, side in zip(pair, ("pro", "con"))}
-    return rows
+    return [{**row, **{column: features.get(row["match_id"], nothing)[side][name]
+                       for name, pair in FEATURE_COLUMNS.items() for column, side in zip(pair, ("pro", "con"))}}
+            for row in rows]
 
 
-def _boards(rows: list[Row], settings: SiteSettings, *, seed: int, side: str,
-            control: tuple[str, ...] = ()) -> tuple[dict[str, Row], pd.DataFrame]:
+def _boards(rows: Sequence[Row], settings: SiteSettings, *, seed: int, side: str,
+            control: tuple[str, ...] = ()) -> tuple[dict[str, Fit], pd.DataFrame]:
     """(view → ratings, the overall rows) of one judge's results rows, the Pro advantage fitted or not (side):
     the overall fit with settings.intervals, the category and dimension tabs with settings.view_intervals; with
     control, every fit controlled for those style features (leaderboard.ratings.rate), with
@@ -221,7 +218,7 @@ def _scores(verdicts: Iterable[Verdict]) -> dict[str, tuple[float, float]]:
     return {judge: score(runs) for judge, runs in by_judge.items()}
 
 
-def _entries(ws: Workspace, matches: Iterable[Match], withheld: frozenset[str]) -> list[dict[str, object]]:
+def _entries(ws: Workspace, matches: Iterable[Match], withheld: frozenset[str]) -> list[SiteEntry]:
     """The entries of arena.toml as the site lists them: what each played of the matches shown, forfeited, spent
     and spent per role."""
     costs = ws.store.entry_costs(skip=withheld)
@@ -236,7 +233,7 @@ def _entries(ws: Workspace, matches: Iterable[Match], withheld: frozenset[str]) 
         played[m.con] += 1
         if m.forfeit is not None:
             forfeits[m.pro if m.forfeit.side == "pro" else m.con] += 1
-    out: list[dict[str, object]] = []
+    out: list[SiteEntry] = []
     for e in ws.config.entries:
         cost, unknown = costs.get(e.name, (0.0, False))
         out.append({"name": e.name, "debater": e.debater, "model": e.model, "simulated": e.name in simulated,

@@ -4,13 +4,16 @@
 The site imports nothing of arena, so it declares here, structurally, what it reads of arena's values: the match
 records as Protocols (arena.domain.records.Match and its parts satisfy them), the figures as TypedDicts whose items
 are read-only. A read-only item takes a richer value (more keys, a narrower type, a required key where the site's
-is optional), so the typed values of the rating math (leaderboard.ratings) and of `arena stats` are handed over as
-they are, never copied or cast to the site's own.
+is optional), so the typed values of `arena stats` are handed over as they are, never copied or cast to the site's own. The
+rating fit's own shapes (leaderboard.tables: Rating, SideFit, Coefficient, FitMeta), below the site in its package,
+are used as they are.
 """
 from __future__ import annotations
 
 from dataclasses import Field, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, NotRequired, Protocol, Sequence, TypedDict
+
+from leaderboard.tables import Coefficient, FitMeta, Rating, SideFit
 
 if TYPE_CHECKING:  # typing.ReadOnly is Python 3.13's; annotations are never evaluated at run time here
     from typing_extensions import ReadOnly
@@ -138,60 +141,22 @@ class RoleUsage(Protocol):
     def completion_tokens(self) -> int: ...
 
 
-# --- the ratings (leaderboard.ratings) ----------------------------------------------------------------------
-
-class RatingRow(TypedDict):
-    """An entry's row of a board (leaderboard.ratings.rate)."""
-
-    entry: ReadOnly[str]
-    rating: ReadOnly[float]
-    ci_low: ReadOnly[float]
-    ci_high: ReadOnly[float]
-    matches: ReadOnly[int]
-    wins: ReadOnly[int]
-    ties: ReadOnly[int]
-    losses: ReadOnly[int]
-    rank_ub: ReadOnly[int]
-    provisional: ReadOnly[bool]
-
-
-class SideFit(TypedDict):
-    """The Pro advantage fitted with a board's ratings, in Elo, with its interval."""
-
-    pro_advantage: ReadOnly[float]
-    ci_low: ReadOnly[float]
-    ci_high: ReadOnly[float]
-
-
-class Coefficient(TypedDict):
-    """A style feature's coefficient on a controlled board, in Elo per unit of x, with its interval."""
-
-    coef: ReadOnly[float]
-    ci_low: ReadOnly[float]
-    ci_high: ReadOnly[float]
-
-
-class BoardMeta(TypedDict):
-    """How a board was fitted: its intervals' method ("bootstrap" or "sandwich", and the replicates), the side's
-    model ("fit" or "ignore"), the features controlled for, ..."""
-
-    matches: ReadOnly[int]
-    ci: ReadOnly[str]
-    bootstrap: ReadOnly[int]
-    weighting: ReadOnly[str]
-    seed: ReadOnly[int]
-    side: ReadOnly[str]
-    control: NotRequired[ReadOnly[Sequence[str]]]
-    prior: ReadOnly[bool]
-
+# --- the ratings (leaderboard.ratings; the shapes of the fit are leaderboard.tables') ----------------------------------------------------------------------
 
 class Board(TypedDict):
-    """One view's ratings as leaderboard.ratings.rate gives them (with control: the controlled fit)."""
+    """One view's ratings as leaderboard.ratings.rate gives them (with control: the controlled fit): its Fit, read."""
 
-    ratings: ReadOnly[Sequence[RatingRow]]
+    ratings: ReadOnly[Sequence[Rating]]
     side: ReadOnly[SideFit | None]
     control: NotRequired[ReadOnly[Mapping[str, Coefficient] | None]]
-    meta: ReadOnly[BoardMeta]
+    meta: ReadOnly[FitMeta]
+
+
+class SnapshotMeta(FitMeta):
+    """A snapshot's fit settings, naming the judge whose verdicts it fits and whether they are simulated."""
+
+    judge: str | None
+    simulated: bool
 
 
 class Snapshot(TypedDict):
@@ -200,10 +165,10 @@ class Snapshot(TypedDict):
 
     matches: ReadOnly[int]
     last_match: ReadOnly[str]
-    ratings: ReadOnly[Sequence[RatingRow]]
+    ratings: ReadOnly[Sequence[Rating]]
     side: ReadOnly[SideFit | None]
     control: NotRequired[ReadOnly[Mapping[str, Coefficient] | None]]
-    meta: ReadOnly[BoardMeta]
+    meta: ReadOnly[SnapshotMeta]
 
 
 class WinMatrices(TypedDict, total=False):

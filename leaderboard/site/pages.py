@@ -8,8 +8,9 @@ from typing import Any, Callable, Iterable, Literal, Mapping, NotRequired, Seque
 from leaderboard.results import DIMENSIONS, dimension_order
 from leaderboard.site import labels
 from leaderboard.site import svg
+from leaderboard.tables import Rating
 from leaderboard.site.data import (Board, BiasRow, Consistency, JudgeInfo, JudgePair, MatchRecord, MotionRecord,
-                                   PeoplePair, PersonVsJudge, RatingRow, SiteData, SiteEntry, Snapshot, WinMatrices)
+                                   PeoplePair, PersonVsJudge, SiteData, SiteEntry, Snapshot, WinMatrices)
 from leaderboard.site.published import page_name
 
 VIEWS = ("overall", "fact", "value", "policy", *DIMENSIONS)  # tab order; custom dimensions' tabs follow
@@ -165,7 +166,7 @@ def removed_entry(name: str) -> SiteEntry:
             "params": {}, "matches": 0, "cost": None, "cost_per_match": None, "cost_unknown": False, "roles": {}}
 
 
-def overall_ratings(boards: Mapping[str, Board]) -> Sequence[RatingRow]:
+def overall_ratings(boards: Mapping[str, Board]) -> Sequence[Rating]:
     """The overall board's rows, best first; none when nothing is rated."""
     return boards["overall"]["ratings"] if "overall" in boards else []
 

@@ -6,7 +6,8 @@ import unicodedata
 from html import escape
 from typing import Callable, Sequence
 
-from leaderboard.site.data import RatingRow, Snapshot
+from leaderboard.tables import Rating
+from leaderboard.site.data import Snapshot
 
 ROW = 22  # pixels per entry in the interval plot
 LABEL = 170  # room for entry names on the left
@@ -19,7 +20,7 @@ def english(message: str, **values: object) -> str:
     return message.format(**values)
 
 
-def ci_plot(rows: Sequence[RatingRow], width: int = 720, t: Callable[..., str] = english) -> str:
+def ci_plot(rows: Sequence[Rating], width: int = 720, t: Callable[..., str] = english) -> str:
     """Each entry's rating (dot) and 95% interval (bar) on a shared Elo axis, best first."""
     if not rows:
         return ""
@@ -183,7 +184,7 @@ def history_plot(snapshots: Sequence[Snapshot], width: int = 720, height: int = 
         parts.append(f'<text x="{x(tick):.1f}" y="{height - bottom + 16}" class="tick">{tick:.0f}</text>')
     parts.append(f'<text x="{left + (width - left - right) / 2:.0f}" y="{height - 6}" class="tick">'
                  f'{escape(t("matches"))}</text>')
-    series: dict[str, list[tuple[int, RatingRow]]] = {}
+    series: dict[str, list[tuple[int, Rating]]] = {}
     for s in snapshots:
         for r in s["ratings"]:
             series.setdefault(r["entry"], []).append((s["matches"], r))

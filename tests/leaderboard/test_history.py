@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from arena.app import commands as app
-from leaderboard.history import cutoffs, default_every, history
+from leaderboard.history import cutoffs, default_every, history, prefixes
 from leaderboard.ratings import rate
 from leaderboard.site.render import SiteData, publish
 from tests.support.helpers import assert_user_error, invoke, judge, new_workspace, snapshot
@@ -55,8 +55,7 @@ def test_snapshot_k_is_the_fit_of_the_first_k_matches():
 def test_matches_count_in_their_order_of_first_appearance_whatever_the_rows_per_match():
     # Two rows per match (overall and a dimension), the second rows after all the first ones.
     rows = frame(MATCHES[:4] + MATCHES[:4])
-    seen = []
-    history(rows, every=1, fit=lambda part: seen.append(sorted(part["match_id"])) or {})
+    seen = [sorted(part["match_id"]) for _, _, part in prefixes(rows, every=1)]
     assert seen == [["m1", "m1"], ["m1", "m1", "m2", "m2"], ["m1", "m1", "m2", "m2", "m3", "m3"],
                     sorted(["m1", "m2", "m3", "m4"] * 2)]
     assert history(frame(MATCHES[::-1]), every=3, ci="sandwich")[0]["last_match"] == "m5"  # the order given

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypedDict, cast
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypedDict
 
 from arena.app.commands.names import judge_specs
 from arena.app.runner.check import require_keys
 from arena.app.runner.engine import MatchRunner, run_bounded, stop_on_sigterm
 from arena.app.setup.wiring import editing, reload
-from arena.app.shapes.figures import BenchReport, BenchResult, BenchScore, DimensionOutcome, DimensionScore, JudgeBench
+from arena.app.shapes.figures import BenchReport, BenchResult, DimensionScore, JudgeBench
 from arena.app.shapes.reports import JudgeTotals
 from arena.analysis.stats import match_outcome
 from arena.base.clock import now
 from arena.base.errors import ArenaError, UserError
-from arena.domain.records import JudgeSpec, score
+from arena.domain.records import JudgeSpec, Outcome, score
 from arena.workspace import registration
 from arena.workspace.folder import Workspace
 from judges import bench
@@ -114,7 +114,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     runner = MatchRunner.of(ws, follow_slots=concurrency is None)
     say = progress or (lambda line: print(line, file=sys.stderr))
 
-    async def one(item: bench.BenchItem) -> tuple[BenchResult, dict[str, str] | None]:
+    async def one(item: bench.BenchItem) -> tuple[BenchResult, dict[str, Outcome] | None]:
         """The item's result row, and the judge's outcome per dimension it gave verdicts on (None: failed)."""
         verdicts = await runner.judge(f"bench:{item.id}", item.view, spec)
         failed = sum(v.failed for v in verdicts)
@@ -131,14 +131,12 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
 
     finished = run_bounded(items, one, concurrency=concurrency, done=done)
     results = [row for row, _ in finished]
-    # judges.bench builds plain dicts.
-    scored = cast(BenchScore, bench.metrics([r["label"] for r in results], [r["outcome"] for r in results]))
+    scored = bench.metrics([r["label"] for r in results], [r["outcome"] for r in results])
     report: BenchReport = {"judge": spec.name, "dataset": str(dataset), "runs": spec.runs,
                            "simulated": spec.simulated, **scored}
     dimensions: _Dimensions = {}
     if any(item.dimensions is not None for item in items):  # the dataset has per-dimension labels
-        scores, per_item = cast(tuple[dict[str, DimensionScore], list[dict[str, DimensionOutcome]]],
-                                bench.dimension_scores(items, [dims for _, dims in finished]))
+        scores, per_item = bench.dimension_scores(items, [dims for _, dims in finished])
         dimensions = {"dimensions": scores}
         results = [{**row, "dimensions": dims} for row, dims in zip(results, per_item)]
     return {**report, **dimensions, "results": results}

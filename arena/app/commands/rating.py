@@ -3,17 +3,19 @@ a results CSV, and how they moved as the matches came in."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Collection, Hashable, Mapping, Sequence, TypedDict, Unpack, cast
+from typing import TYPE_CHECKING, Collection, Hashable, Sequence, TypedDict, Unpack
 
 from arena.app.commands.names import judge_or_first
 from arena.app.commands.results import read_results, results_frame
-from arena.app.shapes.figures import Ratings, Snapshot
+from arena.app.shapes.figures import RatingRow, Ratings, RatingsFit, RatingsMeta, Snapshot
 from arena.base.errors import UserError
 from arena.workspace.config import RatingSettings
 from arena.workspace.folder import Workspace
 
 if TYPE_CHECKING:  # for annotations alone
     import pandas as pd
+
+    from leaderboard.tables import Fit, FitMeta, Rating
 
 
 class FitOptions(TypedDict, total=False):
@@ -106,21 +108,28 @@ def rate_frame(frame: pd.DataFrame, source: str, *, by: str | None = None, ci: s
         raise UserError(f"--by {by}: {source} has no {by} column")
     fakes = set(simulated_entries(frame) if simulated is None else simulated)
 
-    def one(rows: pd.DataFrame, where: str) -> dict[str, Any]:
+    def one(rows: pd.DataFrame, where: str) -> RatingsFit:
         if anchor is not None and not ((rows["entry_a"] == anchor[0]) | (rows["entry_b"] == anchor[0])).any():
             raise UserError(f"--anchor: entry {anchor[0]!r} has no matches {where}, so it cannot anchor that fit")
         return _with_forfeits(fit(rows, ci=ci, bootstrap=bootstrap, seed=seed, weighting=weighting, anchor=anchor,
                                   side=side, control=tuple(control)), rows, fakes)
 
-    result = one(main, f"in {source}")
-    if by is not None:
-        result["by"] = {group: one(rows, f"of {by} {group!r} in {source}") for group, rows in groups(frame, by).items()}
-    # The documented order (docs/reference/json.md): ratings, side, control, by, meta. The fits are
-    # leaderboard.ratings.rate's plain dicts, their rows with forfeits and simulated (_with_forfeits).
-    return cast(Ratings, {key: result[key] for key in ("ratings", "side", "control", "by", "meta") if key in result})
+    fitted = one(main, f"in {source}")
+    split = None if by is None else {group: one(rows, f"of {by} {group!r} in {source}")
+                                     for group, rows in groups(frame, by).items()}
+    # Written in the documented order (docs/reference/json.md): ratings, side, control, by, meta.
+    ratings, side_fit, meta = fitted["ratings"], fitted["side"], fitted["meta"]
+    if "control" in fitted:
+        control_fit = fitted["control"]
+        if split is None:
+            return {"ratings": ratings, "side": side_fit, "control": control_fit, "meta": meta}
+        return {"ratings": ratings, "side": side_fit, "control": control_fit, "by": split, "meta": meta}
+    if split is None:
+        return {"ratings": ratings, "side": side_fit, "meta": meta}
+    return {"ratings": ratings, "side": side_fit, "by": split, "meta": meta}
 
 
-def _with_forfeits(result: dict[str, Any], rows: pd.DataFrame, simulated: Collection[str]) -> dict[str, Any]:
+def _with_forfeits(fitted: Fit, rows: pd.DataFrame, simulated: Collection[str]) -> RatingsFit:
     """The fit with each entry's forfeits beside its matches (rows whose forfeit column names its side), and
     whether it is simulated (in simulated) last."""
     forfeited: dict[Hashable, int] = {}
@@ -128,19 +137,29 @@ def _with_forfeits(result: dict[str, Any], rows: pd.DataFrame, simulated: Collec
         for side, entry in (("pro", "entry_a"), ("con", "entry_b")):
             for name, count in rows.loc[rows["forfeit"] == side, entry].value_counts().items():
                 forfeited[name] = forfeited.get(name, 0) + int(count)
-    result["ratings"] = [_beside(row, "matches", forfeits=forfeited.get(row["entry"], 0))
-                         | {"simulated": row["entry"] in simulated} for row in result["ratings"]]
-    return result
+    rated = [_rated(row, forfeited.get(row["entry"], 0), row["entry"] in simulated) for row in fitted["ratings"]]
+    meta = _meta(fitted["meta"])
+    if "control" in fitted:  # in the fit's order, meta last
+        return {"ratings": rated, "side": fitted["side"], "control": fitted["control"], "meta": meta}
+    return {"ratings": rated, "side": fitted["side"], "meta": meta}
 
 
-def _beside(row: Mapping[str, object], key: str, **added: object) -> dict[str, object]:
-    """row with added's keys right after key, where docs/reference/json.md shows them."""
-    out: dict[str, object] = {}
-    for name, value in row.items():
-        out[name] = value
-        if name == key:
-            out |= added
-    return out
+def _meta(fit: FitMeta) -> RatingsMeta:
+    """The fit's meta, which rate and rate_results go on to name the judge or the results file in."""
+    if "control" in fit:
+        return {"matches": fit["matches"], "ci": fit["ci"], "bootstrap": fit["bootstrap"], "weighting": fit["weighting"],
+                "seed": fit["seed"], "side": fit["side"], "control": fit["control"], "prior": fit["prior"]}
+    return {"matches": fit["matches"], "ci": fit["ci"], "bootstrap": fit["bootstrap"], "weighting": fit["weighting"],
+            "seed": fit["seed"], "side": fit["side"], "prior": fit["prior"]}
+
+
+def _rated(row: Rating, forfeits: int, simulated: bool) -> RatingRow:
+    """An entry's rating with its forfeits beside its matches and whether it is simulated last, where
+    docs/reference/json.md shows them."""
+    return {"entry": row["entry"], "rating": row["rating"], "ci_low": row["ci_low"], "ci_high": row["ci_high"],
+            "matches": row["matches"], "forfeits": forfeits, "wins": row["wins"], "ties": row["ties"],
+            "losses": row["losses"], "rank_ub": row["rank_ub"], "provisional": row["provisional"],
+            "simulated": simulated}
 
 
 def rate_history(ws: Workspace, *, judge: str | None = None, every: int | None = None, side: str | None = None,
@@ -175,13 +194,20 @@ def history_frame(frame: pd.DataFrame, source: str, *, every: int | None = None,
     """Snapshots {matches: k, last_match, ratings, meta}: rate_frame of the rows of the first k matches of frame
     (in its order), for k = every, 2·every, ... and all of them (leaderboard.history; default every: at most
     25 snapshots)."""
-    from leaderboard.history import history
+    from leaderboard.history import prefixes
 
     if every is not None and every < 1:
         raise UserError(f"--every {every}: expected a positive number of matches between snapshots")
     if options.get("by") is not None:
         raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
-    snapshots = history(frame, every=every,  # which takes the fit as a plain dict
-                        fit=lambda rows: dict(rate_frame(rows, f"the first {rows['match_id'].nunique()} matches of "
-                                                               f"{source}", **options)))
-    return cast(list[Snapshot], snapshots)  # leaderboard.history's plain dicts: matches, last_match, the fit's keys
+    return [_snapshot(matches, last, rate_frame(rows, f"the first {matches} matches of {source}", **options))
+            for matches, last, rows in prefixes(frame, every=every)]
+
+
+def _snapshot(matches: int, last_match: str, fitted: Ratings) -> Snapshot:
+    """A fit of the first `matches` matches as a snapshot: how many and the last of them first, then the fit."""
+    ratings, side_fit, meta = fitted["ratings"], fitted["side"], fitted["meta"]
+    if "control" in fitted:
+        return {"matches": matches, "last_match": last_match, "ratings": ratings, "side": side_fit,
+                "control": fitted["control"], "meta": meta}
+    return {"matches": matches, "last_match": last_match, "ratings": ratings, "side": side_fit, "meta": meta}

@@ -28,11 +28,12 @@ def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = T
         return pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in COUNTS])
     counts = match_features(ws.store)
     nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
+    table: list[dict[str, object]] = []  # each results row with its sides' style counts beside it
     for row in rows:
         totals = counts.get(row["match_id"], nothing)
-        row |= {column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
-                for column, side in zip(pair, ("pro", "con"))}
-    return pd.DataFrame(rows, columns=list(COLUMNS))
+        table.append({**row, **{column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
+                                for column, side in zip(pair, ("pro", "con"))}})
+    return pd.DataFrame(table, columns=list(COLUMNS))
 
 
 def results_csv(frame: pd.DataFrame) -> str:

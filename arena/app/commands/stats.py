@@ -1,13 +1,12 @@
 """`arena stats agents | judges | bias | sides | paper`: statistics over the stored matches (arena.analysis.stats)."""
 from __future__ import annotations
 
-from dataclasses import asdict
-from typing import Any, Collection, Mapping, cast
+from typing import Any, Collection, Mapping, Sequence, cast
 
 from arena.app.commands.names import first_judge
 from arena.app.setup.presets import PRESETS
 from arena.app.shapes.figures import AgentStats, BiasRow, Coefficient, StatsJudges, StatsPaper, StatsSides
-from arena.analysis.stats import (PAPER_COLUMNS, SCOPES, agent_stats, bias_stats, bias_votes, consistency_split,
+from arena.analysis.stats import (PAPER_COLUMNS, SCOPES, MotionScore, agent_stats, bias_stats, bias_votes, consistency_split,
                                   judge_stats, paper_points, points_of_three, side_stats)
 from arena.analysis.tally import match_features, results_rows
 from arena.base.errors import UserError
@@ -16,19 +15,17 @@ from arena.workspace.folder import Workspace
 
 def stats_agents(ws: Workspace) -> list[AgentStats]:
     """Per debater kind, stage and role: calls per speech and tokens per call, over completed matches."""
-    usage = ({"debater": s.debater, "stage": s.stage, "agents": {role: asdict(u) for role, u in s.agents.items()}}
-             for s in ws.store.speech_usage())
-    return cast(list[AgentStats], agent_stats(usage))  # arena.analysis.stats builds plain dicts
+    return agent_stats(ws.store.speech_usage())
 
 
 def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> StatsJudges:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
     judges of people, per pair of its people and per person against each other judge; over every match but
     those withheld (the published site's embargo)."""
-    stats = judge_stats([v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld],
-                        [asdict(c) for c in ws.store.judge_calls() if c.match_id not in withheld],
+    stats = judge_stats([v for v in ws.store.judged_verdicts() if v.match_id not in withheld],
+                        [c for c in ws.store.judge_calls() if c.match_id not in withheld],
                         [j.name for j in ws.config.judges], ballot_people(ws))
-    return cast(StatsJudges, stats)  # arena.analysis.stats builds plain dicts
+    return stats
 
 
 def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str] = frozenset(),
@@ -56,12 +53,12 @@ def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str
     entries = {**{name: e.family for name, e in played.items()}, **{e.name: e.family for e in ws.config.entries}}
     judges = {j.name: None if j.casts_ballots or j.kind in (HUMAN_JUDGE, IMPORTED, JURY) else j.family
               for j in ws.config.judges}
-    votes = bias_votes((v.row() for v in ws.store.judged_verdicts() if v.match_id not in withheld), words, entries,
+    votes = bias_votes((v for v in ws.store.judged_verdicts() if v.match_id not in withheld), words, entries,
                        judges, panelist_family=family_of)
-    return cast(list[BiasRow], bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge))
+    return bias_stats(votes, [j.name for j in ws.config.judges], fit=_length_fit, only=judge)
 
 
-def _length_fit(rows: list[dict[str, Any]]) -> Coefficient | None:
+def _length_fit(rows: Sequence[Mapping[str, object]]) -> Coefficient | None:
     """The length coefficient of one voter's results rows (arena.analysis.stats.vote_results): {coef, ci_low, ci_high} in
     Elo per unit of x, from the controlled fit with the side fitted and sandwich intervals; None with no rows."""
     import pandas as pd
@@ -70,8 +67,8 @@ def _length_fit(rows: list[dict[str, Any]]) -> Coefficient | None:
     if not rows:
         return None
     frame = pd.DataFrame(rows)
-    fitted = fit(frame, ci="sandwich", bootstrap=0, side="fit", control=("length",))
-    return cast(Coefficient, fitted["control"]["length"])  # leaderboard.ratings.rate builds plain dicts
+    control = fit(frame, ci="sandwich", bootstrap=0, side="fit", control=("length",)).get("control")
+    return control["length"] if control else None
 
 
 def ballot_people(ws: Workspace) -> dict[str, dict[int, str]]:
@@ -86,12 +83,12 @@ def stats_sides(ws: Workspace) -> StatsSides:
     done = ws.store.match_states(status="done")
     motion_of = {m.id: m.motion_id for m in done}
     judge = first_judge(ws)
-    results = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
+    results: list[MotionScore] = [{"motion": motion_of[r["match_id"]], "score_pro": r["score_a"], "score_con": r["score_b"]}
                for r in (results_rows(ws.store, judge, ws.config.judge(judge).runs) if judge else [])
                if r["dimension"] == "overall" and r["forfeit"] is None]  # a forfeit says nothing of sides
     data = side_stats([{"pro": m.pro, "con": m.con} for m in done], results,
                       [e.name for e in ws.config.entries if not e.retired])
-    return cast(StatsSides, {"judge": judge, **data})  # arena.analysis.stats builds plain dicts
+    return {"judge": judge, "entries": data["entries"], "motions": data["motions"], "overall": data["overall"]}
 
 
 def stats_paper(ws: Workspace, judge: str | None = None) -> StatsPaper:
@@ -110,16 +107,18 @@ def stats_paper(ws: Workspace, judge: str | None = None) -> StatsPaper:
         raise UserError(f"--judge: {exc}") from None
     people = ballot_people(ws)
     crowd = next(iter(people), None)
-    rows = [v.row() for v in ws.store.judged_verdicts()]
+    rows = ws.store.judged_verdicts()
     debaters = {name: e.debater for name, e in ws.store.played_entries().items()}
-    humans = {r["match_id"] for r in rows if "human" in (debaters.get(r["pro"]), debaters.get(r["con"]))}
-    tables: dict[str, Any] = paper_points(points_of_three(r for r in rows if r["judge"] == judge),
-                                          points_of_three(r for r in rows if r["judge"] == crowd) if crowd else {},
-                                          debaters, [e.name for e in ws.config.entries])
+    humans = {r.match_id for r in rows if "human" in (debaters.get(r.pro), debaters.get(r.con))}
+    # The tables as plain dicts from here: _beside_paper walks their sections alike, giving every row "paper".
+    tables: dict[str, Any] = {**paper_points(points_of_three(r for r in rows if r.verdict.judge == judge),
+                                             points_of_three(r for r in rows if r.verdict.judge == crowd) if crowd else {},
+                                             debaters, [e.name for e in ws.config.entries])}
     tables["consistency"] = consistency_split(rows, people, [n for n in names if n not in people], humans)
     preset = ws.store.preset()
     _beside_paper(tables, PRESETS[preset].figures if preset in PRESETS else {})
-    # arena.analysis.stats builds the tables as plain dicts, and _beside_paper gives their rows "paper".
+    # The one cast of the facade: the paper's figures were added beside every row of every section, and the rows only
+    # the paper has were added, by one generic walk (_beside_paper) rather than a typed function per section.
     return cast(StatsPaper, {"judge": judge, "people": crowd,
                              "simulated": any(ws.store.judge_simulated(n) for n in (judge, crowd) if n),
                              "preset": preset, **tables})

@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[3]
 
 # The web app of `arena serve` speaks the workspace's language from the same catalogue.
 WEB_TEMPLATES = ROOT / "arena" / "app" / "people" / "templates"
-CODE = ("leaderboard/site/render.py", "leaderboard/site/pages.py", "leaderboard/site/svg.py", "arena/app/people/web.py")
+CODE = ("leaderboard/site/render.py", "leaderboard/site/pages.py", "leaderboard/site/svg.py", "arena/app/people/words.py",
+        "arena/app/people/forms.py")
 
 
 def template_messages() -> dict[str, str]:
