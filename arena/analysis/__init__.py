@@ -1,2 +1,1 @@
-"""The analysis room: judged matches turned into results rows (tally), and statistics over stored matches (stats, which
-re-exports outcomes, the agreement of raters; paper, the Agent4Debate paper's tables; bias, the judges' biases)."""
+"""The analysis room: judged matches turned into results rows (tally), and statistics over stored matches: judges' agreement and sides (stats, with the shared outcome rules in outcomes), their biases (bias) and the Agent4Debate paper's tables (paper)."""

@@ -1,1 +1,1 @@
-"""People in the arena: ballot links (ballot_links), debaters' links (debater_links) and the web app they use (web, arena serve)."""
+"""People in the arena: ballot links (ballot_links), debaters' links (debater_links), and the web app they use (web, arena serve: its ballot pages and turn pages, the frame every page shares, its words in each language, forms, security headers and CSRF tokens, and the server)."""
