@@ -24,7 +24,7 @@ LAYERS = {
     "kernel": ("arena",),
 }
 # What each layer may import from this repository (beside itself). The site renders what the app hands it, with the
-# rating math's scale alone (no store, no workspace, no kind); the rating math takes plain arrays and imports nothing
+# rating math's shapes and scale alone (no store, no workspace, no kind); the rating math takes plain arrays and imports nothing
 # of the arena, so `arena rate` and the benchmarks fit ratings without them.
 MAY_IMPORT = {
     "app": ("site", "rating", "kinds", "kernel"),
@@ -37,7 +37,8 @@ MAY_IMPORT = {
 # imports nothing but the standard library, so it pulls neither numpy nor anything upward into the kernel.
 SANCTIONED = {"leaderboard.elo"}
 # The app modules the package `arena` itself may import, inside a function alone: `arena.open(DIR)`, the door of the
-# Python API, hands its caller the app's workspace object, as `python -m arena` (arena.__main__) starts the CLI.
+# Python API, hands its caller the app's workspace object. (`python -m arena`, arena.__main__, starts the CLI: it
+# belongs to the app, see layer.)
 DOORS = {"arena": {"arena.app.notebook"}}
 # The app's rooms (a folder, or a module alone), bottom row first: a room imports only rooms of rows below its own.
 # The JSON shapes are below everything that builds or reads them; setting up (opening a workspace) below everything
