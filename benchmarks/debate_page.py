@@ -70,11 +70,11 @@ def build(path: Path, n_matches: int, played: int = 0, seed: int = 0) -> tuple[s
             (motions[k].id, *(("ann", "bot") if k % 2 == 0 else ("bot", "ann"))) for k in range(ANNS)])
         assert app.run(ws, concurrency=1, progress=lambda line: None)["awaiting"] == ANNS
         first = next(t for t in ws.store.turns_of("ann") if t.match_id == anns[0])
-        size = int(first.brief["budget"]["amount"] * 0.8)
+        size = int(first.brief.budget.amount * 0.8)
         assert ws.store.submit_speech(first.match_id, first.stage, first.side, speech_text("ANN", size=size))
         assert app.run(ws, concurrency=1, progress=lambda line: None)["awaiting"] == ANNS
         rebuttal = next(t for t in ws.store.turns_of("ann") if t.match_id == anns[0] and not t.submitted)
-        assert rebuttal.stage == "rebuttal" and len(rebuttal.brief["visible"]) == 2
+        assert rebuttal.stage == "rebuttal" and len(rebuttal.brief.visible) == 2
         assert len(ws.store.match_ids(done=True)) == n_matches
         assert len(ws.store.turns_of("ann")) == 3 * played + ANNS + 1
         (link,) = app.debaters_issue(ws)
@@ -91,7 +91,7 @@ def play_ann(ws, pairings: list[tuple[str, str, str]]) -> None:
         app.run(ws, concurrency=2, progress=lambda line: None)
         for t in ws.store.turns_of("ann"):
             if not t.submitted:
-                text = speech_text(f"ANN {t.match_id} {t.stage}", size=int(t.brief["budget"]["amount"] * 0.8))
+                text = speech_text(f"ANN {t.match_id} {t.stage}", size=int(t.brief.budget.amount * 0.8))
                 assert ws.store.submit_speech(t.match_id, t.stage, t.side, text)
     assert app.run(ws, concurrency=2, progress=lambda line: None)["done"] == len(pairings)
 

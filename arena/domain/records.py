@@ -357,6 +357,30 @@ class TurnKey(NamedTuple):
     side: Side
 
 
+class Budget(NamedTuple):
+    """A turn's length: amount words, or characters for languages written without spaces."""
+
+    amount: int
+    unit: str  # words | characters
+
+
+@dataclass(frozen=True)
+class Brief:
+    """What a person was shown for a turn when it opened (arena.match.turns.brief), kept with the turn: the motion,
+    the turn's title, purpose and place among the format's turns (k of n), the budget, and the speeches the protocol
+    lets that side see, in order, under their stages' titles (stage → title, in the workspace's language)."""
+
+    motion: Motion
+    format: str
+    title: str
+    purpose: str
+    place: tuple[int, int]
+    language: str
+    budget: Budget
+    visible: tuple[Speech, ...] = ()
+    stage_titles: Mapping[str, str] = field(default_factory=dict)
+
+
 @dataclass(frozen=True)
 class HumanTurn:
     """A person's turn to speak in a match, written on the web (a `human` entry with via = "web"): what the protocol
@@ -368,7 +392,7 @@ class HumanTurn:
     entry: str
     opened_at: str
     deadline: str
-    brief: Mapping[str, Any]
+    brief: Brief
     draft: str = ""
     draft_at: str | None = None
     speech: str | None = None

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from typing import Any, Mapping, Protocol
+from typing import Protocol
 
 from arena.domain import speechchecks
 from arena.base.clock import now
 from arena.base.errors import ArenaError
 from arena.domain.formats import Format
-from arena.domain.records import HumanTurn, Motion, Reference, Speech
+from arena.domain.records import Brief, Budget, HumanTurn, Motion, Speech
 
 # How the forfeit of a turn left unwritten past its deadline begins (its match's forfeit_reason): what tells it from
 # a model's unusable answers.
@@ -34,7 +34,7 @@ class TurnLapsed(ArenaError):
 class TurnBook(Protocol):
     """Where turns are kept (arena.store.Store)."""
 
-    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Mapping[str, Any],
+    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Brief,
                   deadline: str) -> HumanTurn: ...
 
 
@@ -62,29 +62,13 @@ class Desk:
 
 
 def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Speech, ...], language: str,
-          budget: tuple[int, str]) -> dict[str, Any]:
+          budget: tuple[int, str]) -> Brief:
     """What a person is shown for a turn, as stored with it: the motion, the stage (its title, what it is for, its
     place among the format's turns), the budget, and the speeches the protocol lets that side see, in order."""
     turn = fmt.turn(stage, side)
-    return {
-        "motion": {"id": motion.id, "text": motion.text, "category": motion.category, "language": motion.language,
-                   "info_slide": motion.info_slide, "pro_text": motion.pro_text, "con_text": motion.con_text},
-        "format": fmt.name, "title": turn.title_in(language), "purpose": turn.brief_in(language),
-        "place": [fmt.number(stage, side), len(fmt.turns)], "language": language,
-        "budget": {"amount": budget[0], "unit": budget[1]},
-        "visible": [{"stage": s.stage, "title": fmt.title_of(s.stage, language), "side": s.side, "text": s.text,
-                     "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text}
-                                    for r in s.references]} for s in visible],
-    }
-
-
-def shown(turn: HumanTurn) -> tuple[Motion, tuple[Speech, ...]]:
-    """The motion and the speeches the turn's brief showed, as records."""
-    m = turn.brief["motion"]
-    motion = Motion(m["id"], m["text"], m["category"], m["language"], m["info_slide"], m["pro_text"], m["con_text"])
-    return motion, tuple(Speech(v["stage"], v["side"], v["text"],
-                                tuple(Reference(r["title"], r["url"], r["text"], r["number"]) for r in v["references"]))
-                         for v in turn.brief["visible"])
+    return Brief(motion, fmt.name, turn.title_in(language), turn.brief_in(language),
+                 (fmt.number(stage, side), len(fmt.turns)), language, Budget(*budget), visible,
+                 {s.stage: fmt.title_of(s.stage, language) for s in visible})
 
 
 def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speechchecks.Problem | None:
@@ -92,7 +76,6 @@ def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speech
     empty or placeholder speech, an echo, a loop is refused with the reason before it is taken."""
     if not text.strip():  # whatever the turn's least share: a person's empty speech is no speech
         return speechchecks.Problem("too-short", "the speech is empty")
-    motion, visible = shown(turn)
-    return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=motion, shown=visible, fmt=fmt,
-                                  language=turn.brief["language"], share=min_share,
-                                  budget=turn.brief["budget"]["amount"])
+    shown = turn.brief
+    return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=shown.motion, shown=shown.visible,
+                                  fmt=fmt, language=shown.language, share=min_share, budget=shown.budget.amount)

@@ -6,7 +6,7 @@ import json
 import sqlite3
 from typing import Any
 
-from arena.domain.records import (AgentUsage, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
+from arena.domain.records import (AgentUsage, Brief, Budget, Forfeit, JudgedVerdict, MatchState, Motion, Reference, Speech, StoredVerdict,
                            Verdict)
 
 # The columns each record is read from, named (files migrated from older schemas have them in another order).
@@ -71,3 +71,17 @@ def match_state(r: sqlite3.Row) -> MatchState:
     return MatchState(r["id"], r["seq"], r["tournament_id"], r["motion_id"], r["motion_text"], r["category"], r["pro"],
                       r["con"], r["format"], r["status"], r["error"], bool(r["simulated"]), r["created_at"],
                       r["started_at"], r["finished_at"], forfeit(r))
+
+
+def brief(value: str) -> Brief:
+    """A turn's stored brief (arena.store.turns.brief_json) → the record: the motion and the speeches it showed as
+    Motion and Speech, each visible speech's title kept per stage."""
+    b = json.loads(value)
+    m = b["motion"]
+    motion = Motion(m["id"], m["text"], m["category"], m["language"], m["info_slide"], m["pro_text"], m["con_text"])
+    visible = tuple(Speech(v["stage"], v["side"], v["text"],
+                           tuple(Reference(r["title"], r["url"], r["text"], r["number"]) for r in v["references"]))
+                    for v in b["visible"])
+    return Brief(motion, b["format"], b["title"], b["purpose"], (b["place"][0], b["place"][1]), b["language"],
+                 Budget(b["budget"]["amount"], b["budget"]["unit"]), visible,
+                 {v["stage"]: v["title"] for v in b["visible"]})

@@ -9,8 +9,9 @@ from typing import Any, Mapping
 
 from arena.match.claims import Holder
 from arena.base.clock import now
-from arena.domain.records import HumanTurn, TurnKey
+from arena.domain.records import Brief, HumanTurn, TurnKey
 from arena.store.claims import PLAY, release_or_lose
+from arena.store import decode
 from arena.store.connection import Database, write
 
 _TURN = ("match_id, stage, side, entry, opened_at, deadline, brief, draft, draft_at, speech, submitted_at")
@@ -28,14 +29,14 @@ class Turns(Database):
         value = self._scalar("SELECT entry FROM debater_links WHERE token_hash=?", (digest,))
         return None if value is None else str(value)
 
-    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Mapping[str, Any],
+    def open_turn(self, match_id: str, stage: str, side: str, entry: str, brief: Brief,
                   deadline: str) -> HumanTurn:
         """The entry's turn of (match, stage, side): opened now, unless it was opened before (a replay of the match
         reaches it again), in which case as it stands."""
         with write(self.conn):
             self.conn.execute("INSERT OR IGNORE INTO turns (match_id, stage, side, entry, opened_at, deadline, brief)"
                               " VALUES (?,?,?,?,?,?,?)", (match_id, stage, side, entry, now(), deadline,
-                                                          json.dumps(brief, ensure_ascii=False)))
+                                                          json.dumps(brief_json(brief), ensure_ascii=False)))
         turn = self.human_turn(match_id, stage, side)
         assert turn is not None  # written just above
         return turn
@@ -107,4 +108,18 @@ class Turns(Database):
 
 def _turn(r: sqlite3.Row) -> HumanTurn:
     return HumanTurn(r["match_id"], r["stage"], r["side"], r["entry"], r["opened_at"], r["deadline"],
-                     json.loads(r["brief"]), r["draft"], r["draft_at"], r["speech"], r["submitted_at"])
+                     decode.brief(r["brief"]), r["draft"], r["draft_at"], r["speech"], r["submitted_at"])
+
+
+def brief_json(brief: Brief) -> dict[str, Any]:
+    """A turn's brief as it is stored: the JSON every workspace's turns hold (arena.store.decode.brief reads it)."""
+    m = brief.motion
+    return {
+        "motion": {"id": m.id, "text": m.text, "category": m.category, "language": m.language,
+                   "info_slide": m.info_slide, "pro_text": m.pro_text, "con_text": m.con_text},
+        "format": brief.format, "title": brief.title, "purpose": brief.purpose, "place": list(brief.place),
+        "language": brief.language, "budget": {"amount": brief.budget.amount, "unit": brief.budget.unit},
+        "visible": [{"stage": s.stage, "title": brief.stage_titles[s.stage], "side": s.side, "text": s.text,
+                     "references": [{"number": r.number, "title": r.title, "url": r.url, "text": r.text}
+                                    for r in s.references]} for s in brief.visible],
+    }

@@ -78,14 +78,13 @@ class TurnPages:
             return debater, self._turn(store, debater, turn)
 
     def _format(self, turn: HumanTurn) -> Format:
-        return shown(turn.brief["format"], self.frame.formats)
+        return shown(turn.brief.format, self.frame.formats)
 
     def _least(self, turn: HumanTurn, fmt: Format) -> int:
         """The fewest words (or characters) a speech of the turn must have: the too-short check's line."""
         own = next((t for t in fmt.stage_turns(turn.stage) if t.side == turn.side), None)
         share = self.min_share if own is None or own.min_share is None else own.min_share
-        amount: float = turn.brief["budget"]["amount"]  # the brief is the turn's stored JSON
-        return math.ceil(share * amount)
+        return math.ceil(share * turn.brief.budget.amount)
 
     # --- pages ---------------------------------------------------------------------------------------------
     def turns_page(self, request: Request) -> HTMLResponse:
@@ -99,8 +98,8 @@ class TurnPages:
         missed: list[dict[str, Any]] = []
         for t in turns:
             (done if t.submitted else missed if lapsed(t) else to_write).append(
-                {"id": self._turn_id(debater, t), "motion": t.brief["motion"], "side": t.side,
-                 "title": t.brief["title"], "language": t.brief["language"], "deadline": t.deadline,
+                {"id": self._turn_id(debater, t), "motion": t.brief.motion, "side": t.side,
+                 "title": t.brief.title, "language": t.brief.language, "deadline": t.deadline,
                  "draft": bool(t.draft), "submitted_at": t.submitted_at})
         submitted = request.query_params.get("submitted")
         return self.frame.render(request, "debates.html.j2", token=debater.token, open=to_write, done=done,
@@ -125,8 +124,8 @@ class TurnPages:
         least = self._least(turn, fmt)
         response = self.frame.render(
             request, "turn.html.j2", status, token=debater.token, turn=turn, brief=turn.brief,
-            motion=turn.brief["motion"], blind=len(stage_turns) > 1 and all(t.blind for t in stage_turns),
-            least=least, count=length(text, turn.brief["language"])[0], text=text, writing=writing, saved=saved,
+            motion=turn.brief.motion, blind=len(stage_turns) > 1 and all(t.blind for t in stage_turns),
+            least=least, count=length(text, turn.brief.language)[0], text=text, writing=writing, saved=saved,
             problem=problem and self._reason(problem, turn, text, least),
             csrf=self.frame.csrf.token(debater.digest, subject(turn)))
         if writing:
@@ -136,7 +135,7 @@ class TurnPages:
     def _reason(self, problem: Problem, turn: HumanTurn, text: str, least: int) -> tuple[str, str]:
         """(why the speech is not taken, in the page's language; the check's own words, in English, or "")."""
         if problem.check == "too-short":
-            amount, unit = length(text, turn.brief["language"])
+            amount, unit = length(text, turn.brief.language)
             return self.frame.words.too_short(amount, unit, least), ""
         return self.frame.words.reason(problem.check), problem.detail
 

@@ -21,7 +21,7 @@ def workspace(tmp_path):
 
 def write(ws, turn, marker: str) -> None:
     """ann writes the turn's speech: ordinary prose of about its budget, passing the speech checks."""
-    size = int(turn.brief["budget"]["amount"] * 0.8)
+    size = int(turn.brief.budget.amount * 0.8)
     assert ws.store.submit_speech(turn.match_id, turn.stage, turn.side, speech_text(marker, size=size))
 
 
@@ -39,13 +39,13 @@ def test_a_match_waits_for_the_person_at_each_turn_and_goes_on_once_they_have_sp
             assert state.status == "awaiting" and result["awaiting"] == 1 and result["failed"] == 0
             (turn,) = [t for t in ws.store.turns_of("ann") if not t.submitted]
             assert turn.side == "pro" and turn.entry == "ann"
-            shown = [(v["stage"], v["side"]) for v in turn.brief["visible"]]
+            shown = [(v.stage, v.side) for v in turn.brief.visible]
             if turn.stage == "constructive":  # blind: bot's constructive, written meanwhile, is not shown
                 assert shown == []
             else:
                 assert ("constructive", "con") in shown and all(side in ("pro", "con") for _, side in shown)
-            assert turn.brief["motion"]["id"] == state.motion_id and turn.brief["budget"]["amount"] > 0
-            seen.update({(v["stage"], v["side"]): v["text"] for v in turn.brief["visible"]})
+            assert turn.brief.motion.id == state.motion_id and turn.brief.budget.amount > 0
+            seen.update({(v.stage, v.side): v.text for v in turn.brief.visible})
             marker = f"ANN-{turn.stage.upper()}"
             write(ws, turn, marker)
             written.append((turn.stage, marker))
@@ -140,7 +140,7 @@ def test_a_run_that_waits_continues_each_match_as_soon_as_its_speech_is_in(tmp_p
             store = Store(path / DB_NAME)
             try:
                 for turn in [t for t in store.turns_of("ann") if not t.submitted]:
-                    size = int(turn.brief["budget"]["amount"] * 0.8)
+                    size = int(turn.brief.budget.amount * 0.8)
                     store.submit_speech(turn.match_id, turn.stage, turn.side, speech_text(turn.stage, size=size))
                     written.append(turn.stage)
             finally:
