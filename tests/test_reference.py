@@ -34,6 +34,7 @@ import pytest
 
 from arena.workspace import config as arena_config
 from arena.app.cli import main
+from arena.domain.records import Brief, Budget, Motion
 from arena.workspace.folder import template
 from debaters.registry import DEBATERS
 from judges.registry import JUDGES
@@ -520,7 +521,9 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
         printed[("match", "show")].append(app.match_show(ws, running))
         # Last, so that nothing above sees it: a match parked at a's turn, a now a person who debates on the web.
         parked = app.schedule(ws, "random", matches=1).match_ids[0]
-        ws.store.open_turn(parked, "constructive", "pro", ws.store.pairing(parked)[1], {}, "2100-01-01T00:00:00+00:00")
+        shown = Brief(Motion("m1", "Cities should ban cars", "policy"), "agent4debate", "Constructive", "", (1, 6), "en",
+                      Budget(450, "words"))
+        ws.store.open_turn(parked, "constructive", "pro", ws.store.pairing(parked)[1], shown, "2100-01-01T00:00:00+00:00")
         ws.store.park_match(parked)
         ws.config = replace(ws.config, entries=tuple(replace(e, debater="human", params={"via": "web"})
                                                      if e.name == "a" else e for e in ws.config.entries))

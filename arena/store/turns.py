@@ -11,7 +11,7 @@ from arena.match.claims import Holder
 from arena.base.clock import now
 from arena.domain.records import Brief, HumanTurn, TurnKey
 from arena.store.claims import PLAY, release_or_lose
-from arena.store import decode
+import arena.store.decode as decode
 from arena.store.connection import Database, write
 
 _TURN = ("match_id, stage, side, entry, opened_at, deadline, brief, draft, draft_at, speech, submitted_at")

@@ -11,12 +11,15 @@ import pytest
 
 from arena.app.commands import open_workspace
 from arena.domain.ballots import token_hash
+from arena.domain.records import Brief, Budget, Motion
 from tests.support.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, judge, new_workspace, snapshot, workspace_toml
 
 WEB = {"via": "web"}
 ENTRIES = (*TWO_OFFLINE, entry("pat", "human", "human/pat", params=WEB), entry("quill", "human", "human/quill"),
            entry("sam", "human", "human/sam", params=WEB))
-BRIEF = {"motion": {"text": "Cities should ban cars"}, "visible": []}
+# What a turn showed: only its motion matters here.
+BRIEF = Brief(Motion("m1", "Cities should ban cars", "policy"), "agent4debate", "Constructive", "", (1, 6), "en",
+              Budget(450, "words"))
 
 
 def hours_from_now(hours: float) -> str:
