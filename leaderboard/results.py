@@ -20,7 +20,7 @@ import io
 import re
 import warnings
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 import numpy as np
 import pandas as pd
@@ -39,6 +39,19 @@ DIMENSIONS = ("argument", "source", "language")  # the default dimensions, liste
 HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated][,words_a,words_b,...]"
 FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
 FLAGS = ("", "true", "false")  # the values of the simulated column, in any case ("" is false)
+def with_counts(rows: Iterable[Mapping[str, object]],
+                counts: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[dict[str, object]]:
+    """Results rows with each side's style counts beside them (words_a, words_b, ...: FEATURE_COLUMNS), from counts:
+    match id → side → feature → count; 0 for a match it does not hold (one without speeches)."""
+    nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
+    out = []
+    for row in rows:
+        totals = counts.get(str(row["match_id"]), nothing)
+        out.append({**row, **{column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
+                              for column, side in zip(pair, ("pro", "con"))}})
+    return out
+
+
 # A rule rows can break: (the rows that break it, problem(i) describing row i).
 _RowCheck = tuple[np.ndarray, Callable[..., str]]
 

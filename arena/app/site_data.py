@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from leaderboard.tables import Fit
     from leaderboard.site.data import SiteData
 
-# A results row (arena.analysis.tally.ResultsRow) with each side's style counts beside it (_counted): the rows of the
-# site's results.csv, which is what `arena rate --format csv` gives.
+# A results row (arena.analysis.tally.ResultsRow) with each side's style counts beside it
+# (leaderboard.results.with_counts): the rows of the site's results.csv, which is what `arena rate --format csv` gives.
 Row = Mapping[str, object]
 
 # What the site's controlled boards are net of when [rating] control names nothing: the length of the speeches,
@@ -59,12 +59,13 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
     counts, costs, history; the site says how many. Their pages and motion pages, which an earlier publish may
     have written, are named in withdrawn, for the publisher not to keep."""
     from leaderboard.ratings import win_matrices
+    from leaderboard.results import with_counts
     from leaderboard.site.render import SiteData
 
     settings = settings or ws.config.site
     withheld = awaiting | unplayed
     features = match_features(ws.store) if features is None else features
-    rows = _counted(_shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld), features) \
+    rows = with_counts(_shown(results_rows(ws.store, judge, ws.config.judge(judge).runs), withheld), features) \
         if judge else []
     side = ws.config.rating.side
     control = ws.config.rating.control or CONTROL
@@ -78,7 +79,7 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
             if len(overall):
                 judge_boards[judge], judge_controlled[judge] = boards, controlled  # the index's, not fitted twice
             continue
-        theirs = _counted(_shown(results_rows(ws.store, spec.name, spec.runs), withheld), features)
+        theirs = with_counts(_shown(results_rows(ws.store, spec.name, spec.runs), withheld), features)
         if any(r["dimension"] == "overall" for r in theirs):
             judge_boards[spec.name] = _boards(theirs, settings, seed=seed, side=side)[0]
             judge_controlled[spec.name] = _boards(theirs, settings, seed=seed, side=side, control=control)[0]
@@ -175,17 +176,6 @@ def _history(ws: Workspace, judge: str | None, rows: Sequence[Row], *, seed: int
                         side=ws.config.rating.side)
     simulated = ws.store.judge_simulated(judge) if judge else False
     return [{**snapshot, "meta": {**snapshot["meta"], "judge": judge, "simulated": simulated}} for snapshot in snapshots]
-
-
-def _counted(rows: Sequence[ResultsRow], features: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[Row]:
-    """Results rows with each side's style counts over its match's speeches (words_a, words_b, ...: the columns of
-    leaderboard.results.FEATURE_COLUMNS), 0 for a match without speeches, as `arena rate --format csv` gives them."""
-    from leaderboard.results import FEATURE_COLUMNS
-
-    nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
-    return [{**row, **{column: features.get(row["match_id"], nothing)[side][name]
-                       for name, pair in FEATURE_COLUMNS.items() for column, side in zip(pair, ("pro", "con"))}}
-            for row in rows]
 
 
 def _boards(rows: Sequence[Row], settings: SiteSettings, *, seed: int, side: str,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Mapping, TypedDict
 
 from arena.base.errors import UserError
 
@@ -21,7 +21,17 @@ def between(lo: float, hi: float) -> Callable[[Any], bool]:
     return lambda v: lo <= v <= hi
 
 
-def describe(spec: dict[str, Param]) -> list[dict[str, Any]]:
+class KindParam(TypedDict):
+    """A param of a debater kind, or an option of a judge or importer kind, as `arena kinds` shows it."""
+
+    name: str
+    default: Any  # the JSON value
+    type: str
+    accepts: str
+    help: str
+
+
+def describe(spec: dict[str, Param]) -> list[KindParam]:
     """A Param table as rows for people and scripts: [{name, default, type, accepts, help}]."""
     return [{"name": key, "default": p.default, "type": " or ".join(t.__name__ for t in p.types),
              "accepts": p.wanted or " or ".join(t.__name__ for t in p.types), "help": p.help}

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Callable, Iterable
 from arena.app.commands.names import judge_specs, sides
 from arena.app.people import debater_links as debating
 from arena.app.runner.check import require_keys
-from arena.app.runner.engine import MatchRunner
+from arena.app.runner.engine import MatchRunner, stored_match
 from arena.app.runner.progress import retry_line
 from arena.app.setup.wiring import editing
 from arena.app.shapes import records as shapes
@@ -87,21 +87,13 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
 
     runner = MatchRunner.of(ws)
     runner.llm.listeners.append(lambda event: say(retry_line(event)) if event.kind == "retry" else None)
-    stored = _stored(ws, match_id)
+    stored = stored_match(ws.store, match_id)
     try:
         return asyncio.run(runner.play_match(stored, specs, listener=heard))
     except AwaitingPerson as waiting:  # parked (the engine stored it so): the person's speech comes first
         say(f"{match_id} is parked: {waiting}; a later 'arena run' continues it once the speech is in ('arena "
             "debaters issue' gives the link)")
-        return _stored(ws, match_id)
+        return stored_match(ws.store, match_id)
     except (ArenaError, UserError) as exc:
         # The match row is already stored (failed), so this is no longer a mistake in the input: exit 1.
         raise ArenaError(f"match {match_id} failed: {exc}") from None
-
-
-def _stored(ws: Workspace, match_id: str) -> Match:
-    """A match play_one stored itself, as it stands now; an ArenaError if it is gone (someone deleted it meanwhile)."""
-    match = ws.store.match(match_id)
-    if match is None:
-        raise ArenaError(f"match {match_id} is no longer in {ws.path / 'arena.db'}")
-    return match

@@ -20,20 +20,13 @@ def results_frame(ws: Workspace, judge: str | None = None, *, features: bool = T
     features, each side's style counts over the match's speeches too (words_a, words_b, ...), which reads every
     speech."""
     import pandas as pd
-    from leaderboard.results import COLUMNS, COUNTS, FEATURE_COLUMNS
+    from leaderboard.results import COLUMNS, COUNTS, with_counts
 
     judge = judge_or_first(ws, judge)
     rows = results_rows(ws.store, judge, ws.config.judge(judge).runs)
     if not features:
         return pd.DataFrame(rows, columns=[c for c in COLUMNS if c not in COUNTS])
-    counts = match_features(ws.store)
-    nothing = {side: dict.fromkeys(FEATURE_COLUMNS, 0) for side in ("pro", "con")}
-    table: list[dict[str, object]] = []  # each results row with its sides' style counts beside it
-    for row in rows:
-        totals = counts.get(row["match_id"], nothing)
-        table.append({**row, **{column: totals[side][name] for name, pair in FEATURE_COLUMNS.items()
-                                for column, side in zip(pair, ("pro", "con"))}})
-    return pd.DataFrame(table, columns=list(COLUMNS))
+    return pd.DataFrame(with_counts(rows, match_features(ws.store)), columns=list(COLUMNS))
 
 
 def results_csv(frame: pd.DataFrame) -> str:

@@ -58,7 +58,7 @@ def kinds() -> list[shapes.Kind]:
             # A plug-in that declares no table takes whatever it is given.
             judge = isinstance(cls, type) and issubclass(cls, BaseJudge)
             table = cls.accepted() if judge else getattr(cls, "OPTIONS" if family == "importer" else "PARAMS", {})
-            params = [shapes.kind_param(row) for row in describe(table)]
+            params = describe(table)
             out.append({"family": family, "kind": name, "source": registry.source(name), "params": params})
     return out
 

@@ -7,21 +7,12 @@ from __future__ import annotations
 
 from typing import Any, Literal, Mapping, NotRequired, TypedDict, get_args
 
+from arena.base.params import KindParam as KindParam  # `arena kinds`: made where the params are described
 from arena.domain import records
 from arena.domain.formats import Format, shown
 from arena.domain.records import (Entry, HumanTurn, Match, MatchProgress, MatchState, MatchStatus, Motion, Outcome, Side,
                                   Verdict, score)
 from arena.gateway.redact import public_url
-
-
-class KindParam(TypedDict):
-    """A param of a debater kind, or an option of a judge or importer kind (arena.base.params.describe)."""
-
-    name: str
-    default: Any  # the JSON value
-    type: str
-    accepts: str
-    help: str
 
 
 class Kind(TypedDict):
@@ -254,12 +245,6 @@ class Schedule(TypedDict):
 
     tournaments: list[Tournament]
     matches: list[PlannedMatch]
-
-
-def kind_param(row: Mapping[str, Any]) -> KindParam:
-    """`arena kinds`: a row of arena.base.params.describe (a plain dict) as a KindParam, key for key."""
-    return {"name": row["name"], "default": row["default"], "type": row["type"], "accepts": row["accepts"],
-            "help": row["help"]}
 
 
 def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> EntryRow:
