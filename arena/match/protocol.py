@@ -23,7 +23,7 @@ from arena.gateway.catalog import ModelRef
 from arena.gateway.chat import Message, Params, Schema
 from arena.domain.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.gateway.search import SearchGateway, SearchResult, SearchTag
-from arena.match.turns import Desk, TurnLapsed
+from arena.match.turns import AwaitingPerson, Desk, TurnLapsed
 from arena.base.clock import now
 
 
@@ -235,10 +235,12 @@ async def play(motion: Motion, debaters: dict[Side, Debater], contexts: Contexts
                 given.append(await speak(t.side, t.stage, tuple(speeches + made)))
                 if isinstance(given[-1], Forfeit):
                     break
-        for failure in given:
-            if isinstance(failure, BaseException):  # a provider's failure or a bug: no one forfeits
-                raise failure
         forfeits = [f for f in given if isinstance(f, Forfeit)]
+        for failure in given:
+            # A person's turn still open beside a forfeit (a lapsed turn's) waits for nothing: the forfeit ends the
+            # match. Any other failure (a provider's, a bug) raises: no one forfeits.
+            if isinstance(failure, BaseException) and not (forfeits and isinstance(failure, AwaitingPerson)):
+                raise failure
         if len(forfeits) > 1:
             raise ArenaError("both sides could not debate: " + "; ".join(f.reason for f in forfeits))
         speeches += [s for s in given if isinstance(s, Speech)]

@@ -12,13 +12,15 @@ from arena.store.connection import Database, write
 
 PLAY = ""  # the judge column of a claim to play a match (rather than to judge it)
 
-# A parked match whose person has spoken, or whose deadline has passed: no open turn of it still waits (the time now
-# as ISO text, the turns' deadlines being so written).
-_SPOKEN = "NOT EXISTS (SELECT 1 FROM turns t WHERE t.match_id = m.id AND t.speech IS NULL AND t.deadline > ?)"
+# A parked match whose people have spoken, or one of whose turns has lapsed: its earliest deadline among turns with
+# no speech has passed, or it has no such turn (the time now as ISO text, the turns' deadlines being so written). A
+# lapsed turn is forfeited by the next run whatever the match's other turns are doing (another person's may be open
+# in the same blind stage): arena.match.turns.standing.
+SPOKEN = ("COALESCE((SELECT MIN(t.deadline) FROM turns t WHERE t.match_id = m.id AND t.speech IS NULL), '') <= ?")
 # A match still to play: scheduled, or running or failed (before a time; '' for never) under no live claim, or
 # parked and spoken.
 _PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.status IN ('scheduled', 'running') "
-             f"OR (m.status = 'failed' AND m.finished_at < ?) OR (m.status = 'awaiting' AND {_SPOKEN})) "
+             f"OR (m.status = 'failed' AND m.finished_at < ?) OR (m.status = 'awaiting' AND {SPOKEN})) "
              "AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
 
 # The first of them in schedule order, each status read in its index's order (matches_status) and only its first
@@ -28,7 +30,7 @@ _FIRST_PLAYABLE = " UNION ALL ".join(
     f"WHERE m.status = '{status}'{also} AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))"
     f" ORDER BY m.seq LIMIT 1)"
     for status, also in (("scheduled", ""), ("running", ""), ("failed", " AND m.finished_at < ?"),
-                         ("awaiting", f" AND {_SPOKEN}"))
+                         ("awaiting", f" AND {SPOKEN}"))
 ) + " ORDER BY seq LIMIT 1"
 
 # A completed, unforfeited match the judge still has to judge: (rejudging) no verdict of it since a time, or

@@ -5,16 +5,23 @@ from __future__ import annotations
 import json
 import sqlite3
 from datetime import datetime, timedelta
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 from arena.match.claims import Holder
+from arena.match.turns import standing, too_long
 from arena.base.clock import now
+from arena.base.errors import UserError
 from arena.domain.records import Brief, HumanTurn, TurnKey
-from arena.store.claims import PLAY, release_or_lose
+from arena.store.claims import PLAY, SPOKEN, release_or_lose
 import arena.store.decode as decode
 from arena.store.connection import Database, write
 
 _TURN = ("match_id, stage, side, entry, opened_at, deadline, brief, draft, draft_at, speech, submitted_at")
+
+# What a write of a turn's speech (or draft) found: it is taken; the turn is unknown (not there, or the link the
+# request came by is no longer its entry's); its speech is in already; or it is closed (its deadline passed, or its
+# match went on without it: arena.match.turns.standing).
+Taken = Literal["taken", "unknown", "submitted", "closed"]
 
 
 class Turns(Database):
@@ -65,17 +72,48 @@ class Turns(Database):
             "SELECT match_id, stage, side FROM turns WHERE entry=?", (entry,))]
 
     def save_draft(self, match_id: str, stage: str, side: str, text: str) -> bool:
-        """Keep a draft of a turn's speech; False when the speech is submitted already (the draft is not kept)."""
-        with write(self.conn):
-            return self.conn.execute("UPDATE turns SET draft=?, draft_at=? WHERE match_id=? AND stage=? AND side=? "
-                                     "AND speech IS NULL", (text, now(), match_id, stage, side)).rowcount == 1
+        """Keep a draft of an open turn's speech (take_speech); False when it is not taken."""
+        return self.take_speech(match_id, stage, side, text, submit=False) == "taken"
 
     def submit_speech(self, match_id: str, stage: str, side: str, text: str) -> bool:
-        """Take a turn's speech, once: False when one is submitted already (a submitted speech cannot change)."""
+        """Take an open turn's speech, once (take_speech): False when it is not taken (a submitted speech cannot
+        change); UserError, storing nothing, for a speech longer than the turn takes."""
+        return self.take_speech(match_id, stage, side, text, submit=True) == "taken"
+
+    def take_speech(self, match_id: str, stage: str, side: str, text: str, *, submit: bool,
+                    link: str | None = None) -> Taken:
+        """Keep a draft of a turn's speech, or (submit) take the speech, in one transaction that reads the turn
+        again as it writes, so that nothing that changed since a request began is missed: with link (a token's
+        hash), the turn is "unknown" unless that is still its entry's live link (`arena debaters issue` replaced
+        it); "submitted" once its speech is in; "closed" unless it is open (arena.match.turns.standing). A speech
+        longer than the turn takes (arena.match.turns.too_long) is a UserError naming its length, nothing stored."""
         with write(self.conn):
-            return self.conn.execute(
-                "UPDATE turns SET speech=?, submitted_at=?, draft=? WHERE match_id=? AND stage=? AND side=? "
-                "AND speech IS NULL", (text, now(), text, match_id, stage, side)).rowcount == 1
+            row = self.conn.execute(
+                f"SELECT {', '.join('t.' + c.strip() for c in _TURN.split(','))}, m.status = 'done' AS done, "
+                "(SELECT l.entry FROM debater_links l WHERE l.token_hash = ?) AS holder FROM turns t JOIN matches m "
+                "ON m.id = t.match_id WHERE t.match_id=? AND t.stage=? AND t.side=?",
+                (link, match_id, stage, side)).fetchone()
+            if row is None or (link is not None and row["holder"] != row["entry"]):
+                return "unknown"
+            turn, at = _turn(row), now()
+            stands = standing(turn, bool(row["done"]), at)
+            if stands != "open":
+                return "submitted" if stands == "submitted" else "closed"
+            if not submit:
+                self.conn.execute("UPDATE turns SET draft=?, draft_at=? WHERE match_id=? AND stage=? AND side=?",
+                                  (text, at, match_id, stage, side))
+                return "taken"
+            if (overlong := too_long(turn.brief, text)) is not None:
+                raise UserError(f"match {match_id}, {side.upper()} {stage}: {overlong.detail}; shorten it")
+            self.conn.execute("UPDATE turns SET speech=?, submitted_at=?, draft=? WHERE match_id=? AND stage=? AND "
+                              "side=?", (text, at, text, match_id, stage, side))
+        return "taken"
+
+    def done_turn_matches(self, entry: str) -> set[str]:
+        """The matches of the entry's turns that are done (whether or not its speech is in)."""
+        return {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT t.match_id FROM turns t JOIN matches m ON m.id = t.match_id WHERE t.entry=? AND "
+            "m.status='done'", (entry,))}
 
     def extend_turns(self, entry: str, hours: float) -> int:
         """Move the deadline of each of the entry's open turns (of matches not yet done) hours later (from now, if it
@@ -101,10 +139,10 @@ class Turns(Database):
             self.conn.execute("UPDATE matches SET status='awaiting', error=NULL WHERE id=?", (match_id,))
 
     def awaiting_matches(self) -> set[str]:
-        """The parked matches that still wait for a person: an open turn with no speech, its deadline not passed."""
+        """The parked matches that still wait for a person: not yet spoken (arena.store.claims.SPOKEN), the matches
+        a run continues being the others."""
         return {r[0] for r in self.conn.execute(
-            "SELECT DISTINCT t.match_id FROM turns t JOIN matches m ON m.id = t.match_id WHERE m.status='awaiting' "
-            "AND t.speech IS NULL AND t.deadline > ?", (now(),))}
+            f"SELECT m.id FROM matches m WHERE m.status='awaiting' AND NOT {SPOKEN}", (now(),))}
 
 def _turn(r: sqlite3.Row) -> HumanTurn:
     return HumanTurn(r["match_id"], r["stage"], r["side"], r["entry"], r["opened_at"], r["deadline"],

@@ -281,9 +281,10 @@ ZH: dict[str, str] = {
     "PRO: you argue for the motion.": "你是 PRO 方：你支持辩题。",
     "CON: you argue against the motion.": "你是 CON 方：你反对辩题。", "Stage": "环节",
     "{stage}, turn {k} of {n} of the debate": "{stage}，全场第 {k} 次发言（共 {n} 次）", "What it is for": "本环节的任务",
-    "Length": "篇幅", "{amount} characters; a speech under {least} characters is not taken.":
-        "{amount} 字；不足 {least} 字的发言不予接受。",
-    "{amount} words; a speech under {least} words is not taken.": "{amount} 词；不足 {least} 词的发言不予接受。",
+    "Length": "篇幅", "{amount} characters; a speech under {least} or over {most} characters is not taken.":
+        "{amount} 字；不足 {least} 字或超过 {most} 字的发言不予接受。",
+    "{amount} words; a speech under {least} or over {most} words is not taken.":
+        "{amount} 词；不足 {least} 词或超过 {most} 词的发言不予接受。",
     "Deadline": "截止时间", "What you are shown": "你能看到的内容",
     "Both sides write this stage's speeches independently: you see the other side's only after both are in.":
         "本环节双方各自独立撰写发言：双方都提交后，你才能看到对方的发言。",
@@ -291,7 +292,8 @@ ZH: dict[str, str] = {
     "No speech comes before yours: you open the debate.": "你之前没有发言：由你开启这场辩论。",
     "You submitted this speech on {time}. A submitted speech cannot be changed.":
         "你已于 {time} 提交这篇发言。发言一经提交便不能修改。",
-    "The deadline of this speech has passed: it is no longer taken.": "这篇发言的截止时间已过，不再接受提交。",
+    "The deadline of this speech has passed, or the debate went on without it: it is no longer taken.":
+        "这篇发言的截止时间已过，或辩论已在没有它的情况下继续进行，不再接受提交。",
     "Your speech is not submitted yet.": "你的发言尚未提交。",
     "Your draft is saved ({time}). Come back to it any time before the deadline.":
         "你的草稿已保存（{time}）。截止时间之前可以随时回来继续撰写。",
@@ -305,6 +307,14 @@ ZH: dict[str, str] = {
         "这个表单已经过期，或者并非来自它所在的页面。请返回并复制你写的内容，刷新页面，粘贴后重新提交。",
     "Already submitted": "已经提交", "A submitted speech cannot be changed.": "发言一经提交便不能修改。",
     "A speech is at most {size} KB; shorten it and try again.": "一篇发言最多 {size} KB；请缩短后重试。",
+    "Too slow": "传输过慢",
+    "The form took too long to arrive, and nothing of it was stored. Go back and send it again.":
+        "表单传输时间过长，内容均未保存。请返回后重新提交。",
+    "Your speech took too long to arrive, and nothing of it was stored. Go back, copy what you wrote, reload the page, "
+    "paste it in and send it again.":
+        "你的发言传输时间过长，内容均未保存。请返回并复制你写的内容，刷新页面，粘贴后重新提交。",
+    "It is {amount} characters long; this turn takes at most {most}.": "发言有 {amount} 字；本次发言最多 {most} 字。",
+    "It is {amount} words long; this turn takes at most {most}.": "发言有 {amount} 词；本次发言最多 {most} 词。",
     "It is a placeholder or filler where the speech should be: write the speech itself.":
         "这是占位文字或填充内容，而不是发言：请写出发言本身。",
     "Most of it is copied word for word from what you were shown or from your own earlier speech: write it in your "

@@ -116,7 +116,7 @@ class BallotPages:
         person, match = await run_in_threadpool(self._lookup, request.path_params["token"],
                                                 request.path_params["ballot"])
         try:
-            fields = await posted(request)
+            fields = await posted(request, self.frame.read_s)
         except BallotError as exc:  # bytes that are not UTF-8: the form again (empty), naming the field
             return await run_in_threadpool(self._refused, request, person, match, {}, exc)
         return await run_in_threadpool(self._store_ballot, request, person, match, fields)

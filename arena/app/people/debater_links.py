@@ -7,6 +7,7 @@ from arena.domain.ballots import link_base, new_token, token_hash
 from arena.base.clock import now
 from arena.base.errors import UserError
 from arena.domain.records import HUMAN_DEBATER, Entry, HumanTurn, Match
+from arena.match.turns import lapsed, standing
 from arena.workspace.folder import Workspace
 
 
@@ -29,23 +30,26 @@ def _named(ws: Workspace, name: str) -> Entry:
 
 
 class _Turns:
-    """An entry's turns, sorted: done (submitted), open (its match still awaits the speech) and missed (the match
-    went on without it: past its deadline, the side forfeited)."""
+    """An entry's turns, sorted as the person's pages sort them (arena.match.turns.standing): done (submitted), open
+    (its match still awaits the speech; lapsed ones among them, past their deadline, which the next run forfeits) and
+    missed (the match went on without it)."""
 
     def __init__(self, turns: list[HumanTurn], finished: set[str]):
-        self.done = [t for t in turns if t.submitted]
-        self.open = [t for t in turns if not t.submitted and t.match_id not in finished]
-        self.missed = [t for t in turns if not t.submitted and t.match_id in finished]
+        moment = now()
+        stands = [(t, standing(t, t.match_id in finished, moment)) for t in turns]
+        self.done = [t for t, s in stands if s == "submitted"]
+        self.open = [t for t, s in stands if s in ("open", "lapsed")]
+        self.missed = [t for t, s in stands if s == "missed"]
 
 
 def _turns(ws: Workspace, entry: str) -> _Turns:
-    return _Turns(ws.store.turns_of(entry), set(ws.store.match_ids(done=True)))
+    return _Turns(ws.store.turns_of(entry), ws.store.done_turn_matches(entry))
 
 
 def _open(turns: list[HumanTurn]) -> list[OpenTurn]:
     moment = now()
     return [{"match": t.match_id, "stage": t.stage, "side": t.side, "since": t.opened_at, "deadline": t.deadline,
-             "lapsed": t.deadline <= moment} for t in turns]
+             "lapsed": lapsed(t, moment)} for t in turns]
 
 
 def issue(ws: Workspace, entry: str | None, base_url: str) -> list[DebaterLink]:

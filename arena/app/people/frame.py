@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Match as Matched
 
+from arena.app.people.forms import READ_S
 from arena.app.people.security import SECURITY_HEADERS, Csrf
 from arena.app.people.words import Words
 from arena.domain.formats import Format
@@ -25,10 +26,12 @@ TEMPLATES = Path(__file__).parent / "templates"
 class Frame:
     """The pages' common ground: the database's path (each request opens its own Store, since a Store is one
     connection for one thread and Starlette runs the database work in a thread pool), the workspace's declared
-    debate formats, the templates, the words of the workspace's language, the CSRF tokens."""
+    debate formats, the templates, the words of the workspace's language, the CSRF tokens, and the seconds a posted
+    form's body may take to come (arena.app.people.forms.posted)."""
 
-    def __init__(self, db: Path, formats: Mapping[str, Format], words: Words) -> None:
+    def __init__(self, db: Path, formats: Mapping[str, Format], words: Words, read_s: float = READ_S) -> None:
         self.db, self.formats, self.words, self.language = db, formats, words, words.language
+        self.read_s = read_s
         self.csrf = Csrf()
         self.env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
                                       undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

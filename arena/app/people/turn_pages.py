@@ -21,6 +21,7 @@ from arena.domain.ballots import BallotError, token_hash
 from arena.domain.formats import Format, shown
 from arena.domain.records import HumanTurn, TurnKey
 from arena.domain.speechchecks import Problem, length
+from arena.match.turns import Standing, most, standing
 from arena.match.turns import problem as speech_problem
 from arena.store import Store
 
@@ -63,19 +64,19 @@ class TurnPages:
     def _turn_id(self, debater: Debater, turn: HumanTurn | TurnKey) -> str:
         return turn_id(self.key, debater.entry, turn)
 
-    def _turn(self, store: Store, debater: Debater, turn: str) -> HumanTurn:
-        """The debater's turn the id names (the ids of their turns are worked out again, as none is stored); 404
-        for anything else."""
+    def _turn(self, store: Store, debater: Debater, turn: str) -> tuple[HumanTurn, Standing]:
+        """The debater's turn the id names (the ids of their turns are worked out again, as none is stored), and
+        where it stands (arena.match.turns.standing); 404 for anything else."""
         key = next((k for k in store.turn_keys(debater.entry) if self._turn_id(debater, k) == turn), None)
         found = None if key is None else store.human_turn(*key)
         if found is None:
             raise HTTPException(404)
-        return found
+        return found, standing(found, found.match_id in store.done_turn_matches(debater.entry))
 
-    def _turn_lookup(self, token: str, turn: str) -> tuple[Debater, HumanTurn]:
+    def _turn_lookup(self, token: str, turn: str) -> tuple[Debater, HumanTurn, Standing]:
         with self.frame.store() as store:
             debater = self._debater(store, token)
-            return debater, self._turn(store, debater, turn)
+            return debater, *self._turn(store, debater, turn)
 
     def _format(self, turn: HumanTurn) -> Format:
         return shown(turn.brief.format, self.frame.formats)
@@ -93,11 +94,14 @@ class TurnPages:
         with self.frame.store() as store:
             debater = self._debater(store, request.path_params["token"])
             turns = store.turns_of(debater.entry)
+            finished = store.done_turn_matches(debater.entry)
         to_write: list[dict[str, Any]] = []
         done: list[dict[str, Any]] = []
-        missed: list[dict[str, Any]] = []
+        missed: list[dict[str, Any]] = []  # lapsed, and those whose match went on without them
+        moment = now()
+        lists = {"submitted": done, "open": to_write, "lapsed": missed, "missed": missed}
         for t in turns:
-            (done if t.submitted else missed if lapsed(t) else to_write).append(
+            lists[standing(t, t.match_id in finished, moment)].append(
                 {"id": self._turn_id(debater, t), "motion": t.brief.motion, "side": t.side,
                  "title": t.brief.title, "language": t.brief.language, "deadline": t.deadline,
                  "draft": bool(t.draft), "submitted_at": t.submitted_at})
@@ -108,24 +112,25 @@ class TurnPages:
 
     def turn_page(self, request: Request) -> HTMLResponse:
         """A turn's page; after a draft is saved (?saved=draft), with a note saying so."""
-        debater, turn = self._turn_lookup(request.path_params["token"], request.path_params["turn"])
+        debater, turn, stands = self._turn_lookup(request.path_params["token"], request.path_params["turn"])
         saved = request.query_params.get("saved") == "draft" and turn.draft_at is not None
-        return self._writing(request, debater, turn, turn.draft, saved=saved)
+        return self._writing(request, debater, turn, stands, turn.draft, saved=saved)
 
-    def _writing(self, request: Request, debater: Debater, turn: HumanTurn, text: str, *,
+    def _writing(self, request: Request, debater: Debater, turn: HumanTurn, stands: Standing, text: str, *,
                  problem: Problem | None = None, saved: bool = False, status: int = 200) -> HTMLResponse:
         """A turn's page: its brief (its stages' titles and purpose as the debaters of its language read them) and
-        exactly the speeches it showed, then the speech form (text in it), or the submitted speech read-only, or
-        word that its deadline has passed. Only the brief reaches the template: never the entries, their models,
-        or the other side's name."""
+        exactly the speeches it showed, then the speech form (text in it) of an open turn, or the submitted speech
+        read-only, or word that the speech is no longer taken. Only the brief reaches the template: never the
+        entries, their models, or the other side's name."""
         fmt = self._format(turn)
         stage_turns = fmt.stage_turns(turn.stage)
-        writing = not turn.submitted and not lapsed(turn)
+        writing = stands == "open"
         least = self._least(turn, fmt)
         response = self.frame.render(
             request, "turn.html.j2", status, token=debater.token, turn=turn, brief=turn.brief,
             motion=turn.brief.motion, blind=len(stage_turns) > 1 and all(t.blind for t in stage_turns),
-            least=least, count=length(text, turn.brief.language)[0], text=text, writing=writing, saved=saved,
+            least=least, most=most(turn.brief.budget), count=length(text, turn.brief.language)[0], text=text,
+            writing=writing, saved=saved,
             problem=problem and self._reason(problem, turn, text, least),
             csrf=self.frame.csrf.token(debater.digest, subject(turn)))
         if writing:
@@ -137,40 +142,47 @@ class TurnPages:
         if problem.check == "too-short":
             amount, unit = length(text, turn.brief.language)
             return self.frame.words.too_short(amount, unit, least), ""
+        if problem.check == "too-long":  # the count in the page's words; the detail names the field
+            amount, unit = length(text, turn.brief.language)
+            return self.frame.words.too_long(amount, unit, most(turn.brief.budget)), problem.detail
         return self.frame.words.reason(problem.check), problem.detail
 
     async def speak(self, request: Request) -> Response:
-        """Save a draft or submit the speech of a turn: 404 for a bad link or turn, 413 for an oversized body, 400
-        for a body that is not the form."""
-        debater, turn = await run_in_threadpool(self._turn_lookup, request.path_params["token"],
-                                                request.path_params["turn"])
+        """Save a draft or submit the speech of a turn: 404 for a bad link or turn (before the body is read, and
+        again once it is), 413 for an oversized body, 408 for one that takes longer than the frame's read_s to
+        come, 400 for a body that is not the form."""
+        token, named = request.path_params["token"], request.path_params["turn"]
+        await run_in_threadpool(self._turn_lookup, token, named)  # a bad link costs no body read
         try:
-            fields = await posted(request)
+            fields = await posted(request, self.frame.read_s)
         except BallotError:  # bytes that are not UTF-8: no speech to show again
             raise HTTPException(400) from None
-        return await run_in_threadpool(self._take, request, debater, turn, fields)
+        return await run_in_threadpool(self._take, request, token, named, fields)
 
-    def _take(self, request: Request, debater: Debater, turn: HumanTurn, fields: dict[str, str]) -> Response:
-        """403 without the form's CSRF token, 400 for an action that is neither save nor submit, 409 once the speech
-        is submitted, 410 past the deadline; a speech that fails a check (arena.match.turns.problem) is not taken: the
-        page again, status 400, with the text and why. Else 303: a draft back to its page, a speech to the list."""
+    def _take(self, request: Request, token: str, named: str, fields: dict[str, str]) -> Response:
+        """The request whole, its link and turn are looked up again (404: `arena debaters issue` may have replaced
+        the link while the body came); then 403 without the form's CSRF token, 400 for an action that is neither
+        save nor submit, 409 once the speech is submitted, 410 unless the turn is open (past its deadline, or its
+        match went on without it); a speech that fails a check (arena.match.turns.problem: too long included) is
+        not taken: the page again, status 400, with the text and why. The store's write checks link, turn and
+        deadline once more in the transaction that stores the text (Store.take_speech). Else 303: a draft back to
+        its page, a speech to the list."""
+        debater, turn, stands = self._turn_lookup(token, named)
         if not self.frame.csrf.ok(debater.digest, subject(turn), fields.get("csrf", "")):
             raise HTTPException(403)
         action = fields.get("action")
         if action not in ("save", "submit"):
             raise HTTPException(400)
-        if turn.submitted:
-            raise HTTPException(409)
-        if lapsed(turn):
-            raise HTTPException(410)
+        if stands != "open":
+            raise HTTPException(409 if stands == "submitted" else 410)
         text = fields.get("speech", "").replace("\r\n", "\n")  # a textarea's line breaks come as CRLF
         if action == "submit" and (problem := speech_problem(turn, text, self._format(turn), self.min_share)):
-            return self._writing(request, debater, turn, text, problem=problem, status=400)
+            return self._writing(request, debater, turn, stands, text, problem=problem, status=400)
         with self.frame.store() as store:
-            take = store.save_draft if action == "save" else store.submit_speech
-            if not take(turn.match_id, turn.stage, turn.side, text):  # submitted since the turn was read
-                raise HTTPException(409)
-        named = self._turn_id(debater, turn)
+            taken = store.take_speech(turn.match_id, turn.stage, turn.side, text, submit=action == "submit",
+                                      link=debater.digest)
+        if taken != "taken":  # changed since it was read just above
+            raise HTTPException({"unknown": 404, "submitted": 409, "closed": 410}[taken])
         if action == "save":
             return RedirectResponse(f"{named}?saved=draft", status_code=303)
         return RedirectResponse(f"../{debater.token}?submitted={named}", status_code=303)
@@ -179,9 +191,3 @@ class TurnPages:
 def subject(turn: HumanTurn) -> str:
     """What a turn's form is about, for its CSRF token."""
     return f"{turn.match_id}/{turn.stage}/{turn.side}"
-
-
-def lapsed(turn: HumanTurn) -> bool:
-    """Whether a turn's deadline has passed; compared as text, as the store and arena.match.turns compare them (every time
-    is written alike: arena.base.clock)."""
-    return turn.deadline <= now()

@@ -14,7 +14,10 @@ Paths (`arena ballots issue` and `arena debaters issue` print the links):
 A link names a match by the person's ballot id or turn id for it (arena.domain.ballots.ballot_id, turn_id), never by its
 public id, which the published site shows. A token that is not a live link, an id that is not one of the person's
 (a public match id included) and any other path are one bare 404; a live link of a judge whose ballots are closed
-(`arena ballots close`) is a 410 saying so, as is a speech sent past its turn's deadline.
+(`arena ballots close`) is a 410 saying so, as is a speech sent past its turn's deadline (or once its match went on
+without it). A form's body must come whole within READ_S seconds (408 beyond); a speech's link, turn and deadline are
+checked again once it has come, and once more in the transaction that stores it, so that a link `arena debaters
+issue` replaced while the body came is refused (404) and nothing is stored.
 
 Every page is rendered with autoescaping and sent with headers that allow no script (but the speech form's own
 count.js), send no referrer (the token is in the URL) and keep pages out of caches. A form carries a CSRF token:
@@ -38,7 +41,7 @@ from starlette.middleware import Middleware
 from starlette.routing import Route
 
 from arena.app.people.ballot_pages import BallotPages, Person
-from arena.app.people.forms import BODY_MAX, FIELDS_MAX
+from arena.app.people.forms import BODY_MAX, FIELDS_MAX, READ_S
 from arena.app.people.frame import TEMPLATES, Frame
 from arena.app.people.security import COUNTED_CSP, SECURITY_HEADERS, SecurityHeaders
 from arena.app.people.serving import Stop, is_loopback, stop, uvicorn_config
@@ -51,13 +54,14 @@ from arena.domain.records import HUMAN_JUDGE, JudgeSpec
 from arena.store import DB_NAME
 
 # What commands, tests, benchmarks and docs name of the web app here, wherever its parts now live.
-__all__ = ["BODY_MAX", "COUNTED_CSP", "FIELDS_MAX", "SECURITY_HEADERS", "TEMPLATES", "Debater", "Person",
+__all__ = ["BODY_MAX", "COUNTED_CSP", "FIELDS_MAX", "READ_S", "SECURITY_HEADERS", "TEMPLATES", "Debater", "Person",
            "_listen", "create_app", "is_loopback", "serve", "turn_id", "uvicorn_config"]
 
 
-def create_app(workspace_path: Path) -> Starlette:
+def create_app(workspace_path: Path, read_s: float = READ_S) -> Starlette:
     """The app of a workspace: ballots for its judges of people, speech forms for its web human entries; UserError
-    if the workspace does not open or has neither.
+    if the workspace does not open or has neither. read_s: the seconds a posted form's body may take to come (408
+    beyond).
 
     arena.toml is read once, here: judges of people or web human entries added later need a restart.
     app.state.judges lists the judges of people served, app.state.debaters the web human entries' names.
@@ -75,7 +79,7 @@ def create_app(workspace_path: Path) -> Starlette:
                         f"or a person who debates on the web:\n"
                         f'[[entries]]\nname = "ann"\ndebater = "human"\nmodel = "human/ann"\n[entries.params]\n'
                         f'via = "web"')
-    frame = Frame(ws.path / DB_NAME, ws.config.formats, Words.of(ws.config.arena.language))
+    frame = Frame(ws.path / DB_NAME, ws.config.formats, Words.of(ws.config.arena.language), read_s)
     ballots = BallotPages(frame, judges, key)
     turns = TurnPages(frame, debaters, key, ws.config.arena.min_speech_share)
     app = Starlette(

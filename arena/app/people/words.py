@@ -28,6 +28,8 @@ def refusals(t: Translate) -> dict[int, tuple[str, str]]:
                                    "and cast your ballot again.")),
         404: (t("Not found"), t("There is nothing here.")),
         405: (t("Not allowed"), t("This page cannot be used that way.")),
+        408: (t("Too slow"), t("The form took too long to arrive, and nothing of it was stored. Go back and send it "
+                               "again.")),
         410: (t("Ballots closed"), t("The organisers have closed these ballots: no more ballots are taken. Thank you.")),
         413: (t("Too long"), t("A ballot is at most {size} KB; shorten the rationale and try again.",
                                size=BODY_MAX // 1000)),
@@ -40,8 +42,10 @@ def speech_refusals(t: Translate) -> dict[int, tuple[str, str]]:
         400: (t("Bad request"), t("The request could not be read as a speech.")),
         403: (t("Form expired"), t("This form is out of date or did not come from its page. Go back, copy what you "
                                    "wrote, reload the page, paste it in and send it again.")),
+        408: (t("Too slow"), t("Your speech took too long to arrive, and nothing of it was stored. Go back, copy what "
+                               "you wrote, reload the page, paste it in and send it again.")),
         409: (t("Already submitted"), t("A submitted speech cannot be changed.")),
-        410: (t("Deadline passed"), t("The deadline of this speech has passed: it is no longer taken.")),
+        410: (t("Deadline passed"), t("The deadline of this speech has passed, or the debate went on without it: it is no longer taken.")),
         413: (t("Too long"), t("A speech is at most {size} KB; shorten it and try again.", size=BODY_MAX // 1000)),
     }
 
@@ -108,8 +112,14 @@ class Words:
                           least=least)
         return self.t("It is {amount} words long; this turn takes at least {least}.", amount=amount, least=least)
 
+    def too_long(self, amount: int, unit: str, most: int) -> str:
+        """Why a speech amount units long (words or characters) is not taken where its turn takes at most most."""
+        if unit == "characters":
+            return self.t("It is {amount} characters long; this turn takes at most {most}.", amount=amount, most=most)
+        return self.t("It is {amount} words long; this turn takes at most {most}.", amount=amount, most=most)
+
     def reason(self, check: str) -> str:
-        """Why a speech failing check (but too-short) is not taken."""
+        """Why a speech failing check (but too-short and too-long) is not taken."""
         return self.reasons.get(check, self.t("It does not pass the arena's checks of a speech."))
 
     def problem(self, error: BallotError) -> str:

@@ -10,9 +10,14 @@ from __future__ import annotations
 
 import re
 import shutil
+import socket
+import subprocess
 import threading
+import time
+import urllib.request
+from urllib.parse import urlencode, urlsplit
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
@@ -28,8 +33,8 @@ from arena.store import DB_NAME, Store
 from arena.match.turns import brief
 from tests.support.browser import console_errors, dialogs, screenshot, wait_for
 from tests.support.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, new_workspace
-from tests.support.serving import (FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH, HOSTILE_TITLE, HOSTILE_URL, IMG,
-                           SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO, csrf, esc, write_motions)
+from tests.support.serving import (ARENA, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH, HOSTILE_TITLE, HOSTILE_URL, IMG,
+                           SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO, csrf, esc, served, write_motions)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -203,7 +208,7 @@ def test_the_page_shows_the_brief_and_exactly_the_speeches_that_side_may_see(deb
     assert "PRO argues" not in text  # a one-sided motion: PRO argues the motion itself
     assert '<dd id="side">PRO: you argue for the motion.</dd>' in text
     assert '<dd id="place"><span lang="en">Rebuttal</span>, turn 3 of 6 of the debate</dd>' in text
-    assert '<dd id="budget">400 words; a speech under 100 words is not taken.</dd>' in text
+    assert '<dd id="budget">400 words; a speech under 100 or over 600 words is not taken.</dd>' in text
     assert 'id="purpose"' not in text  # agent4debate's stages say nothing of what they are for
     # Exactly the two constructives, in order, each as text: markup escaped, references' links made safe.
     assert re.findall(r'<article class="speech (\w+)"', text) == ["pro", "con"]
@@ -229,7 +234,7 @@ def test_a_blind_constructive_shows_none_of_the_other_sides_and_both_proposition
     assert "write this stage's speeches independently" in text and 'id="nothing-shown"' in text
     assert f'<dt lang="en">PRO argues</dt><dd>{ZH_PRO}</dd>' in text and f"<dd>{ZH_CON}</dd>" in text
     assert f'CON: you argue “<span lang="zh">{ZH_CON}</span>”.' in text
-    assert '1200 characters; a speech under 300 characters is not taken.' in text
+    assert '1200 characters; a speech under 300 or over 1800 characters is not taken.' in text
     assert 'data-unit="characters"' in text and '<textarea id="speech" name="speech" rows="18" lang="zh"' in text
 
 
@@ -285,6 +290,28 @@ def test_a_speech_that_fails_a_check_is_refused_with_the_reason_and_nothing_is_s
     assert textarea(refused.text) == esc(speech.replace("\r\n", "\n"))  # kept, to be mended
     assert 'class="invalid"' in refused.text and "<script src=" in refused.text and SCRIPT not in refused.text
     assert debating.turn(debating.hostile, "rebuttal", "pro") == before
+
+
+def test_a_speech_longer_than_its_turn_takes_is_refused_with_its_count_and_kept_to_shorten(debating, client):
+    """13,505 words were once taken against a 450-word budget: a speech over 1.5 × its budget (600 of this turn's
+    400 words) is refused naming the field and its length; the text stays in the form, and as a draft it is kept."""
+    url = debating.url("ann", debating.hostile, "rebuttal", "pro")
+    before = debating.turn(debating.hostile, "rebuttal", "pro")
+    long = " ".join([GOOD] * 4)
+    count = length(long, "en")[0]
+    assert count > 600
+    refused = client.post(url, data={"csrf": csrf(client.get(url).text), "speech": long, "action": "submit"})
+    assert refused.status_code == 400
+    assert (f'<strong>Your speech is not submitted yet.</strong> It is {count} words long; this turn takes at most '
+            f'600. <span class="detail" lang="en">(speech: {count} words, over the 600 this turn takes (1.5 × its '
+            f'budget of 400))</span>') in refused.text
+    assert textarea(refused.text) == esc(long) and 'class="invalid"' in refused.text
+    assert f'<span id="count-n">{count}</span> of 400 words' in refused.text
+    assert debating.turn(debating.hostile, "rebuttal", "pro") == before
+    saved = client.post(url, data={"csrf": csrf(refused.text), "speech": long, "action": "save"},
+                        follow_redirects=False)
+    assert saved.status_code == 303 and debating.turn(debating.hostile, "rebuttal", "pro").draft == long
+    assert debating.turn(debating.hostile, "rebuttal", "pro").speech is None
 
 
 def test_a_speech_is_taken_once_then_shown_read_only(debating, client):
@@ -415,7 +442,7 @@ def test_a_zh_workspace_serves_every_debater_page_in_zh(debating):
         assert not left, f"English labels on a zh page: {left}"
     assert "<h1>你的辩论</h1>" in listing.text and "待撰写" in listing.text
     assert f'你是 CON 方：你主张“<span lang="zh">{ZH_CON}</span>”。' in page.text
-    assert "1200 字；不足 300 字的发言不予接受。" in page.text and "提交发言" in page.text
+    assert "1200 字；不足 300 字或超过 1800 字的发言不予接受。" in page.text and "提交发言" in page.text
     assert "发言只有 0 字；本次发言至少需要 300 字。" in refused.text
     assert "你的草稿已保存" in saved.text and "发言一经提交便不能修改" in submitted.text
     assert "截止时间已过" in late.text and "<h1>表单已过期</h1>" in forged.text and "<h1>未找到</h1>" in missing.text
@@ -424,13 +451,13 @@ def test_a_zh_workspace_serves_every_debater_page_in_zh(debating):
 # --- in a real browser ------------------------------------------------------------------------------------------------
 
 @contextmanager
-def serving(path: Path) -> Iterator[str]:
-    """The app under uvicorn, as `arena serve` runs it, in a thread: its base URL."""
+def serving(path: Path, **options: float) -> Iterator[str]:
+    """The app under uvicorn, as `arena serve` runs it, in a thread (options: create_app's): its base URL."""
     import uvicorn
 
     from arena.app.people import web
 
-    server = uvicorn.Server(web.uvicorn_config(web.create_app(path)))
+    server = uvicorn.Server(web.uvicorn_config(web.create_app(path, **options)))
     sock = web._listen("127.0.0.1", 0)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]})
     thread.start()
@@ -473,3 +500,108 @@ def test_a_person_writes_saves_and_submits_a_speech_in_a_real_browser(debating, 
         assert wait_for(lambda: browser.find_elements(By.ID, "submitted-note"))
         assert console_errors(browser) == [] and dialogs(browser) == []
     assert debating.turn(debating.hostile, "rebuttal", "pro").speech == GOOD
+
+
+# --- requests in flight: a real server, a slow client on a raw socket ------------------------------------------------
+
+FIRST = 12  # bytes of a slow request's body sent with its headers
+
+
+def page_of(base: str, path: str) -> str:
+    with urllib.request.urlopen(base + path, timeout=10) as answer:
+        return answer.read().decode("utf-8")
+
+
+def slow_post(base: str, path: str, body: bytes) -> socket.socket:
+    """A POST of body to path over a fresh socket: its headers and the first FIRST bytes of the body sent, the rest
+    held back (finish sends it)."""
+    address = urlsplit(base)
+    conn = socket.create_connection((address.hostname, address.port), timeout=30)
+    head = (f"POST {path} HTTP/1.1\r\nHost: {address.netloc}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    conn.sendall(head.encode("ascii") + body[:FIRST])
+    return conn
+
+
+def answer(conn: socket.socket) -> tuple[int, str]:
+    """The status and the whole answer the server sends on conn, read until it closes."""
+    got = b""
+    while chunk := conn.recv(65536):
+        got += chunk
+    conn.close()
+    return int(got.split(b" ", 2)[1]), got.decode("utf-8", "replace")
+
+
+def finish(conn: socket.socket, body: bytes) -> tuple[int, str]:
+    """The rest of a slow POST's body sent: the answer."""
+    conn.sendall(body[FIRST:])
+    return answer(conn)
+
+
+@pytest.mark.slow
+def test_a_request_in_flight_when_the_link_is_issued_again_is_refused_and_stores_nothing(debating):
+    """A draft and a speech whose headers came before `arena debaters issue` replaced ann's link, and the rest of
+    their bodies after: both are refused 404, as any request by the old link is, and nothing is stored. Costs about
+    3 s: `arena serve` and `arena debaters issue` are processes of their own."""
+    path = debating.url("ann", debating.hostile, "rebuttal", "pro")
+    before = debating.turn(debating.hostile, "rebuttal", "pro")
+    with served(debating.path) as (_, base):
+        token = csrf(page_of(base, path))
+        bodies = {action: urlencode({"csrf": token, "speech": GOOD, "action": action}).encode()
+                  for action in ("save", "submit")}
+        slow = {action: slow_post(base, path, body) for action, body in bodies.items()}
+        time.sleep(0.3)  # the server has the requests' headers, and found the link live
+        issued = subprocess.run([*ARENA, "debaters", "issue", "--entry", "ann", "--base-url", base, "--format",
+                                 "json", "-w", str(debating.path)], capture_output=True, text=True, timeout=60)
+        assert issued.returncode == 0, issued.stderr
+        answers = {action: finish(conn, bodies[action]) for action, conn in slow.items()}
+        assert {action: status for action, (status, _) in answers.items()} == {"save": 404, "submit": 404}
+        assert all("There is nothing here." in text for _, text in answers.values())
+        assert debating.turn(debating.hostile, "rebuttal", "pro") == before
+        # The new link opens the same turn and takes the speech.
+        new = re.search(r'"url": "[^"]*/d/([^"]+)"', issued.stdout).group(1)
+        again = path.replace(debating.tokens["ann"], new)
+        body = urlencode({"csrf": csrf(page_of(base, again)), "speech": GOOD, "action": "submit"}).encode()
+        taken = finish(slow_post(base, again, body), body)
+    assert taken[0] == 303 and debating.turn(debating.hostile, "rebuttal", "pro").speech == GOOD
+
+
+@pytest.mark.slow
+def test_a_deadline_that_passes_while_the_body_comes_refuses_it_410(debating):
+    """The turn open when the request's headers came, its deadline passed before the rest of its body: 410, nothing
+    stored. Costs about 3 s (`arena serve` a process of its own; the deadline 1.5 s after the headers)."""
+    path = debating.url("ann", debating.hostile, "rebuttal", "pro")
+    before = debating.turn(debating.hostile, "rebuttal", "pro")
+    with served(debating.path) as (_, base):
+        token = csrf(page_of(base, path))
+        deadline = future(1.5 / 3600)
+        set_deadline(debating, debating.hostile, deadline)
+        slow = {action: slow_post(base, path, urlencode({"csrf": token, "speech": GOOD, "action": action}).encode())
+                for action in ("save", "submit")}
+        while datetime.now(timezone.utc).isoformat(timespec="microseconds") <= deadline:
+            time.sleep(0.05)
+        answers = {action: finish(conn, urlencode({"csrf": token, "speech": GOOD, "action": action}).encode())
+                   for action, conn in slow.items()}
+    assert {action: status for action, (status, _) in answers.items()} == {"save": 410, "submit": 410}
+    assert all("The deadline of this speech has passed" in text for _, text in answers.values())
+    assert debating.turn(debating.hostile, "rebuttal", "pro") == replace(before, deadline=deadline)
+
+
+def test_a_body_slower_than_the_read_deadline_is_refused_408_and_nothing_is_stored(debating):
+    """A body that has not all come within the app's read deadline (half a second here; arena.app.people.forms.READ_S when
+    served) is refused 408 and the connection closed, whatever comes after; the server goes on serving. Costs about
+    a second."""
+    path = debating.url("ann", debating.hostile, "rebuttal", "pro")
+    before = debating.turn(debating.hostile, "rebuttal", "pro")
+    with serving(debating.path, read_s=0.5) as base:
+        token = csrf(page_of(base, path))
+        started = time.monotonic()
+        conns = [slow_post(base, path, urlencode({"csrf": token, "speech": GOOD, "action": action}).encode())
+                 for action in ("save", "submit")]
+        answers = [answer(conn) for conn in conns]
+        waited = time.monotonic() - started
+        assert [status for status, _ in answers] == [408, 408] and 0.5 <= waited < 5
+        assert all("Your speech took too long to arrive" in text and "connection: close" in text.lower()
+                   for _, text in answers)
+        assert debating.turn(debating.hostile, "rebuttal", "pro") == before
+        assert "<textarea" in page_of(base, path)  # still serving

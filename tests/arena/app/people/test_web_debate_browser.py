@@ -148,8 +148,8 @@ def budget(browser) -> int:
     from selenium.webdriver.common.by import By
 
     shown = browser.find_element(By.ID, "budget").text
-    found = re.fullmatch(r"(\d+) (words|characters); a speech under (\d+) \2 is not taken\.", shown) or \
-        re.fullmatch(r"(\d+) 字；不足 (\d+) 字的发言不予接受。", shown)
+    found = re.fullmatch(r"(\d+) (words|characters); a speech under (\d+) or over (\d+) \2 is not taken\.", shown) \
+        or re.fullmatch(r"(\d+) 字；不足 (\d+) 字或超过 (\d+) 字的发言不予接受。", shown)
     assert found, shown
     return int(found.group(1))
 

@@ -196,3 +196,84 @@ def test_two_runs_never_continue_one_match_twice(tmp_path):
             second.close()
     finally:
         ws.close()
+
+
+def test_a_lapsed_turn_is_forfeited_while_the_other_persons_turn_of_the_match_is_still_open(tmp_path):
+    """ann and bo write the blind constructives of one match on the web; ann's turn lapses while bo's has hours
+    left. The next run forfeits ann's side at once (it waited for bo before), and `arena debaters status` and both
+    people's pages say the same of each turn before the run and after it."""
+    import json
+    import re
+
+    from starlette.testclient import TestClient
+
+    from arena.app.people.web import create_app, turn_id
+    from arena.domain.ballots import new_token, token_hash
+    from tests.support.helpers import invoke
+    from tests.support.serving import csrf
+
+    path = new_workspace(tmp_path / "ws", entries=[entry("ann", debater="human", model="human/ann", params=WEB),
+                                                   entry("bo", debater="human", model="human/bo", params=WEB)],
+                         judges=[judge("j", runs=1)])
+    toml = path / "arena.toml"
+    toml.write_text(toml.read_text(encoding="utf-8") + "\n[people]\nturn_deadline_h = 0.0003\n", encoding="utf-8")
+    ws = open_workspace(path)
+    try:
+        (match_id,) = ws.store.add_tournament("single", 0, {}, [(ws.store.motion_ids()[0], "ann", "bo")])
+        app.run(ws, concurrency=1, progress=lambda line: None)
+        assert ws.store.match_states()[0].status == "awaiting"
+        assert invoke("debaters", "extend", "--entry", "bo", "--hours", "1", "-w", path).exit_code == 0
+        (anns,), (bos,) = ws.store.turns_of("ann"), ws.store.turns_of("bo")
+        assert (anns.side, bos.side, anns.stage, bos.stage) == ("pro", "con", "constructive", "constructive")
+        while now() <= anns.deadline:  # about a second after the turn opened
+            time.sleep(0.05)
+        tokens = {who: new_token() for who in ("ann", "bo")}
+        for who, token in tokens.items():
+            ws.store.issue_debater_link(who, token_hash(token))
+        key = ws.store.ballot_secret()
+    finally:
+        ws.close()
+
+    def status() -> dict[str, tuple[int, int, list[bool]]]:
+        result = invoke("debaters", "status", "--format", "json", "-w", path)
+        assert result.exit_code == 0, result.output
+        return {r["entry"]: (r["pending"], r["missed"], [t["lapsed"] for t in r["open"]])
+                for r in json.loads(result.stdout)}
+
+    def listed(client: TestClient, who: str) -> dict[str, list[str]]:
+        page = client.get(f"/d/{tokens[who]}").text
+        return {section: re.findall(r'href="[^"]*/([0-9a-f]{24})"', found.group(1)) if (found := re.search(
+            rf'<ol class="queue" id="{section}">(.*?)</ol>', page, re.S)) else [] for section in ("open", "missed")}
+
+    ids = {"ann": turn_id(key, "ann", anns), "bo": turn_id(key, "bo", bos)}
+    with TestClient(create_app(path)) as client:
+        # Before the run: ann's turn lapsed (status) is past its deadline on her page; bo's is open on both.
+        assert status() == {"ann": (1, 0, [True]), "bo": (1, 0, [False])}
+        assert listed(client, "ann") == {"open": [], "missed": [ids["ann"]]}
+        assert listed(client, "bo") == {"open": [ids["bo"]], "missed": []}
+        form = csrf(client.get(f"/d/{tokens['bo']}/{ids['bo']}").text)
+
+        ws = open_workspace(path)
+        try:
+            result = app.run(ws, concurrency=1, progress=lambda line: None)
+            match = ws.store.match(match_id)
+        finally:
+            ws.close()
+        assert result.get("awaiting") is None and match is not None and match.status == "done"
+        assert match.forfeit is not None and match.forfeit.side == "pro"
+        assert match.forfeit.reason.startswith("deadline: ann wrote no PRO")
+
+        # After it: both turns missed, in status and on both pages; bo's speech is no longer taken.
+        assert status() == {"ann": (0, 1, []), "bo": (0, 1, [])}
+        assert listed(client, "ann") == {"open": [], "missed": [ids["ann"]]}
+        assert listed(client, "bo") == {"open": [], "missed": [ids["bo"]]}
+        page = client.get(f"/d/{tokens['bo']}/{ids['bo']}")
+        assert "<textarea" not in page.text and 'id="deadline-passed"' in page.text
+        late = client.post(f"/d/{tokens['bo']}/{ids['bo']}",
+                           data={"csrf": form, "speech": speech_text("BO", size=300), "action": "submit"})
+        assert late.status_code == 410 and "the debate went on without it" in late.text
+    ws = open_workspace(path)
+    try:
+        assert ws.store.human_turn(match_id, "constructive", "con").speech is None
+    finally:
+        ws.close()
