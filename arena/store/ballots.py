@@ -57,11 +57,18 @@ class Ballots(Database):
             out.setdefault(r["judge"], {})[r["run"]] = r["person"]
         return out
 
-    def cast_ballots(self, judge: str, people: tuple[str, ...], ballots: Iterable[Ballot], simulated: bool) -> None:
+    def cast_ballots(self, judge: str, people: tuple[str, ...], ballots: Iterable[Ballot], simulated: bool, *,
+                     link: str | None = None) -> bool:
         """Store ballots as the judge's verdicts, run = the person's index in people, all or nothing; each
         replaces the person's earlier ballot on that match. ArenaError, and nothing stored, for a match
-        that is not done."""
+        that is not done. With link (a token's hash: the web's ballot), nothing is stored, and False returned,
+        unless it is still the live link of each ballot's person and the judge's ballots are open, read in the
+        transaction that writes (`arena ballots issue` or `close` may have come while the ballot was sent)."""
         with write(self.conn):
+            ballots = list(ballots)
+            if link is not None and (self.conn.execute("SELECT 1 FROM ballot_closures WHERE judge=?", (judge,))
+                                     .fetchone() or any(self.link_holder(link) != (judge, b.person) for b in ballots)):
+                return False
             for b in ballots:
                 row = self.conn.execute("SELECT status, forfeit FROM matches WHERE id=?", (b.match_id,)).fetchone()
                 if row is None or row["status"] != "done" or row["forfeit"]:
@@ -72,6 +79,7 @@ class Ballots(Database):
                 self.conn.execute("INSERT OR IGNORE INTO ballot_people VALUES (?,?,?)", (judge, run, b.person))
                 write_verdicts(self.conn, b.match_id, [Verdict(judge, run, b.overall, dict(b.dimensions),
                                                                b.rationale)], simulated)
+        return True
 
     def ballot(self, match_id: str, judge: str, run: int) -> Verdict | None:
         """A person's ballot on a match (their run of the judge), if cast."""

@@ -6,12 +6,15 @@ import json
 import re
 import select
 import signal
+import socket
 import subprocess
+import urllib.request
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping
+from urllib.parse import urlsplit
 
 from markupsafe import escape
 
@@ -141,3 +144,39 @@ def served(path: Path, *args: str, env: Mapping[str, str] | None = None) -> Iter
                 proc.wait()
         proc.stdout.close()
         proc.stderr.close()
+
+
+# --- a slow client on a raw socket: a request whose body comes in two parts ---------------------------------------
+
+FIRST = 12  # bytes of a slow request's body sent with its headers
+
+
+def page_of(base: str, path: str) -> str:
+    with urllib.request.urlopen(base + path, timeout=10) as answer:
+        return answer.read().decode("utf-8")
+
+
+def slow_post(base: str, path: str, body: bytes) -> socket.socket:
+    """A POST of body to path over a fresh socket: its headers and the first FIRST bytes of the body sent, the rest
+    held back (finish sends it)."""
+    address = urlsplit(base)
+    conn = socket.create_connection((address.hostname, address.port), timeout=30)
+    head = (f"POST {path} HTTP/1.1\r\nHost: {address.netloc}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+    conn.sendall(head.encode("ascii") + body[:FIRST])
+    return conn
+
+
+def answer(conn: socket.socket) -> tuple[int, str]:
+    """The status and the whole answer the server sends on conn, read until it closes."""
+    got = b""
+    while chunk := conn.recv(65536):
+        got += chunk
+    conn.close()
+    return int(got.split(b" ", 2)[1]), got.decode("utf-8", "replace")
+
+
+def finish(conn: socket.socket, body: bytes) -> tuple[int, str]:
+    """The rest of a slow POST's body sent: the answer."""
+    conn.sendall(body[FIRST:])
+    return answer(conn)

@@ -113,15 +113,19 @@ class BallotPages:
     async def cast(self, request: Request) -> Response:
         """Check and store a ballot: 404 for a bad link or match, 413 for an oversized body, 403 without the
         form's CSRF token, 400 (the page again, with what was entered and the problem) for a bad ballot."""
-        person, match = await run_in_threadpool(self._lookup, request.path_params["token"],
-                                                request.path_params["ballot"])
+        token, named = request.path_params["token"], request.path_params["ballot"]
+        person, match = await run_in_threadpool(self._lookup, token, named)  # a bad link costs no body read
         try:
             fields = await posted(request, self.frame.read_s)
         except BallotError as exc:  # bytes that are not UTF-8: the form again (empty), naming the field
             return await run_in_threadpool(self._refused, request, person, match, {}, exc)
-        return await run_in_threadpool(self._store_ballot, request, person, match, fields)
+        return await run_in_threadpool(self._store_ballot, request, token, named, fields)
 
-    def _store_ballot(self, request: Request, person: Person, match: Match, fields: dict[str, str]) -> Response:
+    def _store_ballot(self, request: Request, token: str, named: str, fields: dict[str, str]) -> Response:
+        """The request whole, its link and match are looked up again (404, or 410 once ballots are closed: `arena
+        ballots issue` or `close` may have come while the body did), and once more in the transaction that stores
+        the ballot."""
+        person, match = self._lookup(token, named)
         if not self.frame.csrf.ok(person.digest, match.id, fields.get("csrf", "")):
             raise HTTPException(403)
         try:
@@ -129,7 +133,9 @@ class BallotPages:
         except BallotError as exc:
             return self._refused(request, person, match, fields, exc)
         with self.frame.store() as store:
-            store.cast_ballots(person.judge.name, person.judge.people, [ballot], simulated=person.judge.simulated)
+            if not store.cast_ballots(person.judge.name, person.judge.people, [ballot],
+                                      simulated=person.judge.simulated, link=person.digest):
+                raise HTTPException(410 if person.judge.name in store.closed_judges() else 404)
         return RedirectResponse(f"../{person.token}?saved={self._ballot_id(person, match.id)}", status_code=303)
 
     def _refused(self, request: Request, person: Person, match: Match, fields: dict[str, str],

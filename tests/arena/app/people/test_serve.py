@@ -24,7 +24,7 @@ from arena.store import DB_NAME, Store
 from tests.support.helpers import TWO_OFFLINE, assert_user_error, invoke, new_workspace
 from tests.support.serving import (BO_RATIONALE, DIMS, ENTRIES, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH,
                            HOSTILE_TITLE, IMG, LLM_RATIONALE, MODELS, ORDER, PEOPLE, SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO,
-                           Built, build_workspace, csrf, esc, served)
+                           Built, build_workspace, csrf, esc, finish, page_of, served, slow_post)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -312,6 +312,28 @@ def test_an_old_link_stops_working_once_the_person_is_given_a_new_one(built, cli
     # The ballots stay hers, under the same ballot ids.
     assert fresh.status_code == 200 and queue_ids(fresh.text, "cast") == built.ids("ann", [built.en])
     assert client.get(f"/b/{built.tokens['bo']}").status_code == 200  # others' links are untouched
+
+
+@pytest.mark.slow
+def test_a_ballot_in_flight_when_links_are_issued_again_is_refused_and_stores_nothing(built):
+    """A ballot whose headers came before `arena ballots issue` replaced ann's link, and the rest of its body after:
+    404, as any request by the old link is, and nothing is stored. Costs about 3 s: `arena serve` and `arena ballots
+    issue` are processes of their own."""
+    import subprocess
+    import sys
+
+    path = built.ballot("ann", built.zh)
+    before = verdict_rows(built)
+    with served(built.path) as (_, base):
+        body = urllib.parse.urlencode(form(page_of(base, path))).encode()
+        conn = slow_post(base, path, body)
+        time.sleep(0.3)  # the server has the request's headers, and found the link live
+        issued = subprocess.run([sys.executable, "-m", "arena", "ballots", "issue", "--judge", "experts", "-w",
+                                 str(built.path)], capture_output=True, text=True, timeout=60)
+        assert issued.returncode == 0, issued.stderr
+        status, text = finish(conn, body)
+    assert status == 404 and "There is nothing here." in text
+    assert verdict_rows(built) == before
 
 
 def test_a_link_of_a_person_no_longer_configured_is_a_404(built, client):

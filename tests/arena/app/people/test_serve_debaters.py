@@ -10,12 +10,10 @@ from __future__ import annotations
 
 import re
 import shutil
-import socket
 import subprocess
 import threading
 import time
-import urllib.request
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -33,8 +31,9 @@ from arena.store import DB_NAME, Store
 from arena.match.turns import brief
 from tests.support.browser import console_errors, dialogs, screenshot, wait_for
 from tests.support.helpers import TWO_OFFLINE, assert_user_error, entry, invoke, new_workspace
-from tests.support.serving import (ARENA, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH, HOSTILE_TITLE, HOSTILE_URL, IMG,
-                           SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO, csrf, esc, served, write_motions)
+from tests.support.serving import (ARENA, FINE_URL, HOSTILE_MOTION, HOSTILE_SLIDE, HOSTILE_SPEECH, HOSTILE_TITLE,
+                                   HOSTILE_URL, IMG, SCRIPT, ZH_CON, ZH_MOTION, ZH_PRO, answer, csrf, esc, finish,
+                                   page_of, served, slow_post, write_motions)
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -503,40 +502,6 @@ def test_a_person_writes_saves_and_submits_a_speech_in_a_real_browser(debating, 
 
 
 # --- requests in flight: a real server, a slow client on a raw socket ------------------------------------------------
-
-FIRST = 12  # bytes of a slow request's body sent with its headers
-
-
-def page_of(base: str, path: str) -> str:
-    with urllib.request.urlopen(base + path, timeout=10) as answer:
-        return answer.read().decode("utf-8")
-
-
-def slow_post(base: str, path: str, body: bytes) -> socket.socket:
-    """A POST of body to path over a fresh socket: its headers and the first FIRST bytes of the body sent, the rest
-    held back (finish sends it)."""
-    address = urlsplit(base)
-    conn = socket.create_connection((address.hostname, address.port), timeout=30)
-    head = (f"POST {path} HTTP/1.1\r\nHost: {address.netloc}\r\nContent-Type: application/x-www-form-urlencoded\r\n"
-            f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n")
-    conn.sendall(head.encode("ascii") + body[:FIRST])
-    return conn
-
-
-def answer(conn: socket.socket) -> tuple[int, str]:
-    """The status and the whole answer the server sends on conn, read until it closes."""
-    got = b""
-    while chunk := conn.recv(65536):
-        got += chunk
-    conn.close()
-    return int(got.split(b" ", 2)[1]), got.decode("utf-8", "replace")
-
-
-def finish(conn: socket.socket, body: bytes) -> tuple[int, str]:
-    """The rest of a slow POST's body sent: the answer."""
-    conn.sendall(body[FIRST:])
-    return answer(conn)
-
 
 @pytest.mark.slow
 def test_a_request_in_flight_when_the_link_is_issued_again_is_refused_and_stores_nothing(debating):
