@@ -112,7 +112,7 @@ def guessed_note(model: str) -> str:
     if not guessed(model):
         return ""
     return (f"family {family_of(model)!r} is only guessed from the name {model} (the family table knows no such "
-            "model), and a jury seats by it: declare who made the model with family = \"...\"")
+            "model), and a jury seats by it")
 
 
 @functools.lru_cache(maxsize=4096)

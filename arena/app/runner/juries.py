@@ -25,7 +25,13 @@ def family_note(entry: Entry, juries: bool) -> str:
     or, where a jury seats by it (juries), a family only guessed from the model's name."""
     if entry.family != family_of(entry.model):  # declared: arena.toml's family, other than the model's own
         return override_note(entry.model, entry.family)
-    return guessed_note(entry.model) if juries else ""
+    guess = guessed_note(entry.model) if juries else ""
+    return guess and f'{guess}: declare who made the model with family = "..." in its [[entries]] table'
+
+
+# A pool model has no family key of its own: what helps is a model string the table knows, or another model.
+POOL_ADVICE = ("a pool model's family is its model string's alone, so name the model as its maker's (as the family "
+               "table knows it), or take it out of the pool")
 
 
 def family_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
@@ -35,7 +41,7 @@ def family_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
     juries = relying_juries(ws)
     said = [f"entry {e.name!r} ({e.model}): {note}" for e in ws.config.entries
             if not chosen or e.name in chosen for note in [family_note(e, bool(juries))] if note]
-    said += [f"judge {j.name!r} (jury judge), pool model {model}: {note}" for j in juries
+    said += [f"judge {j.name!r} (jury judge), pool model {model}: {note}: {POOL_ADVICE}" for j in juries
              if not chosen or j.name in chosen for model in j.models for note in [guessed_note(model)] if note]
     return said
 
