@@ -489,7 +489,7 @@ def test_entry_list_and_check_warn_of_a_family_the_table_contradicts_and_of_a_gu
     assert any(w.startswith("warning: entry 'tuned' (offline/openai/my-finetune): family 'my-finetune' is only "
                             "guessed") for w in warnings), warnings
     assert any(w.startswith("warning: entry 'eu' (offline/azure/prod-eu): family 'prod-eu'") for w in warnings)
-    [pool] = [w for w in warnings if w.startswith("warning: judge 'jury' (jury judge), pool model offline/openai/acme-7b: "
-                                                  "family 'acme-7b' is only guessed")]
+    [pool] = [w for w in warnings if w.startswith("warning: judge 'jury' (jury judge), pool model "
+                                                  "offline/openai/acme-7b: family 'acme-7b' is only guessed")]
     assert "take it out of the pool" in pool and "family =" not in pool  # a pool model has no family key
     assert not any("'fine'" in w or "'sim'" in w for w in warnings)
