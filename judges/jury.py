@@ -5,8 +5,9 @@ The draw is seeded by the workspace's seed, the judge's name and the match's id:
 another process seats the same jury on a match, and different matches get different juries. A pool model's
 family is arena.domain.families.family_of's; a debater's is its entry's (`family = "..."` in arena.toml, else derived).
 Where fewer than `size` pool models are of another family than both debaters', the jury does not sit on that
-match: each of its runs fails naming the families (arena.match.judging.Unseated), and no same-family model is ever
-seated instead; with more models in the pool, `arena judge` judges the match again.
+match: each of its runs fails naming the families (arena.match.judging.Unseated), `arena run` counts the match as
+failed, and no same-family model is ever seated instead; with more models in the pool, `arena judge` judges the match
+again. `arena check` warns of it beforehand (arena.app.runner.juries).
 
 Each run is one run of the inner kind on its panelist's model, with the inner kind's options (those beside
 pool, size, inner and avoid_same_family), swap_sides included: odd runs read the sides exchanged. The judge's
@@ -105,11 +106,12 @@ class JuryJudge(BaseJudge):
         eligible = [m for m in pool if not (self.options["avoid_same_family"] and family_of(m) in debaters)]
         if len(eligible) < size:
             families = ", ".join(f"{m} ({family_of(m)})" for m in pool)
+            where = f"on match {sitting.match_id}" if sitting.match_id else "on a match of theirs"  # check's: no match
             raise Unseated(
-                f"{self.owner} cannot seat a jury of {size} on match {sitting.match_id}: the debaters' families are "
+                f"{self.owner} cannot seat a jury of {size} {where}: the debaters' families are "
                 f"{sitting.pro_family!r} (PRO) and {sitting.con_family!r} (CON), and {len(eligible)} of its pool's "
-                f"{len(pool)} models are of neither (pool: {families}); add models of other families to the pool, "
-                "or lower size")
+                f"{len(pool)} models {'is' if len(eligible) == 1 else 'are'} of neither (pool: {families}); add models "
+                "of other families to the pool, or lower size")
         rng = random.Random(f"{sitting.seed}:{self.spec.name}:{sitting.match_id}")
         return tuple(Seat(self.inner, ModelRef.of(self.spec, model), {"panelist": model})
                      for model in rng.sample(eligible, size))

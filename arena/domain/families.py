@@ -18,7 +18,9 @@ family_of reads the string in four steps:
    otherwise the family is the id's first path segment, lower-cased and without an Ollama-style `:tag`: an org on
    a Hugging Face-style id (`nousresearch` of NousResearch/Hermes-3), else the model's own name. openai/ and
    azure/ are no vendor here: openai/ is also litellm's route to any OpenAI-compatible server (`openai/NAME` with
-   an api_base), and an Azure deployment is named by its owner.
+   an api_base), and an Azure deployment is named by its owner. Such a family is only guessed (guessed): a jury that
+   seats by it may seat a model of a debater's own family, so `arena check` and `arena entry list` say so where a
+   jury relies on it, and of a declared family the table says otherwise of (override_note; arena.app.runner.juries).
 """
 from __future__ import annotations
 
@@ -73,20 +75,60 @@ VENDOR_ROUTES = {"anthropic": "anthropic", "gemini": "google", "palm": "google",
                  "moonshot": "moonshot", "perplexity": "perplexity", "ai21": "ai21", "ai21_chat": "ai21"}
 
 
+KNOWN, GUESSED, OWN = "known", "guessed", "own"  # how a family was found: the table, the name alone, by convention
+
+
 @functools.lru_cache(maxsize=4096)
 def family_of(model: str) -> str:
     """The family of a litellm model string, lower-cased (see the module's docstring for how it is read)."""
+    return _derived(model)[0]
+
+
+def known_family(model: str) -> str | None:
+    """The family the table (FAMILIES, VENDOR_ROUTES) gives the model, None where it knows no such model: a family
+    only guessed from the name (step 4's last resort), the simulator's own (offline/NAME) or a person's."""
+    family, how = _derived(model)
+    return family if how == KNOWN else None
+
+
+def guessed(model: str) -> bool:
+    """Whether the model's family is only guessed from its name (step 4's last resort): `openai/my-finetune` is
+    `my-finetune`, `azure/prod-eu` is `prod-eu`, whatever models they are."""
+    return _derived(model)[1] == GUESSED
+
+
+def override_note(model: str, declared: str) -> str:
+    """What is wrong with arena.toml's `family = declared` for model, "" if nothing: a family the table says
+    otherwise of (it knows the model)."""
+    known = known_family(model)
+    if known is None or declared == known:
+        return ""
+    return (f"declared family {declared!r} contradicts the family table, which makes {model} {known!r} "
+            f"(arena.domain.families); a jury seats by the declared one")
+
+
+def guessed_note(model: str) -> str:
+    """What to say of a model whose family is only guessed from its name, "" if it is not."""
+    if not guessed(model):
+        return ""
+    return (f"family {family_of(model)!r} is only guessed from the name {model} (the family table knows no such "
+            "model), and a jury seats by it")
+
+
+@functools.lru_cache(maxsize=4096)
+def _derived(model: str) -> tuple[str, str]:
+    """(family, how it was found: KNOWN, GUESSED or OWN, the simulator's and people's by convention)."""
     lowered = model.strip().lower()
     if lowered.startswith(OFFLINE_PREFIX):
         rest = lowered[len(OFFLINE_PREFIX):]
-        return family_of(rest) if "/" in rest else lowered
+        return _derived(rest) if "/" in rest else (lowered, OWN)
     route, slash, rest = lowered.partition("/")
     # People's models are human/NAME by convention: a route of no provider, kept as the family below.
     routed = bool(slash and rest) and route != PEOPLE and (route in COMMON or route in known())
     name = rest if routed else lowered
     for pattern, family in _PATTERNS:
         if pattern.search(name):
-            return family
+            return family, KNOWN
     if routed and route in VENDOR_ROUTES:
-        return VENDOR_ROUTES[route]
-    return name.split("/", 1)[0].split(":", 1)[0] or lowered
+        return VENDOR_ROUTES[route], KNOWN
+    return name.split("/", 1)[0].split(":", 1)[0] or lowered, OWN if route == PEOPLE and slash else GUESSED

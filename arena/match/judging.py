@@ -11,7 +11,9 @@ and recording a failure as a failed verdict.
 Before a match's runs the runner asks the judge where they sit (`seats`, told the match's Sitting): each run
 a Seat, the judge object that decides it and the model it asks. A kind's runs all sit on its own model; a jury
 (judges/jury.py) seats models drawn from its pool, and says so in each verdict's extra. A judge that cannot
-sit on a match raises Unseated, and each of its runs there is a failed verdict with that message.
+sit on a match raises Unseated, and each of its runs there is a failed verdict with that message, marked
+{"unseated": true} in its extra: a run counts the match as failed in judging (unseated), and a re-judge keeps the
+stored verdicts rather than put failures in their place (replaces).
 
 A scored answer whose winner contradicts its own scores (contradicts, scores_check) is re-asked as an invalid
 one is, and a run whose answers keep contradicting themselves fails: no winner is guessed for it.
@@ -128,6 +130,23 @@ class Seat:
 class Unseated(ArenaError):
     """A judge cannot sit on this match (a jury whose pool has too few models of other families than the
     debaters'): each of its runs there fails with this message, and a later `arena judge` tries again."""
+
+
+UNSEATED = "unseated"  # the extra's mark of a run failed because its judge could not sit on the match
+
+
+def unseated(verdicts: Iterable[Verdict]) -> str | None:
+    """Why a judge could not sit on the match these verdicts are of (the first such run's error), None if every judge
+    sat."""
+    return next((v.error or "" for v in verdicts if v.failed and v.extra.get(UNSEATED)), None)
+
+
+def replaces(stored: Iterable[Verdict], new: Iterable[Verdict]) -> bool:
+    """Whether a judge's new runs on a match may take the place of its stored ones: not where a new run failed whose
+    stored run is valid, so that judging again never puts a failure where a verdict was; the stored runs then stay,
+    all of them, rather than mix two judgings (a jury's two draws) in one match."""
+    valid = {v.run for v in stored if not v.failed}
+    return not any(v.failed and v.run in valid for v in new)
 
 
 class BaseJudge:

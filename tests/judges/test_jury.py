@@ -10,7 +10,7 @@ import pytest
 
 from arena.app import commands as app
 from arena.workspace.config import load_config
-from arena.domain.families import family_of
+from arena.domain.families import family_of, guessed, known_family
 from tests.support.helpers import (assert_user_error, debate_responder, entry, invoke, judge, new_workspace, play_with,
                            write_workspace)
 
@@ -81,6 +81,18 @@ FAMILIES = [
 @pytest.mark.parametrize("model, family", FAMILIES)
 def test_a_family_is_derived_from_the_model_string(model, family):
     assert family_of(model) == family
+
+
+# Guessed: step 4's last resort, a name the table does not know; not the simulator's own or a person's by convention.
+GUESSED = {"openai/judge-model", "azure/my-deployment", "ollama/foo:7b", "my-model",
+           "openrouter/nousresearch/hermes-2-pro"}
+BY_CONVENTION = {"offline/a", "offline/Judge-One", "human/ann"}  # the simulator's own, a person's
+
+
+@pytest.mark.parametrize("model, family", FAMILIES)
+def test_a_family_only_guessed_from_a_name_is_told_from_one_the_table_knows(model, family):
+    assert guessed(model) == (model in GUESSED)
+    assert known_family(model) == (None if model in GUESSED | BY_CONVENTION else family)
 
 
 # --- arena.toml's family ---------------------------------------------------------------------------------------
@@ -190,7 +202,7 @@ def test_a_pool_that_cannot_seat_a_jury_fails_that_matchs_judging_naming_the_fam
             assert not any("panelist" in v.extra for v in verdicts)  # nobody sat: no same-family model instead
             error = verdicts[0].error
             assert f"'{DEBATERS[match.pro]}' (PRO) and '{DEBATERS[match.con]}' (CON)" in error, error
-            assert f"match {match_id}" in error and "1 of its pool's 3 models are of neither" in error
+            assert f"match {match_id}" in error and "1 of its pool's 3 models is of neither" in error
             for model in pool:
                 assert f"{model} ({family_of(model)})" in error
     finally:
@@ -348,3 +360,136 @@ def test_the_site_names_a_jury_by_its_draw_not_a_model():
     assert judge_label(jury) == "jury of 3 drawn from 4 models"
     assert judge_label(jury, labels.plain("zh")) == "从 4 个模型中抽取 3 位评委"
     assert judge_label({"name": "s", "kind": "single", "model": "openai/gpt-4o", "runs": 3}) == "single · openai/gpt-4o"
+
+
+# --- juries that say when they cannot sit (issue 49) ----------------------------------------------------------
+
+# Debaters o (openai) and n (anthropic) meet twice (round-robin: each side once). A pool of an OpenAI and an Anthropic
+# model can seat nobody between them; one of three other families seats a jury of 3.
+UNSEATABLE = POOL[:2]
+SEATS_THREE = POOL[:5]
+
+
+def two_entry_jury(path, pool, size):
+    return new_workspace(path, motions=["builtin:en"], judges=[jury(pool=pool, size=size)],
+                         entries=[entry("o", family="openai"), entry("n", family="anthropic")])
+
+
+def test_a_run_whose_jury_can_seat_nobody_counts_its_matches_failed_and_exits_1_naming_the_families(tmp_path):
+    path = two_entry_jury(tmp_path / "ws", UNSEATABLE, 1)
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+    ran = invoke("run", "-w", path, "--concurrency", "2")
+    assert ran.exit_code == 1, ran.output
+    assert "0 done, 2 failed, of 2" in ran.stdout, ran.stdout
+    failures = [line for line in ran.stderr.splitlines() if " failed: " in line]
+    assert len(failures) == 2, ran.stderr
+    for line in failures:
+        assert "judging failed" in line and "'arena judge' judges it again" in line
+        assert "'openai'" in line and "'anthropic'" in line, line
+        for model in UNSEATABLE:
+            assert f"{model} ({family_of(model)})" in line, line
+    # The matches are stored with their speeches, each run a failed verdict that says why: `arena judge` retries them.
+    ws = app.open_workspace(path)
+    try:
+        for match_id, verdicts in panels(ws).items():
+            match = app.match_get(ws, match_id)
+            assert match.status == "done" and len(match.speeches) == 6
+            assert [(v.failed, v.extra) for v in verdicts] == [(True, {"unseated": True})]
+    finally:
+        ws.close()
+
+
+def test_a_rejudge_that_can_seat_nobody_keeps_the_stored_verdicts_and_says_so(tmp_path):
+    path = two_entry_jury(tmp_path / "ws", SEATS_THREE, 3)
+    ws = app.open_workspace(path)
+    try:
+        app.schedule(ws, "round-robin", rounds=1)
+        assert app.run(ws, concurrency=2, progress=lambda line: None)["failed"] == 0
+        before = panels(ws)
+    finally:
+        ws.close()
+    stored = [(v.run, v.overall, v.rationale, v.extra["panelist"]) for vs in before.values() for v in vs]
+    assert len(stored) == 6 and all(overall for _, overall, _, _ in stored)
+
+    # The pool loses a family: two models of neither debater's, fewer than size = 3.
+    config = path / "arena.toml"
+    config.write_text(config.read_text(encoding="utf-8").replace('"offline/deepseek/deepseek-chat"', ""
+                                                                 ).replace(', ]', ']'), encoding="utf-8")
+    rejudged = invoke("judge", "--judge", "jury", "--rejudge", "-w", path)
+    assert rejudged.exit_code == 1, rejudged.output
+    assert "6 stored verdicts kept in their place" in rejudged.stdout, rejudged.stdout
+    assert "3 of 3 runs failed; its 3 stored verdicts kept: judge 'jury' (jury judge) cannot seat a jury of 3" \
+        in rejudged.stderr, rejudged.stderr
+    assert "'openai' (PRO) and 'anthropic' (CON)" in rejudged.stderr or "'anthropic' (PRO) and 'openai' (CON)" \
+        in rejudged.stderr
+    assert "stayed in their place, since a failure never replaces a verdict" in rejudged.output
+    ws = app.open_workspace(path)
+    try:
+        after = panels(ws)
+    finally:
+        ws.close()
+    assert [(v.run, v.overall, v.rationale, v.extra["panelist"]) for vs in after.values() for v in vs] == stored
+
+
+def test_arena_check_warns_of_a_jury_that_cannot_sit_naming_it_and_the_families(tmp_path):
+    path = two_entry_jury(tmp_path / "ws", UNSEATABLE, 1)
+    before = invoke("check", "-w", path)  # nothing scheduled: every two active entries
+    assert before.exit_code == 0, before.output
+    [warning] = [line for line in before.stderr.splitlines() if "cannot seat" in line]
+    assert warning.startswith("warning: entries o and n: judge 'jury' (jury judge) cannot seat a jury of 1 on a match "
+                              "of theirs: the debaters' families are 'openai' (PRO) and 'anthropic' (CON)"), warning
+    assert "(pool: offline/openai/gpt-4o-mini (openai), offline/anthropic/claude-3-5-haiku-latest (anthropic))" \
+        in warning
+    assert invoke("schedule", "--format", "round-robin", "-w", path).exit_code == 0
+    after = invoke("check", "-w", path, "--format", "json")
+    assert after.exit_code == 0, after.output
+    [warning] = [line for line in after.stderr.splitlines() if "cannot seat" in line]
+    assert "2 scheduled matches between entries of these families (e.g. " in warning
+    assert re.search(r"cannot seat a jury of 1 on match m\d+: the debaters' families are", warning), warning
+    json.loads(after.stdout)  # the JSON stays whole: warnings go to stderr
+
+    seated = two_entry_jury(tmp_path / "ok", SEATS_THREE, 3)
+    assert "cannot seat" not in invoke("check", "-w", seated).stderr
+
+
+def test_entry_list_and_check_warn_of_a_family_the_table_contradicts_and_of_a_guess_a_jury_relies_on(tmp_path):
+    entries = [entry("mislabelled", model="offline/openai/gpt-4o", family="anthropic"),
+               entry("tuned", model="offline/openai/my-finetune"), entry("eu", model="offline/azure/prod-eu"),
+               entry("fine", model="offline/anthropic/claude-3-5-haiku-latest"),
+               entry("sim", model="offline/sim", family="google")]
+    alone = new_workspace(tmp_path / "alone", entries=entries)
+    rows = {r["name"]: r["family_warning"] for r in json.loads(invoke("entry", "list", "-w", alone,
+                                                                      "--format", "json").output)}
+    # Without a jury only the contradiction matters; the simulator's own family (offline/NAME) may be declared.
+    assert rows["mislabelled"] == ("declared family 'anthropic' contradicts the family table, which makes "
+                                   "offline/openai/gpt-4o 'openai' (arena.domain.families); a jury seats by the "
+                                   "declared one")
+    assert rows["tuned"] is rows["eu"] is rows["fine"] is rows["sim"] is None
+
+    path = new_workspace(tmp_path / "ws", entries=entries, judges=[jury(pool=POOL[2:5] + ["offline/openai/acme-7b"],
+                                                                        size=2)])
+    listed = invoke("entry", "list", "-w", path, "--format", "json")
+    assert listed.exit_code == 0, listed.output
+    rows = {r["name"]: r["family_warning"] for r in json.loads(listed.output)}
+    assert rows["tuned"] == ("family 'my-finetune' is only guessed from the name offline/openai/my-finetune (the "
+                             "family table knows no such model), and a jury seats by it: declare who made the model "
+                             'with family = "..." in its [[entries]] table')
+    assert "family 'prod-eu' is only guessed" in rows["eu"]
+    assert "contradicts" in rows["mislabelled"] and rows["fine"] is rows["sim"] is None
+    table = invoke("entry", "list", "-w", path)
+    assert table.output.splitlines()[0].split()[-1] == "warning"
+    assert [line.split()[0] for line in table.output.splitlines()[1:] if "only guessed" in line or "contradicts" in line
+            ] == ["mislabelled", "tuned", "eu"]
+
+    checked = invoke("check", "-w", path)
+    assert checked.exit_code == 0, checked.output
+    warnings = [line for line in checked.stderr.splitlines() if line.startswith("warning: ")]
+    assert "warning: entry 'mislabelled' (offline/openai/gpt-4o): declared family 'anthropic' contradicts" \
+        in "\n".join(warnings)
+    assert any(w.startswith("warning: entry 'tuned' (offline/openai/my-finetune): family 'my-finetune' is only "
+                            "guessed") for w in warnings), warnings
+    assert any(w.startswith("warning: entry 'eu' (offline/azure/prod-eu): family 'prod-eu'") for w in warnings)
+    [pool] = [w for w in warnings if w.startswith("warning: judge 'jury' (jury judge), pool model "
+                                                  "offline/openai/acme-7b: family 'acme-7b' is only guessed")]
+    assert "take it out of the pool" in pool and "family =" not in pool  # a pool model has no family key
+    assert not any("'fine'" in w or "'sim'" in w for w in warnings)

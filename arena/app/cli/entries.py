@@ -18,7 +18,8 @@ def entry() -> None:
 @workspace_option
 @format_option
 def entry_list(workspace: Path, fmt: str) -> None:
-    """List entries with their match counts."""
+    """List entries with their match counts, and a warning where an entry's family is doubtful: a declared family
+    that the family table says otherwise of, or one only guessed from the model's name where a jury seats by it."""
     from arena.app import commands as app
 
     ws = open_ws(workspace)
@@ -26,9 +27,11 @@ def entry_list(workspace: Path, fmt: str) -> None:
     if fmt == "json":
         echo_json(rows)
         return
-    table([{**r, "status": "retired" if r["retired"] else "imported" if r["debater"] == "imported" else "active"}
-            for r in rows],
-           ["name", "debater", "model", "family", "matches", "forfeits", "strength", "status"])
+    warned = any(r["family_warning"] for r in rows)  # the column only when there is something in it
+    table([{**r, "status": "retired" if r["retired"] else "imported" if r["debater"] == "imported" else "active",
+            "warning": r["family_warning"]} for r in rows],
+          ["name", "debater", "model", "family", "matches", "forfeits", "strength", "status"]
+          + ["warning"] * warned)
 
 
 @entry.command("add")

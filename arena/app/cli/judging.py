@@ -14,7 +14,8 @@ from arena.base.errors import ArenaError, UserError, plural
 # A group that also runs by itself: `arena judge` judges, `arena judge add|remove` edit the registry.
 @click.group("judge", invoke_without_command=True, subcommand_metavar="[add|remove ...]")
 @click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
-@click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match.")
+@click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match; "
+              "where a run fails, the stored verdicts stay (a failure never replaces a verdict).")
 @click.option("--concurrency", type=CONCURRENCY, default=None,
               help="Matches judged at once, each model sent up to [llm] max_concurrency calls at once.  [default: 4 "
               "matches, each model sent at most the calls its server serves at once, as 'arena check' measured]")
@@ -37,11 +38,14 @@ def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrenc
     for t in totals:
         click.echo(f"judged {plural(t['matches'], 'match')} with {t['judge']}: {plural(t['verdicts'], 'verdict')}, "
                    f"{plural(t['failed_runs'], 'failed run')}"
+                   + (f", {plural(t['kept'], 'stored verdict')} kept in their place" if t["kept"] else "")
                    + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
-    failed = sum(t["failed_runs"] for t in totals)
+    failed, kept = sum(t["failed_runs"] for t in totals), sum(t["kept"] for t in totals)
     if failed:
-        raise ArenaError(f"{plural(failed, 'judge run')} failed (see 'arena match show ID'); "
-                         f"run 'arena judge' again to retry them")
+        raise ArenaError(f"{plural(failed, 'judge run')} failed (see the lines above, and 'arena match show ID'); "
+                         + (f"{plural(kept, 'stored verdict')} stayed in their place, since a failure never "
+                            "replaces a verdict; " if kept else "")
+                         + "run 'arena judge' again to retry them" + (" (with --rejudge, those kept)" if kept else ""))
 
 
 def _people(ctx: click.Context, option: click.Parameter, value: str | None) -> list[str] | None:

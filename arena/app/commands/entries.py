@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from arena.app.runner.juries import family_note, relying_juries
 from arena.app.setup.wiring import editing, reload
 from arena.app.shapes import records as shapes
 from arena.domain.records import Entry
@@ -12,10 +13,11 @@ from debaters.registry import DEBATERS
 
 
 def entry_list(ws: Workspace) -> list[shapes.EntryRow]:
-    """Every configured entry (shapes.entry_row)."""
+    """Every configured entry (shapes.entry_row), with what is wrong with its family (arena.app.runner.juries)."""
     counts, forfeits, simulated = ws.store.match_counts(), ws.store.forfeit_counts(), ws.store.simulated_entries()
+    juries = bool(relying_juries(ws))
     return [shapes.entry_row(e, counts.get(e.name, 0), forfeits.get(e.name, 0),
-                             e.simulated or e.name in simulated)
+                             e.simulated or e.name in simulated, family_warning=family_note(e, juries))
             for e in ws.config.entries]
 
 

@@ -4,26 +4,22 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, TypedDict
+from typing import Any, Callable, Iterable, Mapping, TypedDict
 
 from arena.app.commands.names import judge_specs
 from arena.app.runner.check import require_keys
-from arena.app.runner.engine import MatchRunner, run_bounded, stop_on_sigterm
+from arena.app.runner.engine import Judging, MatchRunner, run_bounded, stop_on_sigterm
 from arena.app.setup.wiring import editing, reload
 from arena.app.shapes.figures import BenchReport, BenchResult, DimensionScore, JudgeBench
 from arena.app.shapes.reports import JudgeTotals
 from arena.analysis.stats import match_outcome
 from arena.base.clock import now
-from arena.base.errors import ArenaError, UserError
+from arena.base.errors import ArenaError, UserError, plural
 from arena.domain.records import JudgeSpec, Outcome, score
 from arena.workspace import registration
 from arena.workspace.folder import Workspace
 from judges import bench
 from judges.registry import JUDGES
-
-if TYPE_CHECKING:  # for annotations alone
-    from arena.domain.records import Verdict
-
 
 def judge_add(ws: Workspace, name: str, *, kind: str, model: str | None = None, api_base: str | None = None,
               runs: int | None = None, options: Mapping[str, Any] | None = None,
@@ -54,11 +50,14 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
 
     A match lacks them when the judge has no verdict of it or a failed run on it, so a rerun retries
     failed judgments; rejudge instead replaces every verdict of those judges given before this call.
-    A judge's R runs on a match are written in one transaction, replacing its earlier ones. Each
-    (match, judge) is claimed first, so processes judging one workspace at once judge each once.
+    A judge's R runs on a match are written in one transaction, replacing its earlier ones, unless a run failed
+    where a stored run is valid: a failure never replaces a verdict, so the stored runs stay (kept) and the failed
+    runs are reported. Each (match, judge) is claimed first, so processes judging one workspace at once judge each
+    once.
     progress(line) hears of each match judged (default: stderr). concurrency: matches judged at once; None: 4, each
     model sent at most its measured slots at once (as run's). Returns per judge {judge, matches, verdicts,
-    failed_runs, elsewhere (judged meanwhile by another process)}.
+    failed_runs, kept (stored verdicts kept in place of a judging with failed runs), elsewhere (judged meanwhile by
+    another process)}.
     """
     specs = judge_specs(ws, judges)
     if not specs:
@@ -72,26 +71,31 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     runner = MatchRunner.of(ws, follow_slots=concurrency is None)
     say = progress or (lambda line: print(line, file=sys.stderr))
     totals: dict[str, JudgeTotals] = {
-        s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "elsewhere": 0} for s in specs}
+        s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "kept": 0, "elsewhere": 0}
+        for s in specs}
 
-    async def one(item: tuple[JudgeSpec, str]) -> list[Verdict] | None:
+    async def one(item: tuple[JudgeSpec, str]) -> Judging | None:
         spec, match_id = item
         return await runner.judge_stored(match_id, spec, rejudged_before=since)
 
-    def done(finished: int, item: tuple[JudgeSpec, str], verdicts: list[Verdict] | None) -> None:
+    def done(finished: int, item: tuple[JudgeSpec, str], judging: Judging | None) -> None:
         spec, match_id = item
         total = totals[spec.name]
-        if verdicts is None:
+        if judging is None:
             total["elsewhere"] += 1
             say(f"[{finished}/{len(work)}] {match_id} {spec.name}: judged by another process")
             return
-        failed = sum(v.failed for v in verdicts)
+        verdicts = judging.verdicts
+        failed = [v for v in verdicts if v.failed]
         total["matches"] += 1
         total["verdicts"] += len(verdicts)
-        total["failed_runs"] += failed
+        total["failed_runs"] += len(failed)
+        total["kept"] += judging.kept
         pro, con = score(verdicts)
+        kept = f"; its {plural(judging.kept, 'stored verdict')} kept" if judging.kept else ""
         say(f"[{finished}/{len(work)}] {match_id} {spec.name}: "
-            + (f"{failed} of {len(verdicts)} runs failed" if failed else f"pro {pro:g} – con {con:g}"))
+            + (f"{len(failed)} of {len(verdicts)} runs failed{kept}: {failed[0].error}" if failed
+               else f"pro {pro:g} – con {con:g}"))
 
     with stop_on_sigterm():  # a kill stops it as Ctrl-C does: the judging in flight cancelled, its claims released
         run_bounded(work, one, concurrency=4 if concurrency is None else concurrency, done=done)

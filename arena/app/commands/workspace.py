@@ -11,6 +11,7 @@ from arena.app.people import ballot_links as people
 from arena.app.runner.check import check as check_models
 from arena.app.runner.check import notes as check_figures
 from arena.app.runner.check import repeating_judges
+from arena.app.runner.juries import jury_warnings
 from arena.app.setup import demo as demo_workspace
 from arena.app.setup.importing import import_folder
 from arena.app.setup.presets import PRESETS
@@ -83,9 +84,11 @@ def check_notes(ws: Workspace, rows: Iterable[CheckRow]) -> list[str]:
 
 
 def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
-    """What `arena check` warns of before its probes, for the named judges (default: all): each judge whose R runs
-    can only repeat one another (arena.app.runner.check.repeating_judges)."""
-    return repeating_judges(ws, list(names) or None)
+    """What `arena check` warns of before its probes, for the named entries and judges (default: all): each judge
+    whose R runs can only repeat one another (arena.app.runner.check.repeating_judges); a jury that cannot sit on
+    some entries' matches, a declared family the family table contradicts, a guessed one a jury seats by
+    (arena.app.runner.juries)."""
+    return repeating_judges(ws, list(names) or None) + jury_warnings(ws, names)
 
 
 def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Path:

@@ -16,7 +16,7 @@ from arena.match.claims import LEASE_S, ClaimLost, Holder
 from arena.base.errors import ArenaError, UserError
 from arena.base.files import no_space
 from arena.domain.formats import Format, get_format
-from arena.match.judging import JudgeView, Sitting, Unseated, run_judge
+from arena.match.judging import UNSEATED, JudgeView, Sitting, Unseated, replaces, run_judge, unseated
 from arena.gateway.llm import CallEvent, CallTag, Completion, LLMGateway
 from arena.gateway.catalog import ModelRef
 from arena.match.protocol import AgentLog, DebateContext, Forfeited, LLMHandle, SearchHandle, play
@@ -201,16 +201,18 @@ class MatchRunner:
         try:
             seats = judge.seats(sitting or Sitting(match_id, seed=self.ws.config.arena.seed))
         except Unseated as exc:
-            return [Verdict(spec.name, run, None, error=str(exc)) for run in range(spec.runs)]
+            return [Verdict(spec.name, run, None, error=str(exc), extra={UNSEATED: True}) for run in range(spec.runs)]
         return list(await asyncio.gather(*(
             run_judge(seat.judge, view, LLMHandle(self.llm, seat.ref, log, match_id=match_id, sample=run,
                                                   judge=spec.name), run, seat.extra)
             for run, seat in enumerate(seats))))
 
     async def judge_stored(self, match_id: str, spec: JudgeSpec, *,
-                           rejudged_before: str | None = None) -> list[Verdict] | None:
+                           rejudged_before: str | None = None) -> Judging | None:
         """Claim judging a completed match and judge it from its stored transcript, replacing this judge's
-        verdicts of it at once; None when there is nothing to do (judged meanwhile, or another process is on it)."""
+        verdicts of it at once, unless a run failed where a stored run of it is valid (arena.match.judging.replaces):
+        then the stored verdicts stay, and the judging says so (kept). None when there is nothing to do (judged
+        meanwhile, or another process is on it)."""
         store = self.ws.store
         if not store.claim_judging(self.holder, match_id, spec.name, rejudged_before=rejudged_before,
                                    lease_s=self.lease_s):
@@ -223,8 +225,30 @@ class MatchRunner:
         except BaseException:
             store.release(self.holder, match_id, spec.name)
             raise
+        stored = [v for v in match.verdicts if v.judge == spec.name]
+        if not replaces(stored, verdicts):
+            store.release(self.holder, match_id, spec.name)
+            return Judging(verdicts, kept=len(stored))
         store.replace_verdicts(match.id, spec.name, verdicts, match.simulated or simulated(spec), holder=self.holder)
-        return verdicts
+        return Judging(verdicts)
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What judging a stored match came to: the runs given, and how many stored verdicts were kept in their place
+    (0: the runs were stored), because a run failed where a stored run was valid."""
+
+    verdicts: list[Verdict]
+    kept: int = 0
+
+
+def judging_failure(match: Match) -> str | None:
+    """Why a committed match counts as failed in judging, None if it does not: a judge that could not sit on it
+    (arena.match.judging.unseated). The match is stored, speeches and failed runs, and `arena judge` judges it
+    again."""
+    reason = unseated(match.verdicts)
+    return None if reason is None else (f"judging failed (the match is stored; 'arena judge' judges it again): "
+                                        f"{reason}")
 
 
 TICK_S = 1.0  # how often a run lets its display move its elapsed times on when nothing else happens
@@ -272,7 +296,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
                 played = await runner.play(stored_match(store, match_id), log)
             finally:
                 playing.release()
-            await runner.judge_and_commit(played, judges, log, slot=judging)
+            done = await runner.judge_and_commit(played, judges, log, slot=judging)
         except asyncio.CancelledError:  # rescheduled, neither done nor failed
             events.dropped(match_id)
             raise
@@ -284,7 +308,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
             else:
                 events.finished(match_id, failure_reason(exc))
         else:
-            events.finished(match_id)
+            events.finished(match_id, judging_failure(done))  # a judge that could not sit fails it, as it says
         finally:
             under_way.release()
 

@@ -37,6 +37,7 @@ class EntryRow(TypedDict):
     debater: str
     model: str
     family: str
+    family_warning: str | None  # a declared family the table contradicts, a guessed one a jury seats by
     matches: int
     forfeits: int
     simulated: bool
@@ -247,13 +248,15 @@ class Schedule(TypedDict):
     matches: list[PlannedMatch]
 
 
-def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> EntryRow:
-    """`arena entry list`: name, debater, model, family (arena.domain.families, or arena.toml's), matches (completed),
-    forfeits (of them), simulated (any of its speeches or searches came from the simulator,
-    Store.simulated_entries; None: its model is the simulator), retired; strength if its model is the simulator."""
+def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None, *,
+              family_warning: str = "") -> EntryRow:
+    """`arena entry list`: name, debater, model, family (arena.domain.families, or arena.toml's), family_warning
+    (what is wrong with it, else None: arena.app.runner.juries.family_note), matches (completed), forfeits (of
+    them), simulated (any of its speeches or searches came from the simulator, Store.simulated_entries; None: its
+    model is the simulator), retired; strength if its model is the simulator."""
     simulated = entry.simulated if simulated is None else simulated
     return {"name": entry.name, "debater": entry.debater, "model": entry.model, "family": entry.family,
-            "matches": matches,
+            "family_warning": family_warning or None, "matches": matches,
             "forfeits": forfeits, "simulated": simulated, "retired": entry.retired, **_strength(entry)}
 
 

@@ -75,6 +75,7 @@ class JudgeTotals(TypedDict):
     matches: int
     verdicts: int
     failed_runs: int
+    kept: int  # stored verdicts kept in place of a judging with failed runs (a failure never replaces a verdict)
     elsewhere: int
 
 

@@ -66,7 +66,7 @@ def test_only_completed_matches_are_judged(ws):
         totals = app.judge(wsp, ["j2"], progress=lambda line: None)
     finally:
         wsp.close()
-    assert totals == [{"judge": "j2", "matches": 2, "verdicts": 4, "failed_runs": 0, "elsewhere": 0}]
+    assert totals == [{"judge": "j2", "matches": 2, "verdicts": 4, "failed_runs": 0, "kept": 0, "elsewhere": 0}]
     assert {m for m, *_ in of("j2", verdicts(ws))} == {"m00001", "m00002"}
 
 
