@@ -1,1 +1,1 @@
-"""The base room: errors and exit codes, the bounds on input, timestamps, atomic files, users' data files, options as data, named registries and prompt templates. It imports nothing else of the arena."""
+"""The base room: errors and exit codes, the bounds on input, timestamps, atomic files, users' data files, options as data, named registries, prompt templates, and what a terminal is shown of a text from elsewhere. It imports nothing else of the arena."""

@@ -1,4 +1,6 @@
-"""What the command groups share: the option types and options, opening the workspace, and printing tables and JSON.
+"""What the command groups share: the option types and options, opening the workspace, and printing: text and
+tables (echo, table), which a terminal is sent with its control characters escaped (arena.base.terminal), and
+JSON or CSV (echo_json, echo_data), exact. Every command prints through these alone (a test holds the CLI to it).
 
 Heavy imports happen inside functions, so `arena --help` stays fast.
 """
@@ -14,6 +16,7 @@ import click
 
 from arena.base import limits
 from arena.base.errors import UserError
+from arena.base.terminal import one_line, shown
 
 if TYPE_CHECKING:
     from arena.workspace.folder import Workspace
@@ -92,21 +95,34 @@ def key_values(ctx: click.Context, option: click.Parameter, pairs: tuple[str, ..
         raise click.BadParameter(str(exc)) from None
 
 
+def echo(text: object = "", *, err: bool = False, nl: bool = True) -> None:
+    """Text a command shows (on stderr with err): a speech, an error, a name may hold control characters that would
+    drive the terminal, so each but newline and tab is shown as its escape (arena.base.terminal.shown)."""
+    click.echo(shown(str(text)), err=err, nl=nl)
+
+
+def echo_data(text: str, *, nl: bool = True) -> None:
+    """Machine-readable output (JSON, CSV) exactly as it is: its format escapes (JSON) or quotes (CSV) what it
+    holds, and a program reading it must get the text as it was written."""
+    click.echo(text, nl=nl)
+
+
 def table(rows: Sequence[Mapping[str, object]], columns: list[str]) -> None:
-    """Rows as a table of these columns, each as wide as its widest cell; "(none)" when there is no row."""
+    """Rows as a table of these columns, each as wide as its widest cell, each cell on one line as a terminal may
+    be sent it (arena.base.terminal.one_line); "(none)" when there is no row."""
     if not rows:
-        click.echo("(none)")
+        echo("(none)")
         return
-    cells = [[("" if r.get(c) is None else str(r.get(c))) for c in columns] for r in rows]
+    cells = [[("" if r.get(c) is None else one_line(str(r.get(c)))) for c in columns] for r in rows]
     widths = [max(len(c), *(len(row[i]) for row in cells)) for i, c in enumerate(columns)]
-    click.echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
+    echo("  ".join(c.ljust(w) for c, w in zip(columns, widths)).rstrip())
     for row in cells:
-        click.echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
+        echo("  ".join(v.ljust(w) for v, w in zip(row, widths)).rstrip())
 
 
 def echo_json(data: object) -> None:
-    """What a command prints with --format json: indented, non-ASCII as it is."""
-    click.echo(json.dumps(data, indent=2, ensure_ascii=False))
+    """What a command prints with --format json: indented, non-ASCII as it is, control characters escaped by JSON."""
+    echo_data(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def fixed(value: float | None, digits: int) -> str:

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import click
 
-from arena.app.cli.common import (echo_json, format_option, key_values, open_ws, table, text_format_option,
+from arena.app.cli.common import (echo, echo_json, format_option, key_values, open_ws, table, text_format_option,
                                   workspace_option)
 
 
@@ -53,7 +53,7 @@ def entry_add(name: str, debater: str, model: str, api_base: str | None, params:
     ws = open_ws(workspace)
     e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength,
                       family=family)
-    click.echo(f"added entry {e.name!r} ({e.debater} on {e.model}) to {ws.config.path}")
+    echo(f"added entry {e.name!r} ({e.debater} on {e.model}) to {ws.config.path}")
 
 
 @entry.command("show")
@@ -72,7 +72,7 @@ def entry_show(name: str, workspace: Path, fmt: str) -> None:
         if key == "params":
             value = ", ".join(f"{k} = {v!r}" for k, v in data["params"].items())
         if key != "retired":  # status says it
-            click.echo(f"{key}: {'(none)' if value == '' else value}")
+            echo(f"{key}: {'(none)' if value == '' else value}")
 
 
 @entry.command("retire")
@@ -83,7 +83,7 @@ def entry_retire(name: str, workspace: Path) -> None:
     from arena.app import commands as app
 
     app.entry_retire(open_ws(workspace), name)
-    click.echo(f"retired entry {name!r}: its matches still count, and new schedules leave it out")
+    echo(f"retired entry {name!r}: its matches still count, and new schedules leave it out")
 
 
 @entry.command("remove")
@@ -96,4 +96,4 @@ def entry_remove(name: str, workspace: Path) -> None:
 
     ws = open_ws(workspace)
     app.entry_remove(ws, name)
-    click.echo(f"removed entry {name!r} from {ws.config.path}")
+    echo(f"removed entry {name!r} from {ws.config.path}")

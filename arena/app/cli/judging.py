@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from arena.app.cli.common import (CONCURRENCY, echo_json, fixed, format_option, key_values, open_ws, table,
+from arena.app.cli.common import (CONCURRENCY, echo, echo_json, fixed, format_option, key_values, open_ws, table,
                                   workspace_option)
 from arena.base.errors import ArenaError, UserError, plural
 
@@ -34,12 +34,12 @@ def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrenc
                             f"{ctx.invoked_subcommand}' takes its own options after its name")
         return
     totals = app.judge(open_ws(workspace), judges, rejudge=rejudge, concurrency=concurrency,
-                       progress=lambda line: click.echo(line, err=True))
+                       progress=lambda line: echo(line, err=True))
     for t in totals:
-        click.echo(f"judged {plural(t['matches'], 'match')} with {t['judge']}: {plural(t['verdicts'], 'verdict')}, "
-                   f"{plural(t['failed_runs'], 'failed run')}"
-                   + (f", {plural(t['kept'], 'stored verdict')} kept in their place" if t["kept"] else "")
-                   + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
+        echo(f"judged {plural(t['matches'], 'match')} with {t['judge']}: {plural(t['verdicts'], 'verdict')}, "
+             f"{plural(t['failed_runs'], 'failed run')}"
+             + (f", {plural(t['kept'], 'stored verdict')} kept in their place" if t["kept"] else "")
+             + (f" ({t['elsewhere']} judged by another process)" if t["elsewhere"] else ""))
     failed, kept = sum(t["failed_runs"] for t in totals), sum(t["kept"] for t in totals)
     if failed:
         raise ArenaError(f"{plural(failed, 'judge run')} failed (see the lines above, and 'arena match show ID'); "
@@ -80,7 +80,7 @@ def judge_add(name: str, kind: str, model: str | None, api_base: str | None, run
     on = (f"people {', '.join(j.people)}" if j.casts_ballots else
           f"{plural(j.runs, 'model')} a match drawn from a pool of {len(j.models)}" if j.kind == JURY else
           f"on {j.model}, {plural(j.runs, 'run')} a match")
-    click.echo(f"added judge {j.name!r} ({j.kind}, {on}) to {ws.config.path}")
+    echo(f"added judge {j.name!r} ({j.kind}, {on}) to {ws.config.path}")
 
 
 @judge.command("remove")
@@ -92,7 +92,7 @@ def judge_remove(name: str, workspace: Path) -> None:
 
     ws = open_ws(workspace)
     app.judge_remove(ws, name)
-    click.echo(f"removed judge {name!r} from {ws.config.path}")
+    echo(f"removed judge {name!r} from {ws.config.path}")
 
 
 @click.command("judge-bench")
@@ -107,18 +107,18 @@ def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, work
     from arena.app import commands as app
 
     result = app.judge_bench(open_ws(workspace), dataset, judge_name, concurrency=concurrency,
-                             progress=lambda line: click.echo(line, err=True))
+                             progress=lambda line: echo(line, err=True))
     if fmt == "json":
         echo_json(result)
         return
-    click.echo(f"judge {result['judge']!r} on {result['dataset']}: {result['items']} debates, {result['judged']} "
-               f"judged, {result['failed']} failed{' — SIMULATED' if result['simulated'] else ''}")
-    click.echo(f"accuracy {fixed(result['accuracy'], 3)}  kappa {fixed(result['kappa'], 3)}\n")
+    echo(f"judge {result['judge']!r} on {result['dataset']}: {result['items']} debates, {result['judged']} "
+         f"judged, {result['failed']} failed{' — SIMULATED' if result['simulated'] else ''}")
+    echo(f"accuracy {fixed(result['accuracy'], 3)}  kappa {fixed(result['kappa'], 3)}\n")
     # Rows: the human label; columns: the judge's outcome.
     table([{"human/judge": label, **counts} for label, counts in result["confusion"].items()],
            ["human/judge", "pro", "con", "tie"])
     if "dimensions" in result:
-        click.echo()
+        echo()
         table([{"dimension": name, "judged as": d["judge_dimension"] or "(not judged)", "items": d["items"],
                  "judged": d["judged"], "failed": d["failed"], "accuracy": fixed(d["accuracy"], 3),
                  "kappa": fixed(d["kappa"], 3)} for name, d in result["dimensions"].items()],

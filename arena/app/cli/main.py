@@ -13,6 +13,7 @@ import click
 
 # Each command from its module (not `from arena.app.cli import ...`, which would import this package, and so this
 # module, round a circle).
+from arena.app.cli.common import echo
 from arena.app.cli.entries import entry
 from arena.app.cli.judging import judge, judge_bench
 from arena.app.cli.matches import match
@@ -34,20 +35,20 @@ class ArenaGroup(click.Group):
         try:
             return super().invoke(ctx)
         except UserError as exc:
-            click.echo(f"error: {redact(str(exc))}", err=True)
+            echo(f"error: {redact(str(exc))}", err=True)
             sys.exit(2)
         except ArenaError as exc:  # a provider's message may echo the key it was sent
-            click.echo(f"error: {redact(str(exc))}", err=True)
+            echo(f"error: {redact(str(exc))}", err=True)
             sys.exit(1)
         except KeyboardInterrupt:  # Ctrl-C outside a run's own handling (e.g. while opening): still no traceback
-            click.echo("interrupted", err=True)
+            echo("interrupted", err=True)
             sys.exit(130)
         except Exception as exc:
             from arena.base.files import no_space, no_space_message  # lazy: `arena --help` stays fast
 
             if not no_space(exc):
                 raise
-            click.echo(f"error: {no_space_message(exc)}", err=True)  # a full disk: the path, and what to do
+            echo(f"error: {no_space_message(exc)}", err=True)  # a full disk: the path, and what to do
             sys.exit(1)
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.app.cli.common import echo_json, format_option, open_ws, table, text_format_option, workspace_option
+from arena.app.cli.common import echo, echo_json, format_option, open_ws, table, text_format_option, workspace_option
 from arena.base.errors import plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
@@ -56,8 +56,8 @@ def match_messages(match_id: str, workspace: Path, fmt: str) -> None:
         return
     for k, m in enumerate(messages, start=1):
         where = " · ".join(x for x in (m["stage"], (m["side"] or "").upper(), m["role"]) if x)
-        click.echo(f"=== {k}. {where} · {m['created_at']} ===\n--- prompt ---\n{m['prompt']}\n"
-                   f"--- response ---\n{m['response']}\n")
+        echo(f"=== {k}. {where} · {m['created_at']} ===\n--- prompt ---\n{m['prompt']}\n"
+             f"--- response ---\n{m['response']}\n")
 
 
 @match.command("play")
@@ -71,7 +71,7 @@ def match_play(motion_id: str, pro: str, con: str, judges: tuple[str, ...], work
     from arena.app import commands as app
 
     _match_text(app.match_play(open_ws(workspace), motion_id, pro, con, judges,
-                               progress=lambda line: click.echo(line, err=True)))
+                               progress=lambda line: echo(line, err=True)))
 
 
 def _playing(p: Playing) -> str:
@@ -89,26 +89,26 @@ def _playing(p: Playing) -> str:
 def _match_text(data: MatchJson) -> None:
     """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts,
     score."""
-    click.echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
-    click.echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
-    click.echo(f"Pro: {data['pro']}   Con: {data['con']}   Format: {data['format']}")
+    echo(f"{data['id']}  [{data['status']}]{'  SIMULATED' if data['simulated'] else ''}")
+    echo(f"Motion ({data['motion']['category']}): {data['motion']['text']}")
+    echo(f"Pro: {data['pro']}   Con: {data['con']}   Format: {data['format']}")
     if "awaiting" in data:
         turn = data["awaiting"]
-        click.echo(f"Awaiting {turn['entry']}'s {turn['side'].upper()} {turn['stage']} speech (its turn open since "
-                   f"{turn['since']}) until {turn['deadline']}")
+        echo(f"Awaiting {turn['entry']}'s {turn['side'].upper()} {turn['stage']} speech (its turn open since "
+             f"{turn['since']}) until {turn['deadline']}")
     if "progress" in data:
-        click.echo(f"Playing: {_playing(data['progress'])}")
+        echo(f"Playing: {_playing(data['progress'])}")
     for s in data["speeches"]:
-        click.echo(f"\n--- {s['title']} · {s['side'].upper()} ---\n{s['text']}")
+        echo(f"\n--- {s['title']} · {s['side'].upper()} ---\n{s['text']}")
         for k, ref in enumerate(s["references"], start=1):
-            click.echo(f"  [{ref.get('number') or k}] {ref['title']} <{ref['url']}>")
+            echo(f"  [{ref.get('number') or k}] {ref['title']} <{ref['url']}>")
     for v in data["verdicts"]:
-        click.echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
-                   f"{v.get('error') or v['rationale']}")
+        echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
+             f"{v.get('error') or v['rationale']}")
     if data["forfeit"]:
         winner = "con" if data["forfeit"] == "pro" else "pro"
-        click.echo(f"\nForfeit: {data['forfeit'].upper()} forfeited, so {winner.upper()} takes every run of every "
-                   f"judge.\n  {data['forfeit_reason']}")
+        echo(f"\nForfeit: {data['forfeit'].upper()} forfeited, so {winner.upper()} takes every run of every "
+             f"judge.\n  {data['forfeit_reason']}")
         return
     if data["status"] != "running":  # nothing is judged before the match is committed: no score to show yet
-        click.echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")
+        echo(f"\nScore: pro {data['score']['pro']} – con {data['score']['con']}")

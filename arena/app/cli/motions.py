@@ -5,8 +5,8 @@ from pathlib import Path
 
 import click
 
-from arena.app.cli.common import (LazyChoice, categories, echo_json, format_option, open_ws, table, text_format_option,
-                                  workspace_option)
+from arena.app.cli.common import (LazyChoice, categories, echo, echo_json, format_option, open_ws, table,
+                                  text_format_option, workspace_option)
 from arena.base.errors import plural
 
 
@@ -40,7 +40,7 @@ def motion_show(motion_id: str, workspace: Path, fmt: str) -> None:
         echo_json(data)
         return
     for key, value in data.items():
-        click.echo(f"{key}: {'(none)' if value is None else value}")
+        echo(f"{key}: {'(none)' if value is None else value}")
 
 
 @motion.command("import")
@@ -51,6 +51,6 @@ def motion_import(file: Path, workspace: Path) -> None:
     from arena.app import commands as app
 
     done = app.motion_import(open_ws(workspace), file)
-    click.echo(f"imported {plural(done['motions'], 'motion')} from {file} as {done['set']} (copied to {done['path']})")
+    echo(f"imported {plural(done['motions'], 'motion')} from {file} as {done['set']} (copied to {done['path']})")
     for note in done["notes"]:
-        click.echo(f"note: {note}")
+        echo(f"note: {note}")

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import click
 
-from arena.app.cli.common import HOURS, echo_json, format_option, open_ws, table, workspace_option
+from arena.app.cli.common import HOURS, echo, echo_json, format_option, open_ws, table, workspace_option
 from arena.base.errors import plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
@@ -33,8 +33,8 @@ def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str) -
         echo_json(rows)
         return
     table(rows, ["person", "assigned", "cast", "url"])
-    click.echo("Each link is shown once and opens that person's queue: send it privately. "
-               "Serve them with 'arena serve'.", err=True)
+    echo("Each link is shown once and opens that person's queue: send it privately. "
+         "Serve them with 'arena serve'.", err=True)
 
 
 @ballots.command("status")
@@ -53,10 +53,10 @@ def ballots_status(judge: str | None, workspace: Path, fmt: str) -> None:
     table(rows, ["judge", "state", "person", "assigned", "cast"])
     for row in {r["judge"]: r for r in rows}.values():  # one line per judge
         name = row["judge"]
-        click.echo(f"{name}: closed: its links take no ballots ('arena ballots issue --judge {name}' reopens it)"
-                   if row["state"] == "closed" else
-                   f"{name}: open: {row['embargoed']} match(es) embargoed on the published site until all their "
-                   f"ballots are in or 'arena ballots close --judge {name}'")
+        echo(f"{name}: closed: its links take no ballots ('arena ballots issue --judge {name}' reopens it)"
+             if row["state"] == "closed" else
+             f"{name}: open: {row['embargoed']} match(es) embargoed on the published site until all their "
+             f"ballots are in or 'arena ballots close --judge {name}'")
 
 
 @ballots.command("close")
@@ -69,12 +69,12 @@ def ballots_close(judge: str, workspace: Path) -> None:
 
     result = app.ballots_close(open_ws(workspace), judge)
     if result["already"]:
-        click.echo(f"the ballots of judge {result['judge']!r} were closed already, at {result['closed_at']}; "
-                   f"'arena ballots issue --judge {result['judge']}' reopens them")
+        echo(f"the ballots of judge {result['judge']!r} were closed already, at {result['closed_at']}; "
+             f"'arena ballots issue --judge {result['judge']}' reopens them")
         return
-    click.echo(f"closed the ballots of judge {result['judge']!r}: its links take no more ballots, and the "
-               f"{result['held']} match(es) awaiting them leave the embargo ({result['embargoed']} still await "
-               f"another judge of people); 'arena publish' puts them on the site")
+    echo(f"closed the ballots of judge {result['judge']!r}: its links take no more ballots, and the "
+         f"{result['held']} match(es) awaiting them leave the embargo ({result['embargoed']} still await "
+         f"another judge of people); 'arena publish' puts them on the site")
 
 
 @ballots.command("import")
@@ -87,8 +87,8 @@ def ballots_import(file: Path, judge: str, workspace: Path) -> None:
     from arena.app import commands as app
 
     result = app.ballots_import(open_ws(workspace), file, judge)
-    click.echo(f"stored {plural(result['ballots'], 'ballot')} of {plural(result['people'], 'person', 'people')} for "
-               f"judge {result['judge']!r}")
+    echo(f"stored {plural(result['ballots'], 'ballot')} of {plural(result['people'], 'person', 'people')} for "
+         f"judge {result['judge']!r}")
 
 
 @click.group()
@@ -111,8 +111,8 @@ def debaters_issue(entry_name: str | None, base_url: str | None, workspace: Path
         return
     table(rows, ["entry", "pending", "done", "url"])
     if rows:
-        click.echo("Each link is shown once and opens that person's turns: send it privately. "
-                   "Serve them with 'arena serve'.", err=True)
+        echo("Each link is shown once and opens that person's turns: send it privately. "
+             "Serve them with 'arena serve'.", err=True)
 
 
 def _open_turns(rows: Sequence[tuple[str, OpenTurn]]) -> None:
@@ -135,8 +135,8 @@ def debaters_status(workspace: Path, fmt: str) -> None:
     table(rows, ["entry", "pending", "done", "missed"])
     turns = [(r["entry"], t) for r in rows for t in r["open"]]
     if turns:
-        click.echo("\nopen turns (lapsed: past the deadline, so the next 'arena run' forfeits that side unless "
-                   "'arena debaters extend' gives more time):")
+        echo("\nopen turns (lapsed: past the deadline, so the next 'arena run' forfeits that side unless "
+             "'arena debaters extend' gives more time):")
         _open_turns(turns)
 
 
@@ -151,8 +151,8 @@ def debaters_extend(entry_name: str, hours: float, workspace: Path) -> None:
 
     done = app.debaters_extend(open_ws(workspace), entry_name, hours)
     if not done["extended"]:
-        click.echo(f"entry {done['entry']!r} has no turn to write: nothing to extend")
+        echo(f"entry {done['entry']!r} has no turn to write: nothing to extend")
         return
-    click.echo(f"gave entry {done['entry']!r} {done['hours']:g} more hours on {plural(done['extended'], 'turn')}; "
-               "its open turns now:")
+    echo(f"gave entry {done['entry']!r} {done['hours']:g} more hours on {plural(done['extended'], 'turn')}; "
+         "its open turns now:")
     _open_turns([(done["entry"], t) for t in done["open"]])

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.app.cli.common import (CONCURRENCY, SEED, FiniteFloat, LazyChoice, echo_json, formats, open_ws, table,
+from arena.app.cli.common import (CONCURRENCY, SEED, FiniteFloat, LazyChoice, echo, echo_json, formats, open_ws, table,
                                   text_format_option, workspace_option)
 from arena.base import limits
 from arena.base.errors import UserError, plural
@@ -41,16 +41,16 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
                ["id", "tournament", "format", "round", "status", "motion", "pro", "con", "p"])
         for t in plan["tournaments"]:
             for flag in t["flags"]:
-                click.echo(f"tournament {t['id']} ({t['format']}): {flag}")
+                echo(f"tournament {t['id']} ({t['format']}): {flag}")
         return
     if fmt is None:
         raise UserError("--format is required (or use --show)")
     done = app.schedule(open_ws(workspace), fmt, rounds=rounds, matches=matches, entry=entry_name, seed=seed)
     ids = done.match_ids
     span = "" if not ids else f" ({ids[0]})" if len(ids) == 1 else f" ({ids[0]}–{ids[-1]})"
-    click.echo(f"scheduled {plural(len(ids), f'{fmt} match')}{span}")
+    echo(f"scheduled {plural(len(ids), f'{fmt} match')}{span}")
     for flag in done.flags:
-        click.echo(f"flag: {flag}")
+        echo(f"flag: {flag}")
 
 
 @click.command()
@@ -89,7 +89,7 @@ def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bo
         return
     result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
                      wait_s=wait_s)
-    click.echo(app.run_summary(result, budget))
+    echo(app.run_summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
     if result["failed"]:
@@ -100,32 +100,32 @@ def _projection(p: DryRun) -> None:
     """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
     sampled = "played" if p["sampled"] == p["matches"] else (
         f"projected from {plural(p['sampled'], 'sampled match')} played")
-    click.echo(f"dry run: {plural(p['matches'], 'pending match')} {sampled} on the offline simulator; "
-               "nothing was written\n")
+    echo(f"dry run: {plural(p['matches'], 'pending match')} {sampled} on the offline simulator; "
+         "nothing was written\n")
     if p["sampled"] < p["matches"]:  # say what a projection is, once, before its figures
         from arena.app.commands import DRY_RUN_EVERY
 
-        click.echo(f"(one in {DRY_RUN_EVERY} of the matches alike in format, motion language and each side's debater "
-                   "kind is played; the others count as their like's mean)\n")
+        echo(f"(one in {DRY_RUN_EVERY} of the matches alike in format, motion language and each side's debater "
+             "kind is played; the others count as their like's mean)\n")
     table([{**r, "calls": f"{r['calls']:,}", "prompt_tokens": f"{r['prompt_tokens']:,}",
              "completion_tokens": f"{r['completion_tokens']:,}",
              "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"} for r in p["models"]],
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
     per, models = p["per_match"], len(p["models"])
     if p["unknown"]:  # a total over some models only says so, and why the others have no price
-        click.echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
-                   f"models (partial); {len(p['unknown'])} unpriced:")
+        echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
+             f"models (partial); {len(p['unknown'])} unpriced:")
         for row in p["why_unknown"]:
-            click.echo(f"  {row['model']}: {row['reason']}")
+            echo(f"  {row['model']}: {row['reason']}")
     else:
-        click.echo(f"\nprojected cost: ${p['cost']:.4f}")
-    click.echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
-               + (" (priced models only)" if p["unknown"] else ""))
+        echo(f"\nprojected cost: ${p['cost']:.4f}")
+    echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
+         + (" (priced models only)" if p["unknown"] else ""))
     if p["searches"] and p["search_provider"] != "offline":
-        click.echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
-    click.echo(_time_line(p["time_s"]))
+        echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
+    echo(_time_line(p["time_s"]))
     for failure in p["failed"]:
-        click.echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
+        echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
 
 
 def _time_line(t: TimeEstimate) -> str:

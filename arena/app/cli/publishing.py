@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.app.cli.common import open_ws, workspace_option
+from arena.app.cli.common import echo, open_ws, workspace_option
 from arena.base.errors import plural
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ def publish(out: Path | None, workspace: Path) -> None:
     """Write the static HTML site; print the path of its index."""
     from arena.app import commands as app
 
-    click.echo(app.publish(open_ws(workspace), out))
+    echo(app.publish(open_ws(workspace), out))
 
 
 @click.command()
@@ -37,9 +37,9 @@ def export(out: Path | None, public: bool, workspace: Path) -> None:
     from arena.app import commands as app
 
     done = app.export(open_ws(workspace), out, public=public)
-    click.echo(done["path"])
-    click.echo(", ".join(f"{rows} {table}" for table, rows in done["rows"].items())
-               + (" (public: pseudonyms, no error texts)" if public else ""), err=True)
+    echo(done["path"])
+    echo(", ".join(f"{rows} {table}" for table, rows in done["rows"].items())
+         + (" (public: pseudonyms, no error texts)" if public else ""), err=True)
 
 
 @click.command()
@@ -61,10 +61,10 @@ def serve(host: str, port: int, workspace: Path) -> None:
                   f"{'; '.join(f'{j.name}: ' + ', '.join(j.people) for j in judges)})"] if judges else []
         served += [f"debaters at {url} for {plural(len(debaters), 'web debater')} ({', '.join(debaters)})"] \
             if debaters else []
-        click.echo(f"serving {'; '.join(served)}; Ctrl-C stops")
+        echo(f"serving {'; '.join(served)}; Ctrl-C stops")
         if not private:
-            click.echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "
-                       "link can use it", err=True)
+            echo(f"note: {host} may be reachable from other computers, over plain HTTP: anyone who sees a "
+                 "link can use it", err=True)
 
     app.serve(workspace, host, port, ready=ready)
-    click.echo("stopped")
+    echo("stopped")

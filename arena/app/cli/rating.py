@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from arena.app.cli.common import SEED, echo_json, open_ws, table, workspace_option
+from arena.app.cli.common import SEED, echo, echo_data, echo_json, open_ws, table, workspace_option
 from arena.base import limits
 from arena.base.errors import UserError
 
@@ -91,7 +91,7 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
         raise UserError("--format csv exports the results rows, not ratings; with --history use json or table")
     if fmt == "csv":
         frame = app.read_results(results_file) if results_file else app.results_frame(open_ws(workspace), judge)
-        click.echo(app.results_csv(frame), nl=False)
+        echo_data(app.results_csv(frame), nl=False)
         return
     options: RateOptions = {"by": by, "ci": ci, "bootstrap": bootstrap, "seed": seed, "weighting": weighting,
                             "anchor": anchor, "side": side, "control": control}
@@ -110,11 +110,11 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
                         f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else "",
                         ", side ignored" if meta["side"] == "ignore" else "",
                         f", controlled for {', '.join(meta['control'])}" if meta.get("control") else ""])
-    click.echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
-               f"{' — SIMULATED' if meta.get('simulated') else ''}")
+    echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
+         f"{' — SIMULATED' if meta.get('simulated') else ''}")
     _rating_table(result["ratings"], result["side"], result.get("control"))
     for group, fit in result.get("by", {}).items():
-        click.echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
+        echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
         _rating_table(fit["ratings"], fit["side"], fit.get("control"))
 
 
@@ -133,15 +133,15 @@ def _rate_history(results_file: Path | None, judge: str | None, workspace: Path,
         echo_json(snapshots)
         return
     if not snapshots:
-        click.echo("no rated matches yet: no history")
+        echo("no rated matches yet: no history")
         return
     meta = snapshots[-1]["meta"]
     source, intervals = _fitted(meta)
     order = "in the order they finished" if "judge" in meta else "in the file's row order"
-    click.echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {meta['matches']} matches "
-               f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
+    echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {meta['matches']} matches "
+         f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
     for snapshot in snapshots:
-        click.echo(f"\nafter {snapshot['matches']} matches (the last {snapshot['last_match']}):")
+        echo(f"\nafter {snapshot['matches']} matches (the last {snapshot['last_match']}):")
         _rating_table(snapshot["ratings"], snapshot.get("side"))
 
 
@@ -160,8 +160,8 @@ def _rating_table(ratings: list[RatingRow], side: SideFit | None = None,
             for r in ratings],
            ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
     if side:
-        click.echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
-                   f"{side['ci_high']:+.0f})")
+        echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
+             f"{side['ci_high']:+.0f})")
     for name, fit in (control or {}).items():
-        click.echo(f"{name} {fit['coef']:+.0f} Elo per unit of (pro - con)/(pro + con) (95% CI {fit['ci_low']:+.0f} "
-                   f"to {fit['ci_high']:+.0f})")
+        echo(f"{name} {fit['coef']:+.0f} Elo per unit of (pro - con)/(pro + con) (95% CI {fit['ci_low']:+.0f} "
+             f"to {fit['ci_high']:+.0f})")

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 
 import click
 
-from arena.app.cli.common import echo_json, fixed, format_option, open_ws, table, workspace_option
+from arena.app.cli.common import echo, echo_json, fixed, format_option, open_ws, table, workspace_option
 from arena.base.errors import plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
@@ -73,7 +73,7 @@ def stats_judges(workspace: Path, fmt: str) -> None:
         (data["people_vs_judges"], ["judge", "person", "vs"])]
     for rows, columns in agreements:
         if rows:
-            click.echo("")
+            echo("")
             table(figures(rows), [*columns, "matches", "agreement", "kappa"])
 
 
@@ -89,7 +89,7 @@ def stats_sides(workspace: Path, fmt: str) -> None:
         echo_json(data)
         return
     table(data["entries"], ["entry", "pro", "con"])
-    click.echo(f"\nPro score share by motion (judge {data['judge'] or 'none configured'}):")
+    echo(f"\nPro score share by motion (judge {data['judge'] or 'none configured'}):")
     overall: MotionShare = {"motion": "overall", **data["overall"]}
     share = [{**r, "pro share": fixed(r["pro_share"], 3), "p": fixed(r["p_value"], 3)}
              for r in [*data["motions"], overall]]
@@ -152,8 +152,8 @@ def stats_paper(judge: str | None, workspace: Path, fmt: str) -> None:
         echo_json(data)
         return
     people = f"; human: the overall points of the people of {data['people']!r}" if data["people"] else ""
-    click.echo(f"mean points out of 3 under judge {data['judge']!r} (S source, L language, A argument, O overall"
-               f"{people}){' — SIMULATED' if data['simulated'] else ''}")
+    echo(f"mean points out of 3 under judge {data['judge']!r} (S source, L language, A argument, O overall"
+         f"{people}){' — SIMULATED' if data['simulated'] else ''}")
 
     def points(r: EntryPoints | PairPoints | KindPoints, paper: PaperFigures | None = None) -> dict[str, object]:
         return {**r, "S": fixed(r["source"], 2), "L": fixed(r["language"], 2), "A": fixed(r["argument"], 2),
@@ -169,7 +169,7 @@ def stats_paper(judge: str | None, workspace: Path, fmt: str) -> None:
         ("head to head (Tables 1, 2)", data["pairs"], ["entry", "opponent"]),
         ("by debater kind, against each other kind (Table 5)", data["kinds"], ["debater", "opponent"])]
     for title, rows, keys in compared:
-        click.echo(f"\n{title}:")
+        echo(f"\n{title}:")
         table([points(r, r["paper"]) for r in rows], [*keys, *columns, *paper])
 
     def of(scope: ScopeConsistency | PeopleScope) -> str:
@@ -182,9 +182,9 @@ def stats_paper(judge: str | None, workspace: Path, fmt: str) -> None:
         return {**r, "without humans": of(r["excluding_human_debaters"]), "all": of(r["all"]), **theirs}
 
     scopes = ["without humans", "all"]
-    click.echo("\nconsistency, matches without a human debater and all (Table 6):")
+    echo("\nconsistency, matches without a human debater and all (Table 6):")
     table([split(r) for r in data["consistency"]["judges"]],
            ["judge", "people", *scopes, *[f"paper {s}" for s in scopes if paper]])
-    click.echo("\namong the people of each judge of people:")
+    echo("\namong the people of each judge of people:")
     table([split(r) for r in data["consistency"]["among_people"]],
            ["people", *scopes, *[f"paper {s}" for s in scopes if paper]])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from arena.app.cli.common import echo_json, format_option, open_ws, table, text_format_option, workspace_option
+from arena.app.cli.common import echo, echo_json, format_option, open_ws, table, text_format_option, workspace_option
 from arena.base.errors import plural
 
 
@@ -22,12 +22,12 @@ def init(directory: Path, preset: str | None) -> None:
     from arena.app import commands as app
 
     if preset is None:
-        click.echo(app.init(directory))
+        echo(app.init(directory))
         return
     config_path, scheduled = app.init_preset(directory, preset)
-    click.echo(config_path)
-    click.echo(f"preset {preset}: {len(scheduled.match_ids)} matches scheduled ({scheduled.format}); "
-               f"'arena run --dry-run -w {directory}' projects their calls and cost", err=True)
+    echo(config_path)
+    echo(f"preset {preset}: {len(scheduled.match_ids)} matches scheduled ({scheduled.format}); "
+         f"'arena run --dry-run -w {directory}' projects their calls and cost", err=True)
 
 
 @click.command()
@@ -39,7 +39,7 @@ def demo(workspace: Path, language: str) -> None:
     """Run a simulated tournament end to end (offline), publish the site, print its path."""
     from arena.app import commands as app
 
-    click.echo(app.demo(workspace, language=language))
+    echo(app.demo(workspace, language=language))
 
 
 @click.command()
@@ -54,7 +54,7 @@ def kinds(fmt: str) -> None:
         return
     for k, row in enumerate(rows):
         where = "" if row["source"] == "built-in" else f"  (plug-in: {row['source']})"
-        click.echo(f"{'' if k == 0 else chr(10)}{row['family']} kind {row['kind']}{where}")
+        echo(f"{'' if k == 0 else chr(10)}{row['family']} kind {row['kind']}{where}")
         table([{**p, "default": json.dumps(p["default"], ensure_ascii=False)} for p in row["params"]],
                ["name", "default", "accepts", "help"])
 
@@ -78,27 +78,27 @@ def import_(kind: str, folder: Path, judge: str | None, workspace: Path, fmt: st
     added = (f"{plural(done['matches'], 'match')}, {plural(done['entries'], 'entry')}, {judges}, "
              f"{plural(done['runs'], 'judge run')}, {plural(done['motions'], 'motion')}")
     known = done["known"]
-    click.echo(f"imported from {done['source']}: {added}" if done["matches"] or done["entries"] or done["judges"]
-               else f"nothing new from {done['source']}: its {plural(known['matches'], 'match')}, "
-                    f"{plural(known['entries'], 'entry')} and {plural(known['judges'], 'judge')} are in the workspace "
-                    "already")
+    echo(f"imported from {done['source']}: {added}" if done["matches"] or done["entries"] or done["judges"]
+         else f"nothing new from {done['source']}: its {plural(known['matches'], 'match')}, "
+              f"{plural(known['entries'], 'entry')} and {plural(known['judges'], 'judge')} are in the workspace "
+              "already")
     checked = done["speech_checks"]
     if checked and checked["flagged"]:
         counts = Counter(f["problem"].split(":", 1)[0] for f in checked["flagged"])
-        click.echo(f"speech checks: {len(checked['flagged'])} of {plural(checked['speeches'], 'speech')} would "
-                   f"forfeit if played here ({', '.join(f'{k} {v}' for k, v in counts.most_common())}); imported "
-                   "debates are reported, not forfeited:")
+        echo(f"speech checks: {len(checked['flagged'])} of {plural(checked['speeches'], 'speech')} would "
+             f"forfeit if played here ({', '.join(f'{k} {v}' for k, v in counts.most_common())}); imported "
+             "debates are reported, not forfeited:")
         for f in checked["flagged"][:5]:
-            click.echo(f"  {f['match']} {f['stage']} {f['side'].upper()}: {f['problem']}")
+            echo(f"  {f['match']} {f['stage']} {f['side'].upper()}: {f['problem']}")
         if len(checked["flagged"]) > 5:
-            click.echo(f"  ... and {len(checked['flagged']) - 5} more (--format json lists them all)")
+            echo(f"  ... and {len(checked['flagged']) - 5} more (--format json lists them all)")
     skipped = done["skipped"]
     if skipped:
-        click.echo(f"skipped {len(skipped)}:")
+        echo(f"skipped {len(skipped)}:")
         for s in skipped[:5]:
-            click.echo(f"  {s['path']}: {s['reason']}")
+            echo(f"  {s['path']}: {s['reason']}")
         if len(skipped) > 5:
-            click.echo(f"  ... and {len(skipped) - 5} more (--format json lists them all)")
+            echo(f"  ... and {len(skipped) - 5} more (--format json lists them all)")
 
 
 @click.command()
@@ -115,7 +115,7 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path) -> None:
 
     ws = open_ws(workspace)
     for warning in app.check_warnings(ws, names):  # a warning, not a failure: the exit code is the probes'
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)
     rows = app.check(ws, names)
     if fmt == "json":
         echo_json(rows)
@@ -129,6 +129,6 @@ def check(names: tuple[str, ...], fmt: str, workspace: Path) -> None:
                ["name", "model", "family", "ok", "structured", "context_window", "latency_s", "slots", "tokens_per_s",
                 "priced", "error"])
     for note in app.check_notes(ws, rows):  # what the measured figures mean for a run: advice, not a failure
-        click.echo(f"note: {note}", err=True)
+        echo(f"note: {note}", err=True)
     if not all(r["ok"] for r in rows):
         sys.exit(1)

@@ -2,7 +2,6 @@
 stored matches, and a judge scored against human labels."""
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, TypedDict
 
@@ -13,6 +12,7 @@ from arena.app.setup.wiring import editing, reload
 from arena.app.shapes.figures import BenchReport, BenchResult, DimensionScore, JudgeBench
 from arena.app.shapes.reports import JudgeTotals
 from arena.analysis.stats import match_outcome
+from arena.base import terminal
 from arena.base.clock import now
 from arena.base.errors import ArenaError, UserError, plural
 from arena.domain.records import JudgeSpec, Outcome, score
@@ -69,7 +69,7 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
     work = [(spec, m) for spec in specs for m in ws.store.matches_to_judge(spec.name, rejudged_before=since)]
     require_keys(ws, {spec.name for spec, _ in work})  # before any call: a missing key is named, nothing written
     runner = MatchRunner.of(ws, follow_slots=concurrency is None)
-    say = progress or (lambda line: print(line, file=sys.stderr))
+    say = progress or terminal.say
     totals: dict[str, JudgeTotals] = {
         s.name: {"judge": s.name, "matches": 0, "verdicts": 0, "failed_runs": 0, "kept": 0, "elsewhere": 0}
         for s in specs}
@@ -116,7 +116,7 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     require_keys(ws, [spec.name])  # before any call: a missing key is named, nothing written
     items = bench.load_dataset(dataset, language=ws.config.arena.language)
     runner = MatchRunner.of(ws, follow_slots=concurrency is None)
-    say = progress or (lambda line: print(line, file=sys.stderr))
+    say = progress or terminal.say
 
     async def one(item: bench.BenchItem) -> tuple[BenchResult, dict[str, Outcome] | None]:
         """The item's result row, and the judge's outcome per dimension it gave verdicts on (None: failed)."""

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-import sys
 from typing import TYPE_CHECKING, Callable, Iterable
 
 from arena.app.commands.names import judge_specs, sides
@@ -12,6 +11,7 @@ from arena.app.runner.engine import MatchRunner, stored_match
 from arena.app.runner.progress import retry_line
 from arena.app.setup.wiring import editing
 from arena.app.shapes import records as shapes
+from arena.base import terminal
 from arena.base.errors import ArenaError, UserError
 from arena.domain.records import Match
 from arena.match.turns import AwaitingPerson
@@ -78,7 +78,7 @@ def play_one(ws: Workspace, motion_id: str, pro: str, con: str, judges: Iterable
         sides(ws, pro, con)
         (match_id,) = ws.store.add_tournament("single", ws.config.arena.seed, {"motion": motion_id},
                                               [(motion_id, pro, con)], debate_format=ws.config.arena.format)
-    say = progress or (lambda line: print(line, file=sys.stderr))
+    say = progress or terminal.say
     say(f"{match_id}: PRO {pro} vs CON {con} on {motion_id}: {motion.text}")
 
     def heard(tag: CallTag, completion: Completion) -> None:

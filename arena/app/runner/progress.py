@@ -5,6 +5,8 @@ On a terminal a few lines are redrawn in place: the counts, then a line per matc
 stage, side and role of its latest call, and how long that call has run), at most MAX_SHOWN of them and never
 wider than the terminal; a retry or a failure is printed above them and stays. Anywhere else (a log file, CI, a
 pipe) the display prints a plain line per finished match, a line per retry and a summary, so logs stay readable.
+What it is told (a server's error, a match id, a name) it shows as a terminal may be sent it (arena.base.terminal):
+only the frame's own sequences, which redraw it, reach the terminal as controls.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ import unicodedata
 from dataclasses import dataclass, replace
 from typing import Callable, TextIO
 
+from arena.base import terminal
 from arena.base.clock import span
 from arena.gateway.llm import CallEvent, CallTag, Completion
 from arena.domain.records import Step
@@ -45,7 +48,8 @@ class Progress:
                  live: bool = False, clock: Callable[[], float] = time.monotonic, stream: TextIO | None = None,
                  size: Callable[[], tuple[int, int]] | None = None):
         self.total, self.concurrency = total, max(1, concurrency)
-        self.say = say or (lambda line: print(line, file=sys.stderr, flush=True))
+        told = say or terminal.say
+        self.say: Callable[[str], None] = lambda line: told(terminal.shown(line))  # whoever listens, logs included
         self.live = live
         self.clock = clock
         self.stream = stream or sys.stderr  # live frames are drawn here
@@ -204,7 +208,8 @@ class Progress:
 
     def _print(self, line: str) -> None:
         """A lasting line above the live frame."""
-        self.stream.write(self._top() + "\x1b[J" + _oneline(line) + "\n")
+        # On one line, escaped: a newline in an error would break the frame, and a control character drive the terminal.
+        self.stream.write(self._top() + "\x1b[J" + terminal.one_line(line) + "\n")
         self._height = 0
         self.draw(force=True)
 
@@ -228,7 +233,7 @@ def retry_line(event: CallEvent) -> str:
 def _short(error: str) -> str:
     """An error in short: its type and status (arena.gateway.retry.describe's head), then the provider's message when the
     text quotes one as JSON, else the text without the exception names litellm repeats before it."""
-    head, _, rest = _oneline(error).partition(": ")
+    head, _, rest = terminal.one_line(error).partition(": ")
     quoted = re.search(r'"message"\s*:\s*"((?:[^"\\]|\\.)*)"', rest)
     rest = quoted.group(1) if quoted else re.sub(r"^(?:[\w.]+(?::| -)\s+)+", "", rest)
     return (f"{head}: {rest}" if rest else head)[:ERROR_CHARS]
@@ -245,14 +250,10 @@ def _where(step: Step) -> str:
     return " · ".join(part for part in (step.stage or "", who) if part) or "starting"
 
 
-def _oneline(text: str) -> str:
-    """text on one line: a newline or a control character in an error would break the frame."""
-    return " ".join("".join(c if c.isprintable() else " " for c in text).split())
-
-
 def _fit(text: str, width: int) -> str:
     """text on one line of at most width columns (East Asian wide characters take two), cut with '…'."""
-    text = "".join(c if c.isprintable() else " " for c in text)  # the indentation kept, what is not text blanked
+    # The indentation kept, control characters escaped, and what else is not text (a tab, a newline) blanked.
+    text = "".join(c if c.isprintable() else " " for c in terminal.shown(text))
     columns = [2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text]
     if sum(columns) <= width:
         return text

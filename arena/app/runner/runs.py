@@ -15,6 +15,7 @@ from arena.match.claims import LEASE_S
 from arena.base.errors import plural
 from arena.domain.records import Entry, JudgeSpec
 from arena.domain.scheduler import GENERATORS
+from arena.base import terminal
 from arena.base.clock import now
 from arena.gateway.wire import preload
 from arena.workspace.folder import Workspace
@@ -61,7 +62,7 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
     # A model that cannot answer would fail every match it is in: find out first, once.
     entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
     judges = [j.name for j in ws.config.automatic_judges]
-    say = progress or (lambda line: print(line, file=sys.stderr, flush=True))
+    say = progress or terminal.say
     for warning in repeating_judges(ws, judges):  # once, at the start: a warning, not a refusal
         say(f"warning: {warning}")
     preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
@@ -101,7 +102,7 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     counted once in total). A speech that comes in while a run goes on is played at once, not after a wait.
     Ctrl-C while waiting ends it as an interrupted run."""
     result = run(ws, **options)
-    say = options.get("progress") or (lambda line: print(line, file=sys.stderr, flush=True))
+    say = options.get("progress") or terminal.say
     told = 0
     while result["stopped"] is None:
         if not ws.store.pending_matches():

@@ -353,3 +353,36 @@ def test_a_matchs_progress_counts_its_current_play_and_dates_a_settled_call_from
         assert (judging.step, judging.calls) == (Step("judging", None, "j1"), 3)
     finally:
         ws.close()
+
+
+# --- what it is told, shown and not obeyed ---------------------------------------------------------------------
+
+HOSTILE = "\x1b]0;pwned\x07 \x1b[2J down \x9b31m"  # a window title, the screen cleared, a C1 CSI
+ESCAPED = "\\x1b]0;pwned\\x07 \\x1b[2J down \\x9b31m"
+
+
+def test_off_a_terminal_a_servers_error_is_shown_escaped_in_every_line():
+    lines = []
+    display = Progress(2, 1, say=lines.append)
+    display.started("m00001")
+    tag = CallTag("writer", "m00001", "constructive", "pro")
+    display.told(CallEvent("retry", tag, "openai/x", f"BadRequestError 400: {HOSTILE}", 1, 5, 4.0))
+    display.finished("m00001", f"openai/x: BadRequestError 400: {HOSTILE}\rOVERWRITTEN")
+    display.say(f"a worker stopped: {HOSTILE}")
+    assert lines == [f"retry: m00001 constructive · PRO writer: BadRequestError 400: {ESCAPED} (try 1 of 5 failed; "
+                     "next in 4s)", f"[1/2] m00001 failed: openai/x: BadRequestError 400: {ESCAPED}\\x0dOVERWRITTEN",
+                     f"a worker stopped: {ESCAPED}"]
+
+
+def test_on_a_terminal_a_failure_is_shown_escaped_above_a_frame_that_still_redraws():
+    display, stream, clock = live(width=100)
+    display.started("m00001")
+    display.started("m00002")
+    display.finished("m00001", f"openai/x: {HOSTILE}\rOVERWRITTEN")
+    clock.now = 1.0
+    display.tick()
+    # screen() reads the frame's own sequences alone: any other control would be taken as text and fail below
+    assert screen(stream.getvalue(), 99) == [
+        f"[1/4] m00001 failed: openai/x: {ESCAPED}\\x0dOVERWRITTEN",
+        "0/4 done, 1 running, 1 failed · ETA 0s · 0 calls, 0 tokens, $0.0000",
+        "  m00002      1s  starting"]
