@@ -4,6 +4,7 @@ A fact comes from arena.toml first, then litellm's model map, then what the serv
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import importlib.util
 import json
@@ -56,6 +57,13 @@ class ModelRef:
         password or query that may carry a credential: arena.db keeps none)."""
         return self.model, public_url(self.api_base)
 
+    @property
+    def server(self) -> str:
+        """Who serves the model, and whose slots its requests take: its endpoint (without credentials), or for a
+        provider's own API the provider (openai/gpt-4o and openai/gpt-4o-mini: openai). Several model names behind
+        one server share its slots, whatever they are called."""
+        return public_url(self.api_base).rstrip("/") if self.api_base else self.model.partition("/")[0]
+
 
 # --- the context window ----------------------------------------------------------------------------------
 def window(ref: ModelRef, facts: Mapping[str, Any]) -> int:
@@ -95,8 +103,10 @@ async def served_window(ref: ModelRef, timeout_s: float) -> int | None:
     async with httpx.AsyncClient(timeout=min(timeout_s, 10)) as client:
         for url in (f"{base}/models", f"{base.removesuffix('/v1')}/props"):
             try:
-                found = _window_in((await client.get(url)).json())
-            except Exception:  # not every server has these, or answers them in JSON
+                # httpx's timeout bounds each read; this, the whole answer (a server may trickle it)
+                async with asyncio.timeout(min(timeout_s, 10)):
+                    found = _window_in((await client.get(url)).json())
+            except Exception:  # not every server has these, or answers them in JSON, or in time
                 continue
             if found:
                 return found

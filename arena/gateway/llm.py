@@ -1,9 +1,11 @@
 """The LLM gateway: the one async call every agent and judge makes.
 
 litellm underneath (imported on first real call, never at start-up), a concurrency cap per
-model (the server's measured slots, when arena check measured them), a timeout that follows the model's
-measured throughput, retries (arena.gateway.retry), a response cache keyed by the whole request, a ledger row per
-call, and JSON-schema answers (arena.gateway.structured) validated and re-asked when invalid.
+server (ModelRef.server: its api_base, or the provider of a hosted API), whatever the model names behind it: the
+server's measured slots, when arena check measured them, lowered while a run goes when the server is seen to serve
+fewer at once (ServerLimit); a timeout that bounds the whole call and follows the model's measured throughput,
+retries (arena.gateway.retry), a response cache keyed by the whole request, a ledger row per call, and JSON-schema
+answers (arena.gateway.structured) validated and re-asked when invalid.
 Models named offline/<name> go to the built-in simulator and never touch the network.
 """
 from __future__ import annotations
@@ -14,7 +16,8 @@ import hashlib
 import json
 import time
 import weakref
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from typing import Any, Callable, Literal, TypedDict
 
 from arena.gateway import credentials
@@ -30,7 +33,7 @@ from arena.store import IN_FLIGHT, Store
 from arena.gateway.structured import (STRUCTURED_MODES, answer_tokens, next_mode, parse_structured, refuses_format,
                               response_format, with_schema)
 from arena.gateway.chat import Message, Params, Schema
-from arena.gateway.wire import ModelResponse, read_reply, send
+from arena.gateway.wire import CallTimeout, ModelResponse, read_reply, send
 
 # The simulator's models that stand in for real ones (arena.app.runner.dryrun sets them while it plays its sample): their
 # answers count as a real model would send them, within the call's max_tokens, which the simulator alone ignores.
@@ -51,10 +54,12 @@ class CallTag:
 @dataclass(frozen=True)
 class CallEvent:
     """What the gateway tells its listeners (LLMGateway.listeners) as a call goes: a request waiting for a slot of its
-    model ("queued"), sent ("sent"), or a try that failed and will be made again ("retry": the error in short, the
-    try that failed of how many, the wait). Simulated calls are only "sent"."""
+    server ("queued"), sent ("sent"), or a try that failed and will be made again ("retry": the error in short, the
+    try that failed of how many, the wait); and, once, that the call's server serves fewer requests at once than it
+    was sent, so that it is sent fewer from now on ("capped": error holds the line that says so). Simulated calls
+    are only "sent"."""
 
-    kind: Literal["queued", "sent", "retry"]
+    kind: Literal["queued", "sent", "retry", "capped"]
     tag: CallTag
     model: str
     error: str = ""
@@ -125,6 +130,49 @@ class ContextLengthError(LLMCallError):
 # call alone), so that a busy shared machine, or a call that waits behind another, is not taken for a dead server.
 TIMEOUT_MARGIN = 3.0
 BYTES_PER_TOKEN = 3  # a prompt's tokens for its timeout, from its size: more than most tokenizers count, as is safe
+# A server serving fewer at once than it is sent queues the rest: a call that took QUEUED × the time its tokens take at
+# the measured rates (or timed out) while others were in flight on its server waited in its queue. QUEUED_IN_A_ROW such
+# calls, none served in time between them, lower the server's cap (one slow moment of a shared machine does not).
+QUEUED = 1.5
+QUEUED_IN_A_ROW = 3
+
+
+@dataclass
+class ServerLimit:
+    """The requests sent to one server at once, in one event loop: at most cap, first come first served. The cap is
+    lowered, never raised, while the loop goes: by a model of the server measured to serve fewer, or by calls seen
+    waiting in the server's queue (LLMGateway._watch)."""
+
+    cap: int
+    busy: int = 0
+    waiting: deque[asyncio.Future[None]] = field(default_factory=deque)
+    queued: list[tuple[int, str]] = field(default_factory=list)  # calls seen queued in a row: (served at once, why)
+    lowered: bool = False  # by calls seen queued: the cap is the server's slots, for every model of it
+
+    async def acquire(self) -> int:
+        """Wait for a slot; the requests in flight on the server, this one among them."""
+        if self.busy < self.cap and not self.waiting:
+            self.busy += 1
+            return self.busy
+        turn = asyncio.get_running_loop().create_future()
+        self.waiting.append(turn)
+        try:
+            await turn
+        except asyncio.CancelledError:
+            if turn.done() and not turn.cancelled():  # handed a slot as it was cancelled: hand it on
+                self.release()
+            elif turn in self.waiting:
+                self.waiting.remove(turn)
+            raise
+        return self.busy
+
+    def release(self) -> None:
+        self.busy -= 1
+        while self.waiting and self.busy < self.cap:
+            turn = self.waiting.popleft()
+            if not turn.done():
+                self.busy += 1  # handed over: the slot is the waiter's before another caller can take it
+                turn.set_result(None)
 
 
 class LLMGateway:
@@ -136,9 +184,10 @@ class LLMGateway:
         # Send each model at most its measured slots at once (cap); False: [llm] max_concurrency alone, as when
         # the user sets the run's concurrency, or when arena check measures the slots.
         self.follow_slots = follow_slots
-        # Semaphores belong to one event loop; keep a set per loop so a gateway outlives asyncio.run.
-        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[str, str], asyncio.Semaphore]] = (
+        # Limits wait on futures of one event loop; keep a set per loop so a gateway outlives asyncio.run. Per server.
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, ServerLimit]] = (
             weakref.WeakKeyDictionary())
+        self._served: dict[str, dict[tuple[str, str], ModelRef]] = {}  # per server, the models called on it
         # per model and endpoint: structured mode, window, measured speed (JSON as the workspace keeps it)
         self._facts: dict[tuple[str, str], dict[str, Any]] = {}
         self.listeners: list[Callable[[CallEvent], None]] = []  # told of each request sent and retried (a live display)
@@ -170,8 +219,8 @@ class LLMGateway:
         return remembered or STRUCTURED_MODES[0]
 
     def cap(self, ref: ModelRef) -> int:
-        """Calls sent to ref's model (and endpoint) at once: [llm] max_concurrency, or the slots its server was
-        measured to serve at once when fewer (follow_slots)."""
+        """Calls sent to ref's server at once, whatever models they ask: [llm] max_concurrency, or the slots its
+        server was measured to serve at once (remembered with each of its models) when fewer (follow_slots)."""
         most = self.settings.max_concurrency
         slots: int | None = self.facts(ref).get("slots") if self.follow_slots else None
         return max(1, min(most, slots or most))
@@ -348,10 +397,7 @@ class LLMGateway:
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             return Answer(text, usage, "stop")
 
-        per_loop = self._limits.setdefault(asyncio.get_running_loop(), {})
-        limit = per_loop.get(ref.key)
-        if limit is None:  # the cap as known when the loop first calls the model (a run's probe comes before)
-            limit = per_loop[ref.key] = asyncio.Semaphore(self.cap(ref))
+        limit = self._limit(ref)
         timeout_s = self.timeout(ref, messages, params["max_tokens"])
         mode = self.mode(ref) if schema is not None else None
         attempt = 0
@@ -359,8 +405,10 @@ class LLMGateway:
             started = time.perf_counter()
             sent, ledgered = None, False
             self._tell(CallEvent("queued", tag, ref.model))  # it may wait here for one of the model's slots
+            at_once = 0  # the requests in flight on the server as this one is sent, this one among them
             try:
-                async with limit:
+                at_once = await limit.acquire()
+                try:
                     started = time.perf_counter()  # the call's latency is the server's, not its wait for a slot here
                     # In the ledger before it leaves: a kill mid-call must not hide a paid call from --budget.
                     sent = self._ledger(ref, tag, AgentUsage(cost=models.most_cost(ref.model, messages,
@@ -369,10 +417,15 @@ class LLMGateway:
                     ledgered = True
                     self._tell(CallEvent("sent", tag, ref.model))
                     response = await self._send(ref, messages, params, schema, mode, timeout_s)
+                finally:
+                    limit.release()
             except Exception as exc:  # litellm raises many types; classify below
                 if not ledgered:  # the workspace's failure (a full disk), not the provider's: nothing was sent
                     raise
                 latency = time.perf_counter() - started
+                if isinstance(exc, CallTimeout):  # waited in the server's queue, perhaps: it serves half as many, say
+                    self._watch(ref, tag, limit, at_once, at_once // 2,
+                                f"a call timed out with {at_once} in flight")
                 denied = retry.auth_status(exc)
                 # A refused key is named by its variable; the provider's answer (raw JSON, part of the key) is not kept.
                 described = credentials.refused(ref.model, ref.api_base, denied) if denied else retry.describe(exc)
@@ -407,6 +460,7 @@ class LLMGateway:
             reply = read_reply(response)
             text, finish = reply.text, reply.finish_reason
             usage = AgentUsage(1, reply.prompt_tokens, reply.completion_tokens, reply.cost)
+            self._timed(ref, tag, limit, at_once, latency, usage)
             settlement = Settlement(ref=ref, tag=tag, usage=usage, latency=latency, cache_hit=False, structured=mode,
                                     fitted=fitted, finish_reason=finish, call_id=sent)
             if settle:
@@ -414,6 +468,64 @@ class LLMGateway:
             if mode is not None and ref.structured == "auto":
                 self.remember(ref, structured=mode)  # writes only the first time
             return Answer(text, usage, finish, None if settle else settlement)
+
+    # --- a server's slots --------------------------------------------------------------------
+    def _limit(self, ref: ModelRef) -> ServerLimit:
+        """ref's server's limit in this event loop, its cap lowered to ref's when that is lower (a model of the
+        server measured to serve fewer: the server's slots are its fewest)."""
+        per_loop = self._limits.setdefault(asyncio.get_running_loop(), {})
+        self._served.setdefault(ref.server, {})[ref.key] = ref
+        limit = per_loop.get(ref.server)
+        if limit is None:  # the cap as known when the loop first calls the server (a run's probe comes before)
+            limit = per_loop[ref.server] = ServerLimit(self.cap(ref))
+        limit.cap = min(limit.cap, self.cap(ref))
+        if limit.lowered and self.cap(ref) > limit.cap:  # a model of the server first called since: its slots too
+            self.remember(ref, slots=limit.cap)
+        return limit
+
+    def _timed(self, ref: ModelRef, tag: CallTag, limit: ServerLimit, at_once: int, latency: float,
+               usage: AgentUsage) -> None:
+        """Weigh an answer's time against what its tokens take at the model's measured rates (unmeasured: nothing
+        to weigh): QUEUED × that or more, with others in flight on the server, is a call that waited in the
+        server's queue (_watch); less is one served at once, which clears the calls seen queued before it."""
+        facts = self.facts(ref)
+        rate: float | None = facts.get("tokens_per_s")
+        if not rate or not self._watches(ref, tag, at_once):
+            return
+        reading: float | None = facts.get("prompt_tokens_per_s")
+        need = ((facts.get("latency_s") or 0.0) + usage.completion_tokens / rate
+                + (usage.prompt_tokens / reading if reading else 0.0))
+        if latency < QUEUED * need:
+            limit.queued.clear()
+            return
+        self._watch(ref, tag, limit, at_once, int(at_once * need / latency),
+                    f"a call took {latency / need:.1f}× its measured time with {at_once} in flight")
+
+    def _watches(self, ref: ModelRef, tag: CallTag, at_once: int) -> bool:
+        """Whether a call tells how many its server serves at once: one sent with others in flight on a server of
+        yours (a provider's API meets a burst with its rate limits), by a run that follows the slots (not the
+        probe, which measures them, nor a run whose --concurrency the user set)."""
+        return self.follow_slots and at_once >= 2 and bool(ref.api_base) and tag.role != "probe"
+
+    def _watch(self, ref: ModelRef, tag: CallTag, limit: ServerLimit, at_once: int, served: int, why: str) -> None:
+        """A call sent with at_once in flight on its server waited in its queue: the server serves some `served` at
+        once. QUEUED_IN_A_ROW of them lower the server's cap to the most they saw served (the least lowering they
+        agree on, at least 1), remembered with each model of the server called here, and told to the listeners (a
+        line naming the server and the new cap)."""
+        served = max(1, served)
+        if served >= limit.cap or not self._watches(ref, tag, at_once):
+            return
+        limit.queued.append((served, why))
+        if len(limit.queued) < QUEUED_IN_A_ROW:
+            return
+        was, limit.cap, limit.lowered = limit.cap, max(1, max(n for n, _ in limit.queued)), True
+        reason = limit.queued[-1][1]
+        limit.queued.clear()
+        for known in self._served.get(ref.server, {}).values():
+            self.remember(known, slots=limit.cap)
+        self._tell(CallEvent("capped", tag, ref.model,
+                             f"{ref.server} serves fewer requests at once than the {was} the run sends it ({reason}): "
+                             f"sending it at most {limit.cap} at once from now on"))
 
     def degraded(self, ref: ModelRef, tag: CallTag, reason: str) -> None:
         """Ledger an optional step that went on with its neutral value because ref's answers were unusable

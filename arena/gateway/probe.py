@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TypedDict
 
 from arena.gateway.chat import Message
@@ -38,6 +38,7 @@ class Probe:
 # a long one alone, then the long one in batches of 2, 4, ... at once; and a long prompt with a one-token answer.
 SHORT_TOKENS, GEN_TOKENS = 8, 48
 OVERLAP = 1.5  # answers sent at once, the last of them within this × the first's time, were served together
+SPREAD = 0.5  # ... and within this × one answer's time alone of the first
 TIMED_S = 0.05  # a difference of times under this is too small to time: the server is not the bottleneck
 PROMPT_NUMBERS = 300  # the long prompt: this many numbers, some 600-1,000 tokens as tokenizers count them
 # Prompts that differ from their start, so that a server reusing the last prompt's evaluation reuses none of it.
@@ -45,11 +46,13 @@ COUNT_PROMPT = "Count from {} to 500 in words (one, two, three, ...), one number
 READ_PROMPT = "Read this list, then reply with the word ok and nothing else: "
 
 
-async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, resume: bool = False) -> Probe:
+async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, resume: bool = False,
+                slots: int | None = None) -> Probe:
     """A one-line chat, a structured answer (unless `structured` is False: no caller of the model asks for
     JSON), the window; what it finds is remembered in the workspace, each step's answer as soon as it comes.
     resume: a step whose answer the workspace already holds (a probe stopped part way, a mode a run fell back to)
-    is not asked again, so no probe call is paid twice; `arena check` asks every step."""
+    is not asked again, so no probe call is paid twice; `arena check` asks every step. slots: the server's, measured
+    on another of its models (probe_server), taken as they are rather than measured again."""
     if ref.simulated:  # the simulator serves any number at once, at no cost in time: nothing to measure
         return Probe(True, "json_schema", None, 0.0, None, True)
     tag = CallTag(role="probe")
@@ -80,7 +83,7 @@ async def probe(gateway: LLMGateway, ref: ModelRef, *, structured: bool = True, 
             speed = Speed(slots=known.get("slots"), tokens_per_s=known.get("tokens_per_s"),
                           prompt_tokens_per_s=known.get("prompt_tokens_per_s"))
         else:
-            speed = await measure(gateway, ref, tag)
+            speed = await measure(gateway, ref, tag, slots=slots)
     else:
         speed = Speed(slots=None, tokens_per_s=None, prompt_tokens_per_s=None)  # Probe's defaults
     return _remembered(gateway, ref, Probe(usable, mode, window, latency, None if usable else problem,
@@ -95,7 +98,26 @@ class Speed(TypedDict):
     prompt_tokens_per_s: float | None
 
 
-async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> Speed:
+async def probe_server(gateway: LLMGateway, refs: list[tuple[ModelRef, bool]], *,
+                       resume: bool = False) -> list[Probe]:
+    """The models of one server (ModelRef.server), each with whether JSON is asked of it, probed one after another:
+    a server's slots are its own, whatever the names of the models it serves, and models probed at once would each
+    see the others' requests in its timings. The slots are measured once, on the first model that answers, and
+    are every model's of the server (remembered with each)."""
+    found: list[Probe] = []
+    slots: int | None = None
+    for ref, asks_json in refs:
+        found.append(await probe(gateway, ref, structured=asks_json, resume=resume, slots=slots))
+        slots = slots or found[-1].slots
+    if slots is not None:
+        for k, (ref, _) in enumerate(refs):
+            if found[k].ok and found[k].slots != slots:  # remembered before, from another measurement
+                gateway.remember(ref, slots=slots)
+                found[k] = replace(found[k], slots=slots)
+    return found
+
+
+async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag, *, slots: int | None = None) -> Speed:
     """How ref's server serves it, remembered in the workspace: {slots, tokens_per_s, prompt_tokens_per_s}, each
     None when it could not be measured (a call failed, the model stopped early, the server too quick to time).
 
@@ -108,7 +130,7 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> Speed:
     max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
     one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
     answer's tokens). Cheap: 5 + 2 + 4 + ... short answers. A provider's own API is not measured for slots
-    (serves_slots)."""
+    (serves_slots); slots given (the server's, measured on another of its models) are taken as they are."""
     limit = max(1, gateway.settings.max_concurrency)
     speed = Speed(slots=None, tokens_per_s=None, prompt_tokens_per_s=None)
 
@@ -138,7 +160,9 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> Speed:
     if short is not None and alone is not None and alone.tokens - short.tokens >= SHORT_TOKENS \
             and alone.last - short.last >= TIMED_S:
         speed["tokens_per_s"] = round((alone.tokens - short.tokens) / (alone.last - short.last), 1)
-    if speed["tokens_per_s"] and alone is not None and serves_slots(ref):  # a rate is measured on alone
+    if slots is not None and serves_slots(ref):
+        speed["slots"] = slots
+    elif speed["tokens_per_s"] and alone is not None and serves_slots(ref):  # a rate is measured on alone
         slots, k = 1, 2
         while k <= limit:
             batch = await timed(k, GEN_TOKENS)
@@ -186,8 +210,11 @@ def _quicker(one: _Timed, other: _Timed | None) -> _Timed:
 
 def _together(batch: _Timed | None, alone: _Timed) -> bool:
     """Whether a batch's requests were served together: all answered, at full length, the last within OVERLAP × the
-    first's time."""
-    return batch is not None and batch.tokens >= alone.tokens and batch.last <= OVERLAP * batch.first
+    first's time, and within SPREAD × one answer's time alone of the first (a one-slot server answers them one
+    answer's time apart). Both must hold: a delay that slows the first answer (a new connection, a busy machine)
+    can bring the last within OVERLAP × it, not within a fraction of one answer's time of it; when unsure, fewer."""
+    return (batch is not None and batch.tokens >= alone.tokens and batch.last <= OVERLAP * batch.first
+            and batch.last - batch.first <= SPREAD * alone.last)
 
 
 async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> tuple[str | None, str]:

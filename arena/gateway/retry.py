@@ -11,10 +11,10 @@ from arena.gateway.redact import redact
 # Anthropic's 529 "overloaded" among them). A bad key (401), a bad request (400) or a plan limit (403, Tavily's
 # 432/433) will fail the same way again.
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
-# litellm's failures without a status, by name, so that classifying them does not import litellm: timeouts,
-# lost connections, overloads.
-_RETRYABLE_NAMES = frozenset({"Timeout", "APIConnectionError", "TimeoutError", "ServiceUnavailableError",
-                              "InternalServerError", "RateLimitError"})
+# litellm's failures without a status, by name, so that classifying them does not import litellm: timeouts (the
+# wire's own deadline, CallTimeout, among them), lost connections, overloads.
+_RETRYABLE_NAMES = frozenset({"Timeout", "CallTimeout", "APIConnectionError", "TimeoutError",
+                              "ServiceUnavailableError", "InternalServerError", "RateLimitError"})
 
 
 def retryable(exc: Exception) -> bool:

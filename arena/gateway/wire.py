@@ -9,6 +9,7 @@ request goes through litellm.acompletion, as does every request when [llm] litel
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import os
@@ -83,11 +84,38 @@ def read_reply(response: ModelResponse) -> Reply:
     return Reply(text, finish, prompt, completion, response_cost(response))
 
 
+_BACKSTOP_S = 1.0
+
+
+class CallTimeout(TimeoutError):
+    """No whole answer within the call's timeout: the deadline of the whole call, connection to last byte, which a
+    server that keeps sending (a byte now and then) cannot stretch; retried as any timeout is (arena.gateway.retry)."""
+
+
 async def send(model: str, messages: list[Message], params: Params, *, api_base: str = "",
                timeout_s: float, path: str = "direct") -> ModelResponse:
     """litellm's ModelResponse to one chat request, without retries (the gateway retries), unknown parameters
-    dropped; errors are litellm's exception types; response._hidden_params["response_cost"] is the price
-    from litellm's map (None when the model is not in it)."""
+    dropped; errors are litellm's exception types, and CallTimeout when the whole answer has not come within
+    timeout_s; response._hidden_params["response_cost"] is the price from litellm's map (None when the model is
+    not in it)."""
+    # The clients' own timeouts bound each read (and connect), not the call: a server that sends a byte a second
+    # would never meet them. The deadline cancels the request, which closes its connection; the clients' timeouts,
+    # a little later, are a backstop, so that every timeout is the deadline's, on both paths.
+    litellm()  # imported before the clock starts (once): seconds of the machine's, not the server's
+    deadline = asyncio.timeout(timeout_s)
+    try:
+        async with deadline:
+            return await _send(model, messages, params, api_base=api_base, timeout_s=timeout_s + _BACKSTOP_S,
+                               path=path)
+    except Exception:
+        if not deadline.expired():  # the call's own failure (a client's own timeout among them): as it came
+            raise
+        raise CallTimeout(f"no whole answer within {timeout_s:g} s (the call's timeout, connection to last "
+                          f"byte)") from None
+
+
+async def _send(model: str, messages: list[Message], params: Params, *, api_base: str,
+                timeout_s: float, path: str) -> ModelResponse:
     api_key = None
     if stand_in_key(model, api_base):  # local OpenAI-compatible servers need no key; the clients insist on one
         api_key = "no-key-needed"

@@ -27,7 +27,7 @@ speech_checks = true       # a speech that is no debate speech (placeholder, ech
 min_speech_share = 0.25    # too-short: a speech under this share of its turn's budget
 
 [llm]
-max_concurrency = 16       # concurrent LLM calls per model
+max_concurrency = 16       # concurrent LLM calls per server (its api_base, or the provider)
 retries = 4                # retries on rate limits, 5xx and timeouts (exponential backoff with jitter)
 timeout_s = 120
 cache = true               # reuse identical LLM and search responses: a rerun never pays twice

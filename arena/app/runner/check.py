@@ -6,9 +6,10 @@ does says so with uses_json = False), its context window, latency, and whether l
 probe finds is remembered in the workspace, so calls go straight to the mode that works, and `arena run` probes
 only models it has not seen work. Each row names the model's family (arena.domain.families).
 
-A probe also measures how the server serves the model (arena.gateway.probe.measure): its slots (requests served at once)
-and its throughput (completion and prompt tokens a second). `arena run` sends a model at most its slots at once
-and gives each call the time its tokens take at that throughput (arena.gateway.llm); notes() says when the measured
+A probe also measures how the server serves the model (arena.gateway.probe.measure): its slots (requests served at once:
+the server's, measured once for every model behind it, whose probes take turns) and its throughput (completion and
+prompt tokens a second). `arena run` sends a server at most its slots at once, whatever models it asks, and gives
+each call the time its tokens take at that throughput (arena.gateway.llm); notes() says when the measured
 figures mean the settings will hurt. The run's preflight measures a model seen working but not yet measured, so
 a run never plays a model at [llm] max_concurrency that it could have measured in a few seconds.
 
@@ -31,7 +32,7 @@ from arena.base.errors import ArenaError, UserError, plural
 from arena.domain.families import family_of
 from arena.gateway.llm import LLMGateway
 from arena.gateway.catalog import ModelRef
-from arena.gateway.probe import Probe, probe
+from arena.gateway.probe import Probe, probe_server, serves_slots
 from arena.domain.records import Entry, JudgeSpec, is_simulated
 from arena.gateway.search import SearchGateway, SearchTag
 from arena.workspace.folder import Workspace
@@ -132,16 +133,21 @@ def probe_search(ws: Workspace) -> CheckRow:
 
 async def probe_all(gateway: LLMGateway, refs: Iterable[tuple[ModelRef, bool]], *,
                     resume: bool = False) -> dict[tuple[str, str], Probe]:
-    """Each distinct model probed once, all at once: for JSON if any (ref, asks for JSON) of it does; resume as
-    arena.gateway.probe.probe's."""
+    """Each distinct model probed once, for JSON if any (ref, asks for JSON) of it does; resume as
+    arena.gateway.probe.probe's. Servers at once, the models of one server of yours one after another, its slots
+    measured once for them all (arena.gateway.probe.probe_server); a provider's own API's models at once (their
+    slots are not measured)."""
     unique: dict[tuple[str, str], ModelRef] = {}
     asked: dict[tuple[str, str], bool] = {}
     for ref, asks_json in refs:
         unique.setdefault(ref.key, ref)
         asked[ref.key] = asked.get(ref.key, False) or asks_json
-    probes = await asyncio.gather(*(probe(gateway, ref, structured=asked[key], resume=resume)
-                                    for key, ref in unique.items()))
-    return dict(zip(unique, probes))
+    servers: dict[str, list[tuple[str, str]]] = {}
+    for key, ref in unique.items():
+        servers.setdefault(ref.server if serves_slots(ref) else repr(key), []).append(key)
+    probes = await asyncio.gather(*(probe_server(gateway, [(unique[key], asked[key]) for key in keys], resume=resume)
+                                    for keys in servers.values()))
+    return {key: found for keys, server in zip(servers.values(), probes) for key, found in zip(keys, server)}
 
 
 def preflight(ws: Workspace, gateway: LLMGateway, names: Iterable[str]) -> None:

@@ -83,8 +83,14 @@ class Progress:
         self.draw()
 
     def told(self, event: CallEvent) -> None:
-        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its model, sent, or failed
-        and to be tried again."""
+        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its server, sent, or
+        failed and to be tried again; or its server's cap lowered (a line that says so, whatever the match)."""
+        if event.kind == "capped":
+            if self.live:
+                self._print(event.error)
+            else:
+                self.say(event.error)
+            return
         match_id = event.tag.match_id
         if match_id not in self.running:  # a call outside the run's matches (none is, today)
             return

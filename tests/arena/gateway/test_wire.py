@@ -7,6 +7,7 @@ error each failure became, for every provider the direct path takes.
 from __future__ import annotations
 
 import asyncio
+import time
 
 import pytest
 
@@ -14,7 +15,7 @@ from arena.workspace.config import LLMSettings
 from arena.gateway.llm import CallTag, ContextLengthError, LLMCallError, LLMGateway
 from arena.gateway.catalog import ModelRef
 from arena.gateway.retry import describe, retryable
-from arena.gateway.wire import send
+from arena.gateway.wire import preload, send
 from tests.support.fakes.openai_server import Reply
 
 PROVIDERS = ["openai", "hosted_vllm", "mistral", "deepseek"]
@@ -135,7 +136,7 @@ def test_an_answer_that_is_not_json_is_a_retryable_server_error_on_both_paths(fa
     assert [e.status_code for e in caught] == [500, 500] and all(retryable(e) for e in caught)
 
 
-def test_a_timeout_is_litellms_timeout_on_both_paths(fake_llm, monkeypatch):
+def test_a_timeout_is_the_calls_deadline_on_both_paths(fake_llm, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-key")
     kinds = []
     for path in ("direct", "acompletion"):
@@ -146,7 +147,26 @@ def test_a_timeout_is_litellms_timeout_on_both_paths(fake_llm, monkeypatch):
                              path=path))
         kinds.append(type(info.value).__name__)
         assert retryable(info.value)
-    assert kinds == ["Timeout", "Timeout"]
+    assert kinds == ["CallTimeout", "CallTimeout"]  # the deadline of the whole call, before the clients' own
+
+
+@pytest.mark.parametrize("path", ["direct", "acompletion"])
+def test_a_trickling_server_meets_the_whole_calls_deadline_on_both_paths(fake_llm, store, path):
+    """Headers at once, then a byte of the answer every 0.5 s (some 150 s in all): every read comes within the
+    clients' read timeout, but the call's 2 s bound the whole call. Told as a timeout; its connection closed. ~2 s."""
+    fake_llm.trickle_s = 0.5
+    gateway = LLMGateway(LLMSettings(retries=0, timeout_s=2, cache=False, litellm_path=path), store)
+    ref = ModelRef("openai/m", api_base=fake_llm.api_base)
+    preload()  # litellm's import, seconds of this machine's, not part of the call
+
+    started = time.monotonic()
+    with pytest.raises(LLMCallError, match="CallTimeout: no whole answer within 2 s") as failed:
+        asyncio.run(gateway.call(ref, MESSAGES, {"max_tokens": 8}, tag=CallTag(role="judge")))
+    took = time.monotonic() - started
+
+    assert 1.9 < took < 3.5, took
+    assert "after 1 tries" in str(failed.value)  # a timeout is worth another try, though none was left
+    assert store.conn.execute("SELECT error FROM calls").fetchone()[0].startswith("CallTimeout")
 
 
 @pytest.mark.parametrize("path", ["direct", "acompletion"])

@@ -30,7 +30,15 @@ generates at most ``slots`` answers at once, each taking its prompt tokens / pro
 completion tokens / tokens_per_s (on top of any Reply delay); a request waits in line (FIFO) for a slot. A
 client that closes its connection while waiting or while its answer is generated is seen at once: the
 request is dropped, its slot freed, and a ``Disconnect`` appended to ``disconnects`` (a cancelled call).
-``busy_s`` is the time slots spent generating in all, and ``peak`` the most answers generated at once.
+``busy_s`` is the time slots spent generating in all, and ``peak`` the most answers generated at once;
+``most_in_flight`` is the most chat requests received and not yet answered at once (waiting in line
+included): what a client sent the server at once, whatever the server did with them.
+
+A server that trickles its answers, its headers at once and then one byte of the body every 0.5 s:
+
+    FakeOpenAI(trickle_s=0.5)          # every answer (or Reply(trickle_s=0.5) for one)
+
+so that a client's read timeout never fires while the answer takes minutes to arrive.
 """
 
 from __future__ import annotations
@@ -97,6 +105,7 @@ class Reply:
     finish_reason: str = "stop"
     headers: dict = field(default_factory=dict)
     echo_authorization: bool = False
+    trickle_s: float = 0  # > 0: the body sent one byte at a time, this many seconds apart, after the headers
 
     @property
     def is_passthrough(self) -> bool:
@@ -233,6 +242,7 @@ class _BaseFakeServer:
         self._requests: list[Recorded] = []
         self.faults = FaultQueue()
         self.errors: list[BaseException] = []  # exceptions raised by user callables
+        self._local = threading.local()  # per handler thread: whether its request counts as in flight
         self._httpd: Optional[_Server] = None
         self._thread: Optional[threading.Thread] = None
         self._stopping = threading.Event()
@@ -319,9 +329,8 @@ class _BaseFakeServer:
         if seconds and seconds > 0:
             self._stopping.wait(seconds)
 
-    @staticmethod
-    def _send(handler: BaseHTTPRequestHandler, status: int, payload: Union[str, bytes],
-              headers: Optional[dict] = None) -> None:
+    def _send(self, handler: BaseHTTPRequestHandler, status: int, payload: Union[str, bytes],
+              headers: Optional[dict] = None, trickle_s: float = 0) -> None:
         data = payload.encode("utf-8") if isinstance(payload, str) else payload
         try:
             handler.send_response(status)
@@ -331,7 +340,16 @@ class _BaseFakeServer:
             for k, v in (headers or {}).items():
                 handler.send_header(k, str(v))
             handler.end_headers()
-            handler.wfile.write(data)
+            self._answered()
+            if trickle_s > 0:  # a byte at a time: each read of the client's gets something before its timeout
+                handler.wfile.flush()
+                for i in range(len(data)):
+                    if self._stopping.wait(trickle_s):
+                        break
+                    handler.wfile.write(data[i:i + 1])
+                    handler.wfile.flush()
+            else:
+                handler.wfile.write(data)
             handler.wfile.flush()
         except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
             pass  # client gave up (e.g. its timeout fired during our delay)
@@ -357,6 +375,9 @@ class _BaseFakeServer:
     def _handle(self, handler: BaseHTTPRequestHandler) -> None:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    def _answered(self) -> None:
+        """A request answered (FakeOpenAI counts those in flight)."""
+
 
 # ---------------------------------------------------------------- OpenAI server
 
@@ -367,7 +388,8 @@ class FakeOpenAI(_BaseFakeServer):
     PATHS = ("/v1/chat/completions", "/chat/completions")
 
     def __init__(self, responder: Optional[Responder] = None, *, slots: Optional[int] = None,
-                 tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None) -> None:
+                 tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None,
+                 trickle_s: float = 0) -> None:
         super().__init__()
         self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
         # What GET /v1/models lists (e.g. [{"id": "m", "max_model_len": 4096}], as vLLM answers); None: 404.
@@ -380,6 +402,9 @@ class FakeOpenAI(_BaseFakeServer):
         self.disconnects: list[Disconnect] = []
         self.busy_s = 0.0
         self.peak = 0
+        self.trickle_s = trickle_s  # every answer's body trickled, a byte every trickle_s (see the docstring)
+        self.in_flight = 0
+        self.most_in_flight = 0
         self._line: deque = deque()  # tickets of requests waiting for a slot, first come first served
         self._generating = 0
         self._slot_free = threading.Condition(self._lock)
@@ -420,6 +445,24 @@ class FakeOpenAI(_BaseFakeServer):
             self._send(handler, 400, json.dumps(openai_error_body(400, parse_error)))
             return
 
+        with self._lock:
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        self._local.counted = True
+        try:
+            self._answer(handler, headers, body)
+        finally:
+            self._answered()
+
+    def _answered(self) -> None:
+        """This thread's request no longer counts as in flight: its answer is on its way (counted before the client
+        can read it whole and send its next request), or it was dropped."""
+        if getattr(self._local, "counted", False):
+            self._local.counted = False
+            with self._lock:
+                self.in_flight -= 1
+
+    def _answer(self, handler: BaseHTTPRequestHandler, headers: dict, body: dict) -> None:
         reply = self._resolve(body)
         if self.slots is not None and reply.status < 400 and reply.raw is None:
             try:
@@ -439,7 +482,8 @@ class FakeOpenAI(_BaseFakeServer):
             error["error"]["message"] = with_authorization(error["error"]["message"], reply, headers)
             self._send(handler, reply.status, json.dumps(error), extra)
         else:
-            self._send(handler, reply.status, json.dumps(self._completion(body, reply)), extra)
+            self._send(handler, reply.status, json.dumps(self._completion(body, reply)), extra,
+                       trickle_s=reply.trickle_s or self.trickle_s)
 
     def _resolve(self, body: dict) -> Reply:
         fault = self.faults.pop()

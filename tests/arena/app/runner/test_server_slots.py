@@ -213,3 +213,123 @@ def test_only_a_server_named_by_an_api_base_is_measured_for_slots():
     assert not serves_slots(ModelRef("anthropic/claude-sonnet-4"))
     assert serves_slots(ModelRef(MODEL, "http://127.0.0.1:8000/v1"))
     assert serves_slots(ModelRef("hosted_vllm/llama", "http://gpu-box:8000/v1"))
+
+
+# --- 5. slots belong to a server, whatever the model names (issue 49) ------------------------------------------------
+
+
+def one_server(path: Path, api_base: str, *, names=("a", "b"), llm: dict | None = None) -> Path:
+    """Entries openai/<name> (a and b) and the judge openai/j, names behind one server; a round-robin."""
+    new_workspace(path, arena={"judge_runs": 1}, llm={"backoff_s": 0.01, "retries": 1, **(llm or {})},
+                  motions=["builtin:en"],
+                  entries=[entry(name, model=f"openai/{name}", api_base=api_base) for name in names],
+                  judges=[judge("j", model="openai/j", api_base=api_base)])
+    return round_robin(path, rounds=1)
+
+
+def test_a_one_slot_server_behind_three_model_names_is_measured_once_and_sent_one_request_at_a_time(tmp_path):
+    """arena check probes the names one after another and measures the server's slots once: 1 for every name (probed
+    at once, they measured 2/4/None); the run then sends the server one request at a time, whatever model it asks
+    (a cap per name let 4 in flight). ~10 s."""
+    with FakeOpenAI(serving(most=40), slots=1, tokens_per_s=400) as fake:
+        path = one_server(tmp_path / "ws", fake.api_base, llm={"max_concurrency": 8})
+
+        result = invoke("check", "-w", path, "--format", "json")
+
+        assert result.exit_code == 0, result.output
+        rows = json.loads(result.stdout)
+        assert {(r["name"], r["model"], r["slots"]) for r in rows} == {
+            ("a", "openai/a", 1), ("b", "openai/b", 1), ("j", "openai/j", 1)}
+        measured = [b for b in fake.bodies if last_user(b).startswith(COUNT_PROMPT.split("{}")[0])]
+        assert sum(1 for b in measured if b["model"] == "a") == 4 + 2  # the first name: alone, then a batch of 2
+        assert all(sum(1 for b in measured if b["model"] == m) == 4 for m in "bj")  # the others: throughput alone
+        assert fake.most_in_flight == 2  # the one batch of 2: never two names' probes at once
+
+        fake.clear()
+        fake.most_in_flight = 0
+        played = invoke("run", "-w", path)
+
+        assert played.exit_code == 0, played.output
+        assert statuses(path) == {"done": 2}
+        assert {b["model"] for b in fake.bodies} == {"a", "b", "j"}
+        assert fake.most_in_flight == 1  # what the server saw: one request at a time, all names together
+
+
+def test_a_run_lowers_the_cap_of_a_server_that_serves_fewer_than_measured_and_says_so(tmp_path):
+    """The workspace believes the server serves 4 at once (a probe it fooled); it serves 1. The run sees its calls wait
+    in the server's queue (latencies several times what their tokens take at the measured rates, with others in
+    flight) and lowers the server's cap, with a line naming the server and the new cap, remembered: the next run sends
+    no more than that at once. ~15 s."""
+    with FakeOpenAI(serving(most=40), slots=1, tokens_per_s=400) as fake:
+        path = one_server(tmp_path / "ws", fake.api_base, names=("a", "b", "c"))
+        store = Store(path / DB_NAME)
+        for model in ("openai/a", "openai/b", "openai/c", "openai/j"):  # as a fooled `arena check` leaves them
+            store.remember_model(model, fake.api_base, ok=True, structured="json_schema", measured_at=1.0, slots=4,
+                                 latency_s=0.01, tokens_per_s=400.0)
+        store.close()
+
+        played = invoke("run", "-w", path)
+
+        assert played.exit_code == 0, played.output
+        assert fake.most_in_flight > 1  # believed at first
+        said = [line for line in played.stderr.splitlines() if "serves fewer requests at once" in line]
+        assert len(said) >= 1, played.stderr
+        assert said[0].startswith(f"{fake.api_base} serves fewer requests at once than the 4 the run sends it")
+        cap = int(said[-1].split("sending it at most ")[1].split()[0])
+        assert cap < 4
+        assert {facts_of(path, fake.api_base, m)["slots"] for m in ("openai/a", "openai/j")} == {cap}
+
+        round_robin(path, rounds=1)
+        fake.clear()
+        fake.most_in_flight = 0
+        again = invoke("run", "-w", path)
+        assert again.exit_code == 0, again.output
+        assert fake.most_in_flight <= cap
+
+
+def facts_of(path: Path, api_base: str, model: str) -> dict:
+    store = Store(path / DB_NAME)
+    try:
+        return store.model_facts(model, api_base) or {}
+    finally:
+        store.close()
+
+
+# --- 6. every call has a deadline (issue 49) ------------------------------------------------------------------------
+
+
+def test_a_trickling_server_cannot_stretch_arena_checks_timeout(tmp_path):
+    """The server sends its headers at once, then a byte every 0.5 s: some 150 s for an answer, every read within the
+    clients' read timeout. With timeout_s = 2 (and one retry) the probe's chat times out twice, and `arena check`
+    ends in about 4 s with the timeout as its error. ~6 s."""
+    with FakeOpenAI(lambda body: "ready", trickle_s=0.5) as fake:
+        path = tmp_path / "ws"
+        new_workspace(path, llm={"timeout_s": 2, "retries": 1, "backoff_s": 0.01}, motions=["builtin:en"],
+                      entries=[entry("a", model="openai/a", api_base=fake.api_base)],
+                      judges=[judge("j", model="openai/a", api_base=fake.api_base)])
+
+        started = time.monotonic()
+        result = invoke("check", "-w", path, "--format", "json")
+        took = time.monotonic() - started
+
+        assert took < 12, took  # two tries of 2 s each, not the trickle's 150
+        rows = json.loads(result.stdout)
+        assert [r["ok"] for r in rows] == [False, False]
+        assert "timeout" in rows[0]["error"].lower() and "after 2 tries" in rows[0]["error"]
+        assert len([r for r in fake.requests if r.path.endswith("/chat/completions")]) == 2
+
+
+def test_a_trickling_server_cannot_stretch_a_runs_timeout(tmp_path):
+    """`arena run` on models seen working, against the same trickling server: every call ends at its 2 s deadline, and
+    the run ends with its matches failed, the timeouts in the ledger. ~10 s."""
+    with FakeOpenAI(lambda body: "A speech.", trickle_s=0.5) as fake:
+        path = workspace(tmp_path / "ws", fake.api_base, llm={"timeout_s": 2, "retries": 0}, checked=True)
+
+        started = time.monotonic()
+        played = invoke("run", "-w", path)
+        took = time.monotonic() - started
+
+        assert took < 30, took
+        assert statuses(path) == {"failed": 2}, played.output
+        assert timeouts(path) >= 2
+        assert query(path, "SELECT MAX(latency_s) FROM calls WHERE error LIKE '%imeout%'")[0][0] < 3
