@@ -38,6 +38,11 @@ IndexArray = NDArray[np.intp]
 Anchor = tuple[int, float] | None
 
 
+class NotConverged(RuntimeError):
+    """A fit whose Newton iteration did not settle within its steps: no ratings are given rather than unsettled
+    ones (`arena` exits 1 with the message)."""
+
+
 @dataclass(frozen=True)
 class FitResult:
     """Elo-scale ratings, whether the weak prior had to replace the MLE, and the Pro advantage in Elo
@@ -187,11 +192,17 @@ def _damped_newton(x: FloatArray, objective: Callable[[FloatArray], tuple[FloatA
                    max_iter: int) -> FloatArray:
     """Minimise by Newton from x, where objective(x) = (loss, state) and newton_step(x, state) = (gradient, step).
 
-    Once every coordinate of a step is below `tol`, that step is applied and the iteration stops.
+    Once every coordinate of a step is below `tol`, that step is applied and the iteration stops; NotConverged if
+    that takes more than max_iter steps.
     """
     loss, state = objective(x)
+    step = np.zeros_like(x)
     for _ in range(max_iter):
-        grad, step = newton_step(x, state)
+        try:
+            grad, step = newton_step(x, state)
+        except np.linalg.LinAlgError:  # a Hessian singular in doubles: some parameter is not determined
+            raise NotConverged("the rating fit did not converge: its Hessian is singular, so the data leave some "
+                               "rating or coefficient undetermined, and no ratings are given") from None
         if np.all(np.abs(step) < tol):
             return x + step
         # Damped Newton (Armijo backtracking, per problem) so extreme data cannot
@@ -206,7 +217,9 @@ def _damped_newton(x: FloatArray, objective: Callable[[FloatArray], tuple[FloatA
                 break
             t = np.where(worse, t / 2, t)
         x, loss, state = x + t[..., None] * step, new_loss, new_state
-    raise RuntimeError(f"Newton did not converge in {max_iter} iterations")
+    raise NotConverged(f"the rating fit did not converge in {max_iter} Newton steps (its last step still moved a "
+                       f"parameter {float(np.max(np.abs(step))):.3g} logits): the data put some rating or coefficient "
+                       f"too far out, or pin it too loosely, for the fit to settle, so no ratings are given")
 
 
 def _mean_zero_newton_step(grad: FloatArray, hess: FloatArray, free: int = 0) -> FloatArray:

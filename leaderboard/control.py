@@ -34,12 +34,20 @@ from leaderboard.bt import BoolArray, FloatArray, IndexArray
 # Numbers held at once per batch of bootstrap replicates: replicates x distinct matches <= this.
 _BATCH_CELLS = 1 << 22
 _TOLERANCE = 1e-5  # replicates are fitted to within this many logits, as leaderboard.bootstrap's
+# The least spread (variance) of a feature the coefficient's prior is set by, in the design's units (a feature's
+# mean square is 1): x varying by less than a ten-thousandth of its size cannot be told from the strengths in
+# doubles, and its coefficient, left a prior that weak, made the Hessian singular (words 1,000,000 and 999,999 to 1).
+_LEAST_SPREAD = 1e-8
 
 
 def contrast(pro: ArrayLike, con: ArrayLike) -> FloatArray:
-    """x = (pro - con) / (pro + con): one side's share of a feature as a difference in [-1, 1]; 0 where both are 0."""
-    pro = np.asarray(pro, dtype=float)
-    total = pro + np.asarray(con, dtype=float)
+    """x = (pro - con) / (pro + con): one side's share of a feature as a difference in [-1, 1]; 0 where both are 0.
+    Any finite counts give a finite x: where 2 pro or pro + con could overflow, both are halved first."""
+    pro, con = np.asarray(pro, dtype=float), np.asarray(con, dtype=float)
+    huge = np.maximum(pro, con) > np.finfo(float).max / 4
+    if huge.any():  # halving is exact, and keeps the ratio
+        pro, con = np.where(huge, pro / 2, pro), np.where(huge, con / 2, con)
+    total = pro + con
     # np.divide with out= is typed as returning Any by numpy's stubs; out is a float array.
     return cast(FloatArray, np.divide(2 * pro - total, total, out=np.zeros_like(total), where=total > 0))
 
@@ -47,8 +55,15 @@ def contrast(pro: ArrayLike, con: ArrayLike) -> FloatArray:
 @dataclass(frozen=True)
 class Design:
     """Distinct matches as the fit reads them: a (Pro) vs b (Con), soft outcome y, weight w, how many identical
-    matches each stands for (count), features X (matches x K); n entries, the side fitted or not; `signs` the
-    sparse matches x n matrix of e_a - e_b and `cells` the sparse matches x n^2 one-hot of the cell a n + b."""
+    matches each stands for (count), features X (matches x K) divided by `scale`; n entries, the side fitted or
+    not; `signs` the sparse matches x n matrix of e_a - e_b and `cells` the sparse matches x n^2 one-hot of the
+    cell a n + b.
+
+    Each feature is divided by its root mean square over the matches (scale; 1 for one that is 0 throughout), so
+    that its coefficient is as well conditioned whether x varies by halves or by millionths (a feature that
+    varied by 1e-6 on one match of 40 left Newton short of convergence). fit, covariance and bootstrap work in
+    these units; per_unit and per_unit_variance turn their results back to per unit of x. The model is the
+    same: the prior (precision_of) is put on the coefficient per unit of x, as before the division."""
 
     a: IndexArray
     b: IndexArray
@@ -60,39 +75,61 @@ class Design:
     side: bool
     signs: sparse.csr_matrix
     cells: sparse.csr_matrix
+    scale: FloatArray
 
     @property
     def size(self) -> int:
         """Parameters: n strengths, the Pro advantage when fitted, a coefficient per feature."""
         return self.n + int(self.side) + int(self.X.shape[1])
 
+    @property
+    def _units(self) -> FloatArray:
+        """Each parameter's unit over its unit in fit's results: 1 for the strengths and the side, scale for the
+        coefficients."""
+        return np.concatenate([np.ones(self.n + int(self.side)), self.scale])
+
+    def per_unit(self, x: FloatArray) -> FloatArray:
+        """Parameter rows of fit or bootstrap with the coefficients per unit of x."""
+        return x / self._units
+
+    def per_unit_variance(self, variance: FloatArray) -> FloatArray:
+        """Parameter variances (covariance's diagonal) with the coefficients' per unit of x."""
+        return variance / self._units**2
+
     def precision_of(self, ridge: ArrayLike) -> FloatArray:
         """The prior's precision on every parameter: `ridge` on the strengths (one per problem), PRIOR_PRECISION on
-        h, and on beta_k PRIOR_PRECISION times the variance of x_k over the matches (PRIOR_PRECISION where x_k
-        never varies): (problems, size)."""
+        h, and on beta_k PRIOR_PRECISION times the variance of x_k over the matches (at least _LEAST_SPREAD;
+        PRIOR_PRECISION per unit of x where x_k never varies): (problems, size)."""
         ridge = np.atleast_1d(np.asarray(ridge, dtype=float))
         spread = np.zeros(self.X.shape[1])
         if len(self.X):
             mean = np.average(self.X, axis=0, weights=self.count)
             spread = np.average((self.X - mean) ** 2, axis=0, weights=self.count)
-        fixed = np.r_[[elo.PRIOR_PRECISION] * self.side, elo.PRIOR_PRECISION * np.where(spread > 0, spread, 1.0)]
+        # In the design's units a coefficient is scale times one per unit of x, so its precision 1 / scale^2 times.
+        spread = np.where(spread > 0, np.maximum(spread, _LEAST_SPREAD), 1.0 / self.scale**2)
+        fixed = np.r_[[elo.PRIOR_PRECISION] * self.side, elo.PRIOR_PRECISION * spread]
         return np.concatenate([np.repeat(ridge[:, None], self.n, axis=1), np.tile(fixed, (len(ridge), 1))], axis=1)
 
 
 def design(a: ArrayLike, b: ArrayLike, y: ArrayLike, w: ArrayLike, X: ArrayLike, n: int, *,
            side: bool = False) -> Design:
-    """The Design of matches a[m] vs b[m] (outcome y, weight w, features X), identical matches pooled."""
+    """The Design of matches a[m] vs b[m] (outcome y, weight w, features X, which must be finite), identical
+    matches pooled."""
     a, b = np.asarray(a, dtype=np.intp), np.asarray(b, dtype=np.intp)
     y, w = np.asarray(y, dtype=float), np.asarray(w, dtype=float)
     X = np.asarray(X, dtype=float).reshape(len(a), -1)
+    if not np.isfinite(X).all():
+        raise ValueError("features must be finite numbers (contrast gives them from any finite counts)")
     count = np.ones(len(a))
     if len(a):
         a, b, y, w, count, X = _pooled(a, b, y, w, X)
+    rms = np.sqrt(np.average(X**2, axis=0, weights=count)) if len(a) else np.ones(X.shape[1])
+    scale = np.where(rms > 0, rms, 1.0)
     m = np.arange(len(a))
     signs = sparse.csr_matrix((np.r_[np.ones(len(a)), -np.ones(len(a))], (np.r_[m, m], np.r_[a, b])),
                               shape=(len(a), n))
     cells = sparse.csr_matrix((np.ones(len(a)), (m, a * n + b)), shape=(len(a), n * n))
-    return Design(a, b, y, w, count, X, n, bool(side), signs, cells)
+    return Design(a, b, y, w, count, X / scale, n, bool(side), signs, cells, scale)
 
 
 def _pooled(a: IndexArray, b: IndexArray, y: FloatArray, w: FloatArray,
@@ -153,7 +190,8 @@ def fit(d: Design, *, ridge: ArrayLike, weights: FloatArray | None = None, centr
         init: ArrayLike | None = None, tol: float = 1e-10, max_iter: int = 100) -> FloatArray:
     """x = (t, [h,] beta) maximising the controlled likelihood less the prior's precision/2 |x - centre|^2
     (Design.precision_of: `ridge` on t, one per problem; 0 asks for the MLE of t, which must exist), per row of
-    weights (the matches' counts in each of a stack of problems; default: the data's), t mean zero."""
+    weights (the matches' counts in each of a stack of problems; default: the data's), t mean zero; beta, centre
+    and init in the design's units (Design.per_unit). leaderboard.bt.NotConverged if Newton does not converge."""
     weights = (d.count if weights is None else weights) * d.w
     weights = weights.reshape(-1, len(d.w))
     problems = len(weights)
@@ -199,7 +237,7 @@ def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0,
     order = drawing[1]
     # The matches as the draws' rows hold them: in the order they are drawn.
     drawn = Design(d.a[order], d.b[order], d.y[order], d.w[order], d.count[order], d.X[order], d.n, d.side,
-                   d.signs[order], d.cells[order])
+                   d.signs[order], d.cells[order], d.scale)
     start = fit(d, ridge=elo.PRIOR_PRECISION, init=init)[0]
     P = bt.sigmoid(_logits(d, start[None]))[0]
     precision = d.precision_of(elo.PRIOR_PRECISION)[0]

@@ -185,20 +185,21 @@ def _controlled(a: IndexArray, b: IndexArray, score_a: FloatArray, score_b: Floa
     y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b, weighting)
     d = control.design(a, b, y, w, X, n, side=side)
     ridge = bt.prior_for(bt.pair_statistics(a, b, y, w, n)[0])
-    x: FloatArray = control.fit(d, ridge=ridge)[0]
-    point = _in_gauge(x * elo.ELO_SCALE, n, anchor)
+    x: FloatArray = control.fit(d, ridge=ridge)[0]  # in the design's units (coefficients: d.per_unit)
+    point = _in_gauge(d.per_unit(x) * elo.ELO_SCALE, n, anchor)
     low: FloatArray
     high: FloatArray
     if ci == "sandwich":
         posterior: FloatArray = control.fit(d, ridge=elo.PRIOR_PRECISION, init=x)[0]
         cov = control.covariance(d, posterior)
-        half = control.z_value() * elo.ELO_SCALE * np.sqrt(np.maximum(_gauged(np.diag(cov), cov, n, anchor), 0.0))
-        centre = _in_gauge(posterior * elo.ELO_SCALE, n, anchor)
+        variance = _gauged(d.per_unit_variance(np.diag(cov)), cov, n, anchor)  # the strengths' block is per unit
+        half = control.z_value() * elo.ELO_SCALE * np.sqrt(np.maximum(variance, 0.0))
+        centre = _in_gauge(d.per_unit(posterior) * elo.ELO_SCALE, n, anchor)
         low, high = centre - half, centre + half
     elif bootstrap > 0:
         replicates, start = control.bootstrap(d, replicates=bootstrap, seed=seed, init=x)
-        centre = _in_gauge(start * elo.ELO_SCALE, n, anchor)
-        low, high = np.percentile(_in_gauge(replicates * elo.ELO_SCALE, n, anchor), [2.5, 97.5], axis=0)
+        centre = _in_gauge(d.per_unit(start) * elo.ELO_SCALE, n, anchor)
+        low, high = np.percentile(_in_gauge(d.per_unit(replicates) * elo.ELO_SCALE, n, anchor), [2.5, 97.5], axis=0)
     else:
         centre = low = high = point
     beyond = slice(n + side, None)  # the coefficients

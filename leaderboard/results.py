@@ -3,7 +3,7 @@
 The CSV (docs/reference/formats.md) has a header line and one row per match and dimension:
 match_id,entry_a,entry_b,score_a,score_b[,category][,dimension][,forfeit][,simulated], then optionally the style
 features' pairs words_a,words_b, citations_a,citations_b, markdown_a,markdown_b (each side's count over the
-match's speeches: whole numbers, 0 or more; FEATURE_COLUMNS); other columns are ignored. forfeit, when
+match's speeches: whole numbers from 0 to MAX_COUNT; FEATURE_COLUMNS); other columns are ignored. forfeit, when
 present, is "pro" or "con" on a match that side forfeited (its scores R–0 for the other side), else empty. simulated, when present, is "true" on a match anything of which came from the offline
 simulator (a speech, a search, a verdict), "false" or empty otherwise (any case); it is read as a bool.
 Scores are judge points out of R runs (or shares, R = 1). A header with no rows is valid and
@@ -39,6 +39,10 @@ DIMENSIONS = ("argument", "source", "language")  # the default dimensions, liste
 HEADER = f"{','.join(REQUIRED)}[,category][,dimension][,forfeit][,simulated][,words_a,words_b,...]"
 FORFEITS = ("", "pro", "con")  # the values of the forfeit column: none, or the side that forfeited
 FLAGS = ("", "true", "false")  # the values of the simulated column, in any case ("" is false)
+# The most a feature count may be: one side's words (or characters, citations, markdown marks) over a match's
+# speeches. A long format's side speaks some 10,000 words; far past any real match, and small enough that the
+# controlled fit's sums of counts stay exact in doubles (1e308 words made them inf, and the fit NaN).
+MAX_COUNT = 1_000_000
 def with_counts(rows: Iterable[Mapping[str, object]],
                 counts: Mapping[str, Mapping[str, Mapping[str, int]]]) -> list[dict[str, object]]:
     """Results rows with each side's style counts beside them (words_a, words_b, ...: FEATURE_COLUMNS), from counts:
@@ -341,9 +345,12 @@ def _row_checks(frame: pd.DataFrame) -> list[_RowCheck]:
         checks.append(_scale_check(a, b, total, valid, main))
     for column in [c for c in COUNTS if c in frame.columns]:
         count = frame[column].to_numpy()
-        checks.append((~np.isfinite(count) | (count < 0) | (count != np.floor(count)),
-                       lambda i, column=column, count=count: f"{column} {count[i]:g} is not a count (a whole number, "
-                                                             f"0 or more)"))
+        not_count = ~np.isfinite(count) | (count < 0) | (count != np.floor(count))
+        checks.append((not_count, lambda i, column=column, count=count: f"{column} {count[i]:g} is not a count (a "
+                                                                        f"whole number, 0 or more)"))
+        checks.append((~not_count & (count > MAX_COUNT),
+                       lambda i, column=column, count=count: f"{column} {count[i]:.15g} is above {MAX_COUNT:,}, the "
+                                                             f"most a side's count over a match may be"))
     coded = {c: _coded(frame[c]) for c in frame.columns if c not in NUMBERS}
     # Names count as empty when blank too; ids are only checked for "", as stripping every
     # distinct id of a large file would cost more than all the other checks together.

@@ -152,6 +152,28 @@ class Format:
         return [s for _, s in sorted(enumerate(given),
                                      key=lambda p: (rank.get((p[1].stage, p[1].side), len(rank)), p[0]))]
 
+    def out_of_turn(self, spoken: Iterable[tuple[str, str]]) -> tuple[int, str] | None:
+        """The first of the (stage, side) pairs, in the order they were spoken, that is no turn of this format or
+        comes no later than one spoken before it, and what is wrong with it: (its index, the problem); None when
+        each is a turn, in speaking order (a match that stopped early, at a forfeit, speaks a prefix of them)."""
+        rank: dict[tuple[str, str], int] = {(t.stage, t.side): k for k, t in enumerate(self.turns)}
+        last = -1
+        for k, (stage, side) in enumerate(spoken):
+            if stage not in self.stages:
+                return k, (f"stage {stage!r} is not a stage of debate format {self.name!r} (its stages: "
+                           f"{', '.join(self.stages)})")
+            here = rank.get((stage, side))
+            if here is None:
+                return k, f"side {side!r} has no turn in stage {stage!r} of debate format {self.name!r}"
+            if here == last:
+                return k, f"the {side} turn of stage {stage!r} is spoken twice"
+            if here < last:
+                before = self.turns[last]
+                return k, (f"the {side} turn of stage {stage!r} is spoken after the {before.side} turn of stage "
+                           f"{before.stage!r}, which debate format {self.name!r} speaks after it")
+            last = here
+        return None
+
     def unmapped(self) -> tuple[Turn, ...]:
         """The turns no agent4debate workflow plays."""
         return tuple(t for t in self.turns if t.workflow is None)

@@ -18,6 +18,7 @@ from typing import Callable, Hashable
 from arena.base.errors import UserError
 from arena.base.limits import MAX_RUNS, MAX_STRENGTH
 from arena.opendata.exports import Row, read_export, table_path
+from arena.domain.formats import get_format, known
 from arena.domain.records import (DIMENSIONS, HUMAN_JUDGE, IMPORTED, AgentUsage, Entry, Forfeit, JudgeSpec, Match, Motion,
                            Reference, Speech, Verdict)
 from arena.base.params import Param
@@ -36,6 +37,7 @@ class ArenaImporter(Importer):
         manifest, tables = read_export(folder, READ)
         _check(folder, tables)
         _check_references(folder, tables)
+        _check_turns(folder, tables)
         source = f"{SOURCE} of {manifest.get('workspace') or 'a workspace'}"
         motions = {r["id"]: Motion(**r) for r in tables["motions"]}
         speeches: dict[str, list[Speech]] = defaultdict(list)
@@ -189,3 +191,24 @@ def _check_references(folder: Path, tables: dict[str, list[Row]]) -> None:
                 raise refuse(table, k, f"match {key[0]!r}, judge {key[1]!r}, run {key[2]} again (first in "
                                        f"{table_path(given[key][0])} row {given[key][1] + 1})")
             given[key] = (table, k)
+
+
+def _check_turns(folder: Path, tables: dict[str, list[Row]]) -> None:
+    """Check each match's speeches against its format before anything is imported: each a turn of it (a stage of
+    the format, a side with a turn in that stage), in the format's speaking order (by seq); a UserError names the
+    speech's row and what is wrong. A format this arena does not know is left to the workspace that imports, which
+    may declare it (arena.app.setup.importing)."""
+    formats = {r["id"]: r["format"] for r in tables["matches"]}
+    spoken: dict[str, list[tuple[int, Row]]] = defaultdict(list)
+    for k, r in enumerate(tables["speeches"]):
+        spoken[r["match_id"]].append((k, r))
+    for match_id, rows in spoken.items():
+        name = formats[match_id]
+        if not known(name):
+            continue
+        rows.sort(key=lambda kr: kr[1]["seq"])
+        wrong = get_format(name).out_of_turn((r["stage"], r["side"]) for _, r in rows)
+        if wrong is not None:
+            k, problem = wrong
+            raise UserError(f"{folder / table_path('speeches')}: row {rows[k][0] + 1}: match {match_id!r}: "
+                            f"{problem}; nothing was imported")

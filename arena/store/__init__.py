@@ -12,7 +12,7 @@ from pathlib import Path
 
 from arena.store.ballots import Ballots
 from arena.store.claims import PLAY, Claims
-from arena.store.connection import connect
+from arena.store.connection import connect, named_when_unusable
 from arena.store.entries import Entries
 from arena.store.ledger import Ledger
 from arena.store.outcomes import Outcomes
@@ -28,5 +28,10 @@ class Store(Entries, Plan, Claims, Outcomes, Ballots, Turns, Ledger):
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.conn = connect(self.path)
-        migrate(self.conn, self.path)
+        with named_when_unusable(self.path):
+            self.conn = connect(self.path)
+            try:
+                migrate(self.conn, self.path)
+            except BaseException:
+                self.conn.close()
+                raise

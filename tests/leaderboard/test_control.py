@@ -188,12 +188,60 @@ def test_bad_control_exits_2_naming_what_is_wrong(tmp_path, args, fragment):
     ("m9,e00,e01,1,2,-1,3", "words_a -1 is not a count"),
     ("m9,e00,e01,1,2,12,", "words_b is missing"),
     ("m9,e00,e01,1,2,12,many", "words_b 'many' is not a number"),
+    ("m9,e00,e01,1,2,nan,3", "words_a 'nan' is not a number"),
+    ("m9,e00,e01,1,2,12,inf", "words_b inf is not a count"),
+    ("m9,e00,e01,1,2,1e308,1e308", "words_a 1e+308 is above 1,000,000, the most a side's count over a match may be"),
+    ("m9,e00,e01,1,2,12,1000001", "words_b 1000001 is above 1,000,000"),
 ])
 def test_feature_columns_are_validated(tmp_path, row, problem):
     path = tmp_path / "r.csv"
     path.write_text("match_id,entry_a,entry_b,score_a,score_b,words_a,words_b\nm1,e00,e01,3,0,5,5\n" + row + "\n")
     result = invoke("rate", "--results", path)
     assert result.exit_code == 2 and f"{path}:3: {problem}" in result.output
+
+
+def test_a_count_at_the_maximum_is_rated(tmp_path):
+    path = tmp_path / "r.csv"
+    path.write_text("match_id,entry_a,entry_b,score_a,score_b,words_a,words_b\nm1,e00,e01,3,0,1000000,0\n"
+                    "m2,e01,e00,2,1,500,400\n")
+    result = invoke("rate", "--results", path, "--control", "length", "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert np.isfinite(json.loads(result.output)["control"]["length"]["coef"])
+
+
+@pytest.mark.parametrize("rows", [
+    # a feature that varies by a millionth on one match of 40 (Newton did not converge)
+    [f"m{k},{'e00,e01' if k % 2 else 'e01,e00'},{1 + k % 2},{2 - k % 2},{999999 if k == 0 else 1000000},1000000"
+     for k in range(40)],
+    # x of 1 and 0.999998 (the Hessian was singular)
+    ["m0,e01,e00,0,3,1000000,1", "m1,e01,e00,1,2,999999,1"],
+])
+@pytest.mark.parametrize("ci", ["bootstrap", "sandwich"])
+def test_a_feature_that_barely_varies_is_fitted(tmp_path, rows, ci):
+    path = tmp_path / "r.csv"
+    path.write_text("match_id,entry_a,entry_b,score_a,score_b,words_a,words_b\n" + "\n".join(rows) + "\n")
+    result = invoke("rate", "--results", path, "--control", "length", "--ci", ci, "--bootstrap", "50",
+                    "--format", "json")
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.output)
+    assert all(np.isfinite([r["rating"], r["ci_low"], r["ci_high"]]).all() for r in out["ratings"])
+    assert np.isfinite(list(out["control"]["length"].values())).all()
+
+
+def test_a_fit_that_does_not_converge_says_so(tmp_path):
+    # A share of 1e-100 puts b some 230 logits above a: Newton's hundred steps do not get there.
+    path = tmp_path / "r.csv"
+    path.write_text("match_id,entry_a,entry_b,score_a,score_b\nm1,a,b,1e-100,1\nm2,b,a,1,0\n")
+    result = invoke("rate", "--results", path)
+    assert result.exit_code == 1 and isinstance(result.exception, SystemExit), result.output
+    assert "error: the rating fit did not converge in 100 Newton steps" in result.output
+    assert "so no ratings are given" in result.output and "Traceback" not in result.output
+
+
+def test_any_finite_counts_have_a_finite_contrast():
+    assert control.contrast([1e308, 1.7e308, 0.0, 3.0], [1e308, 0.0, 0.0, 1.0]).tolist() == [0.0, 1.0, 0.0, 0.5]
+    with pytest.raises(ValueError, match="features must be finite"):
+        control.design([0], [1], [1.0], [1.0], [[np.nan]], 2)
 
 
 def test_a_feature_column_needs_its_pair(tmp_path):

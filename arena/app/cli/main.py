@@ -46,6 +46,10 @@ class ArenaGroup(click.Group):
         except Exception as exc:
             from arena.base.files import no_space, no_space_message  # lazy: `arena --help` stays fast
 
+            fits = sys.modules.get("leaderboard.bt")  # loaded by whatever fitted: no fit, no NotConverged
+            if fits is not None and isinstance(exc, fits.NotConverged):  # a fit, not the input: exit 1
+                click.echo(f"error: {exc}", err=True)
+                sys.exit(1)
             if not no_space(exc):
                 raise
             echo(f"error: {no_space_message(exc)}", err=True)  # a full disk: the path, and what to do

@@ -3,7 +3,8 @@ read into the workspace: entries and judges into arena.toml (comments kept), mot
 database. Importing again adds nothing: what is there already is left as it is.
 
 Everything is checked before anything is written: the folder (by the importer), names that clash with the
-workspace's own entries and judges, and the kinds of what would be registered.
+workspace's own entries and judges, the kinds of what would be registered, and each match's speeches against
+its debate format.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from arena.workspace.config import check_entry_value, load_config
 from arena.base.errors import UserError
 from arena.base.registry import Registry
 from arena.base.files import atomic_write_bytes
-from arena.domain.formats import shown
+from arena.domain.formats import format_names, get_format, known, shown
 from arena.domain.records import Entry, JudgeSpec, Match
 from arena.workspace.folder import Workspace
 from debaters.registry import DEBATERS
@@ -67,6 +68,7 @@ def _add(ws: Workspace, kind: str, found: Imported) -> ImportReport:
         else:
             matches.append(m)
     motions = [m for m in found.motions if m.id not in stored]
+    _check_turns(ws, found.source, matches)
 
     before = ws.config.path.read_bytes() if entries or judges else b""
     if entries or judges:
@@ -88,6 +90,20 @@ def _add(ws: Workspace, kind: str, found: Imported) -> ImportReport:
             "known": {"matches": len(matches) - len(new), "entries": len(offered) - len(entries),
                       "judges": len(found.judges) - len(judges)},
             "skipped": [{"path": s.path, "reason": s.reason} for s in skipped]}
+
+
+def _check_turns(ws: Workspace, source: str, matches: Sequence[Match]) -> None:
+    """Every match to import in a debate format this workspace knows (built in, a plug-in's, declared in arena.toml),
+    its speeches turns of it in its speaking order (Format.out_of_turn): a UserError naming the match otherwise,
+    before anything is written. (An importer names the file and row where it can: arena.opendata.from_arena.)"""
+    for m in matches:
+        if not known(m.format, ws.config.formats):
+            raise UserError(f"{source}: match {m.id!r} is in debate format {m.format!r}, which this workspace does "
+                            f"not know (known: {', '.join(format_names(ws.config.formats))}); declare it in "
+                            "arena.toml ([[formats]]) or install its plug-in, and import again; nothing was imported")
+        wrong = get_format(m.format, ws.config.formats).out_of_turn((s.stage, s.side) for s in m.speeches)
+        if wrong is not None:
+            raise UserError(f"{source}: match {m.id!r}, speech {wrong[0] + 1}: {wrong[1]}; nothing was imported")
 
 
 def _speech_checks(ws: Workspace, matches: Sequence[Match]) -> SpeechChecks | None:

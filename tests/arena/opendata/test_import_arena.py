@@ -215,8 +215,16 @@ def first(column: str, value):
     ("matches", first("pro", "nobody"), "matches.parquet: row 1: pro 'nobody': no entry of that name"),
     ("verdicts", first("match_id", "m99999"), "verdicts.parquet: row 1: match_id 'm99999': no match of that id"),
     ("ballots", first("judge", "ghosts"), "ballots.parquet: row 1: judge 'ghosts': no judge of that name"),
+    # each speech a turn of its match's format, in its order (a stage not the format's wrote arena.toml and the
+    # database, then failed with a KeyError)
+    ("speeches", first("stage", "nonsense"), "speeches.parquet: row 1: match 'm00001': stage 'nonsense' is not a "
+                                             "stage of debate format 'agent4debate' (its stages: constructive, "
+                                             "rebuttal, summary); nothing was imported"),
+    ("speeches", lambda rows: [{**rows[0], "seq": 2}, rows[1], {**rows[2], "seq": 0}, *rows[3:]],
+     "speeches.parquet: row 2: match 'm00001': the con turn of stage 'constructive' is spoken after the pro turn of "
+     "stage 'rebuttal', which debate format 'agent4debate' speaks after it"),
 ], ids=["duplicate speech", "negative run", "runs past the limit", "infinite strength", "against itself",
-        "no such entry", "verdict of no match", "ballot of no judge"])
+        "no such entry", "verdict of no match", "ballot of no judge", "stage of no turn", "out of order"])
 def test_a_tampered_export_is_refused_whole_naming_the_row_and_nothing_is_written(played, tmp_path, table,
                                                                                    change, fragment):
     out = exported(played, tmp_path / "out")
@@ -224,6 +232,46 @@ def test_a_tampered_export_is_refused_whole_naming_the_row_and_nothing_is_writte
     back = fresh(tmp_path / "back")
     before = snapshot(back)
     assert_user_error(invoke("import", "arena", out, "-w", back), fragment)
+    assert snapshot(back) == before
+
+
+MINI = """
+[[formats]]
+name = "mini"
+title = "Mini"
+[[formats.turns]]
+stage = "constructive"
+side = "pro"
+title = "Case"
+words = 200
+[[formats.turns]]
+stage = "constructive"
+side = "con"
+title = "Case"
+words = 200
+[[formats.turns]]
+stage = "rebuttal"
+side = "con"
+title = "Reply"
+words = 200
+"""
+
+
+def test_a_match_of_a_format_this_workspace_lacks_or_that_its_speeches_do_not_follow_is_refused(played, tmp_path):
+    """A format the importing arena does not know is checked against the workspace's own: unknown, it is named;
+    declared in arena.toml, the speeches must be its turns."""
+    out = exported(played, tmp_path / "out")
+    tamper(out, "matches", first("format", "mini"))
+    back = fresh(tmp_path / "back")
+    before = snapshot(back)
+    assert_user_error(invoke("import", "arena", out, "-w", back), "match 'm00001' is in debate format 'mini', which "
+                      "this workspace does not know", "declare it in arena.toml ([[formats]])")
+    assert snapshot(back) == before
+    with (back / "arena.toml").open("a", encoding="utf-8") as toml:
+        toml.write(MINI)
+    before = snapshot(back)
+    assert_user_error(invoke("import", "arena", out, "-w", back), "match 'm00001', speech 3: side 'pro' has no turn "
+                      "in stage 'rebuttal' of debate format 'mini'; nothing was imported")
     assert snapshot(back) == before
 
 
