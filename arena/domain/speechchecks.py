@@ -5,7 +5,7 @@ forfeit, and the web refuses a person's (arena.match.turns.problem), the reason 
 (`placeholder:`, `template:`, `echo:`, `pasted:`, `repetition:`, `language:`, `word-salad:`, `too-short:`). Each
 check returns None for a speech that passes, else what is wrong, in words a reader of the forfeit reason
 understands. Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies by
-overlapping word shingles. The thresholds leave every speech of the demo alone and flag one of the 15,470 of
+overlapping word shingles found in order. The thresholds leave every speech of the demo alone and flag one of the 15,470 of
 lechmazur/debate's real debates (a rebuttal in Chinese in an English debate); benchmarks/speech_checks.py prints
 the counts, how close the rest come, and what the checks cost a speech.
 """
@@ -14,12 +14,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
-from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, coverage, plain, prepared, runs, same_words,
-                                     share)
+from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, runs,
+                                     same_words, share)
 from arena.domain.transcript import MARKER
 from arena.domain.wordsalad import lorem_words, salad
 
@@ -65,8 +65,9 @@ _SCRIPT_NAMES = {"cjk": "Chinese or Japanese characters", "hangul": "Korean", "l
 # a third or more of its words among them; a speech in French or German in Latin letters has almost none.
 ENGLISH_SHARE = 0.08
 
-# Of a speech's words inside shingles found in its sources: most of it copied. A copy with every 7th word changed
-# keeps 86% of its words covered, with every 5th 80%; the demo's templated simulator reaches 59%, real debaters 45%.
+# Of a speech's words copied in order from its sources (arena.domain.speechtext.aligned): most of it. A copy with
+# every 7th word changed keeps 86% of its words, with every 5th 80%; the demo's simulator reaches 49%, lechmazur/
+# debate's real debaters 38%.
 ECHO_SHARE = 0.7
 # Of its runs of 8 words (16 characters in zh/ja) found in one of the speaker's own earlier speeches: nearly all of
 # one again. Real debaters restate at most a quarter (lechmazur/debate: 27%), the simulator's summaries, built from a
@@ -175,21 +176,38 @@ def _template(p: Prepared) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
 class _Seen:
-    """A speech, and which of its shingles are found in each text its speaker was shown: (name, text, found)."""
+    """A speech, and which of its shingles are found in each text its speaker was shown: (name, text, found), read
+    only when enough of it is found in all of them together (apart)."""
 
-    text: str
-    p: Prepared
-    sources: tuple[tuple[str, str, frozenset[int]], ...]
-    own: tuple[tuple[str, str, frozenset[int]], ...]
+    def __init__(self, text: str, language: str, sources: Sources, own: Iterable[tuple[str, str]],
+                 order: Sequence[str] = ()) -> None:
+        self.text, self.characters = text, language in CHARACTER_LANGUAGES
+        self.p = prepared(text, self.characters)
+        self._sources, self._own = tuple(sources), tuple(own)
+        # What all of them hold, read from the union of the texts in order (as a match showed them, which the
+        # match's earlier speeches built) and the few others.
+        ordered = set(order)
+        rest = [t for _, t in self._sources + self._own if t not in ordered]
+        mine = self.p.shingle_set
+        self.found = (mine & _union(tuple(order), self.characters)).union(
+            *(mine & prepared(t, self.characters).shingle_set for t in rest))
 
-    def apart(self, words: float, runs: float) -> bool:
-        """Whether too little of it is found in anything shown for words (a share of its words in shingles found)
-        or runs (a share of its runs found) to be reached, so that neither need be counted."""
+    @cached_property
+    def sources(self) -> tuple[tuple[str, str, frozenset[int]], ...]:
+        return tuple((n, t, self.found & prepared(t, self.characters).shingle_set) for n, t in self._sources)
+
+    @cached_property
+    def own(self) -> tuple[tuple[str, str, frozenset[int]], ...]:
+        return tuple((n, t, self.found & prepared(t, self.characters).shingle_set) for n, t in self._own)
+
+    def apart(self, words: float | None, runs: float | None) -> bool:
+        """Whether too little of it is found in anything shown for words (a share of its words inside shingles
+        found) or runs (a share of its runs found) to be reached, so that neither need be counted (None: not asked)."""
         p = self.p
-        found = p.seen(set().union(*(f for _, _, f in self.sources + self.own)))
-        return found * p.size < words * p.extent and found < runs * (len(p.shingles) - p.size)
+        found = p.seen(self.found)
+        return ((words is None or found * p.size < words * p.extent)
+                and (runs is None or found < runs * (len(p.shingles) - p.size)))
 
     def covered(self, found: frozenset[int] | set[int], least: float = 0.0) -> float:
         """The share of the speech's words inside shingles in found; 0.0 at once when it cannot reach least."""
@@ -216,38 +234,48 @@ class _Seen:
         return len(mine & theirs) / len(theirs) if theirs else 0.0
 
 
-def _seen(text: str, language: str, sources: Sources, own: Iterable[tuple[str, str]]) -> _Seen:
-    characters = language in CHARACTER_LANGUAGES
-    p = prepared(text, characters)
-    mine = p.shingle_set
-    return _Seen(text, p, tuple((n, t, mine & prepared(t, characters).shingle_set) for n, t in sources),
-                 tuple((n, t, mine & prepared(t, characters).shingle_set) for n, t in own))
+def _seen(text: str, language: str, sources: Sources, own: Iterable[tuple[str, str]],
+          order: Sequence[str] = ()) -> _Seen:
+    return _Seen(text, language, sources, own, order)
+
+
+@lru_cache(maxsize=64)
+def _union(texts: tuple[str, ...], characters: bool) -> frozenset[int]:
+    """All the shingles of texts: the union of all but the last (which the speech before read, in a match) and the
+    last one's."""
+    if not texts:
+        return frozenset()
+    return _union(texts[:-1], characters) | prepared(texts[-1], characters).shingle_set
 
 
 def copied_share(text: str, sources: Sources, own: Iterable[tuple[str, str]] = (),
                  language: str = "en") -> tuple[float, str]:
-    """(share, name): the share of text's words inside shingles found in any source and not in own, and the name
-    of the source it copies most; (0.0, "") for a text under MIN_WORDS words."""
+    """(share, name): the share of text's words copied in order from the sources (not in own), and the name of the
+    source it copies most; (0.0, "") for a text under MIN_WORDS words."""
     seen = _seen(text, language, sources, own)
     return _copied(seen) if len(seen.p.shingles) >= MIN_WORDS else (0.0, "")
 
 
 def _copied(seen: _Seen, least: float = 0.0) -> tuple[float, str]:
     theirs = set().union(*(f for _, _, f in seen.sources)).difference(*(f for _, _, f in seen.own))
-    copied = seen.covered(theirs, least)
-    if not copied:
+    if not seen.covered(theirs, least):  # too little found to be a copy, in order or not
         return 0.0, ""
-    best = max(seen.sources, key=lambda source: seen.covered(source[2] & theirs))
-    return copied, best[0]
+    p, characters = seen.p, seen.characters
+    copied = {name: aligned(p.shingles, found & theirs, prepared(text, characters).shingles, p.size)
+              for name, text, found in seen.sources if found & theirs}
+    words = set().union(*copied.values())
+    if not words:
+        return 0.0, ""
+    return len(words) / p.extent, max(copied, key=lambda name: len(copied[name]))
 
 
 def echo(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), language: str = "en") -> str | None:
-    """Most of the speech (ECHO_SHARE of its words) copied from what its speaker was shown (sources: (name, text)
-    pairs, the motion, the prompt, the other side's speeches), word for word or with a word changed here and there,
-    or a marker line of the transcript it was shown (arena.domain.transcript.MARKER) copied into it. Words also in
-    own (the speaker's earlier speeches, (name, text) too) are the speaker's own, which a summary may restate; but a
-    speech that is nearly all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8 words) says nothing
-    new."""
+    """Most of the speech (ECHO_SHARE of its words) copied in order from what its speaker was shown (sources:
+    (name, text) pairs, the motion, the prompt, the other side's speeches), word for word or with a word changed
+    here and there, or a marker line of the transcript it was shown (arena.domain.transcript.MARKER) copied into it.
+    Words also in own (the speaker's earlier speeches, (name, text) too) are the speaker's own, which a summary may
+    restate; but a speech that is nearly all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8
+    words) says nothing new."""
     return _echo(_seen(text, language, sources, own))
 
 
@@ -284,7 +312,7 @@ def pasted_share(seen: _Seen, least: float = 0.0) -> tuple[float, list[str]]:
 
 
 def _pasted(seen: _Seen) -> str | None:
-    if len(seen.p.shingles) < PASTE_WORDS or seen.apart(0.0, PASTE_SHARE):
+    if len(seen.p.shingles) < PASTE_WORDS or seen.apart(None, PASTE_SHARE):
         return None
     found, names = pasted_share(seen, PASTE_SHARE)
     if found >= PASTE_SHARE and len(names) >= 2:
@@ -379,30 +407,30 @@ def word_salad(text: str, language: str = "en") -> str | None:
 
 
 def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, prompt: str = "",
-          sources: Sources = (), own: Sources = ()) -> Problem | None:
+          sources: Sources = (), own: Sources = (), order: Sequence[str] = ()) -> Problem | None:
     """The first check the speech fails, in CHECKS' order, or None. budget: the turn's, in the language's unit
     (0: no length check); prompt: what the speaker was asked (its output format's placeholders); sources and
-    own: as echo takes them."""
+    own: as echo takes them; order: texts among them in the order a match showed them (the motion, then the
+    speeches), which a match's next speech reads again with one more: their shingles are gathered once."""
     p = _read(text, language)
-    seen: list[_Seen] = []  # echo's and pasted's shingles found, read once
-
-    def found() -> _Seen:
-        if not seen:
-            seen.append(_seen(text, language, sources, own))
-        return seen[0]
-
-    tests: tuple[tuple[str, Callable[[], str | None]], ...] = (
-        ("placeholder", lambda: _placeholder(p, prompt, language)),
-        ("template", lambda: _template(p)),
-        ("echo", lambda: _echo(found())),
-        ("pasted", lambda: _pasted(found())),
-        ("repetition", lambda: _repetition(p, language)),
-        ("language", lambda: language_of(text, language)),
-        ("word-salad", lambda: salad(p, language)),
-        ("too-short", lambda: too_short(text, budget, language, share)))
-    for name, test in tests:
-        if (detail := test()) is not None:
-            return Problem(name, detail)
+    detail = _placeholder(p, prompt, language)
+    if detail is not None:
+        return Problem("placeholder", detail)
+    if (detail := _template(p)) is not None:
+        return Problem("template", detail)
+    seen = _seen(text, language, sources, own, order)  # read once for echo and pasted
+    if (detail := _echo(seen)) is not None:
+        return Problem("echo", detail)
+    if (detail := _pasted(seen)) is not None:
+        return Problem("pasted", detail)
+    if (detail := _repetition(p, language)) is not None:
+        return Problem("repetition", detail)
+    if (detail := language_of(text, language)) is not None:
+        return Problem("language", detail)
+    if (detail := salad(p, language)) is not None:
+        return Problem("word-salad", detail)
+    if (detail := too_short(text, budget, language, share)) is not None:
+        return Problem("too-short", detail)
     return None
 
 
@@ -414,13 +442,14 @@ def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequ
     or it pastes them with the rest of what it was shown. budget: what the speaker was asked for, if not the
     turn's; a turn's own min_share overrides share. The protocol and the web (arena.match.turns) both ask this."""
     turn = fmt.turn(stage, side)
-    sources = [("the motion", "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))),
-               ("the turn's brief", f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
+    stated = "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))
+    sources = [("the motion", stated), ("the turn's brief", f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
     sources += [("the prompt", prompts[0])] if prompts else []
     sources += [(f"{s.side.upper()}'s {fmt.label(s.stage)}", s.text) for s in shown if s.side != side]
     return check(text, language=language, budget=budget or turn.budget(language)[0],
                  share=share if turn.min_share is None else turn.min_share, prompt="\n".join(prompts),
-                 sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side])
+                 sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side],
+                 order=(stated, *(s.text for s in shown)))
 
 
 def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,

@@ -55,7 +55,7 @@ def same_words(text: str) -> bool:
     return text.isascii() or (unicodedata.is_normalized("NFKC", text) and not _DROPPED.search(text))
 
 
-@lru_cache(maxsize=256)  # a turn's prompt is read by each of its answers' checks
+@lru_cache(maxsize=64)  # a turn's prompt is read by each of its answers' checks
 def plain(text: str) -> str:
     """text as compared, case kept: compatibility forms folded, marks and invisible characters dropped, look-alike
     letters read as Latin, runs of spaces (non-breaking ones too) one space. Line breaks are kept: they end lines,
@@ -111,7 +111,7 @@ class Prepared:
         return len(found) + self.repeats
 
 
-@lru_cache(maxsize=1024)  # a match's speeches are read again by every later speech's checks, its motion by all
+@lru_cache(maxsize=64)  # a match's speeches are read again by every later speech's checks, its motion by all
 def prepared(text: str, characters: bool) -> Prepared:
     """text prepared for comparing; characters: in a language written without spaces (zh, ja), whose every
     character is a word."""
@@ -127,7 +127,7 @@ def prepared(text: str, characters: bool) -> Prepared:
                     size, shingles, frozenset(shingles))
 
 
-@lru_cache(maxsize=1024)
+@lru_cache(maxsize=64)
 def runs(text: str, characters: bool) -> tuple[tuple[int, ...], frozenset[int]]:
     """text's runs of twice a shingle's words, in order and as a set: two shingles, the second starting where the
     first ends (a run is found in a text only where both its halves are)."""
@@ -153,6 +153,42 @@ def coverage(shingles: tuple[int, ...], found: frozenset[int] | set[int], size: 
             covered += i + size - max(end, i)
             end = i + size
     return covered / (len(shingles) + size - 1)
+
+
+DRIFT = 3  # words a copy's alignment may shift by (a word added or dropped) and still be the same copy
+LONG = 16  # words an aligned stretch spans at least to count as copied: longer than a shared stock phrase
+
+
+def aligned(shingles: tuple[int, ...], found: frozenset[int] | set[int], source: tuple[int, ...],
+            size: int) -> set[int]:
+    """The positions of a text's words copied from source in order: inside shingles found in source that follow
+    one another at (nearly) the same distance in both, in stretches spanning LONG words or more. A copy with a
+    word changed here and there is one stretch; a text that only shares stock phrases with source (each phrase
+    found somewhere else in it) has none."""
+    where: dict[int, list[int]] = {}
+    for j, shingle in enumerate(source):
+        if shingle in found:
+            where.setdefault(shingle, []).append(j)
+    out: set[int] = set()
+    chain: list[int] = []
+    offset, last = 0, -LONG
+
+    def close() -> None:
+        if chain and chain[-1] + size - chain[0] >= LONG:
+            out.update(k for i in chain for k in range(i, i + size))
+
+    for i, shingle in enumerate(shingles):
+        if shingle not in found or shingle not in where:
+            continue
+        near = min(where[shingle], key=lambda j: abs(j - i - offset))
+        if chain and abs(near - i - offset) <= DRIFT and i - last <= size + DRIFT:
+            chain.append(i)
+        else:
+            close()
+            chain = [i]
+        offset, last = near - i, i
+    close()
+    return out
 
 
 def share(ordered: tuple[int, ...], found: frozenset[int] | set[int]) -> float:

@@ -29,7 +29,7 @@ SALAD_FUNCTION_ZH = 0.05
 _FUNCTION_ZH = frozenset("的了是在和不有这也就我你他她它们为以要与对而及但都会所其将能可个一之因此如果并被把让从到由于更很还又才却"
                          "那些么什吗呢吧着过得地")
 # What ends a sentence or a clause: Chinese prose has one every dozen characters or so.
-_ENDS = {"en": re.compile(r"[.!?;:]+|\n"), "zh": re.compile(r"[，。！？；：、,.!?;:]+|\n")}
+_ENDS = {"en": re.compile(r"[.!?;:]+|\n+"), "zh": re.compile(r"[，。！？；：、,.!?;:]+|\n+")}
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 
 
@@ -51,9 +51,8 @@ def salad(p: Prepared, language: str) -> str | None:
     if words < SALAD_WORDS:
         return None
     text = p.text
-    # Fewer than the ends there are (each line break is one, and so is each ". "): when they are enough, no need to
-    # find them all.
-    if language != "en" or (text.count("\n") + text.count(". ") + text.count("? ")) * run < words:
+    # Fewer than the ends there are (each ". " ends one): when they are enough, no need to find them all.
+    if language != "en" or text.count(". ") * run < words:
         ends = len(_ENDS[language].findall(text.strip()))
         if words > run * max(ends, 1):
             return (f"it has {words} {unit} and {ends or 'no'} sentence end{'' if ends == 1 else 's'}: words strung "
