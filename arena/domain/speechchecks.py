@@ -4,10 +4,10 @@ A speech that fails one is not rated as a speech: the protocol (arena.match.prot
 forfeit, and the web refuses a person's (arena.match.turns.problem), the reason beginning with the check's name
 (`placeholder:`, `template:`, `echo:`, `pasted:`, `repetition:`, `language:`, `word-salad:`, `too-short:`). Each
 check returns None for a speech that passes, else what is wrong, in words a reader of the forfeit reason
-understands. Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies by
-overlapping word shingles found in order. The thresholds leave every speech of the demo alone and flag one of the 15,470 of
-lechmazur/debate's real debates (a rebuttal in Chinese in an English debate); benchmarks/speech_checks.py prints
-the counts, how close the rest come, and what the checks cost a speech.
+understands. Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies
+by overlapping word shingles found in order. The thresholds leave every speech of the demo alone and flag one of
+the 15,470 of lechmazur/debate's real debates (a rebuttal in Chinese in an English debate);
+benchmarks/speech_checks.py prints the counts, how close the rest come, and what the checks cost a speech.
 """
 from __future__ import annotations
 

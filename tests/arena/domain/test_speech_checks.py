@@ -33,8 +33,8 @@ HEALTHY = (
     "cost? Ours does, and the evidence from every city that tried it points the same way.")
 MOTION = Motion("m", "Cities should adopt congestion pricing.", "policy")
 LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
-         "dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea "
-         "commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat "
+         "dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex "
+         "ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat "
          "nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit "
          "anim id est laborum.")
 
@@ -246,10 +246,6 @@ OUTLINE = ("\n- Point one: their regressivity claim ignores the revenue recyclin
            "- Remember to cite the Stockholm referendum result and the asthma study numbers again\n"
            "- Close strong with a call to the judge about fairness and time saved for everyone\n"
            "- Check the word count before submitting and trim the second point if needed")
-LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et dolore "
-         "magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex ea "
-         "commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat "
-         "nulla pariatur.")
 FILLER = "This is where our rebuttal of the other side will go, and it will answer each of their points in turn."
 DISGUISED = {
     "the opponent's speech, Cyrillic look-alikes in its long words": (
@@ -296,7 +292,7 @@ def test_the_names_say_what_was_found():
     assert reason("[Insert rebuttal here]\n" + OUTLINE) == \
         "template: '[Insert rebuttal here]' stands on a line of its own: a template's blank, left unfilled"
     assert reason(DISGUISED["lorem ipsum interleaved with English"][0]) == \
-        "placeholder: it is lorem ipsum filler (78 of its 208 words)"
+        "placeholder: it is lorem ipsum filler (102 of its 276 words)"
 
 
 def test_a_chinese_word_salad_is_refused_and_a_language_without_function_words_here_is_left_alone():
@@ -332,7 +328,8 @@ def test_a_speech_that_mentions_lorem_ipsum_or_a_blank_in_a_sentence_passes():
 
 def test_healthy_speeches_pass_and_normalising_changes_no_count():
     for text, side, stage, shown in ((PRO_CONSTRUCTIVE, "pro", "constructive", ()),
-                                     (CON_CONSTRUCTIVE, "con", "constructive", ()), (MENTIONS, "pro", "rebuttal", SHOWN)):
+                                     (CON_CONSTRUCTIVE, "con", "constructive", ()),
+                                     (MENTIONS, "pro", "rebuttal", SHOWN)):
         assert sc.in_debate(text, side=side, stage=stage, motion=MOTION, shown=shown, fmt=AGENT4DEBATE,
                             language="en", share=0.25) is None
     # Its length is counted as written (the web page's counter counts the same), whatever the checks compare.
