@@ -1,69 +1,90 @@
 """Is it a debate speech? Small pure checks of one speech's text, each naming what it found.
 
 A speech that fails one is not rated as a speech: the protocol (arena.match.protocol) ends the match as that side's
-forfeit, its reason beginning with the check's name (`placeholder:`, `echo:`, `repetition:`, `language:`,
-`too-short:`). Each check returns None for a speech that passes, else what is wrong, in words a reader of the
-forfeit reason understands. The thresholds leave every speech of the demo alone and flag one of the 15,470 of
-lechmazur/debate's real debates (a rebuttal in Chinese in an English debate); benchmarks/speech_checks.py prints
-the counts and how close the rest come.
+forfeit, and the web refuses a person's (arena.match.turns.problem), the reason beginning with the check's name
+(`placeholder:`, `template:`, `echo:`, `pasted:`, `repetition:`, `language:`, `word-salad:`, `too-short:`). Each
+check returns None for a speech that passes, else what is wrong, in words a reader of the forfeit reason
+understands. Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies
+by overlapping word shingles found in order. The thresholds leave every speech of the demo alone and flag one of
+the 15,470 of lechmazur/debate's real debates (a rebuttal in Chinese in an English debate);
+benchmarks/speech_checks.py prints the counts, how close the rest come, and what the checks cost a speech.
 """
 from __future__ import annotations
 
 import re
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
-from typing import TYPE_CHECKING, Callable, Iterable, Mapping, Sequence
+from functools import cached_property, lru_cache
+from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
+from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, runs,
+                                     same_words, share)
 from arena.domain.transcript import MARKER
+from arena.domain.wordsalad import lorem_words, salad
 
 if TYPE_CHECKING:
     from arena.domain.records import Match, Motion, Speech
 
 # In the order they are tried: a speech in another language is named so before its length, which is counted
-# in the wrong unit, calls it short.
-CHECKS = ("placeholder", "echo", "repetition", "language", "too-short")
+# in the wrong unit, calls it short; a copy of one text is an echo before it is a page pasted.
+CHECKS = ("placeholder", "template", "echo", "pasted", "repetition", "language", "word-salad", "too-short")
 MIN_SHARE = 0.25  # [arena] min_speech_share's default: a speech under a quarter of its budget is no speech
 
 # What output formats ask to be replaced: <the full speech>, [Your speech here], {speech}, {{ speech }}, 【在此填写】.
 _ANGLED = re.compile(r"<\s*([^\W\d_][^<>\n=/]{0,80}?)\s*>")
-_SQUARE = re.compile(r"[\[【]([^\[\]【】\n]{0,80}?(?:your|insert|speech|placeholder|here|todo|在此|此处|填写|发言内容)"
-                     r"[^\[\]【】\n]{0,80}?)[\]】]", re.IGNORECASE)
+_BRACKETED = re.compile(r"[\[【]([^\[\]【】\n]{0,170})[\]】]")
+_SQUARE = re.compile(r"your|insert|speech|placeholder|here|todo|在此|此处|填写|发言内容", re.IGNORECASE)
 _BRACED = re.compile(r"\{\{?\s*[A-Za-z_][\w .-]{0,40}?\s*\}?\}")
-_LOREM = re.compile(r"\blorem ipsum\b", re.IGNORECASE)
+# A template's blank: a bracket telling the writer what to put there ([Insert rebuttal here], [Your name], [TODO:
+# evidence], 【在此填写】), or an angled or braced placeholder; not a citation ([1], [C2.2]) or a link ([here](url)).
+_BLANK = re.compile(r"\b(?:insert|your|here|todo|tbd|placeholder|fill in|add|write|enter)\b|在此|此处|填写|插入",
+                    re.IGNORECASE)
+_QUOTES = "\"'“”‘’「」『』«»`"
+TEMPLATE_WORDS = 3  # words beside a template's blank on its line at most: a label ("Rebuttal:"), not a sentence
 _HTML = {"b", "i", "u", "p", "br", "em", "hr", "li", "ol", "ul", "strong", "sup", "sub", "small", "blockquote"}
 PLACEHOLDER_LEFT = 25  # words (characters for zh/ja: twice this) beside the placeholders: no speech around them
+LOREM_LEAST = 12  # lorem ipsum's words in a speech: this many, or LOREM_SHARE of its words, is filler, not a mention
+LOREM_SHARE = 0.1
 
-_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
-_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W_]+", re.UNICODE)
+_SENTENCE = re.compile(r"[.!?。！？；;]+|\n+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _HANGUL = re.compile(r"[\uac00-\ud7af]")
 _LATIN = re.compile(r"[A-Za-z\u00c0-\u024f]")
 _CYRILLIC = re.compile(r"[\u0400-\u04ff]")
 _ARABIC = re.compile(r"[\u0600-\u06ff]")
+_NOT_LATIN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af\u0400-\u04ff\u0600-\u06ff]")
+_SCRIPT_PATTERNS = {"cjk": _CJK, "hangul": _HANGUL, "latin": _LATIN, "cyrillic": _CYRILLIC, "arabic": _ARABIC}
 # The script each language is written in; a language not here is not checked.
 SCRIPTS = {"zh": "cjk", "ja": "cjk", "ko": "hangul", "ru": "cyrillic", "uk": "cyrillic", "ar": "arabic",
            **{code: "latin" for code in ("en", "fr", "de", "es", "it", "pt", "nl", "sv", "da", "no", "pl", "tr",
                                           "id", "vi", "cs", "fi", "ro", "hu")}}
 _SCRIPT_NAMES = {"cjk": "Chinese or Japanese characters", "hangul": "Korean", "latin": "Latin letters",
                  "cyrillic": "Cyrillic", "arabic": "Arabic script"}
-# English's commonest words: prose has a third of its words among them; a speech in French or German in Latin
-# letters has almost none.
-_ENGLISH = frozenset("the a an of to and in is that it for on as with be are this by not or we our they their "
-                     "but if from at which would will can more should has have was its than so you your how why what "
-                     "do does when where who there been were all any no into about".split())
+# For English, the share of its words that are function words (arena.domain.speechtext.FUNCTION_WORDS): prose has
+# a third or more of its words among them; a speech in French or German in Latin letters has almost none.
 ENGLISH_SHARE = 0.08
 
-ECHO_SHARE = 0.6  # of a speech's word runs found in its sources: most of it copied
-# Of its runs found in the speaker's own earlier speeches: nearly all of one again. Real debaters restate at most
-# a quarter (lechmazur/debate: 27%), the simulator's summaries, built from a few templates, up to 72%.
+# Of a speech's words copied in order from its sources (arena.domain.speechtext.aligned): most of it. A copy with
+# every 7th word changed keeps 86% of its words, with every 5th 80%; the demo's simulator reaches 49%, lechmazur/
+# debate's real debaters 38%.
+ECHO_SHARE = 0.7
+# Of its runs of 8 words (16 characters in zh/ja) found in one of the speaker's own earlier speeches: nearly all of
+# one again. Real debaters restate at most a quarter (lechmazur/debate: 27%), the simulator's summaries, built from a
+# few templates, about half.
 ECHO_OWN_SHARE = 0.9
-ECHO_RUN = 8  # words (characters for zh/ja: twice this) in a run that counts as copied
+# Of its runs found in anything it was shown, its own speeches too, with two or more of those texts in it whole or
+# nearly: the page it was shown (the motion, the speeches), pasted.
+PASTE_SHARE = 0.75
+PASTE_PIECE = 0.1
+PASTE_WHOLE = 0.5  # of a shown text's shingles in the speech: that text pasted into it, not quoted
+PASTE_WORDS = 60  # a page holds speeches: a shorter text is no page
 REPEAT_SHARE = 0.5  # of a speech's words in its commonest sentence: one sentence making up most of it
 LOOP_SHARE = 0.6  # of a speech's word runs that repeat an earlier one: a phrase in a loop
 LOOP_RUN = 6
 MIN_WORDS = 20  # shorter speeches are left to too-short: a share of a few words says nothing
+
+Sources = Sequence[tuple[str, str]]  # (name, text): what a speaker was shown ("the motion", "CON's rebuttal")
 
 
 @dataclass(frozen=True)
@@ -77,22 +98,44 @@ class Problem:
         return f"{self.check}: {self.detail}"
 
 
+def _read(text: str, language: str) -> Prepared:
+    """text prepared (arena.domain.speechtext.prepared) as language's speeches are compared."""
+    return prepared(text, language in CHARACTER_LANGUAGES)
+
+
 def length(text: str, language: str) -> tuple[int, str]:
     """(amount, unit): a speech's length as its budget counts it, characters for zh/ja, else words; only letters
     and digits count, so that a page of dashes or brackets is not taken for a speech (SmolLM2 wrote one)."""
     if language in CHARACTER_LANGUAGES:
         return sum(1 for c in text if c.isalnum()), "characters"
+    if prepared(text, False).simple or same_words(text):  # the words _tokens would find, already cut
+        return len(prepared(text, False).tokens), "words"
     return len(_tokens(text)), "words"
 
 
 def placeholder(text: str, prompt: str = "", language: str = "en") -> str | None:
     """The output format's placeholder instead of a speech: placeholders (those the prompt shows, and the common
-    <...>, [Your ... here], {name}) with next to nothing else around them, or lorem ipsum anywhere."""
-    if _LOREM.search(text):
-        return "it is lorem ipsum filler"
-    shown = {m.group(0) for m in _ANGLED.finditer(prompt)} | {m.group(0) for m in _BRACED.finditer(prompt)}
-    found = [m.group(0) for pattern in (_ANGLED, _SQUARE, _BRACED) for m in pattern.finditer(text)
-             if not _is_markup(m.group(0))]
+    <...>, [Your ... here], {name}) with next to nothing else around them, or lorem ipsum filler (a mention of
+    lorem ipsum in a sentence is no filler)."""
+    return _placeholder(_read(text, language), prompt, language)
+
+
+def _placeholder(p: Prepared, prompt: str, language: str) -> str | None:
+    filler, words = lorem_words(p.tokens), len(p.tokens)
+    if filler >= 3 and (filler >= LOREM_LEAST or filler >= LOREM_SHARE * words):
+        return f"it is lorem ipsum filler ({filler} of its {words} words)"
+    text = p.plain
+    if not any(c in text for c in "<[{【"):
+        return None
+    shown: set[str] = set()
+    if prompt:
+        asked = plain(prompt)
+        shown = {m.group(0) for m in _ANGLED.finditer(asked)} | {m.group(0) for m in _BRACED.finditer(asked)}
+    found = [m.group(0) for pattern, opens in ((_ANGLED, "<"), (_BRACED, "{")) if any(c in text for c in opens)
+             for m in pattern.finditer(text) if not _is_markup(m.group(0))]
+    brackets = _brackets(text)
+    if brackets and _SQUARE.search("\n".join(m.group(1) for m in brackets)):  # most are citations: [1], [C2.2]
+        found[:0] = [m.group(0) for m in brackets if _SQUARE.search(m.group(1))]
     found += [s for s in shown if s in text and s not in found]
     if not found:
         return None
@@ -105,41 +148,175 @@ def placeholder(text: str, prompt: str = "", language: str = "en") -> str | None
     return f"it is the placeholder {_quote(found[0])} where the speech should be"
 
 
-def copied_share(text: str, sources: Sequence[tuple[str, str]], own: Iterable[tuple[str, str]] = (),
+def template(text: str, language: str = "en") -> str | None:
+    """A template left unfilled: a blank ([Insert rebuttal here], <your speech>, {speech}) standing on a line of its
+    own, or after a label of a few words, whatever is written around it (an outline under it is no speech). A blank
+    mentioned in a sentence, or in quotes, is a mention."""
+    return _template(_read(text, language))
+
+
+def _template(p: Prepared) -> str | None:
+    text = p.plain
+    if not any(c in text for c in "<[{【"):
+        return None
+    brackets = _brackets(text)
+    blanks = [m for m in brackets if _BLANK.search(m.group(1)) and text[m.end():m.end() + 1] != "("] \
+        if brackets and _BLANK.search("\n".join(m.group(1) for m in brackets)) else []
+    for pattern, opens in ((_ANGLED, "<"), (_BRACED, "{")):
+        blanks += [m for m in (pattern.finditer(text) if any(c in text for c in opens) else ())
+                   if not _is_markup(m.group(0))]
+    for m in sorted(blanks, key=lambda m: m.start()):
+        start, end = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+        end = len(text) if end < 0 else end
+        before, after = text[start:m.start()].rstrip(" *_"), text[m.end():end].lstrip(" *_")
+        if (before[-1:] and before[-1] in _QUOTES) or (after[:1] and after[0] in _QUOTES):
+            continue
+        if len(TOKEN.findall(before)) + len(TOKEN.findall(after)) <= TEMPLATE_WORDS:
+            return f"{_quote(m.group(0))} stands on a line of its own: a template's blank, left unfilled"
+    return None
+
+
+class _Seen:
+    """A speech, and which of its shingles are found in each text its speaker was shown: (name, text, found), read
+    only when enough of it is found in all of them together (apart)."""
+
+    def __init__(self, text: str, language: str, sources: Sources, own: Iterable[tuple[str, str]],
+                 order: Sequence[str] = ()) -> None:
+        self.text, self.characters = text, language in CHARACTER_LANGUAGES
+        self.p = prepared(text, self.characters)
+        self._sources, self._own = tuple(sources), tuple(own)
+        # What all of them hold, read from the union of the texts in order (as a match showed them, which the
+        # match's earlier speeches built) and the few others.
+        ordered = set(order)
+        rest = [t for _, t in self._sources + self._own if t not in ordered]
+        mine = self.p.shingle_set
+        self.found = (mine & _union(tuple(order), self.characters)).union(
+            *(mine & prepared(t, self.characters).shingle_set for t in rest))
+
+    @cached_property
+    def sources(self) -> tuple[tuple[str, str, frozenset[int]], ...]:
+        return tuple((n, t, self.found & prepared(t, self.characters).shingle_set) for n, t in self._sources)
+
+    @cached_property
+    def own(self) -> tuple[tuple[str, str, frozenset[int]], ...]:
+        return tuple((n, t, self.found & prepared(t, self.characters).shingle_set) for n, t in self._own)
+
+    def apart(self, words: float | None, runs: float | None) -> bool:
+        """Whether too little of it is found in anything shown for words (a share of its words inside shingles
+        found) or runs (a share of its runs found) to be reached, so that neither need be counted (None: not asked)."""
+        p = self.p
+        found = p.seen(self.found)
+        return ((words is None or found * p.size < words * p.extent)
+                and (runs is None or found < runs * (len(p.shingles) - p.size)))
+
+    def covered(self, found: frozenset[int] | set[int], least: float = 0.0) -> float:
+        """The share of the speech's words inside shingles in found; 0.0 at once when it cannot reach least."""
+        p = self.p
+        if least and p.seen(found) * p.size < least * p.extent:
+            return 0.0
+        return coverage(p.shingles, found, p.size)
+
+    def run_share(self, texts: Sequence[tuple[str, str, frozenset[int]]], least: float = 0.0) -> float:
+        """The share of the speech's runs (of twice a shingle's words) found in any of texts; 0.0 at once when it
+        cannot reach least (a run found starts with a shingle found)."""
+        p = self.p
+        if least and p.seen(set().union(*(f for _, _, f in texts))) < least * (len(p.shingles) - p.size):
+            return 0.0
+        characters = p.size != SHINGLE
+        ordered, _ = runs(self.text, characters)
+        return share(ordered, set().union(*(runs(t, characters)[1] for _, t, _ in texts)))
+
+    def whole(self, text: str) -> float:
+        """The share of text's runs found in the speech: 1.0 for a text pasted into it whole."""
+        characters = self.p.size != SHINGLE
+        _, mine = runs(self.text, characters)
+        _, theirs = runs(text, characters)
+        return len(mine & theirs) / len(theirs) if theirs else 0.0
+
+
+def _seen(text: str, language: str, sources: Sources, own: Iterable[tuple[str, str]],
+          order: Sequence[str] = ()) -> _Seen:
+    return _Seen(text, language, sources, own, order)
+
+
+@lru_cache(maxsize=64)
+def _union(texts: tuple[str, ...], characters: bool) -> frozenset[int]:
+    """All the shingles of texts: the union of all but the last (which the speech before read, in a match) and the
+    last one's."""
+    if not texts:
+        return frozenset()
+    return _union(texts[:-1], characters) | prepared(texts[-1], characters).shingle_set
+
+
+def copied_share(text: str, sources: Sources, own: Iterable[tuple[str, str]] = (),
                  language: str = "en") -> tuple[float, str]:
-    """(share, name): the share of text's runs of ECHO_RUN words found in any source and not in own, and the name
-    of the source it copies most; (0.0, "") for a text under MIN_WORDS runs."""
-    size = 2 * ECHO_RUN if language in CHARACTER_LANGUAGES else ECHO_RUN
-    runs = _runs(text, size)
-    if len(runs) < MIN_WORDS:
+    """(share, name): the share of text's words copied in order from the sources (not in own), and the name of the
+    source it copies most; (0.0, "") for a text under MIN_WORDS words."""
+    seen = _seen(text, language, sources, own)
+    return _copied(seen) if len(seen.p.shingles) >= MIN_WORDS else (0.0, "")
+
+
+def _copied(seen: _Seen, least: float = 0.0) -> tuple[float, str]:
+    theirs = set().union(*(f for _, _, f in seen.sources)).difference(*(f for _, _, f in seen.own))
+    if not seen.covered(theirs, least):  # too little found to be a copy, in order or not
         return 0.0, ""
-    candidates = set(runs).difference(*(_run_set(t, size) for _, t in own))
-    copied: set[tuple[str, ...]] = set()
-    best, best_share = "", 0.0
-    for name, source in sources:
-        found = candidates & _run_set(source, size)
-        share = sum(1 for r in runs if r in found) / len(runs)
-        if share > best_share:
-            best, best_share = name, share
-        copied |= found
-    return sum(1 for r in runs if r in copied) / len(runs), best
+    p, characters = seen.p, seen.characters
+    copied = {name: aligned(p.shingles, found & theirs, prepared(text, characters).shingles, p.size)
+              for name, text, found in seen.sources if found & theirs}
+    words = set().union(*copied.values())
+    if not words:
+        return 0.0, ""
+    return len(words) / p.extent, max(copied, key=lambda name: len(copied[name]))
 
 
-def echo(text: str, sources: Sequence[tuple[str, str]], own: Sequence[tuple[str, str]] = (),
-         language: str = "en") -> str | None:
-    """Most of the speech copied word for word from what its speaker was shown, or a marker line of the transcript
-    it was shown (arena.domain.transcript.MARKER) copied into it: sources are (name, text) pairs (the motion, the prompt,
-    the opponent's speeches). Runs also in own (the speaker's earlier speeches, (name,
-    text) too) are the speaker's own words, which a summary may restate; but a speech that is nearly all one of
-    its own earlier ones again (ECHO_OWN_SHARE) says nothing new."""
-    if marker := MARKER.search(text):
+def echo(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), language: str = "en") -> str | None:
+    """Most of the speech (ECHO_SHARE of its words) copied in order from what its speaker was shown (sources:
+    (name, text) pairs, the motion, the prompt, the other side's speeches), word for word or with a word changed
+    here and there, or a marker line of the transcript it was shown (arena.domain.transcript.MARKER) copied into it.
+    Words also in own (the speaker's earlier speeches, (name, text) too) are the speaker's own, which a summary may
+    restate; but a speech that is nearly all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8
+    words) says nothing new."""
+    return _echo(_seen(text, language, sources, own))
+
+
+def _echo(seen: _Seen) -> str | None:
+    if "===" in seen.text and (marker := MARKER.search(seen.text)):
         return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
-    share, best = copied_share(text, sources, own, language)
-    if share >= ECHO_SHARE:
-        return f"{share:.0%} of it is copied word for word from what it was shown, most from {best}"
-    again, which = copied_share(text, own, (), language)
-    if again >= ECHO_OWN_SHARE:
-        return f"{again:.0%} of it repeats {which} word for word"
+    if len(seen.p.shingles) < MIN_WORDS or seen.apart(ECHO_SHARE, ECHO_OWN_SHARE):
+        return None
+    copied, best = _copied(seen, ECHO_SHARE)
+    if copied >= ECHO_SHARE:
+        return f"{copied:.0%} of it is copied from what it was shown, most from {best}"
+    for mine in seen.own:
+        if (again := seen.run_share([mine], ECHO_OWN_SHARE)) >= ECHO_OWN_SHARE:
+            return f"{again:.0%} of it repeats {mine[0]} word for word"
+    return None
+
+
+def pasted(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), language: str = "en") -> str | None:
+    """The page the speaker was shown, pasted: most of the speech's runs of 8 words (PASTE_SHARE) found in what it
+    was shown, its own earlier speeches included, and two or more of those texts in it whole or nearly (the
+    speeches before it, the motion): a page, not a quote or a restatement."""
+    return _pasted(_seen(text, language, sources, own))
+
+
+def pasted_share(seen: _Seen, least: float = 0.0) -> tuple[float, list[str]]:
+    """(share, names): the share of the speech's runs found in anything shown, and the texts it pastes: those of
+    which PASTE_WHOLE or more is in it, making up PASTE_PIECE of it or more."""
+    texts = seen.sources + seen.own
+    found = seen.run_share(texts, least)
+    if not found:
+        return 0.0, []
+    return found, [name for name, text, shingles in texts
+                   if seen.covered(shingles, PASTE_PIECE) >= PASTE_PIECE and seen.whole(text) >= PASTE_WHOLE]
+
+
+def _pasted(seen: _Seen) -> str | None:
+    if len(seen.p.shingles) < PASTE_WORDS or seen.apart(None, PASTE_SHARE):
+        return None
+    found, names = pasted_share(seen, PASTE_SHARE)
+    if found >= PASTE_SHARE and len(names) >= 2:
+        return f"{found:.0%} of it is the page it was shown pasted in, {' and '.join(names)} whole"
     return None
 
 
@@ -147,24 +324,40 @@ def repeated_shares(text: str, language: str = "en") -> tuple[float, int, str, f
     """(sentence share, its count, the sentence, loop share, the phrase): the share of text's words in its
     commonest sentence, and the share of its runs of LOOP_RUN words that repeat an earlier run; zeros for a
     text under MIN_WORDS words."""
-    tokens = _tokens(text)
-    if len(tokens) < MIN_WORDS:
+    return _repeated(_read(text, language), language)
+
+
+def _repeated(p: Prepared, language: str, least: float = 0.0) -> tuple[float, int, str, float, str]:
+    tokens = p.tokens
+    words = len(tokens)
+    if words < MIN_WORDS:
         return 0.0, 0, "", 0.0, ""
-    sentences = [s for s in (" ".join(_tokens(part)) for part in _SENTENCE_END.split(text)) if s]
-    sentence, count = Counter(sentences).most_common(1)[0] if sentences else ("", 0)
+    if p.simple:  # the same cuts as _SENTENCE's, made faster with plain string methods
+        parts = p.text.replace("!", ".").replace("?", ".").replace(";", ".").replace("\n", ".").split(".")
+    else:
+        parts = _SENTENCE.split(p.text)
+    sentences = Counter(map(str.strip, parts))
+    sentences.pop("", None)
+    sentence, count = sentences.most_common(1)[0] if sentences else ("", 0)
+    share = count * len(TOKEN.findall(sentence)) / words if count > 1 else 0.0
     size = 2 * LOOP_RUN if language in CHARACTER_LANGUAGES else LOOP_RUN
-    runs = list(zip(*(tokens[i:] for i in range(size))))
-    if len(runs) < MIN_WORDS:  # a loop of phrases needs room to show itself
-        return count * len(sentence.split()) / len(tokens), count, sentence, 0.0, ""
-    loop = (len(runs) - len(set(runs))) / len(runs)
-    return (count * len(sentence.split()) / len(tokens), count, sentence, loop,
-            " ".join(Counter(runs).most_common(1)[0][0]))
+    runs = words - size + 1
+    # A run that repeats starts with a shingle that repeats (shingles are no longer than runs): p.repeats bounds it.
+    if runs < MIN_WORDS or p.repeats < least * runs:
+        return share, count, sentence, 0.0, ""
+    counted = Counter(zip(*(tokens[i:] for i in range(size))))
+    loop = (runs - len(counted)) / runs
+    return share, count, sentence, loop, " ".join(counted.most_common(1)[0][0])
 
 
 def repetition(text: str, language: str = "en") -> str | None:
     """A loop: one sentence making up most of the speech, or runs of words that mostly repeat earlier ones (a
     phrase looping with no sentence end between)."""
-    share, count, sentence, loop, phrase = repeated_shares(text, language)
+    return _repetition(_read(text, language), language)
+
+
+def _repetition(p: Prepared, language: str) -> str | None:
+    share, count, sentence, loop, phrase = _repeated(p, language, LOOP_SHARE)
     if count >= 3 and share >= REPEAT_SHARE:
         return f"one sentence makes up {share:.0%} of it, said {count} times: {_quote(sentence)}"
     if loop >= LOOP_SHARE:
@@ -186,56 +379,77 @@ def language_of(text: str, language: str) -> str | None:
     script = SCRIPTS.get(language)
     if script is None:
         return None
-    counts = {"cjk": len(_CJK.findall(text)), "hangul": len(_HANGUL.findall(text)),
-              "latin": len(_LATIN.findall(text)), "cyrillic": len(_CYRILLIC.findall(text)),
-              "arabic": len(_ARABIC.findall(text))}
-    letters = sum(counts.values())
-    if letters < MIN_WORDS:
-        return None
-    if counts[script] < 0.5 * letters:
-        other = max(counts, key=counts.__getitem__)
-        return f"it is written mostly in {_SCRIPT_NAMES[other]}, where the motion's language is {language!r}"
+    if not (script == "latin" and _read(text, language).simple):  # an ASCII text's letters are all Latin
+        # Latin letters are the most to count and mostly decide nothing: fewer than half the letters in a Latin
+        # language's script needs more than MIN_WORDS / 2 of another.
+        if script != "latin" or len(_NOT_LATIN.findall(text)) > MIN_WORDS // 2:
+            counts = {name: len(pattern.findall(text)) for name, pattern in _SCRIPT_PATTERNS.items()}
+            letters = sum(counts.values())
+            if letters >= MIN_WORDS and counts[script] < 0.5 * letters:
+                other = max(counts, key=counts.__getitem__)
+                return f"it is written mostly in {_SCRIPT_NAMES[other]}, where the motion's language is {language!r}"
     if language == "en" and english_share(text) < ENGLISH_SHARE:
         return "it is in Latin letters but not in English, the motion's language"
     return None
 
 
 def english_share(text: str) -> float:
-    """The share of text's words that are among English's commonest (1.0 for a text under MIN_WORDS words)."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z']+", text)]
-    return sum(w in _ENGLISH for w in words) / len(words) if len(words) >= MIN_WORDS else 1.0
+    """The share of text's words that are English function words (1.0 for a text under MIN_WORDS words)."""
+    p = prepared(text, False)
+    words = len(p.tokens)
+    return p.function / words if words >= MIN_WORDS else 1.0
+
+
+def word_salad(text: str, language: str = "en") -> str | None:
+    """Words without sentences, in a language it can judge (en, zh; others pass): no sentence ends in a long
+    stretch, or too few of the language's function words for prose (arena.domain.wordsalad)."""
+    return salad(_read(text, language), language)
 
 
 def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, prompt: str = "",
-          sources: Sequence[tuple[str, str]] = (), own: Sequence[tuple[str, str]] = ()) -> Problem | None:
+          sources: Sources = (), own: Sources = (), order: Sequence[str] = ()) -> Problem | None:
     """The first check the speech fails, in CHECKS' order, or None. budget: the turn's, in the language's unit
     (0: no length check); prompt: what the speaker was asked (its output format's placeholders); sources and
-    own: as echo takes them."""
-    found: tuple[tuple[str, Callable[[], str | None]], ...] = (
-        ("placeholder", lambda: placeholder(text, prompt, language)),
-        ("echo", lambda: echo(text, sources, own, language)),
-        ("repetition", lambda: repetition(text, language)),
-        ("language", lambda: language_of(text, language)),
-        ("too-short", lambda: too_short(text, budget, language, share)))
-    for name, test in found:
-        if (detail := test()) is not None:
-            return Problem(name, detail)
+    own: as echo takes them; order: texts among them in the order a match showed them (the motion, then the
+    speeches), which a match's next speech reads again with one more: their shingles are gathered once."""
+    p = _read(text, language)
+    detail = _placeholder(p, prompt, language)
+    if detail is not None:
+        return Problem("placeholder", detail)
+    if (detail := _template(p)) is not None:
+        return Problem("template", detail)
+    seen = _seen(text, language, sources, own, order)  # read once for echo and pasted
+    if (detail := _echo(seen)) is not None:
+        return Problem("echo", detail)
+    if (detail := _pasted(seen)) is not None:
+        return Problem("pasted", detail)
+    if (detail := _repetition(p, language)) is not None:
+        return Problem("repetition", detail)
+    if (detail := language_of(text, language)) is not None:
+        return Problem("language", detail)
+    if (detail := salad(p, language)) is not None:
+        return Problem("word-salad", detail)
+    if (detail := too_short(text, budget, language, share)) is not None:
+        return Problem("too-short", detail)
     return None
 
 
 def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequence["Speech"], fmt: Format,
               language: str, share: float, prompts: Sequence[str] = (), budget: int | None = None) -> Problem | None:
-    """check, given what the speaker of (stage, side) was shown: the motion, the prompts of its turn (their
-    placeholders; the first, which no draft of the speech is in yet, as a source), the other side's speeches;
-    its own earlier speeches are its own words, unless it is nearly all one of them again. budget: what the speaker was asked for, if not the turn's;
-    a turn's own min_share overrides share."""
+    """check, given what the speaker of (stage, side) was shown: the motion, the turn's title and brief, the
+    prompts of its turn (their placeholders; the first, which no draft of the speech is in yet, as a source), the
+    other side's speeches; its own earlier speeches are its own words, unless it is nearly all one of them again
+    or it pastes them with the rest of what it was shown. budget: what the speaker was asked for, if not the
+    turn's; a turn's own min_share overrides share. The protocol and the web (arena.match.turns) both ask this."""
     turn = fmt.turn(stage, side)
-    sources = [("the motion", "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide)))]
+    stated = "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))
+    sources = [("the motion", stated), ("the turn's brief", f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
     sources += [("the prompt", prompts[0])] if prompts else []
     sources += [(f"{s.side.upper()}'s {fmt.label(s.stage)}", s.text) for s in shown if s.side != side]
     return check(text, language=language, budget=budget or turn.budget(language)[0],
                  share=share if turn.min_share is None else turn.min_share, prompt="\n".join(prompts),
-                 sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side])
+                 sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side],
+                 order=(stated, *(s.text for s in shown)))
 
 
 def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,
@@ -243,7 +457,8 @@ def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,
                    budgets: Mapping[tuple[str, str], int] | None = None) -> list[tuple["Speech", Problem]]:
     """Each speech of a stored or imported match that fails a check, with what it was shown: the speeches
     before it in the match's order, but those of its own stage when that stage's turns are blind, and, when
-    given, the prompts of its turn and the budget its speaker was asked for, by (stage, side)."""
+    given, the prompts of its turn and the budget its speaker was asked for, by (stage, side). Each text is
+    prepared once (arena.domain.speechtext.prepared keeps it) however many later speeches read it."""
     out = []
     for k, speech in enumerate(match.speeches):
         blind = fmt.turn(speech.stage, speech.side).blind
@@ -257,22 +472,20 @@ def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,
     return out
 
 
-@lru_cache(maxsize=512)  # a match's speeches are read again by every later speech's checks
+@lru_cache(maxsize=64)
 def _tokens(text: str) -> tuple[str, ...]:
-    """Lower-cased words, each CJK character a token of its own."""
+    """Lower-cased words, each CJK character a token of its own, as a speech's length counts them (and the web
+    page's counter, which must agree): the text as written, not normalised."""
     return tuple(_TOKEN.findall(text.lower()))
 
 
-@lru_cache(maxsize=512)  # echo reads a speech's runs twice (against what it was shown, and against its own)
-def _runs(text: str, size: int) -> tuple[tuple[str, ...], ...]:
-    """Every run of size consecutive tokens, in order."""
-    tokens = _tokens(text)
-    return tuple(zip(*(tokens[i:] for i in range(size))))
+_TOKEN = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af]|[^\W_]+", re.UNICODE)
 
 
-@lru_cache(maxsize=512)
-def _run_set(text: str, size: int) -> frozenset[tuple[str, ...]]:
-    return frozenset(_runs(text, size))
+@lru_cache(maxsize=16)  # the placeholder and template checks read the same text's
+def _brackets(text: str) -> tuple[re.Match[str], ...]:
+    """Each [...] or 【...】 of text, a line's at most."""
+    return tuple(_BRACKETED.finditer(text)) if "[" in text or "【" in text else ()
 
 
 def _is_markup(span: str) -> bool:

@@ -8,13 +8,15 @@ own kinds of failure), and on healthy speeches shaped like the demo's and like r
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
 from arena.domain import speechchecks as sc
 from arena.domain import transcript
 from arena.domain.formats import AGENT4DEBATE, LECHMAZUR
-from arena.domain.records import Match, Motion, Speech
+from arena.domain.records import HumanTurn, Match, Motion, Speech
+from arena.match import turns
 from tests.support.fakes.openai_server import last_user
 from tests.support.helpers import (assert_user_error, debate_responder, invoke, new_workspace, speech_text, stage_and_side,
                            write_workspace)
@@ -30,6 +32,11 @@ HEALTHY = (
     "went away. The question for the judge is simple: which world moves more people, more reliably, at lower "
     "cost? Ours does, and the evidence from every city that tried it points the same way.")
 MOTION = Motion("m", "Cities should adopt congestion pricing.", "policy")
+LOREM = ("Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore et "
+         "dolore magna aliqua. Ut enim ad minim veniam, quis nostrud exercitation ullamco laboris nisi ut aliquip ex "
+         "ea commodo consequat. Duis aute irure dolor in reprehenderit in voluptate velit esse cillum dolore eu fugiat "
+         "nulla pariatur. Excepteur sint occaecat cupidatat non proident, sunt in culpa qui officia deserunt mollit "
+         "anim id est laborum.")
 
 
 def test_the_placeholder_of_the_output_format_is_no_speech():
@@ -38,7 +45,7 @@ def test_the_placeholder_of_the_output_format_is_no_speech():
     for text in ("[Your speech here]", "{speech}", "{{ speech }}", "Here is my speech: <the full speech>",
                  "【在此填写发言内容】"):
         assert sc.placeholder(text, language="zh" if "【" in text else "en") is not None, text
-    assert "lorem ipsum" in sc.placeholder(HEALTHY + " Lorem ipsum dolor sit amet.")
+    assert "lorem ipsum" in sc.placeholder(HEALTHY[:200] + " " + LOREM)
     # A placeholder the prompt showed, even one no common pattern knows.
     assert sc.placeholder("%SPEECH%", prompt='{"speech": "%SPEECH%"}') is None  # not shown as a placeholder
     assert sc.placeholder("<what is missing and why>", prompt='"need": "<what is missing and why>"') is not None
@@ -97,7 +104,7 @@ are ready to present your own argument.
 def test_a_real_small_models_echo_of_its_instructions_is_named():
     problem = sc.in_debate(SMOLLM2_ECHO, side="pro", stage="constructive", motion=MOTION, shown=(),
                            fmt=AGENT4DEBATE, language="en", share=0.25, prompts=[SMOLLM2_PROMPT], budget=50)
-    assert str(problem) == "echo: 63% of it is copied word for word from what it was shown, most from the prompt"
+    assert str(problem) == "echo: 90% of it is copied from what it was shown, most from the prompt"
 
 
 def test_a_marker_line_of_the_transcript_in_a_speech_is_an_echo():
@@ -166,6 +173,170 @@ def test_match_problems_read_each_speech_with_what_its_speaker_saw():
     assert found[0][2].startswith("echo: 9") and found[0][2].endswith("most from PRO's rebuttal")
 
 
+# --- non-speeches in disguise (issue 49) -------------------------------------------------------------------------
+# A debate as a person on the web sees it before PRO's rebuttal: both constructives. Each non-speech below passed the
+# checks before they normalised text and compared shingles; each is now refused, through the protocol's rule
+# (in_debate) and the web's (arena.match.turns.problem) alike.
+
+PRO_CONSTRUCTIVE = (
+    "Thank you, judge. Our case is that cities should adopt congestion pricing, because a road at rush hour is a "
+    "scarce resource and we currently give it away by queue. Queues waste everyone's time equally, including the "
+    "ambulance, the plumber on a deadline and the bus carrying sixty people. A price sorts trips by how much they "
+    "matter, and it pushes the trips that can move to other times, other routes or other modes.\n\n"
+    "Our first argument is effectiveness. Stockholm's charge cut traffic across the cordon by around a fifth within "
+    "months, and the reduction held for more than a decade. London and Singapore tell the same story: when driving "
+    "into the centre at peak hours costs something, fewer people do it, and those who still drive move faster.\n\n"
+    "Our second argument is fairness. The people stuck in congestion today are disproportionately bus riders, who "
+    "are poorer on average than drivers. Revenue from the charge can fund more frequent buses, safer cycle lanes and "
+    "discounts for low-income residents, so the policy moves money from the people who cause delay to the people "
+    "who suffer it.\n\n"
+    "Our third argument is health. Less idling traffic means cleaner air near schools and homes, and cities that "
+    "priced congestion recorded fewer asthma emergencies in the years that followed. For these reasons we are proud "
+    "to propose.")
+CON_CONSTRUCTIVE = (
+    "The proposition offers a tidy market story, but cities are not markets and commuters are not shoppers. Our "
+    "case rests on three problems the other side cannot price away.\n\n"
+    "First, congestion pricing is regressive where it matters. A flat daily charge is a rounding error for a "
+    "consultant and a real cut in pay for a night-shift nurse who drives because the buses stop at midnight. Promised "
+    "discounts arrive late, require paperwork and miss the people who most need them, as the early years of "
+    "London's scheme showed.\n\n"
+    "Second, the charge moves traffic instead of removing it. Drivers who avoid the cordon reroute through "
+    "residential streets just outside it, so the pollution and danger land on neighbourhoods that never voted for "
+    "the scheme. Businesses inside the zone lose customers who simply shop elsewhere.\n\n"
+    "Third, the evidence from Stockholm and Singapore comes from cities with excellent transit built before the "
+    "charge. Most cities lack that alternative, so pricing the road only punishes people who have no other way to "
+    "work. Build the transit first, improve bus lanes and parking policy, and congestion falls without a toll "
+    "booth. We oppose the motion with pride and ask the judge to weigh who actually pays.")
+SHOWN = (Speech("constructive", "pro", PRO_CONSTRUCTIVE), Speech("constructive", "con", CON_CONSTRUCTIVE))
+COMMON = ("the of and a to in is you that it he was for on are as with his they at be this have from or one had by "
+          "word but not what all were we when your can said there use an each which she do how their if will up "
+          "other about out many then them these so some her would make like him into time has look two more write "
+          "go see number no way could people my than first water been call who oil its now find long down day did "
+          "get come made may part government city price road cost traffic public money people plan").split()
+
+
+def _lookalike(text: str, swap: dict[str, str]) -> str:
+    """text with the letters in swap replaced by their look-alikes in words of 5 letters or more."""
+    return " ".join("".join(swap.get(c, c) for c in w) if len(w) >= 5 else w for w in text.split(" "))
+
+
+def _every_7th(text: str) -> str:
+    words = text.split(" ")
+    return " ".join("however" if k % 7 == 6 else w for k, w in enumerate(words))
+
+
+def _page() -> str:
+    """The writing page of PRO's rebuttal (arena/app/people/templates/turn.html.j2) as a browser copies it whole:
+    its headings and instructions, the motion, and the speeches shown."""
+    return "\n".join([
+        "← Your debates", MOTION.text, "Your turn: Rebuttal · PRO", "Side", "PRO: you argue for the motion.",
+        "Stage", "Rebuttal, turn 3 of 6 of the debate", "Length",
+        "400 words; a speech under 100 words is not taken.", "Deadline", "2 June 2026, 18:00 UTC",
+        "What you are shown", "Constructive · PRO (your side)", PRO_CONSTRUCTIVE, "Constructive · CON",
+        CON_CONSTRUCTIVE, "Your speech", "0 of 400 words", "Save draft Submit speech",
+        "Save a draft as often as you like. Submit once, when the speech is done: a submitted speech cannot be "
+        "changed."])
+
+
+OUTLINE = ("\n- Point one: their regressivity claim ignores the revenue recycling we proposed\n"
+           "- Point two: rerouting is temporary, Stockholm's data shows traffic did not return\n"
+           "- Point three: transit first is a false choice, the charge pays for the transit\n"
+           "- Point four: business impacts in London were small and retail footfall recovered\n"
+           "- Conclusion: weigh who suffers congestion today, the bus riders, and vote for the motion\n"
+           "- Remember to cite the Stockholm referendum result and the asthma study numbers again\n"
+           "- Close strong with a call to the judge about fairness and time saved for everyone\n"
+           "- Check the word count before submitting and trim the second point if needed")
+FILLER = "This is where our rebuttal of the other side will go, and it will answer each of their points in turn."
+DISGUISED = {
+    "the opponent's speech, Cyrillic look-alikes in its long words": (
+        _lookalike(CON_CONSTRUCTIVE, dict(zip("aeocpxy", "аеосрху"))), "echo"),
+    "the opponent's speech, Greek look-alikes and zero-width spaces": (
+        _lookalike(CON_CONSTRUCTIVE, {"o": "ο", "a": "α", "i": "\u200bι"}), "echo"),
+    "the opponent's speech with every 7th word changed": (_every_7th(CON_CONSTRUCTIVE), "echo"),
+    "160 random common words": (" ".join(random.Random(49).choices(COMMON, k=160)), "word-salad"),
+    "the turn's page pasted whole": (_page(), "pasted"),
+    "an outline after [Insert rebuttal here]": ("[Insert rebuttal here]\n" + OUTLINE, "template"),
+    "an outline under <your speech>": ("Rebuttal: <your speech>\n" + OUTLINE, "template"),
+    "lorem ipsum with non-breaking spaces": (
+        f"{LOREM.replace(' ', chr(0xa0))}\n\n{FILLER}\n{OUTLINE}", "placeholder"),
+    "lorem ipsum interleaved with English": (
+        " ".join(f"{a} {b}" for a, b in zip(LOREM.split() * 2, (FILLER.split() * 9))), "placeholder"),
+}
+
+
+@pytest.mark.parametrize("name", list(DISGUISED))
+def test_a_non_speech_in_disguise_is_refused_by_the_protocols_and_the_webs_rule(name):
+    text, check = DISGUISED[name]
+    assert sc.length(text, "en")[0] >= 100  # long enough for the turn: no other check would refuse it
+    problem = sc.in_debate(text, side="pro", stage="rebuttal", motion=MOTION, shown=SHOWN, fmt=AGENT4DEBATE,
+                           language="en", share=0.25)
+    assert problem is not None and problem.check == check, (name, problem)
+    assert str(problem).startswith(f"{check}: ") and check in sc.CHECKS
+    # A person's turn on the web, with the brief the protocol showed them (arena.match.turns, as the web asks it).
+    turn = HumanTurn("m1", "rebuttal", "pro", "ann", "2026-06-01T00:00:00+00:00", "2026-06-02T18:00:00+00:00",
+                     turns.brief(MOTION, AGENT4DEBATE, "rebuttal", "pro", SHOWN, "en", (400, "words")))
+    assert turns.problem(turn, text, AGENT4DEBATE, 0.25) == problem
+
+
+def test_the_names_say_what_was_found():
+    def reason(text: str) -> str:
+        return str(sc.in_debate(text, side="pro", stage="rebuttal", motion=MOTION, shown=SHOWN, fmt=AGENT4DEBATE,
+                                language="en", share=0.25))
+
+    assert reason(_every_7th(CON_CONSTRUCTIVE)) == \
+        "echo: 85% of it is copied from what it was shown, most from CON's constructive"
+    assert reason(_page()) == \
+        "pasted: 82% of it is the page it was shown pasted in, CON's constructive and its own constructive whole"
+    assert reason(DISGUISED["160 random common words"][0]) == \
+        "word-salad: it has 160 words and no sentence ends: words strung together, not sentences"
+    assert reason("[Insert rebuttal here]\n" + OUTLINE) == \
+        "template: '[Insert rebuttal here]' stands on a line of its own: a template's blank, left unfilled"
+    assert reason(DISGUISED["lorem ipsum interleaved with English"][0]) == \
+        "placeholder: it is lorem ipsum filler (102 of its 276 words)"
+
+
+def test_a_chinese_word_salad_is_refused_and_a_language_without_function_words_here_is_left_alone():
+    words = "经济 政府 城市 交通 价格 道路 公共 市民 费用 拥堵 政策 收入 公交 环境 司机 时间 数据 地区 企业 社会".split()
+    salad = "".join(random.Random(7).choices(words, k=200))
+    assert sc.check(salad, language="zh", budget=1000).check == "word-salad"
+    assert sc.word_salad(salad, "zh").startswith("it has 400 characters and no sentence ends")
+    assert sc.check(speech_text("立论", "zh"), language="zh", budget=400) is None
+    # A language the salad check has no function words for is not judged (nor Latin-letter languages' lists).
+    assert sc.word_salad(DISGUISED["160 random common words"][0], "fr") is None
+
+
+MENTIONS = (
+    # A rebuttal that mentions lorem ipsum, and a template's blank, in passing: speeches, not filler.
+    "Judge, the other side's case on business impacts is lorem ipsum: it looks like an argument from a distance, "
+    "but read closely it says nothing. They claim shops inside the zone lose customers, yet London's retail footfall "
+    "recovered within two years and Stockholm's merchants ended up supporting the charge. Their plan reads like a "
+    "form with \"[Insert evidence here]\" where the proof should be. On regressivity, they ignore that bus riders are "
+    "poorer than drivers and gain most from faster buses and the revenue we recycle into discounts. On rerouting, "
+    "Stockholm measured the streets outside the cordon and found no lasting increase. And transit first is a false "
+    "choice: the charge is how the transit gets paid for. We win on effectiveness, fairness and health.")
+
+
+def test_a_speech_that_mentions_lorem_ipsum_or_a_blank_in_a_sentence_passes():
+    assert sc.in_debate(MENTIONS, side="pro", stage="rebuttal", motion=MOTION, shown=SHOWN, fmt=AGENT4DEBATE,
+                        language="en", share=0.25) is None
+    assert sc.placeholder(MENTIONS) is None and sc.template(MENTIONS) is None
+    # Real debaters quote their opponents: a rebuttal that quotes a few of CON's lines is no echo, nor a page.
+    quoting = (f'CON says: "{CON_CONSTRUCTIVE.split(". ")[2]}." ' + MENTIONS.replace("lorem ipsum", "empty"))
+    assert sc.in_debate(quoting, side="pro", stage="rebuttal", motion=MOTION, shown=SHOWN, fmt=AGENT4DEBATE,
+                        language="en", share=0.25) is None
+
+
+def test_healthy_speeches_pass_and_normalising_changes_no_count():
+    for text, side, stage, shown in ((PRO_CONSTRUCTIVE, "pro", "constructive", ()),
+                                     (CON_CONSTRUCTIVE, "con", "constructive", ()),
+                                     (MENTIONS, "pro", "rebuttal", SHOWN)):
+        assert sc.in_debate(text, side=side, stage=stage, motion=MOTION, shown=shown, fmt=AGENT4DEBATE,
+                            language="en", share=0.25) is None
+    # Its length is counted as written (the web page's counter counts the same), whatever the checks compare.
+    assert sc.length("naïve café déjà-vu “quoted” — ok…", "en") == (6, "words")
+    assert sc.length("zero\u200bwidth", "en") == (2, "words")
+
+
 def schema(body: dict) -> dict:
     """The properties of a structured request's schema; none for a plain-text one."""
     return properties(body) if body.get("response_format") else {}
@@ -207,6 +378,24 @@ def test_a_placeholder_speech_forfeits_after_the_debater_was_asked_again(tmp_pat
     rated = {r["entry"]: r for r in json.loads(invoke("rate", "-w", path, "--format", "json").output)["ratings"]}
     assert (rated["alpha"]["losses"], rated["alpha"]["forfeits"], rated["beta"]["wins"]) == (2, 2, 2)
 
+
+
+@pytest.mark.parametrize("answer, check", [
+    ("[Insert constructive here]\n" + OUTLINE + "\n- " + FILLER, "template"),
+    (DISGUISED["160 random common words"][0], "word-salad")])
+def test_a_template_or_a_word_salad_forfeits_under_its_checks_name(tmp_path, fake_llm, answer, check):
+    respond = placeholder_side("alpha-model", (answer,))
+    fake_llm.responder = respond
+    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base), rounds=1)
+    assert invoke("run", "-w", path).exit_code == 0
+    for match_id in ("m00001", "m00002"):
+        shown = json.loads(invoke("match", "show", match_id, "-w", path, "--format", "json").output)
+        alpha = "pro" if shown["pro"] == "alpha" else "con"
+        assert shown["forfeit"] == alpha and shown["verdicts"] == []
+        assert shown["forfeit_reason"].startswith(f"{check}: ")
+    # Each re-ask named the check.
+    reasks = [last_user(b) for b in respond.asked if len(b["messages"]) > 1]
+    assert len(reasks) == 4 and all(r.startswith(f"That answer cannot be used: {check}: ") for r in reasks)
 
 def test_a_speech_that_is_fine_when_asked_again_is_played_and_judged(tmp_path, fake_llm):
     good = speech_text("SECOND<alpha> A real constructive.")
