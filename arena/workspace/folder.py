@@ -235,7 +235,16 @@ def init_workspace(path: Path, config_text: str = TEMPLATE,
     config = parse_config(config_text, config_path)  # a text that does not parse fails before writing
     motions = list(load_motions(config)) if load_motions is not None else []
     path.mkdir(parents=True, exist_ok=True)
-    store = open_store(path, config, motions)  # refused (a database already there, of other entries): no toml
+    db_path = path / DB_NAME
+    new_db = not db_path.exists()
+    try:
+        store = open_store(path, config, motions)  # refused (a database already there, of other entries): no toml
+    except BaseException:
+        # SQLite creates the file before it writes a page: an init that failed there (a full disk) leaves an empty
+        # arena.db, which every later open refuses as a lost history. It was never a workspace's: take it away.
+        if new_db and db_path.exists() and db_path.stat().st_size == 0:
+            db_path.unlink()
+        raise
     try:
         # Never half a file (a half-written arena.toml blocks a retry), and never over one another init just wrote.
         if not create_new(config_path, config_text.encode("utf-8")):

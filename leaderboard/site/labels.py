@@ -317,9 +317,13 @@ ZH: dict[str, str] = {
     "It is {amount} words long; this turn takes at most {most}.": "发言有 {amount} 词；本次发言最多 {most} 词。",
     "It is a placeholder or filler where the speech should be: write the speech itself.":
         "这是占位文字或填充内容，而不是发言：请写出发言本身。",
-    "Most of it is copied word for word from what you were shown or from your own earlier speech: write it in your "
-    "own words.":
-        "其中大部分逐字照抄了你看到的内容或你自己之前的发言：请用自己的话来写。",
+    "It holds a blank to fill in (such as [Insert rebuttal here]) in place of the speech: write the speech itself.":
+        "发言里是待填写的空白（例如 [Insert rebuttal here]），而不是发言本身：请写出发言本身。",
+    "Most of it is copied from what you were shown or from your own earlier speech, even where words are changed: "
+    "write it in your own words.":
+        "其中大部分照抄了你看到的内容或你自己之前的发言（即使改动了个别字词）：请用自己的话来写。",
+    "It is the page you were shown, pasted in: write your own speech.": "这是把你看到的页面整页粘贴进来：请写你自己的发言。",
+    "It reads as words without sentences: write it in whole sentences.": "这只是一串词语，没有成句：请用完整的句子来写。",
     "Most of it repeats one sentence or phrase: say more than that.": "其中大部分在重复同一句话或同一个短语：请说出更多内容。",
     "It is not in the debate's language: write it in that language.": "发言没有使用本场辩论的语言：请改用该语言撰写。",
     "It is {amount} characters long; this turn takes at least {least}.": "发言只有 {amount} 字；本次发言至少需要 {least} 字。",

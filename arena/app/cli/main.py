@@ -48,7 +48,7 @@ class ArenaGroup(click.Group):
 
             fits = sys.modules.get("leaderboard.bt")  # loaded by whatever fitted: no fit, no NotConverged
             if fits is not None and isinstance(exc, fits.NotConverged):  # a fit, not the input: exit 1
-                click.echo(f"error: {exc}", err=True)
+                echo(f"error: {exc}", err=True)
                 sys.exit(1)
             if not no_space(exc):
                 raise

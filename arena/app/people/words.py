@@ -55,10 +55,14 @@ def reasons(t: Translate) -> dict[str, str]:
     says it with the speech's numbers), in t's language."""
     return {
         "placeholder": t("It is a placeholder or filler where the speech should be: write the speech itself."),
-        "echo": t("Most of it is copied word for word from what you were shown or from your own earlier speech: "
-                  "write it in your own words."),
+        "template": t("It holds a blank to fill in (such as [Insert rebuttal here]) in place of the speech: "
+                      "write the speech itself."),
+        "echo": t("Most of it is copied from what you were shown or from your own earlier speech, even where words "
+                  "are changed: write it in your own words."),
+        "pasted": t("It is the page you were shown, pasted in: write your own speech."),
         "repetition": t("Most of it repeats one sentence or phrase: say more than that."),
         "language": t("It is not in the debate's language: write it in that language."),
+        "word-salad": t("It reads as words without sentences: write it in whole sentences."),
     }
 
 
