@@ -72,7 +72,7 @@ class MatchRunner:
         cfg = ws.config
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed, follow_slots=follow_slots),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
-                                 backoff_s=cfg.llm.backoff_s), lease_s=lease_s)
+                                 backoff_s=cfg.llm.backoff_s, timeout_s=cfg.llm.timeout_s), lease_s=lease_s)
 
     # --- claims --------------------------------------------------------------------------
     def claim(self, *, failed_before: str | None = None, only: str | None = None) -> str | None:

@@ -109,7 +109,20 @@ def test_a_timeout_is_retried(fake_tavily, store):
     assert len(search(gateway(store, fake_tavily.base_url, timeout_s=0.2))) == 3
 
     assert len(fake_tavily.requests) == 2
-    assert errors(store) == ["TimeoutError: Request timed out after 0.2 seconds.", None]
+    assert errors(store) == ["CallTimeout: no whole answer within 0.2 s (the search's timeout, connection to last "
+                             "byte)", None]
+
+
+def test_a_trickling_search_server_cannot_stretch_a_try_past_its_timeout(fake_tavily, store):
+    # Headers at once, then a byte every 0.3 s: each read meets tavily-python's own timeout, the whole answer
+    # (about 600 bytes) would take minutes. Each try ends at the search's timeout; the retry gets a real answer.
+    fake_tavily.faults.enqueue(Reply(trickle_s=0.3))
+    began = time.monotonic()
+
+    assert len(search(gateway(store, fake_tavily.base_url, timeout_s=1.0))) == 3
+
+    assert time.monotonic() - began < 4
+    assert errors(store)[0].startswith("CallTimeout: no whole answer within 1 s") and errors(store)[1] is None
 
 
 def test_a_refused_connection_is_named_and_not_retried(store):

@@ -134,4 +134,4 @@ class FakeTavily(_BaseFakeServer):
             "results": results,
             "response_time": round(time.monotonic() - started, 3),
         }
-        self._send(handler, reply.status, json.dumps(payload), extra)
+        self._send(handler, reply.status, json.dumps(payload), extra, trickle_s=reply.trickle_s)
