@@ -112,6 +112,7 @@ def test_settled_calls_leave_nothing_in_flight(tmp_path, fake_llm):
     fake_llm.responder = slow(0.0)
     path = priced_workspace(tmp_path, fake_llm.api_base)
     finish(start_run(path))
-    rows = query(path, "SELECT error, cost, prompt_tokens FROM calls WHERE kind = 'llm'")
-    assert rows and all(error is None and cost > 0 and tokens > 0 for error, cost, tokens in rows)
+    rows = query(path, "SELECT error, cost, prompt_tokens, latency_s, model FROM calls WHERE kind = 'llm'")
+    unsettled = [row for row in rows if not (row[0] is None and row[1] > 0 and row[2] > 0)]
+    assert rows and not unsettled, unsettled
     assert len(rows) == len(fake_llm.requests)  # one row per call sent: settled in place, not added
