@@ -27,6 +27,7 @@ from arena.app.shapes.reports import CheckRow, DryRun, ExportResult, JudgeTotals
 from arena.app.shapes.records import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
 from arena.base.errors import UserError
 from arena.base.limits import MAX_BOOTSTRAP
+from arena.base.terminal import shown
 from arena.domain.records import CATEGORIES
 from arena.workspace.folder import Workspace
 
@@ -380,7 +381,7 @@ class Arena:
         """`arena run`: play and judge every pending match; progress(line) hears a line per finished match (default:
         printed), never a redrawn status line. concurrency None: the command's default."""
         options: dict[str, Any] = {"workers": workers, "retry_failed": retry_failed, "budget": budget,
-                                   "progress": progress or print}
+                                   "progress": progress or _printed}
         if concurrency is not None:
             options["concurrency"] = concurrency
         return beside_loop(lambda: commands.run(self.workspace, **options))
@@ -396,7 +397,7 @@ class Arena:
         """`arena judge`: judge the done matches that lack the named judges' verdicts (default: every judge the arena
         runs); progress(line) hears a line per match judged (default: printed)."""
         return beside_loop(lambda: commands.judge(self.workspace, judges, rejudge=rejudge, concurrency=concurrency,
-                                                  progress=progress or print))
+                                                  progress=progress or _printed))
 
     def check(self, names: Iterable[str] = ()) -> list[CheckRow]:
         """`arena check`: probe and measure the models of the named entries and judges (default: all)."""
@@ -427,6 +428,12 @@ class Arena:
 
 
 T = TypeVar("T")
+
+
+def _printed(line: str) -> None:
+    """A progress line in the cell's output, its control characters shown as escapes (a notebook renders ANSI
+    sequences, and a speech or a server's error may hold them)."""
+    print(shown(line))
 
 
 def beside_loop(work: Callable[[], T]) -> T:

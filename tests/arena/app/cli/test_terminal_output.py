@@ -160,3 +160,25 @@ def test_the_rule_check_finds_each_kind_of_write():
     assert unsafe_writes("def echo(text):\n    click.echo(text)", "common") == []
     assert unsafe_writes("def table(rows):\n    click.echo(rows)", "common")
     assert unsafe_writes("echo(x)\necho_json(x)\nfile.write(x)", "matches") == []
+
+
+def verdicts_failing_with_escapes(body: dict):
+    """Speeches as debate_responder answers them; every judge's request a 400 whose message is SERVER_ERROR."""
+    if body.get("response_format"):
+        return Reply(status=400, raw=SERVER_ERROR)
+    return debate_responder()(body)
+
+
+def test_a_notebooks_printed_progress_shows_a_servers_error_visibly(tmp_path, fake_llm, capsys):
+    import arena
+
+    fake_llm.responder = verdicts_failing_with_escapes
+    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base, judge_runs=1), rounds=1)
+    with arena.open(path) as ws:
+        ws.run(concurrency=1)  # the matches are played; their judging fails
+        capsys.readouterr()
+        ws.judge()  # its lines printed in the cell's output, the server's error among them
+
+    printed = capsys.readouterr().out
+    [failed, *_] = [line for line in printed.splitlines() if "server down" in line]
+    assert_error_shown_visibly(failed)
