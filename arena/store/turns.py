@@ -144,6 +144,7 @@ class Turns(Database):
         return {r[0] for r in self.conn.execute(
             f"SELECT m.id FROM matches m WHERE m.status='awaiting' AND NOT {SPOKEN}", (now(),))}
 
+
 def _turn(r: sqlite3.Row) -> HumanTurn:
     return HumanTurn(r["match_id"], r["stage"], r["side"], r["entry"], r["opened_at"], r["deadline"],
                      decode.brief(r["brief"]), r["draft"], r["draft_at"], r["speech"], r["submitted_at"])
