@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.gateway import retry
-from arena.gateway.wire import CallTimeout
+from arena.gateway.wire import BACKSTOP_S, within
 from arena.workspace.config import SearchSettings
 from arena.gateway.credentials import SEARCH_KEY, search_refused
 from arena.base.errors import ArenaError, UserError
@@ -81,15 +81,10 @@ class SearchGateway:
             for attempt in range(self.retries + 1):
                 started = time.perf_counter()
                 sent = self._ledger("tavily", tag, 0.0, error=IN_FLIGHT)  # settled below; a kill leaves it in flight
-                deadline = asyncio.timeout(self.timeout_s)  # the whole try, as for LLM calls (arena.gateway.wire)
-                try:
-                    async with deadline:
-                        answer = await client.search(query, max_results=limit, search_depth=depth,
-                                                     timeout=self.timeout_s + 1.0)  # each read's: a backstop
+                try:  # the whole try within timeout_s, however the server trickles its answer
+                    answer = await within(self.timeout_s, "search", client.search(
+                        query, max_results=limit, search_depth=depth, timeout=self.timeout_s + BACKSTOP_S))
                 except Exception as exc:  # tavily-python raises its own and httpx's errors; classified by retry
-                    if deadline.expired():  # a server that trickles its answer cannot stretch a try
-                        exc = CallTimeout(f"no whole answer within {self.timeout_s:g} s (the search's timeout, "
-                                          "connection to last byte)")
                     denied = retry.auth_status(exc)  # named by its variable: the server's answer may echo the key
                     retryable = retry.retryable(exc) and not denied
                     described = search_refused(denied) if denied else retry.describe(exc)

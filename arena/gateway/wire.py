@@ -14,7 +14,7 @@ import functools
 import json
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Awaitable, Callable, TypeVar
 
 from arena.gateway.chat import Message, Params
 from arena.gateway.credentials import stand_in_key
@@ -84,7 +84,8 @@ def read_reply(response: ModelResponse) -> Reply:
     return Reply(text, finish, prompt, completion, response_cost(response))
 
 
-_BACKSTOP_S = 1.0
+BACKSTOP_S = 1.0  # a client's own timeout is the deadline's and this much more: a backstop, never the one that fires
+T = TypeVar("T")
 
 
 class CallTimeout(TimeoutError):
@@ -102,15 +103,22 @@ async def send(model: str, messages: list[Message], params: Params, *, api_base:
     # would never meet them. The deadline cancels the request, which closes its connection; the clients' timeouts,
     # a little later, are a backstop, so that every timeout is the deadline's, on both paths.
     litellm()  # imported before the clock starts (once): seconds of the machine's, not the server's
+    return await within(timeout_s, "call", _send(model, messages, params, api_base=api_base,
+                                                 timeout_s=timeout_s + BACKSTOP_S, path=path))
+
+
+async def within(timeout_s: float, what: str, work: Awaitable[T]) -> T:
+    """work's result, or CallTimeout when timeout_s has passed before it came (what: the timeout's name in the
+    message); a failure of work's own within the time is raised as it came. Every call's deadline, a model's or a
+    search's: the clients' own timeouts bound each read, which a server that trickles its answer meets."""
     deadline = asyncio.timeout(timeout_s)
     try:
         async with deadline:
-            return await _send(model, messages, params, api_base=api_base, timeout_s=timeout_s + _BACKSTOP_S,
-                               path=path)
+            return await work
     except Exception:
         if not deadline.expired():  # the call's own failure (a client's own timeout among them): as it came
             raise
-        raise CallTimeout(f"no whole answer within {timeout_s:g} s (the call's timeout, connection to last "
+        raise CallTimeout(f"no whole answer within {timeout_s:g} s (the {what}'s timeout, connection to last "
                           f"byte)") from None
 
 
