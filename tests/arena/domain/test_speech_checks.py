@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
 import pytest
 
@@ -360,15 +361,22 @@ def placeholder_side(model: str, answers=("<the full speech>",)):
     return respond
 
 
-def test_a_placeholder_speech_forfeits_after_the_debater_was_asked_again(tmp_path, fake_llm):
-    respond = placeholder_side("alpha-model")
+def played_against(tmp_path, fake_llm, respond) -> tuple[Path, list[tuple[dict, str]]]:
+    """alpha and beta's round robin on the fake server answering with respond, run: its path, and each match as
+    `arena match show --format json` shows it with alpha's side."""
     fake_llm.responder = respond
     path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base), rounds=1)
     assert invoke("run", "-w", path).exit_code == 0
+    shown = [json.loads(invoke("match", "show", match_id, "-w", path, "--format", "json").output)
+             for match_id in ("m00001", "m00002")]
+    return path, [(match, "pro" if match["pro"] == "alpha" else "con") for match in shown]
 
-    for match_id in ("m00001", "m00002"):
-        shown = json.loads(invoke("match", "show", match_id, "-w", path, "--format", "json").output)
-        alpha = "pro" if shown["pro"] == "alpha" else "con"
+
+def test_a_placeholder_speech_forfeits_after_the_debater_was_asked_again(tmp_path, fake_llm):
+    respond = placeholder_side("alpha-model")
+    path, matches = played_against(tmp_path, fake_llm, respond)
+
+    for shown, alpha in matches:
         assert shown["status"] == "done" and shown["forfeit"] == alpha and shown["verdicts"] == []
         assert shown["forfeit_reason"].startswith("placeholder: it is the placeholder '<the full speech>'")
     # Each of alpha's constructives was asked three times (schema_retries 2): each re-ask named the problem.
@@ -379,18 +387,13 @@ def test_a_placeholder_speech_forfeits_after_the_debater_was_asked_again(tmp_pat
     assert (rated["alpha"]["losses"], rated["alpha"]["forfeits"], rated["beta"]["wins"]) == (2, 2, 2)
 
 
-
 @pytest.mark.parametrize("answer, check", [
     ("[Insert constructive here]\n" + OUTLINE + "\n- " + FILLER, "template"),
     (DISGUISED["160 random common words"][0], "word-salad")])
 def test_a_template_or_a_word_salad_forfeits_under_its_checks_name(tmp_path, fake_llm, answer, check):
     respond = placeholder_side("alpha-model", (answer,))
-    fake_llm.responder = respond
-    path = round_robin(write_workspace(tmp_path / "ws", fake_llm.api_base), rounds=1)
-    assert invoke("run", "-w", path).exit_code == 0
-    for match_id in ("m00001", "m00002"):
-        shown = json.loads(invoke("match", "show", match_id, "-w", path, "--format", "json").output)
-        alpha = "pro" if shown["pro"] == "alpha" else "con"
+    _, matches = played_against(tmp_path, fake_llm, respond)
+    for shown, alpha in matches:
         assert shown["forfeit"] == alpha and shown["verdicts"] == []
         assert shown["forfeit_reason"].startswith(f"{check}: ")
     # Each re-ask named the check.
