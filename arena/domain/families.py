@@ -78,7 +78,6 @@ VENDOR_ROUTES = {"anthropic": "anthropic", "gemini": "google", "palm": "google",
 KNOWN, GUESSED, OWN = "known", "guessed", "own"  # how a family was found: the table, the name alone, by convention
 
 
-@functools.lru_cache(maxsize=4096)
 def family_of(model: str) -> str:
     """The family of a litellm model string, lower-cased (see the module's docstring for how it is read)."""
     return _derived(model)[0]
