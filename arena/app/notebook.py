@@ -25,6 +25,7 @@ from arena.app.shapes.figures import (AgentStats, BiasRow, EntryPoints, EntrySid
                                PersonVsJudge, RatingRow, Ratings, SideShare, Snapshot)
 from arena.app.shapes.reports import CheckRow, DryRun, ExportResult, JudgeTotals, RunResult
 from arena.app.shapes.records import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
+from arena.analysis.outcomes import match_outcome
 from arena.base.errors import UserError
 from arena.base.limits import MAX_BOOTSTRAP
 from arena.base.terminal import shown
@@ -123,13 +124,17 @@ VERDICT_COLUMNS = [Column("match", "string"), Column("judge", "string"), Column(
                    Column("panelist", "string"), Column("simulated", "bool"),
                    Column("created_at", "datetime64[ns, UTC]")]
 HISTORY_COLUMNS = [Column("at_matches", "int64"), Column("last_match", "string"), *RATING_COLUMNS]
+# `arena match list`'s, then what a notebook asks of a match next: whether the simulator made any of it, and its
+# result by one judge (as the ratings count it: a forfeit scores the judge's R runs to the other side).
+MATCH_COLUMNS = [*columns_of(MatchRow), Column("simulated", "bool"), Column("winner", "category", OUTCOMES),
+                 Column("score_pro", "float64"), Column("score_con", "float64")]
 
 # Every DataFrame an Arena method returns, by method and table ("": the method returns that one frame), with its
 # columns; docs/gen.py lists them on the API page. "<by>" and "<dimension>" stand for columns named by the data.
 FRAMES: dict[str, dict[str, list[Column]]] = {
     "ratings": {"": RATING_COLUMNS, "by": [Column("<by>", "string"), *RATING_COLUMNS]},
     "history": {"": HISTORY_COLUMNS},
-    "matches": {"": columns_of(MatchRow)},
+    "matches": {"": MATCH_COLUMNS},
     "verdicts": {"": [*VERDICT_COLUMNS[:4], Column("<dimension>", "category", OUTCOMES), *VERDICT_COLUMNS[4:]]},
     "results": {"": RESULT_COLUMNS},
     "stats_agents": {"": columns_of(AgentStats)},
@@ -269,9 +274,27 @@ class Arena:
         return frame(({"at_matches": s["matches"], "last_match": s["last_match"], **row}
                       for s in snapshots for row in s["ratings"]), HISTORY_COLUMNS)
 
-    def matches(self) -> pd.DataFrame:
-        """`arena match list`: a row per stored match, in schedule order."""
-        return frame(commands.match_list(self.workspace), FRAMES["matches"][""])
+    def matches(self, judge: str | None = None) -> pd.DataFrame:
+        """`arena match list`: a row per stored match, in schedule order; simulated (anything of it came from the
+        simulator), and the judge's result (default: the first judge, whose verdicts rate): winner (pro, con or
+        tie) and score_pro, score_con (its runs' points), missing until it has judged the match without a failed
+        run (a forfeit: every run to the other side, as the ratings count it)."""
+        ws = self.workspace
+        if judge is not None:
+            try:
+                judge = ws.config.judge(judge).name
+            except UserError as exc:
+                raise UserError(f"judge: {exc}") from None
+        simulated = {m.id: m.simulated for m in ws.store.match_states()}
+        scored: dict[str, tuple[float, float]] = {}
+        if judge is not None or ws.config.judges:
+            rows = commands.results_frame(ws, judge, features=False)
+            overall = rows[rows["dimension"] == "overall"]
+            scored = {str(m): (float(a), float(b))
+                      for m, a, b in zip(overall["match_id"], overall["score_a"], overall["score_b"])}
+        return frame(({**row, "simulated": simulated.get(row["id"], False),
+                       **(_result(*scored[row["id"]]) if row["id"] in scored else {})}
+                      for row in commands.match_list(ws)), FRAMES["matches"][""])
 
     def verdicts(self, judge: str | None = None) -> pd.DataFrame:
         """A row per stored verdict (a judge's run on a match, or a person's ballot), in schedule order, then by judge
@@ -367,10 +390,17 @@ class Arena:
         """`arena match show ID --format json`: a match with its motion, speeches, verdicts and score."""
         return commands.match_show(self.workspace, match_id)
 
-    def schedule(self, fmt: str, *, rounds: int | None = None, matches: int | None = None, entry: str | None = None,
-                 seed: int | None = None) -> commands.Scheduled:
-        """`arena schedule --format FMT`: draw a tournament plan and store it (format, match ids, flags)."""
-        return commands.schedule(self.workspace, fmt, rounds=rounds, matches=matches, entry=entry, seed=seed)
+    def schedule(self, fmt: str | None = None, *, format: str | None = None, rounds: int | None = None,
+                 matches: int | None = None, entry: str | None = None, seed: int | None = None) -> commands.Scheduled:
+        """`arena schedule --format FMT`: draw a tournament plan and store it (format, match ids, flags). The format
+        is the first argument, or format= as the CLI's option names it: ws.schedule("random") or
+        ws.schedule(format="random")."""
+        if (fmt is None) == (format is None):
+            raise UserError("schedule: give the format once, as ws.schedule('round-robin') or "
+                            f"ws.schedule(format='round-robin'){'' if fmt is None else f', not both ({fmt!r}, {format!r})'}")
+        chosen = fmt if fmt is not None else format
+        assert chosen is not None  # one of the two, checked above
+        return commands.schedule(self.workspace, chosen, rounds=rounds, matches=matches, entry=entry, seed=seed)
 
     def schedule_show(self) -> Schedule:
         """`arena schedule --show`: every tournament, and every match in schedule order."""
@@ -428,6 +458,11 @@ class Arena:
 
 
 T = TypeVar("T")
+
+
+def _result(pro: float, con: float) -> dict[str, Any]:
+    """A match's result columns from a judge's score of it."""
+    return {"winner": match_outcome(pro, con), "score_pro": pro, "score_con": con}
 
 
 def _printed(line: str) -> None:

@@ -46,5 +46,11 @@ if agreement.empty:
 else:
     print(agreement[["a", "b", "matches", "agreement", "kappa"]].to_string(index=False))
 
+# %% The matches, each with its result by the first judge (winner, score_pro, score_con) and its simulated flag
+matches = ws.matches()
+wins = matches["winner"].value_counts()
+print(f"{len(matches)} matches: Pro won {wins.get('pro', 0)}, Con won {wins.get('con', 0)}, tied {wins.get('tie', 0)}"
+      + (" (simulated)" if matches["simulated"].all() else ""))
+
 # %%
 ws.close()

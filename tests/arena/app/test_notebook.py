@@ -113,10 +113,45 @@ def test_rate_is_the_whole_json_and_history_its_snapshots(ws):
     assert len(snapshots) == 3  # 60 matches, a snapshot every 20
 
 
-def test_matches_are_match_list(ws, demo):
+def test_matches_are_match_list_with_each_matchs_simulated_flag_and_result(ws, demo):
     table = ws.matches()
-    same_rows(table, cli_json("match", "list", "-w", demo))
+    listed = cli_json("match", "list", "-w", demo)
+    same_rows(table[list(listed[0])], listed)
     assert len(table) == 60
+    # then what `arena match show` says of each: simulated, and the first judge's score (the one that rates)
+    first = app.first_judge(ws.workspace)
+    for row in records(table):
+        shown = cli_json("match", "show", row["id"], "-w", demo)
+        runs = [v for v in shown["verdicts"] if v["judge"] == first]
+        pro = sum(1.0 if v["overall"] == "pro" else 0.5 if v["overall"] == "tie" else 0.0 for v in runs)
+        winner = "pro" if pro > len(runs) - pro else "con" if pro < len(runs) - pro else "tie"
+        assert (row["simulated"], row["score_pro"], row["score_con"], row["winner"]) == (
+            shown["simulated"], pro, len(runs) - pro, winner)
+    other = ws.matches(judge="sim-panel")  # another judge's result, its winner by the majority of its runs
+    assert set(other["score_pro"] + other["score_con"]) == {1.0} and set(other["winner"]) <= {"pro", "con", "tie"}
+
+
+def test_matches_leave_the_result_of_a_match_not_played_missing(tmp_path):
+    path = new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], judges=[judge("j", runs=3)])
+    with arena.open(path) as ws:
+        ws.schedule(format="round-robin", rounds=1, seed=1)  # the CLI's --format, by its name
+        ws.run(progress=lambda line: None)
+        ws.schedule("random", matches=1, seed=2)  # not played
+        table = ws.matches()
+    assert table["simulated"].dtype == bool and list(table["simulated"]) == [True, True, False]
+    assert table["winner"].isna().tolist() == table["score_pro"].isna().tolist() == [False, False, True]
+    assert ((table["score_pro"] + table["score_con"])[:2] == 3.0).all()
+
+
+def test_schedule_takes_the_format_by_the_clis_name_or_first_and_refuses_both(tmp_path):
+    path = new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], judges=[judge("j", runs=1)])
+    with arena.open(path) as ws:
+        assert ws.schedule(format="random", matches=2, seed=1).format == "random"
+        assert ws.schedule(fmt="round-robin", rounds=1).format == "round-robin"
+        for wrong in ({}, {"fmt": "random", "format": "swiss"}):
+            with pytest.raises(UserError, match=r"ws.schedule\(format='round-robin'\)"):
+                ws.schedule(**wrong)
+        assert len(ws.matches()) == 4
 
 
 def test_verdicts_are_every_match_shows_verdicts(ws):
@@ -360,6 +395,8 @@ def test_the_example_notebook_runs_on_the_demo(ws, demo, monkeypatch, capsys):
     assert "Pro's share of the points" in printed
     agreement = cells["agreement"]
     assert len(agreement) == 2 and set(agreement["b"]) == {"sim-experts"}  # each LLM judge against the people
+    wins = cells["matches"]["winner"].value_counts()
+    assert f"60 matches: Pro won {wins['pro']}, Con won {wins['con']}, tied {wins.get('tie', 0)} (simulated)" in printed
     assert "closed" in repr(cells["ws"])
 
 
