@@ -38,6 +38,12 @@ MAX_DEPTH = 32  # nesting of YAML, JSON and TOML values: our formats need 4; Pyt
 MAX_YAML_NODES = 200_000  # YAML nodes of one file, aliases counted as what they stand for: 10,000 motions with
 # every key take 150,001, and an 807-byte alias and merge-key bomb stands for billions
 
+# --- where the arena listens -----------------------------------------------------------------------------------
+# Not a bound but a default the CLI reads at once, kept here for that: `arena serve`'s port, which the links
+# `arena ballots issue` and `arena debaters issue` print point to. Not 8000 or 8080, where local model servers
+# (llama.cpp, vLLM) and dev servers listen by default: serving beside one would fail "address in use".
+SERVE_PORT = 8765
+
 
 def nesting(value: Any) -> int:
     """How deep lists and dicts nest in value (a scalar: 0; counted up to MAX_DEPTH + 1), without recursion."""

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Collection, Iterable, Iterator, Mapping
 
 from arena.base.errors import UserError, read_user_text
+from arena.base.limits import SERVE_PORT
 from arena.domain.records import DIMENSIONS, Ballot, JudgeSpec, Outcome
 
 OUTCOMES: tuple[Outcome, ...] = ("pro", "con", "tie")
@@ -36,7 +37,7 @@ class BallotError(UserError):
         super().__init__(f"{field}: {self.problem}")
 
 
-DEFAULT_BASE_URL = "http://127.0.0.1:8000"  # where `arena serve` listens by default
+DEFAULT_BASE_URL = f"http://127.0.0.1:{SERVE_PORT}"  # where `arena serve` listens by default
 
 
 def link_base(base_url: str) -> str:

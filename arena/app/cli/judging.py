@@ -1,4 +1,4 @@
-"""`arena judge` (judging completed matches), `arena judge add | remove` (the judges of arena.toml) and
+"""`arena judge` (judging completed matches), `arena judge list | add | remove` (the judges of arena.toml) and
 `arena judge-bench` (a judge against human labels)."""
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from arena.base.errors import ArenaError, UserError, plural
 
 
 # A group that also runs by itself: `arena judge` judges, `arena judge add|remove` edit the registry.
-@click.group("judge", invoke_without_command=True, subcommand_metavar="[add|remove ...]")
+@click.group("judge", invoke_without_command=True, subcommand_metavar="[list|add|remove ...]")
 @click.option("--judge", "judges", multiple=True, help="A judge to run; repeat for more (default: all configured).")
 @click.option("--rejudge", is_flag=True, help="Replace these judges' verdicts (all runs) of every completed match; "
               "where a run fails, the stored verdicts stay (a failure never replaces a verdict).")
@@ -22,8 +22,8 @@ from arena.base.errors import ArenaError, UserError, plural
 @workspace_option
 @click.pass_context
 def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrency: int | None, workspace: Path) -> None:
-    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or register (add)
-    and remove judges."""
+    """Judge completed matches that lack the judges' verdicts or have a failed run of theirs; or list, register
+    (add) and remove judges."""
     from arena.app import commands as app
 
     if ctx.invoked_subcommand is not None:
@@ -51,6 +51,30 @@ def judge(ctx: click.Context, judges: tuple[str, ...], rejudge: bool, concurrenc
 def _people(ctx: click.Context, option: click.Parameter, value: str | None) -> list[str] | None:
     """--people a,b,c as names, in order; the config's checks of each name apply after."""
     return None if value is None else [p.strip() for p in value.split(",")]
+
+
+@judge.command("list")
+@workspace_option
+@format_option
+def judge_list(workspace: Path, fmt: str) -> None:
+    """List the judges of arena.toml: kind, model, runs a match, the done matches each has judged, and those still
+    to judge ('arena judge' judges them)."""
+    from arena.app import commands as app
+
+    rows = app.judge_list(open_ws(workspace))
+    if fmt == "json":
+        echo_json(rows)
+        return
+    if not rows:
+        echo("no judges: add one with 'arena judge add NAME --kind single --model offline/judge' (or a real model)")
+        return
+    table([{**r, "model": f"people: {', '.join(r['people'])}" if r["people"] else
+            f"pool: {', '.join(r['models'])}" if len(r["models"]) > 1 else r["model"],
+            "to judge": "-" if r["to_judge"] is None else r["to_judge"]} for r in rows],
+          ["name", "kind", "model", "runs", "family", "judged", "to judge"])
+    waiting = [f"{r['to_judge']} by {r['name']!r}" for r in rows if r["to_judge"]]
+    if waiting:
+        echo(f"done matches still to judge: {', '.join(waiting)}; 'arena judge' judges them", err=True)
 
 
 @judge.command("add")

@@ -9,6 +9,7 @@ import click
 
 from arena.app.cli.common import HOURS, echo, echo_json, format_option, open_ws, table, workspace_option
 from arena.base.errors import plural
+from arena.base.limits import SERVE_PORT
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.shapes.reports import OpenTurn
@@ -21,7 +22,7 @@ def ballots() -> None:
 
 @ballots.command("issue")
 @click.option("--judge", "judge", required=True, help="A judge of kind human.")
-@click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
+@click.option("--base-url", default=None, help=f"Where 'arena serve' is reached (default http://127.0.0.1:{SERVE_PORT}).")
 @workspace_option
 @format_option
 def ballots_issue(judge: str, base_url: str | None, workspace: Path, fmt: str) -> None:
@@ -98,7 +99,7 @@ def debaters() -> None:
 
 @debaters.command("issue")
 @click.option("--entry", "entry_name", default=None, help="A web debater (default: all of them).")
-@click.option("--base-url", default=None, help="Where 'arena serve' is reached (default http://127.0.0.1:8000).")
+@click.option("--base-url", default=None, help=f"Where 'arena serve' is reached (default http://127.0.0.1:{SERVE_PORT}).")
 @workspace_option
 @format_option
 def debaters_issue(entry_name: str | None, base_url: str | None, workspace: Path, fmt: str) -> None:

@@ -9,6 +9,7 @@ import click
 
 from arena.app.cli.common import echo, open_ws, workspace_option
 from arena.base.errors import plural
+from arena.base.limits import SERVE_PORT
 
 if TYPE_CHECKING:
     from arena.domain.records import JudgeSpec
@@ -45,7 +46,7 @@ def export(out: Path | None, public: bool, workspace: Path) -> None:
 @click.command()
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; the default is reachable from this computer only.")
-@click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True,
+@click.option("--port", type=click.IntRange(0, 65535), default=SERVE_PORT, show_default=True,
               help="Port to listen on (0: any free port).")
 @workspace_option
 def serve(host: str, port: int, workspace: Path) -> None:

@@ -11,7 +11,7 @@ the facade alone: `from arena.app import commands`, `from arena.app.commands imp
 from __future__ import annotations
 
 from arena.app.commands.entries import entry_add, entry_list, entry_remove, entry_retire, entry_show
-from arena.app.commands.judging import judge, judge_add, judge_bench, judge_remove
+from arena.app.commands.judging import judge, judge_add, judge_bench, judge_list, judge_remove
 from arena.app.commands.matches import match_get, match_list, match_messages, match_play, match_show, play_one
 from arena.app.commands.motions import motion_import, motion_list, motion_show
 from arena.app.commands.names import first_judge, judge_or_first
@@ -40,7 +40,7 @@ __all__ = [
     # the plan and its runs
     "Scheduled", "schedule", "schedule_show", "run", "run_summary", "dry_run", "DRY_RUN_EVERY",
     # judging
-    "judge", "judge_add", "judge_remove", "judge_bench", "first_judge", "judge_or_first",
+    "judge", "judge_list", "judge_add", "judge_remove", "judge_bench", "first_judge", "judge_or_first",
     # rating
     "FitOptions", "RateOptions", "FrameOptions", "rate", "rate_results", "rate_frame", "rate_history",
     "history_results", "history_frame", "rating_side", "rating_control", "results_frame", "results_csv",

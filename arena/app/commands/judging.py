@@ -1,4 +1,4 @@
-"""`arena judge`, `arena judge add | remove` and `arena judge-bench`: the judges of arena.toml, their verdicts on
+"""`arena judge`, `arena judge list | add | remove` and `arena judge-bench`: the judges of arena.toml, their verdicts on
 stored matches, and a judge scored against human labels."""
 from __future__ import annotations
 
@@ -10,8 +10,10 @@ from arena.app.runner.check import require_keys
 from arena.app.runner.engine import Judging, MatchRunner, run_bounded, stop_on_sigterm
 from arena.app.setup.wiring import editing, reload
 from arena.app.shapes.figures import BenchReport, BenchResult, DimensionScore, JudgeBench
+from arena.app.shapes import records as shapes
 from arena.app.shapes.reports import JudgeTotals
 from arena.analysis.stats import match_outcome
+from arena.analysis.tally import judged_runs
 from arena.base import terminal
 from arena.base.clock import now
 from arena.base.errors import ArenaError, UserError, plural
@@ -20,6 +22,14 @@ from arena.workspace import registration
 from arena.workspace.folder import Workspace
 from judges import bench
 from judges.registry import JUDGES
+
+def judge_list(ws: Workspace) -> list[shapes.JudgeRow]:
+    """Every configured judge (shapes.judge_row): the matches it has judged, and for a judge the arena runs, the done
+    matches that still lack its verdicts ('arena judge' judges them)."""
+    return [shapes.judge_row(spec, len(judged_runs(ws.store.judged_verdicts(spec.name))),
+                             None if spec.external else len(ws.store.matches_to_judge(spec.name)))
+            for spec in ws.config.judges]
+
 
 def judge_add(ws: Workspace, name: str, *, kind: str, model: str | None = None, api_base: str | None = None,
               runs: int | None = None, options: Mapping[str, Any] | None = None,

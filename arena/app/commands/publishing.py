@@ -12,6 +12,7 @@ from arena.app.shapes.reports import ExportResult
 from arena.analysis.tally import match_features
 from arena.base.errors import UserError
 from arena.base.files import replace_folder, tidy_beside
+from arena.base.limits import SERVE_PORT
 from arena.domain.records import JudgeSpec
 from arena.workspace.folder import Workspace
 
@@ -76,7 +77,7 @@ def export(ws: Workspace, out: Path | None = None, *, public: bool = False) -> E
     return {"path": str(out), "public": public, "rows": rows}
 
 
-def serve(path: Path, host: str = "127.0.0.1", port: int = 8000,
+def serve(path: Path, host: str = "127.0.0.1", port: int = SERVE_PORT,
           ready: Callable[[str, list[JudgeSpec], list[str], bool], None] = lambda *told: None) -> None:
     """`arena serve`: the web app of the workspace at path on host:port until Ctrl-C or SIGTERM (arena.app.people.web);
     ready(url, judges of people, web debaters, private: whether host is reachable from this computer only) once

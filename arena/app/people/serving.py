@@ -3,6 +3,7 @@ server's settings."""
 from __future__ import annotations
 
 import asyncio
+import errno
 import ipaddress
 import socket
 from types import FrameType
@@ -65,9 +66,20 @@ def listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     try:
         return socket.create_server((host, port), family=family)
-    except (OSError, TypeError) as exc:  # TypeError: a host name that cannot be encoded (a NUL, a bad label)
-        raise UserError(f"--host {host} --port {port}: cannot listen there: "
-                        f"{getattr(exc, 'strerror', None) or exc}") from None
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:  # another server has it: say which option moves off it, and what follows
+            other = f"{_netloc(host)}:{port % 65535 + 1}"
+            raise UserError(f"--port {port}: another program already listens on {_netloc(host)}:{port} (a local "
+                            f"model's server?); serve on another port, e.g. 'arena serve --port {port % 65535 + 1}', "
+                            f"and issue the links for it with --base-url http://{other} ('arena debaters issue', "
+                            "'arena ballots issue')") from None
+        raise UserError(f"--host {host} --port {port}: cannot listen there: {exc.strerror or exc}") from None
+    except TypeError as exc:  # a host name that cannot be encoded (a NUL, a bad label)
+        raise UserError(f"--host {host} --port {port}: cannot listen there: {exc}") from None
+
+
+def _netloc(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
 
 
 def uvicorn_config(app: Starlette) -> uvicorn.Config:

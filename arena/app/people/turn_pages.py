@@ -6,7 +6,7 @@ import hashlib
 import hmac
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Sequence
 
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
@@ -17,9 +17,10 @@ from arena.app.people.forms import posted
 from arena.app.people.frame import Frame
 from arena.app.people.security import COUNTED_CSP
 from arena.base.clock import now
-from arena.domain.ballots import BallotError, token_hash
+from arena.analysis.outcomes import match_outcome
+from arena.domain.ballots import BallotError, open_ballots, token_hash
 from arena.domain.formats import Format, shown
-from arena.domain.records import HumanTurn, TurnKey
+from arena.domain.records import HumanTurn, JudgeSpec, Outcome, Side, TurnKey, Verdict, score
 from arena.domain.speechchecks import Problem, length
 from arena.match.turns import Standing, most, standing
 from arena.match.turns import problem as speech_problem
@@ -43,13 +44,38 @@ def turn_id(secret: bytes, entry: str, turn: HumanTurn | TurnKey) -> str:
     return hmac.new(secret, message, hashlib.sha256).hexdigest()[:24]
 
 
+@dataclass(frozen=True)
+class Judged:
+    """One judge's decision on a finished debate, as its debater's page shows it: what the published site shows of
+    it too, the judge's name, score and reasons (its judges saw only PRO and CON)."""
+
+    judge: str
+    pro: float
+    con: float
+    winner: Outcome
+    reasons: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Result:
+    """A finished debate's result on its debater's page: a forfeit (the side), or the judges' decisions so far;
+    held while people still judge it blind (the published site holds it back then too)."""
+
+    forfeit: Side | None = None
+    judged: tuple[Judged, ...] = ()
+    held: bool = False
+
+
 class TurnPages:
     """The turn pages of the web human entries served, whose turn ids are made under the workspace's secret; a
-    speech submitted must pass the speech checks with at least min_share of its budget (unless its turn says)."""
+    speech submitted must pass the speech checks with at least min_share of its budget (unless its turn says).
+    judges: the judges of people served, whose open ballots hold a finished debate's result back."""
 
-    def __init__(self, frame: Frame, debaters: list[str], key: bytes, min_share: float) -> None:
+    def __init__(self, frame: Frame, debaters: list[str], key: bytes, min_share: float,
+                 judges: Sequence[JudgeSpec] = ()) -> None:
         self.frame, self.key, self.min_share = frame, key, min_share
         self.debaters = set(debaters)
+        self.judges = tuple(judges)
 
     # --- who and what ------------------------------------------------------------------------------------
     def _debater(self, store: Store, token: str) -> Debater:
@@ -95,20 +121,56 @@ class TurnPages:
             debater = self._debater(store, request.path_params["token"])
             turns = store.turns_of(debater.entry)
             finished = store.done_turn_matches(debater.entry)
+            results = self._results(store, finished)
+        # The person's own numbers for their debates, in schedule order: two on one motion read apart, and no
+        # public match id, entry or opponent is named
+        number = {m: k for k, m in enumerate(dict.fromkeys(t.match_id for t in turns), start=1)}
         to_write: list[dict[str, Any]] = []
         done: list[dict[str, Any]] = []
         missed: list[dict[str, Any]] = []  # lapsed, and those whose match went on without them
+        ended: dict[str, dict[str, Any]] = {}  # the finished debates, each once, with its result
         moment = now()
         lists = {"submitted": done, "open": to_write, "lapsed": missed, "missed": missed}
         for t in turns:
-            lists[standing(t, t.match_id in finished, moment)].append(
-                {"id": self._turn_id(debater, t), "motion": t.brief.motion, "side": t.side,
-                 "title": t.brief.title, "language": t.brief.language, "deadline": t.deadline,
-                 "draft": bool(t.draft), "submitted_at": t.submitted_at})
+            item = {"id": self._turn_id(debater, t), "motion": t.brief.motion, "side": t.side,
+                    "title": t.brief.title, "language": t.brief.language, "deadline": t.deadline,
+                    "draft": bool(t.draft), "submitted_at": t.submitted_at, "debate": number[t.match_id]}
+            lists[standing(t, t.match_id in finished, moment)].append(item)
+            if t.match_id in finished:
+                ended.setdefault(t.match_id, {**item, "result": results[t.match_id]})
         submitted = request.query_params.get("submitted")
         return self.frame.render(request, "debates.html.j2", token=debater.token, open=to_write, done=done,
-                                 missed=missed, submitted=next((item for item in done if item["id"] == submitted),
-                                                               None))
+                                 missed=missed, ended=list(ended.values()),
+                                 submitted=next((item for item in done if item["id"] == submitted), None))
+
+    def _results(self, store: Store, finished: set[str]) -> dict[str, Result]:
+        """Each finished debate's result: its forfeit, or each judge's decision in arena.toml's order (those with a
+        failed run left out, as the ratings leave them); held back while a judge of people served still has a
+        ballot to come on it, as the published site holds it (arena.app.people.ballot_links.embargo)."""
+        closed = store.closed_judges()
+        held = set().union(*(open_ballots(finished, len(j.people), store.ballots_cast(j.name))
+                             for j in self.judges if j.name not in closed))
+        out: dict[str, Result] = {}
+        for match_id in finished:
+            match = store.match(match_id)
+            if match is not None and match.forfeit is not None:  # no one judges a forfeit: nothing to hold
+                out[match_id] = Result(forfeit=match.forfeit.side)
+                continue
+            if match is None or match_id in held:
+                out[match_id] = Result(held=True)
+                continue
+            runs: dict[str, list[Verdict]] = {}
+            for v in match.verdicts:
+                runs.setdefault(v.judge, []).append(v)
+            judged = []
+            for judge, verdicts in runs.items():
+                if any(v.failed for v in verdicts):
+                    continue
+                pro, con = score(verdicts)
+                judged.append(Judged(judge, pro, con, match_outcome(pro, con),
+                                     tuple(v.rationale for v in verdicts if v.rationale)))
+            out[match_id] = Result(judged=tuple(judged))
+        return out
 
     def turn_page(self, request: Request) -> HTMLResponse:
         """A turn's page; after a draft is saved (?saved=draft), with a note saying so."""

@@ -50,6 +50,7 @@ from arena.app.people.turn_pages import Debater, TurnPages, turn_id
 from arena.app.people.words import Words
 from arena.app.setup.wiring import open_workspace
 from arena.base.errors import UserError
+from arena.base.limits import SERVE_PORT
 from arena.domain.records import HUMAN_JUDGE, JudgeSpec
 from arena.store import DB_NAME
 
@@ -81,7 +82,7 @@ def create_app(workspace_path: Path, read_s: float = READ_S) -> Starlette:
                         f'via = "web"')
     frame = Frame(ws.path / DB_NAME, ws.config.formats, Words.of(ws.config.arena.language), read_s)
     ballots = BallotPages(frame, judges, key)
-    turns = TurnPages(frame, debaters, key, ws.config.arena.min_speech_share)
+    turns = TurnPages(frame, debaters, key, ws.config.arena.min_speech_share, judges)
     app = Starlette(
         routes=[Route("/b/{token}", ballots.queue_page, methods=["GET"]),
                 Route("/b/{token}/{ballot}", ballots.ballot_page, methods=["GET"]),
@@ -98,7 +99,7 @@ def create_app(workspace_path: Path, read_s: float = READ_S) -> Starlette:
     return app
 
 
-def serve(workspace_path: Path, host: str = "127.0.0.1", port: int = 8000,
+def serve(workspace_path: Path, host: str = "127.0.0.1", port: int = SERVE_PORT,
           ready: Callable[[str, list[JudgeSpec], list[str]], None] = lambda url, judges, debaters: None) -> None:
     """Serve create_app(workspace_path) on host:port until Ctrl-C or SIGTERM, then return; ready(url, judges of
     people, web debaters' entry names) once the address is taken."""

@@ -55,6 +55,10 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
         idle: RunResult = {"done": 0, "failed": 0, "total": 0, "not_started": 0, "elsewhere": 0, "stopped": None,
                            "cost": 0.0, "ledger_cost": ws.store.total_cost(), "unpriced": 0, "cpu_s": 0.0,
                            "running": statuses.get("running", 0), "failed_waiting": statuses.get("failed", 0)}
+        # A judge added once the matches were played has judged none of them, and a run plays, not judges
+        unjudged = {j.name: n for j in ws.config.automatic_judges if (n := len(ws.store.matches_to_judge(j.name)))}
+        if unjudged:
+            idle["unjudged"] = unjudged
         return _with_awaiting(ws, idle)
     follow_slots = concurrency is None
     concurrency = MATCHES_AT_ONCE if concurrency is None else concurrency
@@ -148,7 +152,17 @@ def shares(concurrency: int, workers: int) -> list[int]:
 
 
 def summary(result: RunResult, budget: float | None = None) -> str:
-    """How a run ended, in one line for people; a run that found nothing to play says how to schedule."""
+    """How a run ended, in one line for people; a run that found nothing to play says how to schedule, and what
+    there is to judge."""
+    if not result["total"] and (unjudged := result.get("unjudged")):
+        rest: RunResult = {**result}
+        del rest["unjudged"]
+        lacking = ", ".join(f"{plural(n, 'done match')} {'has' if n == 1 else 'have'} no verdict of judge {judge!r}"
+                            for judge, n in unjudged.items())
+        if rest.get("running") or rest.get("failed_waiting") or rest.get("awaiting"):
+            return f"{summary(rest, budget)}; {lacking}: 'arena judge' judges them"
+        # not "schedule some": what is left to do is judging what was played before the judge came
+        return f"nothing to play: every scheduled match is done, but {lacking}: 'arena judge' judges them"
     if not result["total"]:
         running, waiting = result.get("running", 0), result.get("failed_waiting", 0)
         if result.get("awaiting"):

@@ -10,7 +10,7 @@ from typing import Any, Literal, Mapping, NotRequired, TypedDict, get_args
 from arena.base.params import KindParam as KindParam  # `arena kinds`: made where the params are described
 from arena.domain import records
 from arena.domain.formats import Format, shown
-from arena.domain.records import (Entry, HumanTurn, Match, MatchProgress, MatchState, MatchStatus, Motion, Outcome, Side,
+from arena.domain.records import (Entry, HumanTurn, JudgeSpec, Match, MatchProgress, MatchState, MatchStatus, Motion, Outcome, Side,
                                   Verdict, score)
 from arena.gateway.redact import public_url
 
@@ -43,6 +43,22 @@ class EntryRow(TypedDict):
     simulated: bool
     retired: bool
     strength: NotRequired[float]
+
+
+class JudgeRow(TypedDict):
+    """`arena judge list`: one judge."""
+
+    name: str
+    kind: str
+    model: str  # a jury's first model of its pool (models: all of it); a judge of people's: "human"
+    models: list[str]
+    runs: int  # R: runs a match (a judge of people's: its people)
+    family: str
+    people: list[str]  # a judge of people's, by name; empty for the others
+    simulated: bool
+    judged: int  # done matches it has verdicts on, none failed: those its ratings count
+    to_judge: int | None  # done matches lacking its verdicts, or with a failed run: what 'arena judge' judges
+    # (None: people and imported judges, whom the arena does not run)
 
 
 class EntryDetail(TypedDict):
@@ -258,6 +274,14 @@ def entry_row(entry: Entry, matches: int, forfeits: int, simulated: bool | None 
     return {"name": entry.name, "debater": entry.debater, "model": entry.model, "family": entry.family,
             "family_warning": family_warning or None, "matches": matches,
             "forfeits": forfeits, "simulated": simulated, "retired": entry.retired, **_strength(entry)}
+
+
+def judge_row(spec: JudgeSpec, judged: int, to_judge: int | None) -> JudgeRow:
+    """`arena judge list`: a configured judge, how many done matches it has judged (its verdicts, none failed) and
+    how many wait for it (None: a judge the arena does not run)."""
+    return {"name": spec.name, "kind": spec.kind, "model": spec.model, "models": list(spec.models),
+            "runs": spec.runs, "family": spec.family, "people": list(spec.people), "simulated": spec.simulated,
+            "judged": judged, "to_judge": to_judge}
 
 
 def entry_detail(entry: Entry, matches: int, forfeits: int, simulated: bool | None = None) -> EntryDetail:

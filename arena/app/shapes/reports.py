@@ -95,6 +95,7 @@ class RunResult(TypedDict):
     running: NotRequired[int]
     failed_waiting: NotRequired[int]
     awaiting: NotRequired[int]  # matches parked for a person's speech on the web (only when there are any)
+    unjudged: NotRequired[dict[str, int]]  # with nothing to play: done matches lacking each judge's verdicts (any)
 
 
 class ModelCost(TypedDict):

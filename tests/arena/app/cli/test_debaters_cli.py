@@ -97,7 +97,7 @@ def test_issue_gives_each_web_debater_a_link_whose_hash_the_store_holds(ws):
     w = open_workspace(ws)
     try:
         for row in rows:
-            prefix = "http://127.0.0.1:8000/d/"
+            prefix = "http://127.0.0.1:8765/d/"  # off 8000, where local model servers listen
             assert row["url"].startswith(prefix)
             assert w.store.debater_link_holder(token_hash(row["url"].removeprefix(prefix))) == row["entry"]
     finally:

@@ -39,6 +39,33 @@ def ws(builds, tmp_path) -> Path:
     return builds.copy("judge_cmd:ws", build_ws, tmp_path / "ws").path
 
 
+def test_run_and_judge_list_say_what_a_judge_added_later_has_left_to_judge(ws):
+    run = invoke("run", "-w", ws)
+    assert run.exit_code == 0, run.output
+    assert run.stdout == ("nothing to play: every scheduled match is done, but 2 done matches have no verdict of "
+                          "judge 'j2': 'arena judge' judges them\n")
+    listed = invoke("judge", "list", "-w", ws)
+    assert listed.exit_code == 0, listed.output
+    assert [line.split() for line in listed.stdout.splitlines()] == [
+        ["name", "kind", "model", "runs", "family", "judged", "to", "judge"],
+        ["j1", "single", "offline/j1", "1", "offline/j1", "2", "0"],
+        ["j2", "single", "offline/j2", "2", "offline/j2", "0", "2"]]
+    assert listed.stderr == "done matches still to judge: 2 by 'j2'; 'arena judge' judges them\n"
+    rows = json.loads(invoke("judge", "list", "--format", "json", "-w", ws).stdout)
+    assert [(r["name"], r["runs"], r["judged"], r["to_judge"], r["simulated"]) for r in rows] == [
+        ("j1", 1, 2, 0, True), ("j2", 2, 0, 2, True)]
+    assert invoke("judge", "-w", ws).exit_code == 0
+    assert [r["to_judge"] for r in json.loads(invoke("judge", "list", "--format", "json", "-w", ws).stdout)] == [0, 0]
+    assert invoke("run", "-w", ws).stdout.startswith("nothing to play: no scheduled matches. Schedule some")
+
+
+def test_judge_list_of_no_judges_says_how_to_add_one(tmp_path):
+    path = new_workspace(tmp_path / "ws", entries=TWO_OFFLINE)
+    listed = invoke("judge", "list", "-w", path)
+    assert listed.exit_code == 0 and "arena judge add NAME --kind single" in listed.stdout
+    assert json.loads(invoke("judge", "list", "--format", "json", "-w", path).stdout) == []
+
+
 def test_a_judge_added_later_judges_every_done_match_once(ws):
     before = verdicts(ws)
     assert {(m, j) for m, j, *_ in before} == {("m00001", "j1"), ("m00002", "j1")}

@@ -99,7 +99,7 @@ def test_issue_gives_each_person_a_private_link_stored_only_as_a_hash(played):
     finally:
         ws.close()
     again = json.loads(invoke("ballots", "issue", "--judge", "experts", "--format", "json", "-w", played).stdout)
-    assert again[0]["url"].startswith("http://127.0.0.1:8000/b/")
+    assert again[0]["url"].startswith("http://127.0.0.1:8765/b/")
     ws = open_workspace(played)
     try:  # a new link replaces the old one
         assert ws.store.link_holder(token_hash(tokens[0])) is None

@@ -18,7 +18,7 @@ import urllib.request
 
 import pytest
 
-from arena.domain.ballots import RATIONALE_MAX, new_token, queue, token_hash
+from arena.domain.ballots import DEFAULT_BASE_URL, RATIONALE_MAX, new_token, queue, token_hash
 from arena.domain.records import Verdict
 from arena.store import DB_NAME, Store
 from tests.support.helpers import TWO_OFFLINE, assert_user_error, invoke, new_workspace
@@ -499,13 +499,21 @@ def test_serve_without_a_judge_of_people_exits_2_saying_how_to_add_one(tmp_path)
     assert_user_error(result, "no judge of people", 'kind = "human"', "people = [")
 
 
+def test_links_point_where_serve_listens_by_default_which_is_not_a_local_model_servers_port():
+    shown = invoke("serve", "--help").output
+    port = re.search(r"\[default:\s+(\d+)", shown[shown.index("--port"):]).group(1)
+    assert DEFAULT_BASE_URL == f"http://127.0.0.1:{port}" and port not in ("8000", "8080")  # llama.cpp's, vLLM's
+
+
 def test_serve_where_it_cannot_listen_exits_2(built):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         result = invoke("serve", "-w", built.path, "--port", port)
-    assert_user_error(result, f"--port {port}", "cannot listen")
+    # a port taken (llama.cpp's server on 8000 was the newcomer's): which option moves off it, and the links with it
+    assert_user_error(result, f"--port {port}: another program already listens on 127.0.0.1:{port}",
+                      f"'arena serve --port {port + 1}'", f"--base-url http://127.0.0.1:{port + 1}")
     for host in ("no-such-host.invalid", "é" * 100):
         result = invoke("serve", "-w", built.path, "--host", host, "--port", "0")
         assert_user_error(result, f"--host {host}", "cannot listen")
