@@ -54,18 +54,22 @@ class CallTag:
 @dataclass(frozen=True)
 class CallEvent:
     """What the gateway tells its listeners (LLMGateway.listeners) as a call goes: a request waiting for a slot of its
-    server ("queued"), sent ("sent"), or a try that failed and will be made again ("retry": the error in short, the
-    try that failed of how many, the wait); and, once, that the call's server serves fewer requests at once than it
+    server ("queued"), sent ("sent"), answered ("answered": its usage), or a try that failed and will be made again
+    ("retry": the error in short, the try that failed of how many, the wait); an unusable answer asked again
+    ("reask": error says why in short, attempt is the re-ask's number, tries the re-asks it may have); a call answered
+    from the cache ("cached": its usage); and, once, that the call's server serves fewer requests at once than it
     was sent, so that it is sent fewer from now on ("capped": error holds the line that says so). Simulated calls
-    are only "sent"."""
+    are "sent" and "answered" only. Each ledger row of a call is told once, as "sent" or "cached", so that a
+    listener counting them counts what the ledger holds."""
 
-    kind: Literal["queued", "sent", "retry", "capped"]
+    kind: Literal["queued", "sent", "answered", "retry", "reask", "cached", "capped"]
     tag: CallTag
     model: str
     error: str = ""
-    attempt: int = 0  # retry: the failed try, counted from 1
-    tries: int = 0  # retry: the tries a call has in all
+    attempt: int = 0  # retry: the failed try, counted from 1; reask: the re-ask, counted from 1
+    tries: int = 0  # retry: the tries a call has in all; reask: the re-asks it may have
     wait_s: float = 0.0  # retry: the backoff before the next try
+    usage: AgentUsage = AgentUsage()  # answered, cached: the try's tokens and cost
 
 
 @dataclass(frozen=True)
@@ -190,7 +194,7 @@ class LLMGateway:
         self._served: dict[str, dict[tuple[str, str], ModelRef]] = {}  # per server, the models called on it
         # per model and endpoint: structured mode, window, measured speed (JSON as the workspace keeps it)
         self._facts: dict[tuple[str, str], dict[str, Any]] = {}
-        self.listeners: list[Callable[[CallEvent], None]] = []  # told of each request sent and retried (a live display)
+        self.listeners: list[Callable[[CallEvent], None]] = []  # told of each try, re-ask and cache hit (a live display)
 
     # --- what is known of a model --------------------------------------------------------
     def facts(self, ref: ModelRef) -> dict[str, Any]:
@@ -296,6 +300,7 @@ class LLMGateway:
                 check is not None and check(hit["text"], hit.get("data"))):
             usage = AgentUsage(1, hit["prompt_tokens"], hit["completion_tokens"], 0.0)
             self._ledger(ref, tag, usage, latency=0.0, cache_hit=True)
+            self._tell(CallEvent("cached", tag, ref.model, usage=usage))
             return Completion(hit["text"], hit.get("data"), usage, cached=True, cut=hit.get("cut", False))
         if not ref.simulated and not self.fits(ref, messages,
                                                self.prompt_budget(ref, params["max_tokens"], tight=tight)):
@@ -306,15 +311,17 @@ class LLMGateway:
         conversation = list(messages)
         total = AgentUsage()
         tries = self.settings.schema_retries + 1
-        problem = checked = ""
+        problem = checked = why = ""  # why: the problem in short, for the listeners' re-ask events
         # With the cache, each answer's ledger row is settled here: one not kept at once, the one kept in the
         # transaction that caches it, so that a kill never leaves a settled (paid) call whose answer is not cached.
         pending: Settlement | None = None
         try:
-            for _ in range(tries):
+            for asked in range(tries):
                 checked = ""  # the caller's check's problem, when that is what this try failed
                 if pending is not None:  # the answer before, not kept
                     self._ledger(**pending)
+                if asked:
+                    self._tell(CallEvent("reask", tag, ref.model, why, asked, tries - 1))
                 answer = await self.call(ref, conversation, params, schema=schema, sample=sample, tag=tag,
                                          fitted=fitted, settle=not use_cache)
                 pending = answer.settlement
@@ -323,7 +330,7 @@ class LLMGateway:
                 if answer.finish_reason == "content_filter":
                     raise AnswerError(f"{ref.model}: the answer was withheld by the provider's content filter")
                 if not answer.text.strip():
-                    problem = "the answer was empty"  # ask the same again: empty answers are usually a fluke
+                    problem = why = "the answer was empty"  # ask the same again: empty answers are usually a fluke
                     continue
                 if schema is None:
                     data = None
@@ -334,12 +341,14 @@ class LLMGateway:
                         raise AnswerError(f"{ref.model}: no valid structured answer: the answer was cut off "
                                            f"twice, the second time at {params['max_tokens']} tokens")
                     problem = f"the answer was cut off at {params['max_tokens']} tokens"
+                    why = f"cut off at {params['max_tokens']} tokens"
                     room = self._more_room(ref, conversation, params["max_tokens"])
                     params = {**params, "max_tokens": min(room, ceiling or room)}
                     continue
                 else:
                     data, problem = parse_structured(answer.text, schema)
                     if problem:
+                        why = "did not match its schema"
                         # Show the model its own answer and what is wrong with it, then ask again.
                         conversation += [
                             {"role": "assistant", "content": answer.text},
@@ -351,6 +360,7 @@ class LLMGateway:
                 problem = checked = check(answer.text, data) if check is not None else ""
                 if not problem:
                     break
+                why = "check: " + problem.partition(":")[0][:40]  # the check's name ("echo"), as its problem starts
                 conversation += [
                     {"role": "assistant", "content": answer.text},
                     {"role": "user", "content": f"That answer cannot be used: {problem}. Answer again as first "
@@ -395,6 +405,7 @@ class LLMGateway:
                 text, answered = offline.as_sent(text, answered, params["max_tokens"], prose=schema is None)
             usage = AgentUsage(1, asked, answered, 0.0)
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
+            self._tell(CallEvent("answered", tag, ref.model, usage=usage))
             return Answer(text, usage, "stop")
 
         limit = self._limit(ref)
@@ -465,6 +476,7 @@ class LLMGateway:
                                     fitted=fitted, finish_reason=finish, call_id=sent)
             if settle:
                 self._ledger(**settlement)
+            self._tell(CallEvent("answered", tag, ref.model, usage=usage))
             if mode is not None and ref.structured == "auto":
                 self.remember(ref, structured=mode)  # writes only the first time
             return Answer(text, usage, finish, None if settle else settlement)

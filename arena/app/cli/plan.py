@@ -73,8 +73,8 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
         wait_s: float | None, fmt: str, workspace: Path) -> None:
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
-    SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time) and each retry as it
-    happens."""
+    SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time, and why a call is asked
+    again) and each retry as it happens; its calls count every try the ledger records."""
     from arena.app import commands as app
 
     if fmt == "json" and not dry_run:

@@ -256,15 +256,14 @@ TICK_S = 1.0  # how often a run lets its display move its elapsed times on when 
 
 class Events(Protocol):
     """What a run reports as it goes: arena.app.runner.progress.Progress, or a worker's relay to its parent. told hears
-    the gateway's events of the run's calls (sent, retried); tick, that time passed."""
+    the gateway's events of the run's calls (sent, answered, retried, re-asked, cached), which count them; tick,
+    that time passed."""
 
     def started(self, match_id: str) -> None: ...
 
     def finished(self, match_id: str, error: str | None = None) -> None: ...
 
     def dropped(self, match_id: str) -> None: ...
-
-    def call(self, tag: CallTag, completion: Completion) -> None: ...
 
     def told(self, event: CallEvent) -> None: ...
 
@@ -289,7 +288,7 @@ def play_claimed(runner: MatchRunner, events: Events, *, concurrency: int, faile
 
     async def one(match_id: str, playing: asyncio.Semaphore, judging: asyncio.Semaphore,
                   under_way: asyncio.Semaphore) -> None:
-        log = AgentLog(events.call)
+        log = AgentLog()
         events.started(match_id)
         try:
             try:

@@ -1,10 +1,14 @@
-"""The live progress of `arena run`: matches done, running and failed; what each match under way is doing; retries;
-LLM calls, tokens, cost; ETA.
+"""The live progress of `arena run`: matches done, running and failed; what each match under way is doing; retries
+and re-asks; LLM calls, tokens, cost; ETA.
 
 On a terminal a few lines are redrawn in place: the counts, then a line per match under way (its id, time so far,
-stage, side and role of its latest call, and how long that call has run), at most MAX_SHOWN of them and never
-wider than the terminal; a retry or a failure is printed above them and stays. Anywhere else (a log file, CI, a
-pipe) the display prints a plain line per finished match, a line per retry and a summary, so logs stay readable.
+stage, side and role of its latest call, how long that call has run, and whether it is a re-ask and why, or a
+retry and after what), at most MAX_SHOWN of them and never wider than the terminal; a retry or a failure is
+printed above them and stays. Anywhere else (a log file, CI, a pipe) the display prints a plain line per finished
+match, a line per retry and per re-ask, and a summary, so logs stay readable.
+The calls are counted from the gateway's events, a call per ledger row (every try: first tries, retries, re-asks,
+timeouts, cache hits), and the tokens and cost of every answer, so that the count moves with each try and the
+summary's equals the ledger's rows for the run's matches.
 What it is told (a server's error, a match id, a name) it shows as a terminal may be sent it (arena.base.terminal):
 only the frame's own sequences, which redraw it, reach the terminal as controls.
 """
@@ -20,7 +24,8 @@ from typing import Callable, TextIO
 
 from arena.base import terminal
 from arena.base.clock import span
-from arena.gateway.llm import CallEvent, CallTag, Completion
+from arena.base.errors import plural
+from arena.gateway.llm import CallEvent
 from arena.domain.records import Step
 
 REDRAW_S = 0.25  # at most four redraws a second: often enough to look live, rarely enough to cost nothing
@@ -31,18 +36,19 @@ ERROR_CHARS = 100  # a retry's error as shown: its first words are what tells on
 @dataclass(frozen=True)
 class _Doing:
     """A match's latest call as the display shows it: its step, since when (its first try, waiting included),
-    whether it waits for a slot of its model, and which try it is."""
+    whether it waits for a slot of its model, whether it is a re-ask, and which try it is."""
 
     step: Step
     since: float
     waiting: bool = False  # queued behind the model's other calls, not sent yet
-    attempt: str = ""  # "try 2 of 5" after a retry of this call
-    again: bool = False  # a retry waits: the next call of this step is its next try
+    reask: str = ""  # "re-ask 2 (speech check: echo)": the call asks again after an unusable answer
+    attempt: str = ""  # "try 2 of 5 after Timeout 408" after a retry of this call
+    again: bool = False  # a retry or a re-ask waits: the next call of this step is it
 
 
 class Progress:
-    """Counts fed by match events (started, finished), the gateway's events (`told`: calls sent and retried) and
-    every completed LLM call (`call`)."""
+    """Counts fed by match events (started, finished) and the gateway's events (`told`: calls queued, sent,
+    answered, retried, re-asked, taken from the cache)."""
 
     def __init__(self, total: int, concurrency: int, say: Callable[[str], None] | None = None,
                  live: bool = False, clock: Callable[[], float] = time.monotonic, stream: TextIO | None = None,
@@ -57,57 +63,43 @@ class Progress:
         self.started_at = clock()
         self.running: dict[str, float] = {}  # match id -> when it started
         self.doing: dict[str, _Doing] = {}  # match id -> its latest call
-        self.done = self.failed = self.retries = 0
+        self.done = self.failed = self.retries = self.reasks = 0
         self.busy_s = 0.0  # the finished matches' durations summed: a mean for the estimate, in flat memory
-        self.calls = self.cached = self.unpriced = self.tokens = 0
+        self.calls = self.cached = self.unpriced = self.tokens = 0  # calls: the ledger rows of the run's calls
         self.cost = 0.0
         self._drawn = float("-inf")
         self._height = 0  # lines of the frame now on screen (the cursor at the end of its last)
 
     # --- events --------------------------------------------------------------------------
-    def call(self, tag: CallTag, completion: Completion) -> None:
-        """An AgentLog listener: one completed LLM call (a cache hit counts as a call that cost nothing)."""
-        usage = completion.usage
-        self.used(usage.calls, usage.prompt_tokens + usage.completion_tokens, usage.cost, completion.cached)
-
-    def used(self, calls: int, tokens: int, cost: float | None, cached: bool) -> None:
-        """What one completed LLM call used (worker processes relay these)."""
-        self.calls += calls
-        self.tokens += tokens
-        if cached:
-            self.cached += 1
-        elif cost is None:
-            self.unpriced += calls  # litellm does not know the model's price: shown, never guessed as 0
-        else:
-            self.cost += cost
-        self.draw()
-
     def told(self, event: CallEvent) -> None:
-        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its server, sent, or
-        failed and to be tried again; or its server's cap lowered (a line that says so, whatever the match)."""
+        """A gateway listener (LLMGateway.listeners): a call of a match under way waiting for its server, sent,
+        answered, failed and to be tried again, asked again after an unusable answer, or answered from the cache;
+        or its server's cap lowered (a line that says so, whatever the match)."""
         if event.kind == "capped":
-            if self.live:
-                self._print(event.error)
-            else:
-                self.say(event.error)
+            self._lasting(event.error)
             return
+        self._count(event)
         match_id = event.tag.match_id
-        if match_id not in self.running:  # a call outside the run's matches (none is, today)
+        if match_id not in self.running or event.kind in ("answered", "cached"):  # counted; the call is done
+            self.draw()
             return
         step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
         before = self.doing.get(match_id)
         same = before is not None and before.step == step
         if event.kind == "retry":
-            self.retries += 1
-            self.doing[match_id] = _Doing(step, before.since if before and same else self.clock(),
-                                          attempt=f"try {event.attempt + 1} of {event.tries}", again=True)
-            line = retry_line(event)
-            if self.live:
-                self._print(line)
-            else:
-                self.say(line)
+            after = f"try {event.attempt + 1} of {event.tries} after {_head(event.error)}"
+            self.doing[match_id] = (replace(before, attempt=after, again=True) if before is not None and same
+                                    else _Doing(step, self.clock(), attempt=after, again=True))
+            self._lasting(retry_line(event))
             return
-        if event.kind == "queued":  # a retried call's next try keeps its count and its start
+        if event.kind == "reask":  # a new call of the step, which says why it is made
+            self.doing[match_id] = _Doing(step, self.clock(), reask=f"re-ask {event.attempt} ({_why(event)})",
+                                          again=True)
+            if not self.live:  # on a terminal the match's line says it
+                self.say(reask_line(event))
+            self.draw()
+            return
+        if event.kind == "queued":  # a retried or re-asked call's next try keeps its count and its start
             self.doing[match_id] = (replace(before, waiting=True) if before is not None and same and before.again
                                     else _Doing(step, self.clock(), waiting=True))
         elif before is not None and same and (before.waiting or before.again):  # sent, as this call was waiting to be
@@ -115,6 +107,29 @@ class Progress:
         else:
             self.doing[match_id] = _Doing(step, self.clock())
         self.draw()
+
+    def _count(self, event: CallEvent) -> None:
+        """A call per ledger row (a try sent, or a cache hit); every answer's tokens and cost; retries, re-asks."""
+        kind, usage = event.kind, event.usage
+        self.calls += kind in ("sent", "cached")
+        self.cached += kind == "cached"
+        self.retries += kind == "retry"
+        self.reasks += kind == "reask"
+        if kind in ("answered", "cached"):
+            self.tokens += usage.prompt_tokens + usage.completion_tokens
+        if kind != "answered":
+            return
+        if usage.cost is None:
+            self.unpriced += 1  # litellm does not know the model's price: shown, never guessed as 0
+        else:
+            self.cost += usage.cost
+
+    def _lasting(self, line: str) -> None:
+        """A line that stays: above the frame on a terminal, else said."""
+        if self.live:
+            self._print(line)
+        else:
+            self.say(line)
 
     def started(self, match_id: str) -> None:
         self.running[match_id] = self.clock()
@@ -155,11 +170,15 @@ class Progress:
 
     def _counts(self, *, short: bool) -> tuple[str, str]:
         """The matches' counts, and the calls' (unpriced calls said in short, for the live line, or in words)."""
-        unknown = (f" +{self.unpriced} unpriced" if short else f" (+{self.unpriced} calls of unknown price)"
+        unknown = (f" +{self.unpriced} unpriced" if short else f" (+{plural(self.unpriced, 'call')} of unknown price)"
                    ) if self.unpriced else ""
-        cached = f" ({self.cached} cached)" if self.cached else ""
+        # Of the calls, those that did not come as first asks: what a slow run spends its time on, said.
+        among = [f"{self.cached} cached"] if self.cached else []
+        among += [plural(n, *what) for n, what in ((self.reasks, ("re-ask",)), (self.retries, ("retry", "retries")))
+                  if n]
+        calls = plural(self.calls, "call") + (f" ({', '.join(among)})" if among else "")
         return (f"{self.done}/{self.total} done, {len(self.running)} running, {self.failed} failed",
-                f"{self.calls} calls{cached}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
+                f"{calls}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
 
     def eta(self) -> str:
         """Mean time of a finished match × matches left ÷ matches at once; until a match has finished there is no
@@ -186,9 +205,8 @@ class Progress:
             if doing is None:
                 line += "starting"
             else:
-                line += (f"{_where(doing.step)}, {span(now - doing.since)}"
-                         + (" waiting for the model" if doing.waiting else "")
-                         + (f" ({doing.attempt})" if doing.attempt else ""))
+                took = span(now - doing.since) + (" waiting for the model" if doing.waiting else "")
+                line += ", ".join(part for part in (_where(doing.step), took, doing.reask, doing.attempt) if part)
             out.append(line)
         if len(shown) < len(under_way):
             out.append(f"  +{len(under_way) - len(shown)} more under way")
@@ -234,6 +252,25 @@ def retry_line(event: CallEvent) -> str:
     step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
     return (f"retry: {event.tag.match_id} {_where(step)}: {_short(event.error)} (try {event.attempt} "
             f"of {event.tries} failed; next in {span(event.wait_s)})")
+
+
+def reask_line(event: CallEvent) -> str:
+    """A re-ask as it is printed: 're-ask: m00001 constructive · PRO writer: speech check: echo (re-ask 1 of 2)'."""
+    step = Step.of(event.tag.stage, event.tag.side, event.tag.role, event.tag.judge)
+    return f"re-ask: {event.tag.match_id} {_where(step)}: {_why(event)} (re-ask {event.attempt} of {event.tries})"
+
+
+def _why(event: CallEvent) -> str:
+    """Why a call is asked again, in short: a debater's check of its answer is a speech check."""
+    check, _, name = event.error.partition("check: ")
+    if check or not name:
+        return event.error or "unusable answer"
+    return f"{'speech check' if event.tag.side and not event.tag.judge else 'check'}: {name}"
+
+
+def _head(error: str) -> str:
+    """An error's type and status alone ('Timeout 408'), for a line that has room for little else."""
+    return terminal.one_line(error).partition(": ")[0][:40]
 
 
 def _short(error: str) -> str:

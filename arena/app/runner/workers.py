@@ -30,7 +30,7 @@ from arena.app.runner.engine import MatchRunner, failure_reason, play_claimed
 from arena.app.runner.progress import Progress
 from arena.app.setup.wiring import open_workspace
 from arena.base.files import no_space, no_space_error
-from arena.gateway.llm import CallEvent, CallTag, Completion
+from arena.gateway.llm import CallEvent
 from arena.store import DB_NAME
 from arena.gateway.wire import forget_clients
 
@@ -40,10 +40,10 @@ GRACE_S = 5.0  # how long an orphaned worker may take to put its matches back be
 PR_SET_PDEATHSIG = 1  # prctl(2)
 
 # What a worker tells its parent, a small tuple each (it pickles): a match started, finished (with its failure) or
-# dropped; a call's usage (calls, tokens, cost, cached); a gateway event; how it stopped and its CPU seconds; why
-# it failed; the full disk it met.
+# dropped; a gateway event (the calls' counts among them); how it stopped and its CPU seconds; why it failed; the
+# full disk it met.
 Event = Union[tuple[Literal["started"], str], tuple[Literal["finished"], str, Union[str, None]],
-              tuple[Literal["dropped"], str], tuple[Literal["used"], int, int, Union[float, None], bool],
+              tuple[Literal["dropped"], str],
               tuple[Literal["told"], CallEvent], tuple[Literal["stopped"], Union[str, None], float],
               tuple[Literal["error"], str], tuple[Literal["full"], OSError]]
 
@@ -72,10 +72,6 @@ class Relay:
 
     def dropped(self, match_id: str) -> None:
         self.channel.put(("dropped", match_id))
-
-    def call(self, tag: CallTag, completion: Completion) -> None:
-        u = completion.usage
-        self.channel.put(("used", u.calls, u.prompt_tokens + u.completion_tokens, u.cost, completion.cached))
 
     def told(self, event: CallEvent) -> None:
         self.channel.put(("told", event))  # a frozen record of plain fields: it pickles
@@ -166,8 +162,6 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, 
     def handle(event: Event) -> None:
         nonlocal cpu
         match event:
-            case ("used", calls, tokens, cost, cached):
-                events.used(calls, tokens, cost, cached)
             case ("stopped", stopped, spent):
                 outcomes.append(stopped)
                 cpu += spent

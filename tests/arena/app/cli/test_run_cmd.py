@@ -285,7 +285,7 @@ class Clock:
 
 
 def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
-    from arena.gateway.llm import Completion
+    from arena.gateway.llm import CallEvent, CallTag
     from arena.domain.records import AgentUsage
 
     lines, clock = [], Clock()
@@ -293,9 +293,11 @@ def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
     assert display.eta() == "after the 1st match"  # no mean to go by yet, and it says so
     display.started("m1")
     display.started("m2")
-    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, 0.5)))
-    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, None)))
-    display.call(None, Completion("x", usage=AgentUsage(1, 100, 20, 0.0), cached=True))
+    tag = CallTag("writer", "m1", "constructive", "pro")
+    for usage in (AgentUsage(1, 100, 20, 0.5), AgentUsage(1, 100, 20, None)):
+        display.told(CallEvent("sent", tag, "openai/x"))
+        display.told(CallEvent("answered", tag, "openai/x", usage=usage))
+    display.told(CallEvent("cached", tag, "openai/x", usage=AgentUsage(1, 100, 20, 0.0)))
     clock.now = 10.0
     display.finished("m1")
     display.finished("m2", "openai/x: RateLimitError 429")
@@ -306,7 +308,7 @@ def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
     assert "ETA 10s · 3 calls (1 cached), 360 tokens, $0.5000 +1 unpriced" in status
     display.close()
     assert lines[-1].startswith("after 10s: 1/4 done")
-    assert lines[-1].endswith("$0.5000 (+1 calls of unknown price)")  # in words once the width no longer matters
+    assert lines[-1].endswith("$0.5000 (+1 call of unknown price)")  # in words once the width no longer matters
 
 
 def test_progress_redraws_one_line_on_a_terminal(capsys):

@@ -24,7 +24,7 @@ from arena.app.runner.workers import fan_out
 from arena.match.claims import LEASE_S
 from arena.base.clock import now
 from arena.gateway.llm import CallEvent, CallTag
-from arena.domain.records import Step
+from arena.domain.records import AgentUsage, Step
 from arena.gateway.wire import preload
 from tests.support.fakes.openai_server import Reply
 from tests.support.helpers import debate_responder, entry, invoke, judge, new_workspace, query, stage_and_side
@@ -70,6 +70,13 @@ def sent(match_id: str, role: str, stage: str | None = None, side: str | None = 
     return CallEvent("sent", CallTag(role, match_id, stage, side, judge), "openai/local")
 
 
+def answered(match_id: str, role: str, stage: str | None = None, side: str | None = None, judge: str | None = None,
+             cost: float | None = None, tokens: int = 1200):
+    """A call's answer in: its tokens, and its cost (None: a model litellm has no price for)."""
+    return CallEvent("answered", CallTag(role, match_id, stage, side, judge), "openai/local",
+                     usage=AgentUsage(1, tokens // 2, tokens - tokens // 2, cost))
+
+
 def live(width: int = 72, height: int = 20) -> tuple[Progress, io.StringIO, Clock]:
     stream, clock = io.StringIO(), Clock()
     return Progress(4, 2, say=lambda line: None, live=True, clock=clock, stream=stream,
@@ -82,11 +89,14 @@ def test_a_terminal_shows_each_match_under_way_and_an_eta_that_unpriced_calls_do
     display, stream, clock = live(width=72)
     display.started("m00001")
     display.started("m00002")
+    for _ in range(17):  # the match's calls before, on a local model litellm has no price for
+        display.told(sent("m00001", "searcher", "rebuttal", "pro"))
+        display.told(answered("m00001", "searcher", "rebuttal", "pro"))
     display.told(sent("m00001", "writer", "rebuttal", "pro"))
     clock.now = 5.0
     display.told(sent("m00002", "judge", judge="debatrix-mini"))
-    for _ in range(19):  # a local model litellm has no price for
-        display.used(1, 1200, None, False)
+    display.told(answered("m00001", "writer", "rebuttal", "pro"))
+    display.told(answered("m00002", "judge", judge="debatrix-mini"))
     clock.now = 125.0
     display.tick()
     status, first, second = screen(stream.getvalue(), 71)
@@ -119,8 +129,10 @@ def test_a_retry_is_printed_above_the_frame_as_it_happens_and_its_match_shows_th
     display.draw(force=True)
     assert screen(stream.getvalue(), 99) == [
         "retry: m00003 summary · CON writer: RateLimitError 429: slow down (try 1 of 5 failed; next in 2s)",
-        "0/4 done, 1 running, 0 failed · ETA after the 1st match · 0 calls, 0 tokens, $0.0000",
-        "  m00003      6s  summary · CON writer, 6s (try 2 of 5)"]  # the call's time counts from its first try
+        # Both tries are calls, as the ledger has a row for each.
+        "0/4 done, 1 running, 0 failed · ETA after the 1st match · 2 calls (1 retry), 0 tokens, $0.0000",
+        # The call's time counts from its first try; the try says what the one before met.
+        "  m00003      6s  summary · CON writer, 6s, try 2 of 5 after RateLimitError 429"]
 
     display.told(CallEvent("sent", CallTag("writer", "m00003", "summary", "pro"), "openai/local"))  # moved on
     display.draw(force=True)
@@ -204,8 +216,10 @@ def test_a_run_tells_of_each_call_sent_and_of_a_retry_with_its_match_and_role(tm
 
     # One event per request the server saw, for the speech (or the judge) the request was for.
     sent_events = [e for e in heard.events if e.kind == "sent"]
-    # Each try is told first as waiting for a slot of its model (the 429's retry too).
-    assert Counter(e.kind for e in heard.events) == {"queued": len(sent_events), "sent": len(sent_events), "retry": 1}
+    # Each try is told first as waiting for a slot of its model (the 429's retry too), and answered but the 429.
+    assert Counter(e.kind for e in heard.events) == {"queued": len(sent_events), "sent": len(sent_events),
+                                                     "answered": len(sent_events) - 1, "retry": 1}
+    assert heard.calls == len(fake_llm.requests) == query(path, "SELECT COUNT(*) FROM calls")[0][0]
     asked = Counter(stage_and_side(r.body) or ("judging", None) for r in fake_llm.requests)
     assert Counter(("judging", None) if e.tag.judge else (e.tag.stage, e.tag.side) for e in sent_events) == asked
     (retry,) = [e for e in heard.events if e.kind == "retry"]
