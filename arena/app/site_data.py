@@ -90,11 +90,13 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
     judged = {v.judge for m in matches for v in m.verdicts}
     language = ws.config.arena.language
     entries = _entries(ws, matches, withheld)
+    parts = _simulated_parts(ws, matches)
     return SiteData(
         title="Debate Arena leaderboard", generated_at=now(), judge=judge,
         # Every page carries the banner when any result shown is simulated: a match, or an entry that has played
         # (arena.domain.records.simulated); an offline entry configured but not yet played makes no result simulated.
-        simulated=any(m.simulated for m in matches) or any(e["simulated"] and e["matches"] for e in entries),
+        simulated=any(m.simulated for m in matches) or any(e["simulated"] and e["matches"] for e in entries)
+        or bool(parts), simulated_parts=parts,
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=entries, matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
@@ -198,6 +200,26 @@ def _boards(rows: Sequence[Row], settings: SiteSettings, *, seed: int, side: str
     return {view: rate(part, ci=settings.intervals if view == "overall" and not control else settings.view_intervals,
                        bootstrap=settings.replicates, seed=seed, side=side, control=control)
             for view, part in views.items()}, overall
+
+
+def _simulated_parts(ws: Workspace, matches: Iterable[Match]) -> dict[str, dict[str, tuple[str, ...]]]:
+    """match id → what of it the simulator made, part → whose: "speeches" and "search" → the sides, "verdicts" → the
+    judges. From the calls it answered in the match's latest play (Store.simulated_calls), the sides of entries on
+    offline/ models, and the verdicts of judges on them (a simulated judge of people casts ballots, not calls).
+    A match flagged simulated with no part here (imported so) is simulated all the same: the site says so."""
+    calls = ws.store.simulated_calls()
+    offline = {e.name for e in ws.config.entries if e.simulated}
+    judges = {j.name for j in ws.config.judges if j.simulated}
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for m in matches:
+        found = set(calls.get(m.id, ()))
+        if m.status != "scheduled":
+            found |= {("speeches", side) for side, name in (("pro", m.pro), ("con", m.con)) if name in offline}
+        found |= {("verdicts", v.judge) for v in m.verdicts if v.judge in judges}
+        if found:
+            out[m.id] = {part: tuple(sorted(who for p, who in found if p == part))
+                         for part in ("speeches", "search", "verdicts") if any(p == part for p, _ in found)}
+    return out
 
 
 def _scores(verdicts: Iterable[Verdict]) -> dict[str, tuple[float, float]]:

@@ -168,6 +168,18 @@ class Outcomes(Database):
         return {r[0] for r in self.conn.execute(
             f"SELECT DISTINCT c.side {_SIMULATED_CALLS} AND m.id=?", (match_id,))}
 
+    def simulated_calls(self) -> dict[str, set[tuple[str, str]]]:
+        """match id → what the simulator answered in its latest play (since it was last claimed), as (part, whose):
+        ("speeches", side) for a debater's model call, ("search", side) for a debater's search, ("verdicts", judge)
+        for a judge's model call. What the site says was simulated; whether a match is, its stored flag says."""
+        out: dict[str, set[tuple[str, str]]] = {}
+        for r in self.conn.execute(
+                "SELECT DISTINCT c.match_id, CASE WHEN c.judge IS NOT NULL THEN 'verdicts' WHEN c.kind = 'search' "
+                "THEN 'search' ELSE 'speeches' END, COALESCE(c.judge, c.side, '') FROM calls c JOIN matches m "
+                "ON m.id = c.match_id WHERE c.simulated AND c.created_at >= COALESCE(m.started_at, '')"):
+            out.setdefault(r[0], set()).add((r[1], r[2]))
+        return out
+
     def simulated_entries(self) -> set[str]:
         """The entries any of whose speeches or searches came from the simulator: those on an offline/ model, and
         those the simulator answered (a model call or a search) on their own side of a done match's latest play.

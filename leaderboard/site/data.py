@@ -345,3 +345,6 @@ class SiteData:
     controlled_first: bool = False
     # `arena stats bias`: a row per judge, and per panelist its verdicts name
     bias: Sequence[BiasRow] = field(default_factory=list)
+    # match id → what of it the simulator made: "speeches" and "search" → the sides ("pro", "con") it made them for,
+    # "verdicts" → the judges; a match absent made by no simulator, or (flagged simulated) by one in parts unknown
+    simulated_parts: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)

@@ -86,6 +86,75 @@ class Balance(TypedDict):
     pro_share: float | None
 
 
+# A style coefficient (Elo per unit of x) whose 95% interval is wider than this is not estimated: at x = 0.2 (PRO said
+# 60% of the words) an interval 1,000 wide spans 200 Elo, from a taste against length that turns a 50% match into a
+# 36% one to a taste for it that makes it 64%. The page says so rather than print a figure that means nothing.
+LOOSE = 1000.0
+
+
+def loose(low: float, high: float) -> bool:
+    """Whether a style coefficient's interval (low, high) is too wide to mean anything (wider than LOOSE)."""
+    return high - low > LOOSE
+
+
+PARTS = ("speeches", "search", "verdicts")  # what the simulator may make of a match, in the banner's order
+
+
+class Simulated(TypedDict):
+    """A line of the simulation banner: a part of the matches (speeches, search, verdicts; on an entry's page its
+    own speeches and search, its opponents' and the verdicts), in how many of them the simulator made it, and over
+    a single match whose it made (the sides, upper case, or the judges)."""
+
+    part: str
+    n: int
+    whose: list[str]
+
+
+class Simulation(TypedDict):
+    """What the simulator made of some matches (total: those played), part by part, and in how many matches flagged
+    simulated it is not known which part (imported so)."""
+
+    total: int
+    rows: list[Simulated]
+    unknown: int
+
+
+def simulation(matches: Iterable[MatchRecord], data: SiteData, entry: str | None = None) -> Simulation | None:
+    """What the simulator made of the matches played among these (data.simulated_parts), for the banner that says
+    so; with entry, of that entry's matches: its own speeches and search, its opponents', the verdicts. None when it
+    made nothing of them."""
+    played = [m for m in matches if m.status != "scheduled"]
+    counts: dict[str, int] = {}
+    whose: dict[str, list[str]] = {}
+    unknown = 0
+    for m in played:
+        parts = data.simulated_parts.get(m.id, {})
+        unknown += bool(m.simulated and not parts)
+        for part, who in _scoped(parts, m, entry):
+            counts[part] = counts.get(part, 0) + 1
+            whose[part] = list(dict.fromkeys([*whose.get(part, []), *who]))
+    if not counts and not unknown:
+        return None
+    shown = ("speeches", "search", "opponents", "verdicts") if entry else PARTS
+    return {"total": len(played), "unknown": unknown,
+            "rows": [{"part": p, "n": counts.get(p, 0), "whose": whose.get(p, [])} for p in shown]}
+
+
+def _scoped(parts: Mapping[str, Sequence[str]], match: MatchRecord, entry: str | None) -> list[tuple[str, list[str]]]:
+    """(part, whose) the simulator made of a match: every part, or an entry's own speeches and search, its
+    opponent's (as "opponents") and the verdicts."""
+    def sides(part: str) -> list[str]:
+        return [s.upper() for s in ("pro", "con") if s in parts.get(part, ())]
+
+    if entry is None:
+        return [(p, sides(p) if p != "verdicts" else list(parts[p])) for p in PARTS if p in parts]
+    own = "pro" if match.pro == entry else "con"
+    out = [(p, [own.upper()]) for p in ("speeches", "search") if own in parts.get(p, ())]
+    other = {s for p in ("speeches", "search") for s in parts.get(p, ()) if s != own}
+    out += [("opponents", [s.upper() for s in ("pro", "con") if s in other])] if other else []
+    return out + ([("verdicts", list(parts["verdicts"]))] if "verdicts" in parts else [])
+
+
 def views(boards: Mapping[str, object]) -> list[str]:
     """A judge's tabs: the built-in views in VIEWS order, then custom dimensions."""
     return [v for v in VIEWS if v in boards] + [v for v in boards if v not in VIEWS]

@@ -21,12 +21,13 @@ import json
 import os
 import re
 from dataclasses import dataclass, replace
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 import jinja2
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS
@@ -81,8 +82,11 @@ def _environment(language: str = "en") -> jinja2.Environment:
     env.filters["judge_page"] = lambda key: page_name("judges", key)
     env.filters["figure"] = lambda v: "—" if v is None else f"{v:.2f}"
     env.filters["safe_url"] = safe_url
+    env.filters["breakable"] = _breakable
+    env.filters["when"] = when
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
-    env.globals["prior_sd"] = PRIOR_SD  # the weak prior's spread, which the methodology states
+    env.globals["prior_sd"] = PRIOR_SD
+    env.globals |= {"loose": pages.loose, "loose_width": f"{pages.LOOSE:,.0f}"}  # a coefficient not estimated  # the weak prior's spread, which the methodology states
     # The labels in the content's language, the catalogue resolved once per publish (leaderboard.site.labels)
     # Filters, not globals: jinja calls a filter directly, a global through its context, which costs per label.
     env.filters |= {"t": labels.translator(language), "word": labels.words(language), "code": _code}
@@ -93,6 +97,21 @@ def _environment(language: str = "en") -> jinja2.Environment:
 def _code(text: str) -> Markup:
     """Text as code, escaped, for a translated sentence to carry as one of its values."""
     return Markup("<code>%s</code>") % text
+
+
+def when(iso: str) -> str:
+    """A time as every page shows it, to the second in UTC: 2026-12-02 02:12:05 UTC (an ISO time without a zone
+    is taken as UTC's; text that is no ISO time, as it is)."""
+    try:
+        moment = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    return (moment.astimezone(timezone.utc) if moment.tzinfo else moment).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _breakable(text: str) -> Markup:
+    """A model's name, escaped, that may wrap after each slash of its path (<wbr>) rather than mid-word."""
+    return Markup(str(escape(text)).replace("/", "/<wbr>"))
 
 
 def _link(href: str, text: str, download: bool = False) -> Markup:
@@ -121,7 +140,11 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
         "data": data, "entries": entries, "score": lambda m: scores[m.id],
         "stage_title": lambda m, stage: pages.stage_title(data, m, stage),
         "judged": lambda m: pages.judged(m, data, people), "judges": judges,
-        "unknown_cost": {name for name, e in entries.items() if e.get("cost_unknown")}}
+        "unknown_cost": {name for name, e in entries.items() if e.get("cost_unknown")},
+        "simulation": lambda matches, entry=None: pages.simulation(matches, data, entry),
+        # The caller may know the site simulated with no part of a match to show for it: said all the same.
+        "site_simulation": (pages.simulation(data.matches, data) or {"total": 0, "rows": [], "unknown": 0})
+        if data.simulated else None}
     keys: dict[str, str] = {}  # every file written → its key ("" for a page rendered every time)
 
     def write(name: str, template: str, **extra: Any) -> None:
@@ -154,7 +177,7 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
               ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="")
     # A match page is handed only what its key covers: the frame, and what the match itself shows.
     frame = Frame(data.title, data.judge, data.simulated, data.judges, data.language)
-    shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged")}}
+    shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged", "simulation")}}
     keys |= _match_pages(out, data, env, shown, previous)
     rated = {r["entry"]: r for r in overall}
     for name, entry in entries.items():
@@ -200,7 +223,7 @@ def _match_key(base: bytes, match: MatchRecord, data: SiteData) -> str:
     """A digest of all a match's page shows besides the frame (base): its record (speeches, or the stamp of their
     storing where the record comes without them), its judges' scores and its format's stage titles."""
     shown = (match, data.stamps.get(match.id, "") if data.transcripts else "", data.scores.get(match.id),
-             data.stage_titles.get(match.format))
+             data.stage_titles.get(match.format), data.simulated_parts.get(match.id))
     return hashlib.blake2b(base + repr(shown).encode(), digest_size=16).hexdigest()
 
 

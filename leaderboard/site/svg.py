@@ -11,6 +11,9 @@ from leaderboard.site.data import Snapshot
 
 ROW = 22  # pixels per entry in the interval plot
 LABEL = 170  # room for entry names on the left
+# The interval plot's width: what a phone 420 px wide has for it (its page's padding and scroll bar off), so it is
+# drawn at its own size there, its 11 px labels read at 11 px rather than shrunk to half (a 720-wide chart was).
+PHONE = 380
 SCALE = (0.0, 0.25, 0.5, 0.75, 1.0)  # the heatmap legend's marked probabilities
 SCALE_WIDTH = 200  # the legend's colour bar, in pixels
 
@@ -20,18 +23,22 @@ def english(message: str, **values: object) -> str:
     return message.format(**values)
 
 
-def ci_plot(rows: Sequence[Rating], width: int = 720, t: Callable[..., str] = english) -> str:
-    """Each entry's rating (dot) and 95% interval (bar) on a shared Elo axis, best first."""
+def ci_plot(rows: Sequence[Rating], width: int = PHONE, t: Callable[..., str] = english) -> str:
+    """Each entry's rating (dot) and 95% interval (bar) on a shared Elo axis, best first. The names take the room
+    the longest needs, at most a third of the width; a longer one is cut short with an ellipsis (whole in its
+    tooltip)."""
     if not rows:
         return ""
     lo = min(r["ci_low"] for r in rows)
     hi = max(r["ci_high"] for r in rows)
     pad = max((hi - lo) * 0.05, 10.0)
     lo, hi = lo - pad, hi + pad
-    plot = width - LABEL - 20
+    room = min(width // 3, math.ceil(max(_text_width(str(r["entry"])) for r in rows)))
+    label = room + 12
+    plot = width - label - 20
 
     def x(v: float) -> float:  # a local scale
-        return LABEL + (v - lo) / (hi - lo) * plot
+        return label + (v - lo) / (hi - lo) * plot
 
     height = ROW * len(rows) + 40
     parts = [f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" role="img" viewBox="0 0 {width} {height}" '
@@ -41,11 +48,11 @@ def ci_plot(rows: Sequence[Rating], width: int = 720, t: Callable[..., str] = en
                      f'<text x="{x(tick):.1f}" y="{height - 8}" class="tick">{tick:.0f}</text>')
     for i, r in enumerate(rows):
         y = 20 + i * ROW
-        name = escape(str(r["entry"]))
+        name = escape(_fitted(str(r["entry"]), room))
         tip = escape(t("{entry}: {rating} (95% CI {low}–{high})", entry=r["entry"], rating=f'{r["rating"]:.0f}',
                        low=f'{r["ci_low"]:.0f}', high=f'{r["ci_high"]:.0f}'))
         parts.append(f'<g><title>{tip}</title>'
-                     f'<text x="{LABEL - 8}" y="{y + 4}" class="label">{name}</text>'
+                     f'<text x="{label - 6}" y="{y + 4}" class="label">{name}</text>'
                      f'<line x1="{x(r["ci_low"]):.1f}" x2="{x(r["ci_high"]):.1f}" y1="{y}" y2="{y}" class="bar"/>'
                      f'<circle cx="{x(r["rating"]):.1f}" cy="{y}" r="4" class="dot"/></g>')
     parts.append("</svg>")
@@ -115,6 +122,15 @@ def _probability(p: float, cell: int) -> str:
     """A cell's printed probability: 0.62, or .62 where the cell is narrow."""
     text = f"{p:.2f}"
     return text[1:] if cell < 30 and text.startswith("0") else text
+
+
+def _fitted(text: str, room: float) -> str:
+    """text as it fits in room px at 11 px: whole, or cut short with an ellipsis."""
+    if _text_width(text) <= room:
+        return text
+    while text and _text_width(text + "…") > room:
+        text = text[:-1]
+    return text + "…"
 
 
 def _text_width(text: str, size: float = 11) -> float:

@@ -161,3 +161,46 @@ def test_a_bad_simulated_cell_names_its_line(tmp_path):
     path.write_text("match_id,entry_a,entry_b,score_a,score_b,simulated\nm1,a,b,1,0,TRUE\nm2,c,b,0,1,\n")
     frame = read_results(path)
     assert frame["simulated"].tolist() == [True, False] and simulated_entries(frame) == {"a", "b"}
+
+
+def banner(page) -> dict[str, str]:
+    """The simulation banner of a published page: each line's part → its text, tags stripped."""
+    import re
+
+    html = page.read_text()
+    found = re.search(r'<div class="banner" role="note" id="simulation">(.*?)</div>', html, re.S)
+    assert found, f"no simulation banner on {page.name}"
+    return {part: re.sub(r"<[^>]+>", "", text).strip()
+            for part, text in re.findall(r'<li data-part="(\w+)">(.*?)</li>', found.group(1), re.S)}
+
+
+def test_the_banner_says_what_was_simulated_and_what_was_not(offline_search):
+    """Real models' speeches beside the offline search provider's sources (issue 50): the match of two real models
+    says its search was simulated and its speeches and verdicts were not; the board counts each part; an entry's
+    page tells its own speeches and searches from its opponents'."""
+    site = published(offline_search)
+    rows = query(offline_search, "SELECT id, pro, con FROM matches")
+    real = [m for m, pro, con in rows if "sim" not in (pro, con)]
+    against_sim = [(m, "PRO" if pro == "sim" else "CON") for m, pro, con in rows if "sim" in (pro, con)]
+    assert len(real) == 2 and len(against_sim) == 4
+    for match in real:
+        sb = "PRO" if dict((m, p) for m, p, _ in rows)[match] == "sb" else "CON"
+        lines = banner(site / page_name("matches", match))
+        assert lines["search"].startswith(f"Web search: simulated ({sb}) — the offline search provider's"), lines
+        assert lines["speeches"] == "Speeches: not simulated — written by the entries' models.", lines
+        assert lines["verdicts"].startswith("Verdicts: not simulated"), lines
+        assert "not by an LLM" not in (site / page_name("matches", match)).read_text()
+    for match, side in against_sim:
+        lines = banner(site / page_name("matches", match))
+        assert lines["speeches"].startswith(f"Speeches: simulated ({side}) — written by the simulator"), lines
+        assert lines["verdicts"].startswith("Verdicts: not simulated"), lines
+    board = banner(site / "index.html")
+    assert board["speeches"].startswith("Speeches: simulated in 4 of 6 matches"), board
+    assert board["search"].startswith("Web search: simulated in 4 of 6 matches"), board  # sb's four
+    assert board["verdicts"].startswith("Verdicts: not simulated"), board
+    base, sb = (banner(site / page_name("entries", name)) for name in ("base", "sb"))
+    assert base["speeches"].startswith("Its speeches: not simulated") and base["search"] == \
+        "Its web search: not simulated." and base["opponents"] == \
+        "Its opponents' speeches and searches: simulated in 4 of 4 matches.", base
+    assert sb["speeches"].startswith("Its speeches: not simulated"), sb
+    assert sb["search"].startswith("Its web search: simulated in 4 of 4 matches"), sb

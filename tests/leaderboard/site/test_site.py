@@ -148,3 +148,67 @@ def test_intervals_read_low_high_the_header_counts_matches_debated_and_the_list_
     links = re.findall(r'<a href="(entries/[^"]+\.html)#matches">', listing)
     assert links == sorted(page_name("entries", name) for name in {n for m in data.matches for n in (m.pro, m.con)})
     assert all('<h2 id="matches">' in (site / link).read_text() for link in links)
+
+
+def test_sentences_are_spaced_times_read_alike_and_opponents_link_to_their_pages(tmp_path):
+    """Issue 50: "same fit.Each judge's" on the methodology page; a footer time with microseconds beside the
+    header's; an entry page's opponents as bare text."""
+    from dataclasses import replace
+
+    from leaderboard.site.render import publish
+    from tests.support.sites import HOSTILE
+
+    data = replace(long_names_data(), generated_at="2026-12-02T02:12:05.038665+00:00")
+    site = tmp_path / "site"
+    publish(site, data)
+    for name in ("methodology.html", "index.html", "bias.html", "consistency.html", "history.html"):
+        text = re.sub(r"<[^>]+>", "", (site / name).read_text())
+        assert not re.findall(r"[a-z]\.[A-Z][a-z]", text), name  # a sentence glued to the one before
+    index = (site / "index.html").read_text()
+    header = re.search(r"last update ([^<]+)</span>", index).group(1)
+    footer = re.search(r"generated ([^<·]+?) ·", index).group(1)
+    assert header == footer == "2026-12-02 02:12:05 UTC"
+    assert all("generated 2026-12-02 02:12:05 UTC" in p.read_text() for p in site.glob("*.html"))
+    # Each opponent on an entry's page links to its own page; a hostile name, escaped, to its safe page.
+    hostile = tmp_path / "hostile"
+    publish(hostile, hostile_data())
+    con = (hostile / page_name("entries", "con")).read_text()
+    pro = f"pro-{HOSTILE}"
+    link = f'<a href="../{page_name("entries", pro)}">pro-&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt;</a>'
+    assert link in con
+    assert (hostile / page_name("entries", pro)).exists()
+    entry = data.entries[0]["name"]
+    page = (site / page_name("entries", entry)).read_text()
+    opponents = re.findall(r'<td data-value="[^"]*"><a href="\.\./(entries/[^"]+)">([^<]+)</a></td>', page)
+    played = {m.con if m.pro == entry else m.pro for m in data.matches if entry in (m.pro, m.con)}
+    assert {name for _, name in opponents} == played and all((site / href).exists() for href, _ in opponents)
+
+
+def bias_row(judge: str, low: float, high: float) -> dict:
+    return {"judge": judge, "panelist": None, "votes": 40, "pro_share": 0.5, "pro_ci_low": 0.4, "pro_ci_high": 0.6,
+            "longer_share": 0.6, "longer_ci_low": 0.5, "longer_ci_high": 0.7, "length_coef": (low + high) / 2,
+            "length_ci_low": low, "length_ci_high": high, "same_family": None}
+
+
+def test_a_length_coefficient_whose_interval_is_too_wide_says_it_is_not_estimated(tmp_path):
+    """The demo's +906 (−2,129 to +3,941): an interval wider than 1,000 Elo per unit of x is marked not estimated,
+    on the biases page and under a controlled board; the rule is stated on both pages that show it."""
+    from dataclasses import replace
+
+    data = long_names_data()
+    overall = data.boards["overall"]
+    wide = {"length": {"coef": 906.12, "ci_low": -2128.84, "ci_high": 3941.08}}
+    data = replace(data, bias=[bias_row("wide", -2128.84, 3941.08), bias_row("narrow", 40.0, 260.0)],
+                   control=("length",), controlled={"overall": {**overall, "control": wide}})
+    site = tmp_path / "site"
+    publish(site, data)
+    bias = (site / "bias.html").read_text()
+    rows = re.findall(r"<tr><td data-value=\"(\w+)\">.*?</tr>", bias, re.S)
+    assert rows == ["wide", "narrow"]
+    wide_row, narrow_row = re.findall(r"<tr><td data-value=\"\w+\">(.*?)</tr>", bias, re.S)
+    assert "+906" in wide_row and "not estimated" in wide_row
+    assert "not estimated" not in narrow_row
+    assert "wider than 1,000 Elo per unit of x" in bias
+    index = (site / "index.html").read_text()
+    assert re.search(r"length \+906 Elo \(95% CI -2129 to \+3941\) <small class=\"loose\">not estimated", index)
+    assert "wider than 1,000 Elo per unit of x is marked" in (site / "methodology.html").read_text()

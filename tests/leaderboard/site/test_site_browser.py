@@ -537,3 +537,67 @@ def test_the_matches_list_at_420_px_shows_score_and_winner_and_filters_by_entry(
     assert all(r[6] for r in theirs), "a result off screen at 420 px on an entry's page"
     assert console_errors(browser) == []
     screenshot(browser, f"entry-matches-420-{which}.png")
+
+
+# --- a phone 420 px wide: names whole, chart labels readable, the biases within the screen (issue 50) -----------
+
+# Each word of the board's names, debaters and models (split where a line may wrap: spaces, after a hyphen or a
+# slash): its text and the lines it is set on (a word broken mid-word is set on two).
+WORD_LINES = """
+var out = [];
+document.querySelectorAll('#panel-overall .raw-view tbody td:nth-child(2)').forEach(function (cell) {
+  var walk = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT), node;
+  while ((node = walk.nextNode())) {
+    if (node.parentElement.closest('.badge') || !node.parentElement.offsetHeight) { continue; }
+    var re = /[^\\s\\-\\/·]+[\\-\\/]?/g, m;
+    while ((m = re.exec(node.data))) {
+      var range = document.createRange();
+      range.setStart(node, m.index); range.setEnd(node, m.index + m[0].length);
+      var tops = new Set(Array.from(range.getClientRects()).map(function (r) { return Math.round(r.top); }));
+      out.push([m[0], tops.size]);
+    }
+  }
+});
+return out;
+"""
+
+# The rendered size of the ratings chart's labels: the font size times the SVG's scale on screen.
+CHART_LABELS = """
+var svg = document.querySelector('#panel-overall svg.chart');
+var scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+return Array.from(svg.querySelectorAll('text')).map(function (t) {
+  return [t.textContent, parseFloat(getComputedStyle(t).fontSize) * scale]; });
+"""
+
+
+@pytest.mark.parametrize("which", ["site", "long_site"])
+def test_at_420_px_names_wrap_between_words_and_the_chart_labels_read_at_11_px(browser, which, request):
+    site = request.getfixturevalue(which)
+    load(browser, site / "index.html", 420, 900)
+    words = browser.execute_script(WORD_LINES)
+    assert any(w.startswith("agent4debate") for w, _ in words), words
+    broken = [w for w, lines in words if lines > 1]
+    assert not broken, f"words broken mid-word at 420 px: {broken}"
+    labels = browser.execute_script(CHART_LABELS)
+    assert len(labels) >= 6
+    small = [(text, round(px, 1)) for text, px in labels if px < 10.5]
+    assert not small, f"chart labels under 11 px at 420 px: {small}"
+    assert browser.execute_script("return document.documentElement.scrollWidth") <= 420
+    assert console_errors(browser) == []
+    screenshot(browser, f"index-420-words-{which}.png")
+
+
+def test_at_420_px_the_biases_table_fits_the_screen(browser, site):
+    load(browser, site / "bias.html", 420, 900)
+    table, box, page = browser.execute_script(
+        "var t = document.querySelector('main table');"
+        "return [t.getBoundingClientRect().width, t.parentElement.clientWidth, document.documentElement.scrollWidth];")
+    assert table <= box + 1, f"the biases table is {table:.0f} px wide in a {box} px box"
+    assert page <= 420
+    # Each figure still says what it is, and sorting still works from its header.
+    named = browser.execute_script(
+        "return Array.from(document.querySelector('main table tbody tr').cells).map(function (c) {"
+        "  return getComputedStyle(c, '::before').content; });")
+    assert {'"Votes: "', '"Pro share: "', '"Length (Elo per unit of x): "'} <= set(named), named
+    assert console_errors(browser) == []
+    screenshot(browser, "bias-420.png")
