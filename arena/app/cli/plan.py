@@ -16,6 +16,11 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.shapes.reports import DryRun, TimeEstimate
 
 
+# What an active draw's p is, in --show's help and under its table.
+SELECTION = ("the probability with which the active draw picked the match's pair (each pair's in proportion to "
+             "how much one more match would shrink the variance of its rating difference)")
+
+
 @click.command()
 @click.option("--format", "fmt", type=LazyChoice(formats))
 @click.option("--rounds", type=click.IntRange(1, limits.MAX_ROUNDS), default=None,
@@ -24,7 +29,8 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
               help="Matches to schedule (random, active; onboard: default 16).")
 @click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
 @click.option("--seed", type=SEED, default=None, help="Default: [arena] seed.")
-@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
+@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling; when an active draw is "
+              "among it, a column p: " + SELECTION + ".")
 @workspace_option
 def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
              show: bool, workspace: Path) -> None:
@@ -37,8 +43,11 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
         if given:
             raise UserError(f"--show lists the stored plan and takes no {given[0]}")
         plan = app.schedule_show(open_ws(workspace))
+        drawn = any(r["probability"] is not None for r in plan["matches"])  # only active draws have one
         table([{**r, "p": None if r["probability"] is None else f"{r['probability']:.3f}"} for r in plan["matches"]],
-               ["id", "tournament", "format", "round", "status", "motion", "pro", "con", "p"])
+              ["id", "tournament", "format", "round", "status", "motion", "pro", "con", *(["p"] if drawn else [])])
+        if drawn:
+            echo(f"p: {SELECTION}")
         for t in plan["tournaments"]:
             for flag in t["flags"]:
                 echo(f"tournament {t['id']} ({t['format']}): {flag}")
