@@ -122,8 +122,8 @@ def _projection(p: DryRun) -> None:
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
     per, models = p["per_match"], len(p["models"])
     if p["unknown"]:  # a total over some models only says so, and why the others have no price
-        echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
-             f"models (partial); {len(p['unknown'])} unpriced:")
+        echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of "
+             f"{plural(models, 'model')} (partial); {len(p['unknown'])} unpriced:")
         for row in p["why_unknown"]:
             echo(f"  {row['model']}: {row['reason']}")
     else:
@@ -131,7 +131,7 @@ def _projection(p: DryRun) -> None:
     echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
          + (" (priced models only)" if p["unknown"] else ""))
     if p["searches"] and p["search_provider"] != "offline":
-        echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
+        echo(f"plus {plural(p['searches'], p['search_provider'] + ' search')} (not priced here)")
     echo(_time_line(p["time_s"]))
     for failure in p["failed"]:
         echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
@@ -145,7 +145,7 @@ def _time_line(t: TimeEstimate) -> str:
              f"{duration(m['work_s'])} of work" for server in t["basis"]["servers"] for m in server["models"]]
     if t["basis"]["bound"] == "matches" and t["basis"]["servers"]:
         parts.append(f"a match's calls in turn take {duration(t['basis']['match_s'])}, "
-                     f"{t['basis']['at_once']} matches at once")
+                     f"{plural(t['basis']['at_once'], 'match')} at once")
     if t["simulated"]:
         parts.append(f"{', '.join(t['simulated'])}: simulated, no time")
     if t["unmeasured"]:

@@ -20,6 +20,7 @@ from typing import Callable, TextIO
 
 from arena.base import terminal
 from arena.base.clock import span
+from arena.base.errors import plural
 from arena.gateway.llm import CallEvent, CallTag, Completion
 from arena.domain.records import Step
 
@@ -155,11 +156,11 @@ class Progress:
 
     def _counts(self, *, short: bool) -> tuple[str, str]:
         """The matches' counts, and the calls' (unpriced calls said in short, for the live line, or in words)."""
-        unknown = (f" +{self.unpriced} unpriced" if short else f" (+{self.unpriced} calls of unknown price)"
+        unknown = (f" +{self.unpriced} unpriced" if short else f" (+{plural(self.unpriced, 'call')} of unknown price)"
                    ) if self.unpriced else ""
         cached = f" ({self.cached} cached)" if self.cached else ""
         return (f"{self.done}/{self.total} done, {len(self.running)} running, {self.failed} failed",
-                f"{self.calls} calls{cached}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
+                f"{plural(self.calls, 'call')}{cached}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
 
     def eta(self) -> str:
         """Mean time of a finished match × matches left ÷ matches at once; until a match has finished there is no

@@ -306,7 +306,7 @@ def test_progress_prints_plain_lines_and_an_eta_off_a_terminal():
     assert "ETA 10s · 3 calls (1 cached), 360 tokens, $0.5000 +1 unpriced" in status
     display.close()
     assert lines[-1].startswith("after 10s: 1/4 done")
-    assert lines[-1].endswith("$0.5000 (+1 calls of unknown price)")  # in words once the width no longer matters
+    assert lines[-1].endswith("$0.5000 (+1 call of unknown price)")  # in words once the width no longer matters
 
 
 def test_progress_redraws_one_line_on_a_terminal(capsys):
