@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, Iterator, Literal, Mapping, Sequence, TypedDict, cast, overload
 
 from arena.base.datafiles import load_json, load_yaml
-from arena.base.errors import UserError, read_user_text
+from arena.base.errors import UserError, plural, read_user_text
 from arena.domain.records import CATEGORIES, SIDES, STAGES, Motion, Side, Speech
 from arena.analysis.stats import OUTCOMES, cohen_kappa
 from arena.match.judging import JudgeView
@@ -274,7 +274,7 @@ def _folder_view(root: Path, item_id: str, language: str) -> JudgeView:
         raise UserError(f"{speech_path}: expected a non-empty list of speeches ({{debater_name, content}}), "
                         f"got {_kind(data)}")
     if order is not None and len(order) != len(data):
-        raise UserError(f"{speech_path}: {len(data)} speeches, but speech_order in {motion_path} names "
+        raise UserError(f"{speech_path}: {plural(len(data), 'speech')}, but speech_order in {motion_path} names "
                         f"{len(order)}")
     speeches = []
     for k, (item_node, s) in enumerate(zip(node.value, data)):
@@ -390,7 +390,7 @@ def _debateart_view(root: Path, dart_id: int, listed: str, language: str) -> Jud
         raise UserError(f"{speech_path}: expected a non-empty list of speeches ({{debater_name, content}}), "
                         f"got {_kind(speeches)}")
     if len(speeches) != len(order):
-        raise UserError(f"{speech_path}: {len(speeches)} speeches, but speech_order in {motion_path} names "
+        raise UserError(f"{speech_path}: {plural(len(speeches), 'speech')}, but speech_order in {motion_path} names "
                         f"{len(order)}")
     sides, texts = [], []
     for k, (item_node, s) in enumerate(zip(node.value, speeches)):

@@ -20,7 +20,7 @@ import random
 import re
 from dataclasses import replace
 
-from arena.base.errors import ArenaError, UserError
+from arena.base.errors import ArenaError, UserError, plural
 from arena.domain.families import family_of
 from arena.match.judging import BaseJudge, Decision, JudgeView, Seat, Sitting, Unseated
 from arena.base.limits import MAX_RUNS
@@ -110,8 +110,8 @@ class JuryJudge(BaseJudge):
             raise Unseated(
                 f"{self.owner} cannot seat a jury of {size} {where}: the debaters' families are "
                 f"{sitting.pro_family!r} (PRO) and {sitting.con_family!r} (CON), and {len(eligible)} of its pool's "
-                f"{len(pool)} models {'is' if len(eligible) == 1 else 'are'} of neither (pool: {families}); add models "
-                "of other families to the pool, or lower size")
+                f"{plural(len(pool), 'model')} {'is' if len(eligible) == 1 else 'are'} of neither (pool: {families}); "
+                "add models of other families to the pool, or lower size")
         rng = random.Random(f"{sitting.seed}:{self.spec.name}:{sitting.match_id}")
         return tuple(Seat(self.inner, ModelRef.of(self.spec, model), {"panelist": model})
                      for model in rng.sample(eligible, size))

@@ -176,11 +176,13 @@ def _controlled(a: IndexArray, b: IndexArray, score_a: FloatArray, score_b: Floa
     """The controlled fit (leaderboard.control), the bounds of its intervals as _uncontrolled's, and each
     feature's (coefficient, low, high) in Elo per unit of x.
 
-    The ratings' and the side's intervals are the uncontrolled fit's kind: the replicates' percentiles (or the
-    mode under the prior +- z SE), stretched to reach the estimate. A coefficient's is the same spread about the
-    fit under the prior, moved onto the estimate: where a feature goes with the entry (verbose models write long
-    in every match), the prior's pull on the strengths moves the coefficient with them, which would leave the
-    estimate far out of its own interval (lechmazur/debate's length: 391 Elo, percentiles 197 to 1717).
+    Each interval is the uncontrolled fit's kind of spread (the replicates' percentiles, or the mode under the
+    prior +- z SE) about the fit under the prior, moved onto the estimate. Where a feature goes with the entry
+    (verbose models write long in every match), the prior's pull moves the coefficient and the strengths
+    together, so that the spread left where it was would leave a coefficient far out of its own interval
+    (lechmazur/debate's length: 391 Elo, percentiles 197 to 1717) and the ratings' intervals in the prior fit's
+    order, not the estimates' (the demo's sim-deft and sim-eager: estimates 842 and 811, sandwich intervals about 873
+    and 870, so rank_ub, from the bounds, ranked the lower one better).
     """
     y, w = bt.soft_outcomes(score_a, score_b), bt.match_weights(score_a, score_b, weighting)
     d = control.design(a, b, y, w, X, n, side=side)
@@ -202,9 +204,8 @@ def _controlled(a: IndexArray, b: IndexArray, score_a: FloatArray, score_b: Floa
         low, high = np.percentile(_in_gauge(d.per_unit(replicates) * elo.ELO_SCALE, n, anchor), [2.5, 97.5], axis=0)
     else:
         centre = low = high = point
-    beyond = slice(n + side, None)  # the coefficients
-    low[beyond] += point[beyond] - centre[beyond]
-    high[beyond] += point[beyond] - centre[beyond]
+    low += point - centre  # every parameter's spread about the rating (or coefficient) shown
+    high += point - centre
     ratings = point
     full = bt.FitResult(ratings[:n], bool(ridge > 0), float(ratings[n]) if side else None)
     k = n + side

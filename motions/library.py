@@ -7,7 +7,8 @@ optionally language (defaulting to the set's language), info_slide (defaulting t
 the equal-burden slide), and pro_text with con_text: each side's own proposition, for
 motions worded per side. Any mistake, or a file past arena.base.limits (its size, its
 motions, a text's length, YAML's nesting and expanded size), is a UserError naming the
-file, the item or line, and what is wrong.
+file, the item or line, and what is wrong; every mistake among a file's motions is named in
+the one UserError, so that a file is fixed in one pass.
 
 Sets are named by specs such as "builtin:en" or "file:my-motions.yaml" and merged in
 order by load_sets; an id may appear only once across all of them.
@@ -33,14 +34,34 @@ JSONL_SUFFIX = ".jsonl"
 BUILTIN = "builtin:"
 FILE = "file:"
 READING = 1  # version of the rules turning a file into motions: bumped when a file may read differently
+MAX_SHOWN = 20  # the mistakes of a file one message lists (and says how many more)
 
 
 class RawItem(NamedTuple):
-    """One undecoded motion and where it sits: `where` heads its messages, `ref` cites it."""
+    """One undecoded motion and where it sits: `where` heads its messages, `ref` cites it, `lines` gives the line
+    of each of its keys (YAML; a JSONL motion is all on its line)."""
 
     where: str
     ref: str
     data: Any
+    lines: Mapping[str, int] = {}
+
+    def at(self, key: str) -> str:
+        """Where the item's key sits, for a message about it: its own line when known, else the item's."""
+        return f"{self.ref} (line {self.lines[key]})" if key in self.lines else self.where
+
+
+class Mistakes(list[str]):
+    """What is wrong with a file, each as 'FILE: WHERE: what', gathered so that one run reports them all."""
+
+    def raise_any(self, name: str) -> None:
+        """A UserError naming every mistake (the first MAX_SHOWN), if there is any."""
+        if len(self) == 1:
+            raise UserError(self[0])
+        if self:
+            more = f"\n  and {len(self) - MAX_SHOWN:,} more" if len(self) > MAX_SHOWN else ""
+            raise UserError(f"{name}: {len(self):,} mistakes; nothing was read:\n  "
+                            + "\n  ".join(self[:MAX_SHOWN]) + more)
 
 
 def load_motion_file(path: str | Path, *, default_language: str = "en") -> list[Motion]:
@@ -136,8 +157,11 @@ def _builtin_dir() -> Traversable:
 
 
 def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Motion]:
-    items = _jsonl_items(text, name) if suffix == JSONL_SUFFIX else _yaml_items(text, name)
-    if not items:
+    """The file's motions; every mistake among its motions (and its JSONL lines) is reported at once, in one
+    UserError, so that a file is fixed in one pass. A file that is no list of motions at all is one mistake."""
+    mistakes = Mistakes()
+    items = _jsonl_items(text, name, mistakes) if suffix == JSONL_SUFFIX else _yaml_items(text, name)
+    if not items and not mistakes:
         raise UserError(f"{name}: contains no motions")
     if len(items) > MAX_MOTIONS:
         raise UserError(f"{name}: {items[MAX_MOTIONS].where}: motion {MAX_MOTIONS + 1:,}; a set may hold at most "
@@ -145,20 +169,29 @@ def _parse(text: str, name: str, suffix: str, default_language: str) -> list[Mot
     motions: list[Motion] = []
     first_ref: dict[str, str] = {}
     for item in items:
-        motion = _motion(item, name, default_language)
-        if motion.id in first_ref:
-            raise UserError(f"{name}: {item.where}: repeated id '{motion.id}' (first at {first_ref[motion.id]})")
-        first_ref[motion.id] = item.ref
-        motions.append(motion)
+        motion = _motion(item, name, default_language, mistakes)
+        # An id repeats whatever else is wrong with either motion.
+        motion_id = item.data.get("id") if isinstance(item.data, dict) else None
+        motion_id = motion_id.strip() if isinstance(motion_id, str) else None
+        if motion_id and motion_id in first_ref:
+            mistakes.append(f"{name}: {item.at('id')}: repeated id '{motion_id}' (first at {first_ref[motion_id]})")
+        elif motion_id:
+            first_ref[motion_id] = item.ref
+        if motion is not None:
+            motions.append(motion)
+    mistakes.raise_any(name)
     return motions
 
 
-def _jsonl_items(text: str, name: str) -> list[RawItem]:
+def _jsonl_items(text: str, name: str, mistakes: Mistakes) -> list[RawItem]:
     items = []
     for number, line in enumerate(text.splitlines(), start=1):
         if not line.strip():
             continue
-        items.append(RawItem(f"line {number}", f"line {number}", load_json(line, f"{name}: line {number}")))
+        try:
+            items.append(RawItem(f"line {number}", f"line {number}", load_json(line, f"{name}: line {number}")))
+        except UserError as e:  # a line that is no JSON: a mistake among the others
+            mistakes.append(str(e))
     return items
 
 
@@ -168,9 +201,16 @@ def _yaml_items(text: str, name: str) -> list[RawItem]:
         return []
     node, data = _motion_list(root, data, name)
     return [
-        RawItem(f"item {i} (line {item_node.start_mark.line + 1})", f"item {i}", item)
+        RawItem(f"item {i} (line {item_node.start_mark.line + 1})", f"item {i}", item, _key_lines(item_node))
         for i, (item_node, item) in enumerate(zip(node.value, data), start=1)
     ]
+
+
+def _key_lines(node: yaml.Node) -> dict[str, int]:
+    """The line of each key of a mapping's node (none for any other node)."""
+    if not isinstance(node, yaml.MappingNode):
+        return {}
+    return {str(key.value): key.start_mark.line + 1 for key, _ in node.value}
 
 
 def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNode, list[Any]]:
@@ -189,50 +229,54 @@ def _motion_list(root: yaml.Node, data: Any, name: str) -> tuple[yaml.SequenceNo
     return root, data
 
 
-def _motion(item: RawItem, name: str, default_language: str) -> Motion:
-    where = f"{name}: {item.where}"
+def _motion(item: RawItem, name: str, default_language: str, mistakes: Mistakes) -> Motion | None:
+    """The item's motion, or None with each of its mistakes added to mistakes."""
     data = item.data
     if not isinstance(data, dict):
-        raise UserError(f"{where}: expected a mapping with id, text and category, got {_kind(data)}")
-    unknown = sorted(str(k) for k in data if k not in KEYS)
-    if unknown:
-        raise UserError(f"{where}: unknown key '{unknown[0]}' (expected {', '.join(KEYS)})")
-    motion_id, text, category = (_required(data, key, where) for key in ("id", "text", "category"))
-    if category not in CATEGORIES:
+        mistakes.append(f"{name}: {item.where}: expected a mapping with id, text and category, got {_kind(data)}")
+        return None
+    found = len(mistakes)
+    for key in sorted(str(k) for k in data if k not in KEYS):
+        mistakes.append(f"{name}: {item.at(key)}: unknown key '{key}' (expected {', '.join(KEYS)})")
+    values = {key: _optional(data, key, f"{name}: {item.at(key)}", mistakes) for key in KEYS}
+    for key in ("id", "text", "category"):
+        raw = data.get(key)  # a value of another type, or too long, has its mistake said already
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            mistakes.append(f"{name}: {item.at(key)}: missing or empty '{key}'")
+    category = values["category"]
+    if category is not None and category not in CATEGORIES:
         expected = f"{', '.join(CATEGORIES[:-1])} or {CATEGORIES[-1]}"
-        raise UserError(f"{where}: unknown category '{category}' (expected {expected})")
-    pro_text, con_text = _optional(data, "pro_text", where), _optional(data, "con_text", where)
+        mistakes.append(f"{name}: {item.at('category')}: unknown category '{category}' (expected {expected})")
+    pro_text, con_text = values["pro_text"], values["con_text"]
     if (pro_text is None) != (con_text is None):
         given, missing = ("pro_text", "con_text") if pro_text else ("con_text", "pro_text")
-        raise UserError(f"{where}: '{given}' without '{missing}': a two-sided motion words both sides")
+        mistakes.append(f"{name}: {item.at(given)}: '{given}' without '{missing}': a two-sided motion words both "
+                        "sides")
+    if len(mistakes) > found or values["id"] is None or values["text"] is None or category is None:
+        return None
     return Motion(
-        id=motion_id,
-        text=text,
+        id=values["id"],
+        text=values["text"],
         category=category,
-        language=_optional(data, "language", where) or default_language,
-        info_slide=_optional(data, "info_slide", where) or "",
+        language=values["language"] or default_language,
+        info_slide=values["info_slide"] or "",
         pro_text=pro_text or "",
         con_text=con_text or "",
     )
 
 
-def _required(data: Mapping[object, object], key: str, where: str) -> str:
-    value = _optional(data, key, where)
-    if value is None:
-        raise UserError(f"{where}: missing or empty '{key}'")
-    return value
-
-
-def _optional(data: Mapping[object, object], key: str, where: str) -> str | None:
-    """The stripped string under key, or None when it is absent, null or blank."""
+def _optional(data: Mapping[object, object], key: str, where: str, mistakes: Mistakes) -> str | None:
+    """The stripped string under key, or None when it is absent, null or blank (or wrong: its mistake added)."""
     value = data.get(key)
     if value is None:
         return None
     if not isinstance(value, str):
-        raise UserError(f"{where}: '{key}' must be a string, got {_kind(value)}")
+        mistakes.append(f"{where}: '{key}' must be a string, got {_kind(value)}")
+        return None
     if len(value) > MAX_MOTION_CHARS:
-        raise UserError(f"{where}: '{key}' has {len(value):,} characters; at most {MAX_MOTION_CHARS:,} (see Limits "
-                        "in docs/reference/index.md)")
+        mistakes.append(f"{where}: '{key}' has {len(value):,} characters; at most {MAX_MOTION_CHARS:,} (see "
+                        "Limits in docs/reference/index.md)")
+        return None
     return value.strip() or None
 
 

@@ -113,12 +113,13 @@ def _check_size(fmt: str, request: DrawRequest) -> None:
     if rounds > MAX_ROUNDS:
         raise UserError(f"--rounds {rounds}: at most {MAX_ROUNDS} (see Limits in docs/reference/index.md)")
     if fmt in ("round-robin", "swiss"):
-        size, option = (n * (n - 1) if fmt == "round-robin" else n // 2) * rounds, f"--rounds {rounds} ({n} entries)"
+        size = (n * (n - 1) if fmt == "round-robin" else n // 2) * rounds
+        option = f"--rounds {rounds} ({plural(n, 'entry')})"
     else:
         size = ONBOARD_MATCHES if request.matches is None else request.matches
         option = f"--matches {size}"
     if size > MAX_PLAN_MATCHES:
-        raise UserError(f"{option}: a plan of {size:,} matches; one schedule holds at most {MAX_PLAN_MATCHES:,} "
+        raise UserError(f"{option}: a plan of {plural(size, 'match')}; one schedule holds at most {MAX_PLAN_MATCHES:,} "
                         "(see Limits in docs/reference/index.md)")
 
 
@@ -158,7 +159,8 @@ def random_pairings(request: DrawRequest) -> Draw:
         played.update((a, b))
         met[_pair(a, b)] += 1
     n_pairs = len(entries) * (len(entries) - 1) // 2
-    why = (f"{count} matches among {len(entries)} entries ({n_pairs} pairs)" if count > n_pairs
+    why = (f"{plural(count, 'match')} among {plural(len(entries), 'entry')} ({plural(n_pairs, 'pair')})"
+           if count > n_pairs
            else "the draw evens out match counts before it looks for fresh pairs")
     flags = [f"{_name(pair)} meet {n} times: {why}" for pair, n in sorted(met.items(), key=_by_pair) if n > 1]
     return _finish(request, rng, [(a, b, None, None) for a, b in pairs], flags)
@@ -191,8 +193,8 @@ def swiss(request: DrawRequest) -> Draw:
                      "before it runs: schedule one round at a time for pairings that follow results")
     exact = len(entries) - len(entries) % 2 <= EXACT_MATCHING_LIMIT
     if not exact:
-        flags.append(f"{len(entries)} entries: pairings are greedy by standing, improved by exchanging partners, "
-                     f"not proven minimum-cost (exact up to {EXACT_MATCHING_LIMIT})")
+        flags.append(f"{plural(len(entries), 'entry')}: pairings are greedy by standing, improved by exchanging "
+                     f"partners, not proven minimum-cost (exact up to {EXACT_MATCHING_LIMIT})")
     matches, sat_out = [], []
     for r in range(1, rounds + 1):
         players = list(order)
@@ -213,7 +215,7 @@ def swiss(request: DrawRequest) -> Draw:
         pairs = _min_cost_matching(players, cost) if exact else _greedy_matching(players, cost)
         for a, b in pairs:
             if met[_pair(a, b)]:
-                flags.append(f"round {r}: {_name(_pair(a, b))} meet again (after {met[_pair(a, b)]} match(es))"
+                flags.append(f"round {r}: {_name(_pair(a, b))} meet again (after {plural(met[_pair(a, b)], 'match')})"
                              + (": every pairing of the round repeats some pair" if exact else ""))
             met[_pair(a, b)] += 1
             matches.append((a, b, r, None))

@@ -217,7 +217,7 @@ BAD = [
                  ("speeches/d1.yaml", "item 2 (line 3)", "speaks for pro", "speech_order[1]", "says con"),
                  id="folder-order-mismatch"),
     pytest.param(folder_case("speeches/d1.yaml", "- debater_name: Alice\n  content: a\n"),
-                 ("speeches/d1.yaml", "1 speeches", "speech_order", "motions/d1.yaml", "names 6"),
+                 ("speeches/d1.yaml", "1 speech,", "speech_order", "motions/d1.yaml", "names 6"),
                  id="folder-count-mismatch"),
     pytest.param(folder_case("gold.csv", "id,label\nd1,0\nd2,2\n"),
                  ("gold.csv:3", "'2'", "0 (Pro won), 1 (Con won) or 0.5 (tie)"), id="folder-unknown-label"),

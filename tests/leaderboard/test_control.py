@@ -48,6 +48,28 @@ def by_entry(result):
     return {row["entry"]: row for row in result["ratings"]}
 
 
+def confounded(seed, entries=6, rounds=2, runs=3, coef=2.0):
+    """A double round robin of `entries` of planted strengths (best first), each writing its own amount (0.6 to
+    1.6 times 500 words, so that length goes with the entry, as in the demo), each run won with
+    P = sigmoid(t_pro - t_con + coef x), x the length contrast."""
+    rng = np.random.default_rng(seed)
+    strength, verbosity = np.linspace(1.2, -1.2, entries), rng.uniform(0.6, 1.6, entries)
+    rows = []
+    for _ in range(rounds):
+        for i in range(entries):
+            for j in (j for j in range(entries) if j != i):
+                wa, wb = int(rng.normal(500, 50) * verbosity[i]), int(rng.normal(500, 50) * verbosity[j])
+                sa = float(rng.binomial(runs, bt.sigmoid(strength[i] - strength[j] + coef * (wa - wb) / (wa + wb))))
+                rows.append((f"m{len(rows)}", f"e{i}", f"e{j}", sa, runs - sa, wa, wb))
+    return pd.DataFrame(rows, columns=["match_id", "entry_a", "entry_b", "score_a", "score_b", "words_a", "words_b"])
+
+
+def rank_ub_of(rows) -> list[int]:
+    """Rank (UB) by its definition, from the rows' own bounds: 1 + the entries whose lower bound is above this
+    entry's upper bound."""
+    return [1 + sum(other["ci_low"] > row["ci_high"] for other in rows) for row in rows]
+
+
 # --- the model -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("side", [False, True])
@@ -97,6 +119,30 @@ def test_the_fit_is_deterministic_under_a_seed_and_moves_with_it():
     first = rate(frame, control=("length",), bootstrap=200, seed=3)
     assert rate(frame, control=("length",), bootstrap=200, seed=3) == first
     assert rate(frame, control=("length",), bootstrap=200, seed=4)["control"] != first["control"]
+
+
+def test_the_controlled_intervals_are_about_the_ratings_shown():
+    # Length goes with the entry here, and the prior's pull moves the strengths together: intervals left about
+    # the fit under the prior were off the ratings shown (sandwich: not symmetric about them).
+    for seed in range(3):
+        rows = rate(confounded(seed), control=("length",), ci="sandwich")["ratings"]
+        for row in rows:
+            assert row["rating"] - row["ci_low"] == pytest.approx(row["ci_high"] - row["rating"], abs=0.02), row
+
+
+@pytest.mark.parametrize("ci", ["sandwich", "bootstrap"])
+def test_rank_ub_follows_the_rows_of_a_controlled_fit(tmp_path, ci):
+    # The issue's `arena rate --control length` on the demo: rank_ub 4, 3, 4 down the rows, the bounds it was
+    # computed from about the fit under the prior, in that fit's order. This tournament showed it on base.
+    path = write_frame(tmp_path / "r.csv", confounded(16))
+    result = invoke("rate", "--results", path, "--control", "length", "--ci", ci, "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.output)["ratings"]
+    ranks = [row["rank_ub"] for row in rows]
+    assert [row["rating"] for row in rows] == sorted((row["rating"] for row in rows), reverse=True)
+    assert ranks == rank_ub_of(rows) and ranks == sorted(ranks), rows
+    table = invoke("rate", "--results", path, "--control", "length", "--ci", ci).output.splitlines()
+    assert [int(line.split()[0]) for line in table[2:2 + len(rows)]] == ranks
 
 
 def test_forfeits_enter_with_no_style():

@@ -151,7 +151,7 @@ def test_history_table(played):
     (["--every", "3"], ["--every N spaces the snapshots of --history; add --history"]),
     (["--history", "--by", "category"], ["--by", "--history"]),
     (["--history", "--format", "csv"], ["--format csv", "--history"]),
-    (["--history", "--anchor", "nobody=1000"], ["--anchor: entry 'nobody' has no matches in the first 1 matches"]),
+    (["--history", "--anchor", "nobody=1000"], ["--anchor: entry 'nobody' has no matches in the first 1 match "]),
 ], ids=["zero", "negative", "text", "every-alone", "by", "csv", "anchor"])
 def test_bad_history_options_exit_2_writing_nothing(played, args, fragments):
     path, _ = played

@@ -148,15 +148,15 @@ THIRD_ITEM_PREFIX = """\
     "third, fragments",
     [
         ("- id: c\n  category: fact\n", ["item 3 (line 7)", "missing or empty 'text'"]),
-        ("- id: c\n  text: '   '\n  category: fact\n", ["item 3 (line 7)", "missing or empty 'text'"]),
+        ("- id: c\n  text: '   '\n  category: fact\n", ["item 3 (line 8)", "missing or empty 'text'"]),
         ("- text: C\n  category: fact\n", ["item 3 (line 7)", "missing or empty 'id'"]),
         ("- id: 7\n  text: C\n  category: fact\n", ["item 3 (line 7)", "'id' must be a string, got int"]),
         (
             "- id: c\n  text: C\n  category: facts\n",
-            ["item 3 (line 7)", "unknown category 'facts' (expected fact, value or policy)"],
+            ["item 3 (line 9)", "unknown category 'facts' (expected fact, value or policy)"],
         ),
         ("- id: a\n  text: C\n  category: fact\n", ["item 3 (line 7)", "repeated id 'a' (first at item 1)"]),
-        ("- id: c\n  text: C\n  category: fact\n  side: pro\n", ["item 3 (line 7)", "unknown key 'side'"]),
+        ("- id: c\n  text: C\n  category: fact\n  side: pro\n", ["item 3 (line 10)", "unknown key 'side'"]),
         ("- just a string\n", ["item 3 (line 7)", "expected a mapping", "got a string"]),
     ],
 )
@@ -164,6 +164,58 @@ def test_yaml_item_errors_name_file_item_line_and_problem(write, third, fragment
     path = write("motions.yaml", THIRD_ITEM_PREFIX + third)
     with raises_user_error(str(path), *fragments):
         load_motion_file(path)
+
+
+THREE_MISTAKES = """\
+- id: a
+  text: A
+  category: fact
+- id: b
+  category: value
+- id: c
+  text: C
+  category: facts
+- id: a
+  text: D
+  category: policy
+"""
+
+
+def test_every_mistake_of_a_file_is_reported_at_once(write):
+    # The issue: a file with three mistakes was refused one mistake a run.
+    path = write("motions.yaml", THREE_MISTAKES)
+    with raises_user_error(f"{path}: 3 mistakes; nothing was read:",
+                           f"\n  {path}: item 2 (line 4): missing or empty 'text'",
+                           f"\n  {path}: item 3 (line 8): unknown category 'facts' (expected fact, value or policy)",
+                           f"\n  {path}: item 4 (line 9): repeated id 'a' (first at item 1)") as info:
+        load_motion_file(path)
+    assert len(str(info.value).splitlines()) == 4
+
+
+def test_every_mistake_of_one_motion_is_reported(write):
+    path = write("motions.yaml", "- id: 7\n  category: facts\n  side: pro\n  pro_text: Ban it\n")
+    with raises_user_error(f"{path}: 5 mistakes", "item 1 (line 3): unknown key 'side'",
+                           "item 1 (line 1): 'id' must be a string, got int",
+                           "item 1 (line 1): missing or empty 'text'", "item 1 (line 2): unknown category 'facts'",
+                           "item 1 (line 4): 'pro_text' without 'con_text'"):
+        load_motion_file(path)
+
+
+def test_every_mistake_of_a_jsonl_file_is_reported_at_once(write):
+    text = ('{"id": "a", "text": "A", "category": "fact"}\n{"id": "b",\n'
+            '{"id": "c", "text": "C", "category": "opinion"}\n{"id": "a", "text": "D", "category": "value"}\n')
+    path = write("motions.jsonl", text)
+    with raises_user_error(f"{path}: 3 mistakes", f"{path}: line 2: not valid JSON",
+                           f"{path}: line 3: unknown category 'opinion'",
+                           f"{path}: line 4: repeated id 'a' (first at line 1)"):
+        load_motion_file(path)
+
+
+def test_a_file_of_many_mistakes_lists_the_first_twenty(write):
+    path = write("motions.jsonl", "".join(f'{{"id": "m{k}", "text": "T", "category": "x"}}\n' for k in range(25)))
+    with raises_user_error(f"{path}: 25 mistakes", f"{path}: line 20: unknown category 'x'", "\n  and 5 more") as info:
+        load_motion_file(path)
+    assert "line 21:" not in str(info.value)
 
 
 def test_invalid_yaml(write):

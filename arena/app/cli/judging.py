@@ -135,7 +135,7 @@ def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, work
     if fmt == "json":
         echo_json(result)
         return
-    echo(f"judge {result['judge']!r} on {result['dataset']}: {result['items']} debates, {result['judged']} "
+    echo(f"judge {result['judge']!r} on {result['dataset']}: {plural(result['items'], 'debate')}, {result['judged']} "
          f"judged, {result['failed']} failed{' — SIMULATED' if result['simulated'] else ''}")
     echo(f"accuracy {fixed(result['accuracy'], 3)}  kappa {fixed(result['kappa'], 3)}\n")
     # Rows: the human label; columns: the judge's outcome.

@@ -10,7 +10,7 @@ from arena.app.cli.common import echo, echo_json, format_option, open_ws, table,
 from arena.base.errors import plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
-    from arena.app.shapes.records import MatchJson, Playing
+    from arena.app.shapes.records import MatchJson, Playing, VerdictJson
 
 
 @click.group()
@@ -86,6 +86,14 @@ def _playing(p: Playing) -> str:
             f"({span((datetime.now(since.tzinfo) - since).total_seconds())})")
 
 
+def _outcomes(v: VerdictJson) -> str:
+    """A verdict's outcomes for reading: 'overall pro · argument pro · source tie · language con' (FAILED for a
+    failed run), each dimension as the judge named it."""
+    if v["overall"] is None:
+        return "FAILED"
+    return " · ".join(f"{name} {outcome}" for name, outcome in {"overall": v["overall"], **v["dimensions"]}.items())
+
+
 def _match_text(data: MatchJson) -> None:
     """A match (as `arena match show --format json` gives it) for reading: motion, speeches by stage, verdicts,
     score."""
@@ -103,8 +111,7 @@ def _match_text(data: MatchJson) -> None:
         for k, ref in enumerate(s["references"], start=1):
             echo(f"  [{ref.get('number') or k}] {ref['title']} <{ref['url']}>")
     for v in data["verdicts"]:
-        echo(f"\n{v['judge']} run {v['run'] + 1}: {v['overall'] or 'FAILED'} {v['dimensions']}\n  "
-             f"{v.get('error') or v['rationale']}")
+        echo(f"\n{v['judge']} run {v['run'] + 1}: {_outcomes(v)}\n  {v.get('error') or v['rationale']}")
     if data["forfeit"]:
         winner = "con" if data["forfeit"] == "pro" else "pro"
         echo(f"\nForfeit: {data['forfeit'].upper()} forfeited, so {winner.upper()} takes every run of every "

@@ -16,6 +16,11 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.shapes.reports import DryRun, TimeEstimate
 
 
+# What an active draw's p is, in --show's help and under its table.
+SELECTION = ("the probability with which the active draw picked the match's pair (each pair's in proportion to "
+             "how much one more match would shrink the variance of its rating difference)")
+
+
 @click.command()
 @click.option("--format", "fmt", type=LazyChoice(formats))
 @click.option("--rounds", type=click.IntRange(1, limits.MAX_ROUNDS), default=None,
@@ -24,7 +29,8 @@ if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
               help="Matches to schedule (random, active; onboard: default 16).")
 @click.option("--entry", "entry_name", default=None, help="The entry to onboard.")
 @click.option("--seed", type=SEED, default=None, help="Default: [arena] seed.")
-@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling.")
+@click.option("--show", is_flag=True, help="List the stored plan instead of scheduling; when an active draw is "
+              "among it, a column p: " + SELECTION + ".")
 @workspace_option
 def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_name: str | None, seed: int | None,
              show: bool, workspace: Path) -> None:
@@ -37,8 +43,11 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
         if given:
             raise UserError(f"--show lists the stored plan and takes no {given[0]}")
         plan = app.schedule_show(open_ws(workspace))
+        drawn = any(r["probability"] is not None for r in plan["matches"])  # only active draws have one
         table([{**r, "p": None if r["probability"] is None else f"{r['probability']:.3f}"} for r in plan["matches"]],
-               ["id", "tournament", "format", "round", "status", "motion", "pro", "con", "p"])
+              ["id", "tournament", "format", "round", "status", "motion", "pro", "con", *(["p"] if drawn else [])])
+        if drawn:
+            echo(f"p: {SELECTION}")
         for t in plan["tournaments"]:
             for flag in t["flags"]:
                 echo(f"tournament {t['id']} ({t['format']}): {flag}")
@@ -113,8 +122,8 @@ def _projection(p: DryRun) -> None:
            ["model", "calls", "prompt_tokens", "completion_tokens", "cost"])
     per, models = p["per_match"], len(p["models"])
     if p["unknown"]:  # a total over some models only says so, and why the others have no price
-        echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of {models} "
-             f"models (partial); {len(p['unknown'])} unpriced:")
+        echo(f"\nprojected cost: ${p['cost']:.4f} for {len(p['models']) - len(p['unknown'])} of "
+             f"{plural(models, 'model')} (partial); {len(p['unknown'])} unpriced:")
         for row in p["why_unknown"]:
             echo(f"  {row['model']}: {row['reason']}")
     else:
@@ -122,7 +131,7 @@ def _projection(p: DryRun) -> None:
     echo(f"per match: {per['calls']:,.1f} calls, {per['tokens']:,.0f} tokens, ${per['cost']:.4f}"
          + (" (priced models only)" if p["unknown"] else ""))
     if p["searches"] and p["search_provider"] != "offline":
-        echo(f"plus {p['searches']:,} {p['search_provider']} searches (not priced here)")
+        echo(f"plus {plural(p['searches'], p['search_provider'] + ' search')} (not priced here)")
     echo(_time_line(p["time_s"]))
     for failure in p["failed"]:
         echo(f"not counted (failed in the simulation): {failure['id']}: {failure['error']}")
@@ -136,7 +145,7 @@ def _time_line(t: TimeEstimate) -> str:
              f"{duration(m['work_s'])} of work" for server in t["basis"]["servers"] for m in server["models"]]
     if t["basis"]["bound"] == "matches" and t["basis"]["servers"]:
         parts.append(f"a match's calls in turn take {duration(t['basis']['match_s'])}, "
-                     f"{t['basis']['at_once']} matches at once")
+                     f"{plural(t['basis']['at_once'], 'match')} at once")
     if t["simulated"]:
         parts.append(f"{', '.join(t['simulated'])}: simulated, no time")
     if t["unmeasured"]:

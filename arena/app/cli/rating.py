@@ -9,7 +9,7 @@ import click
 
 from arena.app.cli.common import SEED, echo, echo_data, echo_json, open_ws, table, workspace_option
 from arena.base import limits
-from arena.base.errors import UserError
+from arena.base.errors import UserError, plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.commands import RateOptions
@@ -110,11 +110,11 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
                         f", {anchor[0]} anchored at {anchor[1]:g}" if anchor else "",
                         ", side ignored" if meta["side"] == "ignore" else "",
                         f", controlled for {', '.join(meta['control'])}" if meta.get("control") else ""])
-    echo(f"ratings from {source}, {meta['matches']} matches, {intervals}{settings}"
+    echo(f"ratings from {source}, {plural(meta['matches'], 'match')}, {intervals}{settings}"
          f"{' — SIMULATED' if meta.get('simulated') else ''}")
     _rating_table(result["ratings"], result["side"], result.get("control"))
     for group, fit in result.get("by", {}).items():
-        echo(f"\n{by} {group!r}: {fit['meta']['matches']} matches")
+        echo(f"\n{by} {group!r}: {plural(fit['meta']['matches'], 'match')}")
         _rating_table(fit["ratings"], fit["side"], fit.get("control"))
 
 
@@ -138,10 +138,10 @@ def _rate_history(results_file: Path | None, judge: str | None, workspace: Path,
     meta = snapshots[-1]["meta"]
     source, intervals = _fitted(meta)
     order = "in the order they finished" if "judge" in meta else "in the file's row order"
-    echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {meta['matches']} matches "
+    echo(f"ratings from {source} after every {every or snapshots[0]['matches']} of {plural(meta['matches'], 'match')} "
          f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
     for snapshot in snapshots:
-        echo(f"\nafter {snapshot['matches']} matches (the last {snapshot['last_match']}):")
+        echo(f"\nafter {plural(snapshot['matches'], 'match')} (the last {snapshot['last_match']}):")
         _rating_table(snapshot["ratings"], snapshot.get("side"))
 
 

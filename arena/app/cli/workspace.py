@@ -26,7 +26,7 @@ def init(directory: Path, preset: str | None) -> None:
         return
     config_path, scheduled = app.init_preset(directory, preset)
     echo(config_path)
-    echo(f"preset {preset}: {len(scheduled.match_ids)} matches scheduled ({scheduled.format}); "
+    echo(f"preset {preset}: {plural(len(scheduled.match_ids), 'match')} scheduled ({scheduled.format}); "
          f"'arena run --dry-run -w {directory}' projects their calls and cost", err=True)
 
 

@@ -104,7 +104,7 @@ def judge(ws: Workspace, judges: Iterable[str] = (), *, rejudge: bool = False, c
         pro, con = score(verdicts)
         kept = f"; its {plural(judging.kept, 'stored verdict')} kept" if judging.kept else ""
         say(f"[{finished}/{len(work)}] {match_id} {spec.name}: "
-            + (f"{len(failed)} of {len(verdicts)} runs failed{kept}: {failed[0].error}" if failed
+            + (f"{len(failed)} of {plural(len(verdicts), 'run')} failed{kept}: {failed[0].error}" if failed
                else f"pro {pro:g} – con {con:g}"))
 
     with stop_on_sigterm():  # a kill stops it as Ctrl-C does: the judging in flight cancelled, its claims released
@@ -141,7 +141,8 @@ def judge_bench(ws: Workspace, dataset: Path, judge: str, *, concurrency: int = 
     def done(finished: int, item: bench.BenchItem, result: tuple[BenchResult, Any]) -> None:
         row = result[0]
         say(f"[{finished}/{len(items)}] {item.id}: human {item.label}, {spec.name} "
-            + (f"failed ({row['failed_runs']} of {spec.runs} runs)" if row["outcome"] is None else row["outcome"]))
+            + (f"failed ({row['failed_runs']} of {plural(spec.runs, 'run')})" if row["outcome"] is None
+               else row["outcome"]))
 
     finished = run_bounded(items, one, concurrency=concurrency, done=done)
     results = [row for row, _ in finished]

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Collection, Hashable, Sequence, TypedDict, Unp
 from arena.app.commands.names import judge_or_first
 from arena.app.commands.results import read_results, results_frame
 from arena.app.shapes.figures import RatingRow, Ratings, RatingsFit, RatingsMeta, Snapshot
-from arena.base.errors import UserError
+from arena.base.errors import UserError, plural
 from arena.workspace.config import RatingSettings
 from arena.workspace.folder import Workspace
 
@@ -200,7 +200,7 @@ def history_frame(frame: pd.DataFrame, source: str, *, every: int | None = None,
         raise UserError(f"--every {every}: expected a positive number of matches between snapshots")
     if options.get("by") is not None:
         raise UserError("--by splits one fit into groups; --history follows the main fit only, so leave --by out")
-    return [_snapshot(matches, last, rate_frame(rows, f"the first {matches} matches of {source}", **options))
+    return [_snapshot(matches, last, rate_frame(rows, f"the first {plural(matches, 'match')} of {source}", **options))
             for matches, last, rows in prefixes(frame, every=every)]
 
 

@@ -90,9 +90,9 @@ def repeating_judges(ws: Workspace, names: Iterable[str] | None = None) -> list[
             continue
         options = getattr(kind, "options", spec.options)
         if spec.runs >= 2 and options.get("temperature") == 0 and not options.get("swap_sides", False):
-            warnings.append(f"judge {spec.name!r} ({spec.kind} judge): its {spec.runs} runs can only repeat one "
-                            "another (temperature 0 and swap_sides = false: nothing differs between them), so a "
-                            f"match counts one answer {spec.runs} times over; set swap_sides = true in its "
+            warnings.append(f"judge {spec.name!r} ({spec.kind} judge): its {plural(spec.runs, 'run')} can only "
+                            "repeat one another (temperature 0 and swap_sides = false: nothing differs between them), "
+                            f"so a match counts one answer {spec.runs} times over; set swap_sides = true in its "
                             "[judges.options] (odd runs read the sides exchanged), or a temperature above 0, "
                             "or runs = 1")
     return warnings

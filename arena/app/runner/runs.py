@@ -73,8 +73,8 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
     asked, workers = workers, max(1, min(workers, len(pending), concurrency))
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
     if workers < asked and workers < len(pending):
-        display.say(f"--workers {asked} with --concurrency {concurrency}: {workers} workers, one match each at "
-                    f"least, so that no more than {2 * concurrency} matches are under way")
+        display.say(f"--workers {asked} with --concurrency {concurrency}: {plural(workers, 'worker')}, one match "
+                    f"each at least, so that no more than {plural(2 * concurrency, 'match')} are under way")
     options: dict[str, Any] = {"failed_before": failed_before, "budget": budget}
     if workers == 1:
         cpu = time.process_time()

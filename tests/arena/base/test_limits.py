@@ -198,7 +198,7 @@ BAD_MOTION_FILES = [
     pytest.param("long.jsonl", jsonl(motion(1), motion(2, text="word " * 1000)),
                  ("long.jsonl", "line 2", "'text' has 5,000 characters", "at most 4,000"), id="long-text"),
     pytest.param("slide.yaml", f"- id: x-1\n  text: T\n  category: fact\n  info_slide: {'s' * 4001}\n",
-                 ("slide.yaml", "item 1 (line 1)", "'info_slide' has 4,001 characters"), id="long-slide"),
+                 ("slide.yaml", "item 1 (line 4)", "'info_slide' has 4,001 characters"), id="long-slide"),
     pytest.param("many.jsonl", jsonl(*(motion(k) for k in range(limits.MAX_MOTIONS + 1))),
                  ("many.jsonl", "line 10001", "at most 10,000 motions"), id="too-many"),
     pytest.param("huge.jsonl", jsonl(motion(1, info_slide="s" * limits.MAX_MOTION_FILE_BYTES)),

@@ -202,4 +202,4 @@ def test_rate_names_its_judge_and_skips_matches_it_failed_on(ws):
     assert rated("j1") == 2
     table = invoke("rate", "--judge", "j2", "--bootstrap", "0", "-w", ws)
     assert table.exit_code == 0, table.output
-    assert table.output.startswith("ratings from judge 'j2', 1 matches")
+    assert table.output.startswith("ratings from judge 'j2', 1 match,")

@@ -60,6 +60,18 @@ def test_match_play_shows_progress_then_transcript_and_score(ws_path):
     db.close()
 
 
+def test_match_show_reads_each_verdicts_outcomes_as_text(ws_path):
+    # The issue: a verdict's dimensions were printed as a Python dict, {'argument': 'pro', ...}.
+    assert play(ws_path, "--motion", MOTION, "--pro", "a", "--con", "b").exit_code == 0
+    data = json.loads(invoke("match", "show", "m00001", "-w", ws_path, "--format", "json").stdout)
+    text = invoke("match", "show", "m00001", "-w", ws_path).stdout
+    for v in data["verdicts"]:
+        assert set(v["dimensions"]) == {"argument", "source", "language"}  # the JSON keeps its mapping
+        outcomes = " · ".join(f"{name} {v['dimensions'][name]}" for name in ("argument", "source", "language"))
+        assert f"\n{v['judge']} run {v['run'] + 1}: overall {v['overall']} · {outcomes}\n  " in text
+    assert not [line for line in text.splitlines() if " run " in line and ("{" in line or "':" in line)]
+
+
 def test_match_play_uses_only_the_named_judges(ws_path):
     result = play(ws_path, "--motion", MOTION, "--pro", "b", "--con", "a", "--judge", "j2", "--judge", "j2")
     assert result.exit_code == 0, result.output

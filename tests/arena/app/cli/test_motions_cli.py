@@ -156,6 +156,19 @@ def test_import_errors_exit_2_naming_the_item_and_write_nothing(ws, tmp_path, te
     assert snapshot(ws) == before
 
 
+def test_import_names_every_mistake_of_the_file_at_once(ws, tmp_path):
+    # The issue: a motion file with three mistakes was refused one mistake a run.
+    source = write(tmp_path / "bad.yaml", "- id: x-1\n  category: fact\n- id: x-2\n  text: T\n  category: opinion\n"
+                                          "- id: x-1\n  text: U\n  category: value\n")
+    before = snapshot(ws)
+    result = invoke("motion", "import", source, "-w", ws)
+    assert_user_error(result, f"error: {source}: 3 mistakes; nothing was read:",
+                      f"{source}: item 1 (line 1): missing or empty 'text'",
+                      f"{source}: item 2 (line 5): unknown category 'opinion'",
+                      f"{source}: item 3 (line 6): repeated id 'x-1' (first at item 1)")
+    assert snapshot(ws) == before
+
+
 def test_import_bad_jsonl_line_is_named(ws, tmp_path):
     source = write(tmp_path / "bad.jsonl", MINE_JSONL + '{"id": "x", "text": "T", "category": 3}\n')
     before = snapshot(ws)

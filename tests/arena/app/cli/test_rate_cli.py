@@ -328,6 +328,20 @@ def test_results_table_names_the_file(here):
     assert result.output.splitlines()[1].split()[:3] == ["rank_ub", "entry", "rating"]
 
 
+def test_one_match_is_counted_as_one_match(here):
+    # The issue: "1 matches". One match, with a history of one snapshot, and --by of one group.
+    path = write(here, HEADER + "m1,a,b,2,1,fact,overall\n")
+    result = invoke("rate", "--results", path, "--bootstrap", "0", "--by", "category")
+    assert result.exit_code == 0, result.output
+    assert result.output.startswith(f"ratings from {path}, 1 match, 0 bootstrap replicates\n")
+    assert "\ncategory 'fact': 1 match\n" in result.output
+    history = invoke("rate", "--results", path, "--history")
+    assert history.exit_code == 0, history.output
+    assert history.output.startswith(f"ratings from {path} after every 1 of 1 match in the file's row order")
+    assert "\nafter 1 match (the last m1):\n" in history.output
+    assert "1 matches" not in result.output + history.output
+
+
 def test_sandwich_intervals_are_passed_through(here):
     path = write(here, SMALL)
     data = rate_json("--results", path, "--ci", "sandwich")

@@ -119,7 +119,7 @@ BAD_INPUTS = [
     pytest.param(("motion", "import", "{inputs}/bad.jsonl"), {"bad.jsonl": BAD_JSONL},
                  ("{inputs}/bad.jsonl", "line 2", "not valid JSON"), id="motion-import-bad-jsonl-line"),
     pytest.param(("motion", "import", "{inputs}/bad.yaml"), {"bad.yaml": BAD_YAML},
-                 ("{inputs}/bad.yaml", "line 1", "unknown category 'nonsense'"), id="motion-import-bad-yaml-item"),
+                 ("{inputs}/bad.yaml", "item 1 (line 3)", "unknown category 'nonsense'"), id="motion-import-bad-yaml-item"),
     pytest.param(("motion", "import", "{inputs}/empty.yaml"), {"empty.yaml": "# nothing\n"},
                  ("{inputs}/empty.yaml", "no motions"), id="motion-import-empty-file"),
     # arena rate --results: a results CSV with a bad row
