@@ -107,11 +107,12 @@ def require(callers: Iterable[Caller], search_provider: str, config_name: str = 
         raise UserError(missing_message(needs, config_name))
 
 
-def missing_message(needs: Mapping[str, list[Caller]], config_name: str = "arena.toml") -> str:
-    """What require says: one line per variable, naming the entries and judges of config_name that need it."""
+def missing_message(needs: Mapping[str, list[Caller]], config_name: str = "arena.toml", why: str = "") -> str:
+    """What require says: one line per variable, naming the entries and judges of config_name that need it; why
+    nothing was run, when more than that the keys are missing."""
     lines = [f"{name} is not set; {config_name}'s {_who(callers)} need{'s' if len(callers) == 1 else ''} it"
              + (f" ({_what(name, callers)})" if _what(name, callers) else "") for name, callers in needs.items()]
-    return ("missing credentials, so nothing was run:\n  " + "\n  ".join(lines) + "\n"
+    return (f"missing credentials, so nothing was run{f' ({why})' if why else ''}:\n  " + "\n  ".join(lines) + "\n"
             "export each in the environment (keys are read only from there); a model on a server of your own takes "
             "api_base in its table, and [search] provider = \"offline\" searches without a key")
 

@@ -79,6 +79,16 @@ class JudgeTotals(TypedDict):
     elsewhere: int
 
 
+class SkippedMatch(TypedDict):
+    """A match a run left scheduled because an entry of it lacks a key: each missing variable → the match's
+    entries that need it."""
+
+    id: str
+    pro: str
+    con: str
+    missing: dict[str, list[str]]
+
+
 class RunResult(TypedDict):
     """`arena run`: matches played and how it stopped; with nothing to play, running and failed_waiting too."""
 
@@ -95,6 +105,7 @@ class RunResult(TypedDict):
     running: NotRequired[int]
     failed_waiting: NotRequired[int]
     awaiting: NotRequired[int]  # matches parked for a person's speech on the web (only when there are any)
+    skipped: NotRequired[list[SkippedMatch]]  # matches not played for want of keys (only when there are any)
 
 
 class ModelCost(TypedDict):
