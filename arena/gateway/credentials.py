@@ -2,8 +2,9 @@
 once with the entries and judges that need it, not met by every call of a tournament, and a refused key is named by
 its variable, never by its value.
 
-Which variables a model's provider reads is litellm's knowledge (validate_environment); the search provider's key
-is TAVILY_API_KEY.
+Which variables a model's provider reads is litellm's knowledge (validate_environment), the common providers' known by
+heart (arena.gateway.providers.KEYS) so that a missing key is named without importing litellm; the search
+provider's key is TAVILY_API_KEY.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 
 from arena.base.errors import UserError
 from arena.gateway.lazy import litellm
+from arena.gateway.providers import KEYS
 from arena.domain.records import is_simulated
 
 SEARCH_KEY = "TAVILY_API_KEY"
@@ -48,10 +50,23 @@ def drop_empty_keys(environ: MutableMapping[str, str]) -> list[str]:
 
 
 def model_needs(model: str, api_base: str = "") -> tuple[str, ...]:
-    """The variables model's provider reads that the environment lacks (by litellm), each an 'A or B' when either
-    will do; none for the simulator or a server of one's own. A UserError when litellm can place no provider."""
+    """The variables model's provider reads that the environment lacks, each an 'A or B' when either will do; none
+    for the simulator or a server of one's own. A common provider's are read from the arena's own table
+    (arena.gateway.providers.KEYS: no litellm import, seconds, before the user hears what is missing); the others'
+    from litellm (litellm_needs)."""
     if is_simulated(model) or stand_in_key(model, api_base):
         return ()
+    prefix, slash, _ = model.partition("/")
+    if not slash or prefix not in KEYS:
+        return litellm_needs(model, api_base)
+    # With an api_base, a variable naming the base (OLLAMA_API_BASE) is not needed, as litellm has it.
+    return tuple(said for said, accepted in KEYS[prefix]
+                 if not any(name in os.environ for name in accepted) and not (api_base and "API_BASE" in said))
+
+
+def litellm_needs(model: str, api_base: str = "") -> tuple[str, ...]:
+    """model_needs by litellm's validate_environment (imported: seconds). A UserError when litellm can place no
+    provider."""
     try:
         litellm().get_llm_provider(model=model, api_base=api_base or None)
     except Exception:  # litellm's BadRequestError: a name it cannot place
@@ -92,11 +107,12 @@ def require(callers: Iterable[Caller], search_provider: str, config_name: str = 
         raise UserError(missing_message(needs, config_name))
 
 
-def missing_message(needs: Mapping[str, list[Caller]], config_name: str = "arena.toml") -> str:
-    """What require says: one line per variable, naming the entries and judges of config_name that need it."""
+def missing_message(needs: Mapping[str, list[Caller]], config_name: str = "arena.toml", why: str = "") -> str:
+    """What require says: one line per variable, naming the entries and judges of config_name that need it; why
+    nothing was run, when more than that the keys are missing."""
     lines = [f"{name} is not set; {config_name}'s {_who(callers)} need{'s' if len(callers) == 1 else ''} it"
              + (f" ({_what(name, callers)})" if _what(name, callers) else "") for name, callers in needs.items()]
-    return ("missing credentials, so nothing was run:\n  " + "\n  ".join(lines) + "\n"
+    return (f"missing credentials, so nothing was run{f' ({why})' if why else ''}:\n  " + "\n  ".join(lines) + "\n"
             "export each in the environment (keys are read only from there); a model on a server of your own takes "
             "api_base in its table, and [search] provider = \"offline\" searches without a key")
 

@@ -22,6 +22,33 @@ PEOPLE = "human"
 COMMON = frozenset({"openai", "anthropic", "gemini", "vertex_ai", "azure", "bedrock", "mistral", "deepseek", "groq",
                     "together_ai", "openrouter", "ollama", "ollama_chat", "hosted_vllm", "xai", "cohere",
                     "fireworks_ai", "huggingface", "perplexity", "lm_studio", "llamafile", "dashscope", "moonshot"})
+# The variables each common provider's calls read, as litellm's validate_environment has them (a test checks each
+# against it), so that a missing key is named before litellm is imported (seconds): per provider, each variable
+# it needs as (the name said, the names any one of which will do). Not here (litellm is asked): providers whose
+# needs depend on more than one variable together (azure, vertex_ai, bedrock) or that litellm places otherwise.
+KEYS: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "openai": (("OPENAI_API_KEY", ("OPENAI_API_KEY",)),),
+    "anthropic": (("ANTHROPIC_API_KEY", ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")),),
+    "gemini": (("GEMINI_API_KEY or GOOGLE_API_KEY", ("GEMINI_API_KEY", "GOOGLE_API_KEY")),),
+    "mistral": (("MISTRAL_API_KEY", ("MISTRAL_API_KEY",)),),
+    "deepseek": (("DEEPSEEK_API_KEY", ("DEEPSEEK_API_KEY",)),),
+    "groq": (("GROQ_API_KEY", ("GROQ_API_KEY",)),),
+    "together_ai": (("TOGETHERAI_API_KEY", ("TOGETHERAI_API_KEY",)),),
+    "openrouter": (("OPENROUTER_API_KEY", ("OPENROUTER_API_KEY",)),),
+    "xai": (("XAI_API_KEY", ("XAI_API_KEY",)),),
+    "cohere": (("COHERE_API_KEY", ("COHERE_API_KEY",)),),
+    "fireworks_ai": (("FIREWORKS_AI_API_KEY", ("FIREWORKS_AI_API_KEY", "FIREWORKS_API_KEY", "FIREWORKSAI_API_KEY",
+                                               "FIREWORKS_AI_TOKEN")),),
+    "perplexity": (("PERPLEXITYAI_API_KEY", ("PERPLEXITYAI_API_KEY",)),),
+    "huggingface": (("HUGGINGFACE_API_KEY", ("HUGGINGFACE_API_KEY",)),),
+    "dashscope": (("DASHSCOPE_API_KEY", ("DASHSCOPE_API_KEY",)),),
+    "moonshot": (("MOONSHOT_API_KEY", ("MOONSHOT_API_KEY",)),),
+    "cerebras": (("CEREBRAS_API_KEY", ("CEREBRAS_API_KEY",)),),
+    "deepinfra": (("DEEPINFRA_API_KEY", ("DEEPINFRA_API_KEY",)),),
+    "ollama": (("OLLAMA_API_BASE", ("OLLAMA_API_BASE",)),),  # not a key: where the server is, unless api_base says
+    "ollama_chat": (("OLLAMA_API_BASE", ("OLLAMA_API_BASE",)),),
+    "hosted_vllm": (), "lm_studio": (), "llamafile": (),  # servers of one's own: no key
+}
 
 
 def unknown_provider(model: str) -> str | None:

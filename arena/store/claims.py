@@ -2,8 +2,9 @@
 atomically with what they decide."""
 from __future__ import annotations
 
+import json
 import sqlite3
-from typing import Any
+from typing import Any, Collection
 
 from arena.match.claims import LEASE_S, ClaimLost, Holder, clock
 from arena.base.clock import iso, now
@@ -23,12 +24,16 @@ _PLAYABLE = ("LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' WHERE (m.
              f"OR (m.status = 'failed' AND m.finished_at < ?) OR (m.status = 'awaiting' AND {SPOKEN})) "
              "AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))")
 
+# And neither of its entries one the run skips (a JSON list of names, twice: a run plays no match of an entry
+# whose key is missing, arena.app.runner.runs).
+_UNSKIPPED = " AND m.pro NOT IN (SELECT value FROM json_each(?)) AND m.con NOT IN (SELECT value FROM json_each(?))"
+
 # The first of them in schedule order, each status read in its index's order (matches_status) and only its first
 # unclaimed match taken, so that a claim costs the same with 100,000 matches planned or stored as with ten.
 _FIRST_PLAYABLE = " UNION ALL ".join(
     f"SELECT * FROM (SELECT m.id, m.seq FROM matches m LEFT JOIN claims c ON c.match_id = m.id AND c.judge = '' "
     f"WHERE m.status = '{status}'{also} AND (c.holder IS NULL OR claim_lapsed(c.heartbeat_at, c.pid, c.host, ?, ?))"
-    f" ORDER BY m.seq LIMIT 1)"
+    f"{_UNSKIPPED} ORDER BY m.seq LIMIT 1)"
     for status, also in (("scheduled", ""), ("running", ""), ("failed", " AND m.finished_at < ?"),
                          ("awaiting", f" AND {SPOKEN}"))
 ) + " ORDER BY seq LIMIT 1"
@@ -41,16 +46,23 @@ _TO_JUDGE = ("m.status='done' AND m.forfeit IS NULL AND CASE WHEN ? IS NOT NULL 
              "verdicts v WHERE v.match_id=m.id AND v.judge=? AND v.error IS NOT NULL)) END")
 
 
+def _names(skipping: Collection[str]) -> tuple[str, str]:
+    """_UNSKIPPED's arguments: the names as a JSON list, twice."""
+    names = json.dumps(sorted(skipping))
+    return names, names
+
+
 def _to_judge_args(judge: str, rejudged_before: str | None) -> tuple[Any, ...]:
     return (rejudged_before, judge, rejudged_before, judge, judge)
 
 
 class Claims(Database):
-    def pending_matches(self, failed_before: str | None = None, *, lease_s: float = LEASE_S) -> list[str]:
+    def pending_matches(self, failed_before: str | None = None, *, lease_s: float = LEASE_S,
+                        skipping: Collection[str] = ()) -> list[str]:
         """Matches still to play: scheduled ones, 'running' ones whose claim lapsed (a killed run's), and with
-        failed_before (a time) the ones that failed before then."""
-        rows = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} ORDER BY m.seq",
-                                 (failed_before or "", now(), clock(), lease_s))
+        failed_before (a time) the ones that failed before then; none of an entry in skipping."""
+        rows = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE}{_UNSKIPPED} ORDER BY m.seq",
+                                 (failed_before or "", now(), clock(), lease_s, *_names(skipping)))
         return [r["id"] for r in rows]
 
     def pending_entries(self, failed_before: str | None = None, *, lease_s: float = LEASE_S) -> set[str]:
@@ -60,17 +72,19 @@ class Claims(Database):
         return {name for row in rows for name in row}
 
     def claim_match(self, holder: Holder, *, failed_before: str | None = None, only: str | None = None,
-                    lease_s: float = LEASE_S) -> str | None:
-        """Claim the first match still to play (as pending_matches says; with only, that match or none) for
-        holder and mark it running, atomically; None when there is none."""
+                    lease_s: float = LEASE_S, skipping: Collection[str] = ()) -> str | None:
+        """Claim the first match still to play (as pending_matches says, none of an entry in skipping; with only,
+        that match or none) for holder and mark it running, atomically; None when there is none."""
         at = clock()
+        skip = _names(skipping)
         with write(self.conn):
             if only is not None:
-                row = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE} AND m.id = ?",
-                                        (failed_before or "", iso(at), at, lease_s, only)).fetchone()
+                row = self.conn.execute(f"SELECT m.id FROM matches m {_PLAYABLE}{_UNSKIPPED} AND m.id = ?",
+                                        (failed_before or "", iso(at), at, lease_s, *skip, only)).fetchone()
             else:
-                row = self.conn.execute(_FIRST_PLAYABLE, (at, lease_s) * 2 + (failed_before or "", at, lease_s)
-                                        + (iso(at), at, lease_s)).fetchone()
+                row = self.conn.execute(_FIRST_PLAYABLE, (at, lease_s, *skip) * 2
+                                        + (failed_before or "", at, lease_s, *skip) + (iso(at), at, lease_s, *skip)
+                                        ).fetchone()
             if row is None:
                 return None
             match_id = str(row["id"])

@@ -47,13 +47,16 @@ def entry_list(workspace: Path, fmt: str) -> None:
 @workspace_option
 def entry_add(name: str, debater: str, model: str, api_base: str | None, params: dict[str, object],
               strength: float | None, family: str | None, workspace: Path) -> None:
-    """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is."""
+    """Register an entry: append an [[entries]] table to arena.toml, keeping the rest of the file as is. Warns
+    (exit 0) of a key the entry needs that the environment lacks: 'arena run' skips its matches until it is set."""
     from arena.app import commands as app
 
     ws = open_ws(workspace)
     e = app.entry_add(ws, name, debater=debater, model=model, api_base=api_base, params=params, strength=strength,
                       family=family)
     echo(f"added entry {e.name!r} ({e.debater} on {e.model}) to {ws.config.path}")
+    for warning in app.entry_key_warnings(ws, e.name):
+        echo(f"warning: {warning}", err=True)
 
 
 @entry.command("show")

@@ -36,10 +36,16 @@ def init(directory: Path, preset: str | None) -> None:
 @click.option("--language", type=click.Choice(["en", "zh"]), default="en", show_default=True,
               help="Language of the motions, prompts and simulated speeches.")
 def demo(workspace: Path, language: str) -> None:
-    """Run a simulated tournament end to end (offline), publish the site, print its path."""
+    """Run a simulated tournament end to end (offline), publish the site, print its path. Ctrl-C or SIGTERM stops it
+    as it does 'arena run' (exit 130) and publishes nothing; run it again to resume."""
     from arena.app import commands as app
 
-    echo(app.demo(workspace, language=language))
+    done = app.demo(workspace, language=language)
+    if done.site is None:  # stopped part way: no site of some of the matches, which would pass for the result
+        echo(f"{app.run_summary(done.run)}\ninterrupted: no site was published; 'arena demo -w {workspace}"
+             f"{'' if language == 'en' else ' --language ' + language}' resumes the demo and publishes it", err=True)
+        sys.exit(130)
+    echo(done.site)
 
 
 @click.command()

@@ -10,7 +10,8 @@ the facade alone: `from arena.app import commands`, `from arena.app.commands imp
 """
 from __future__ import annotations
 
-from arena.app.commands.entries import entry_add, entry_list, entry_remove, entry_retire, entry_show
+from arena.app.commands.entries import (entry_add, entry_key_warnings, entry_list, entry_remove, entry_retire,
+                                        entry_show)
 from arena.app.commands.judging import judge, judge_add, judge_bench, judge_list, judge_remove
 from arena.app.commands.matches import match_get, match_list, match_messages, match_play, match_show, play_one
 from arena.app.commands.motions import motion_import, motion_list, motion_show
@@ -34,7 +35,7 @@ __all__ = [
     "open_workspace", "init", "init_preset", "kinds_of", "reload", "kinds", "import_debates", "check", "check_notes",
     "check_warnings", "demo",
     # entries, motions, matches
-    "entry_list", "entry_add", "entry_show", "entry_retire", "entry_remove",
+    "entry_list", "entry_add", "entry_key_warnings", "entry_show", "entry_retire", "entry_remove",
     "motion_list", "motion_show", "motion_import",
     "match_list", "match_get", "match_show", "match_messages", "match_play", "play_one",
     # the plan and its runs

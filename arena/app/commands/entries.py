@@ -3,10 +3,13 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
+from arena.app.runner.check import keyless
 from arena.app.runner.juries import family_note, relying_juries
 from arena.app.setup.wiring import editing, reload
 from arena.app.shapes import records as shapes
+from arena.base.errors import UserError
 from arena.domain.records import Entry
+from arena.gateway.credentials import SEARCH_KEY
 from arena.workspace import registration
 from arena.workspace.folder import Workspace
 from debaters.registry import DEBATERS
@@ -31,6 +34,20 @@ def entry_add(ws: Workspace, name: str, *, debater: str, model: str, api_base: s
                                            model=model, api_base=api_base, params=params, strength=strength,
                                            family=family))
         return ws.config.entry(name)
+
+
+def entry_key_warnings(ws: Workspace, name: str) -> list[str]:
+    """What `arena entry add` warns of, once the entry is in: each key the environment lacks that its model (or its
+    web search) needs, since 'arena run' skips its matches until the key is there; or why its model cannot be
+    checked."""
+    try:
+        needs = keyless(ws, [name])
+    except UserError as exc:  # a model litellm cannot place: 'arena run' would refuse it, so say so now
+        return [str(exc)]
+    entry = ws.config.entry(name)
+    return [f"{variable} is not set, and entry {name!r} needs it "
+            f"({'its web search' if variable == SEARCH_KEY else entry.model}): 'arena run' skips its matches until "
+            "it is exported (keys are read only from the environment)" for variable in needs]
 
 
 def entry_show(ws: Workspace, name: str) -> shapes.EntryDetail:

@@ -2,6 +2,7 @@
 it can name, what it takes in, whether its models answer, and the demo played end to end."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
@@ -11,13 +12,14 @@ from arena.app.people import ballot_links as people
 from arena.app.runner.check import check as check_models
 from arena.app.runner.check import notes as check_figures
 from arena.app.runner.check import repeating_judges
+from arena.app.runner.engine import stop_on_sigterm
 from arena.app.runner.juries import jury_warnings
 from arena.app.setup import demo as demo_workspace
 from arena.app.setup.importing import import_folder
 from arena.app.setup.presets import PRESETS
 from arena.app.setup.wiring import init, open_workspace
 from arena.app.shapes import records as shapes
-from arena.app.shapes.reports import CheckRow, ImportReport
+from arena.app.shapes.reports import CheckRow, ImportReport, RunResult
 from arena.base.errors import UserError
 from arena.workspace.folder import Workspace
 from arena.opendata.registry import IMPORTERS
@@ -91,16 +93,30 @@ def check_warnings(ws: Workspace, names: Iterable[str] = ()) -> list[str]:
     return repeating_judges(ws, list(names) or None) + jury_warnings(ws, names)
 
 
-def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Path:
+@dataclass(frozen=True)
+class Demo:
+    """How `arena demo` ended: the published site's index, or None when it was interrupted before it could publish
+    (Ctrl-C or SIGTERM: nothing is published then, and a rerun resumes); and its run's result (RunResult)."""
+
+    site: Path | None
+    run: RunResult
+
+
+def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Demo:
     """`arena demo`: a simulated tournament end to end in language: init, schedule, play, judge, ballots, rate,
-    publish; the path of the site's index. Resumes if rerun (in the language it was started in)."""
+    publish. Resumes if rerun (in the language it was started in). Interrupted (Ctrl-C, or a SIGTERM, which stops it
+    as Ctrl-C does) while playing, it publishes nothing: a site of some of the matches would pass for the demo's
+    result; the matches not done are scheduled again for the rerun. Interrupted after, KeyboardInterrupt."""
     demo_workspace.prepare(Path(path), language)
     ws = open_workspace(path)
     try:
-        if not ws.store.count_matches():
-            schedule(ws, "round-robin", rounds=rounds)
-        run(ws, concurrency=4, progress=progress)
-        people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
-        return publish(ws, ws.path / "site", keep_others=False)
+        with stop_on_sigterm():
+            if not ws.store.count_matches():
+                schedule(ws, "round-robin", rounds=rounds)
+            played = run(ws, concurrency=4, progress=progress)
+            if played["stopped"] is not None:
+                return Demo(None, played)
+            people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
+            return Demo(publish(ws, ws.path / "site", keep_others=False), played)
     finally:
         ws.close()

@@ -27,7 +27,7 @@ import time
 from typing import Iterable, Mapping
 
 from arena.app.shapes.reports import CheckRow
-from arena.gateway.credentials import Caller, require
+from arena.gateway.credentials import Caller, missing, require
 from arena.base.errors import ArenaError, UserError, plural
 from arena.domain.families import family_of
 from arena.gateway.llm import LLMGateway
@@ -114,6 +114,12 @@ def require_keys(ws: Workspace, names: Iterable[str]) -> None:
     """Before any call: a UserError naming each key the environment lacks and the entries and judges (of names)
     that need it (arena.gateway.credentials.require)."""
     require(callers(ws, names), ws.config.search.provider, ws.config.path.name)
+
+
+def keyless(ws: Workspace, names: Iterable[str]) -> dict[str, list[Caller]]:
+    """Each variable the environment lacks → the entries and judges of names that need it
+    (arena.gateway.credentials.missing); empty when none lacks one."""
+    return missing(callers(ws, names), ws.config.search.provider)
 
 
 def probe_search(ws: Workspace) -> CheckRow:

@@ -64,21 +64,25 @@ class MatchRunner:
     search: SearchGateway
     holder: Holder = field(default_factory=Holder.here)
     lease_s: float = LEASE_S
+    skipping: frozenset[str] = frozenset()  # entries whose matches it does not claim (their keys are missing)
     _beat: asyncio.Task[None] | None = field(default=None, repr=False)
 
     @classmethod
-    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S, follow_slots: bool = True) -> "MatchRunner":
-        """A runner of ws; follow_slots: send each model at most its measured slots at once (arena.gateway.llm)."""
+    def of(cls, ws: Workspace, *, lease_s: float = LEASE_S, follow_slots: bool = True,
+           skipping: frozenset[str] = frozenset()) -> "MatchRunner":
+        """A runner of ws; follow_slots: send each model at most its measured slots at once (arena.gateway.llm);
+        skipping: entries none of whose matches it claims."""
         cfg = ws.config
         return cls(ws, LLMGateway(cfg.llm, ws.store, seed=cfg.arena.seed, follow_slots=follow_slots),
                    SearchGateway(cfg.search, ws.store, cache=cfg.llm.cache, retries=cfg.llm.retries,
-                                 backoff_s=cfg.llm.backoff_s, timeout_s=cfg.llm.timeout_s), lease_s=lease_s)
+                                 backoff_s=cfg.llm.backoff_s, timeout_s=cfg.llm.timeout_s), lease_s=lease_s,
+                   skipping=skipping)
 
     # --- claims --------------------------------------------------------------------------
     def claim(self, *, failed_before: str | None = None, only: str | None = None) -> str | None:
         """Claim the next match to play (or only that one) for this runner's holder: its id, or None."""
         match_id = self.ws.store.claim_match(self.holder, failed_before=failed_before, only=only,
-                                             lease_s=self.lease_s)
+                                             lease_s=self.lease_s, skipping=self.skipping)
         if match_id is not None:
             self._keep_alive()
         return match_id

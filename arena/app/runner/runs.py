@@ -6,13 +6,14 @@ import sys
 import time
 from typing import Any, Callable
 
-from arena.app.runner.check import preflight, repeating_judges
+from arena.app.runner.check import keyless, preflight, repeating_judges
 from arena.app.runner.engine import MatchRunner, play_claimed, stop_on_sigterm
 from arena.app.runner.progress import Progress
-from arena.app.shapes.reports import RunResult
+from arena.app.shapes.reports import RunResult, SkippedMatch
 from arena.app.runner.workers import fan_out
 from arena.match.claims import LEASE_S
-from arena.base.errors import plural
+from arena.base.errors import UserError, plural
+from arena.gateway.credentials import missing_message
 from arena.domain.records import Entry, JudgeSpec
 from arena.domain.scheduler import GENERATORS
 from arena.base import terminal
@@ -40,6 +41,11 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
     requests' connections closed) and puts them back to 'scheduled'; their completed LLM calls are cached, so the
     next run does not pay twice.
 
+    A match an entry of which lacks a key (OPENAI_API_KEY unset) is skipped, not refused with the rest: the run
+    plays the others, names the skipped ones and why at its start (through progress, or on stderr) and in
+    `skipped`, and they stay scheduled for a run that has the key. A judge that lacks one, or a plan of skipped
+    matches alone, is a UserError naming the keys, with nothing played (keyless_plan).
+
     progress(line) hears a line per finished match and a summary; without it a live status line is
     drawn on stderr when that is a terminal (plain lines otherwise). Returns {done, failed, total,
     not_started, elsewhere (played, or being played, by other runs), stopped: None | "budget" |
@@ -62,14 +68,24 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
         return _with_awaiting(ws, idle)
     follow_slots = concurrency is None
     concurrency = MATCHES_AT_ONCE if concurrency is None else concurrency
-    runner = MatchRunner.of(ws, lease_s=lease_s, follow_slots=follow_slots)
-    # A model that cannot answer would fail every match it is in: find out first, once.
-    entries = ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row: a plan's size
+    entries = [e for e in ws.store.pending_entries(failed_before, lease_s=lease_s)  # not every match's row
+               if e in ws.debaters]
     judges = [j.name for j in ws.config.automatic_judges]
+    # A missing key skips the matches of the entries that lack it (a judge's: all of them), before any call.
+    skipping, skipped = keyless_plan(ws, pending, entries, judges, failed_before=failed_before, lease_s=lease_s)
+    if skipped:
+        left = {s["id"] for s in skipped}
+        pending = [m for m in pending if m not in left]
+    runner = MatchRunner.of(ws, lease_s=lease_s, follow_slots=follow_slots, skipping=skipping)
     say = progress or terminal.say
+    if skipped:  # once, at the start, before any call
+        say(f"warning: {plural(len(skipped), 'match')} of {len(pending) + len(skipped)} cannot be played, "
+            f"for want of keys, and stay scheduled: {skipped_note(skipped)}; export the keys (they are read only "
+            "from the environment) and 'arena run' plays them")
     for warning in repeating_judges(ws, judges):  # once, at the start: a warning, not a refusal
         say(f"warning: {warning}")
-    preflight(ws, runner.llm, [e for e in entries if e in ws.debaters] + judges)
+    # A model that cannot answer would fail every match it is in: find out first, once.
+    preflight(ws, runner.llm, [e for e in entries if e not in skipping] + judges)
     asked, workers = workers, max(1, min(workers, len(pending), concurrency))
     display = Progress(len(pending), concurrency, say=progress, live=progress is None and sys.stderr.isatty())
     if workers < asked and workers < len(pending):
@@ -87,7 +103,7 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
             preload()  # once, in the parent: forked workers share it
         with stop_on_sigterm():  # the parent passes it on to its workers as it does a Ctrl-C
             stopped, cpu = fan_out(ws.path, shares(concurrency, workers), display, lease_s=lease_s,
-                                   follow_slots=follow_slots, **options)
+                                   follow_slots=follow_slots, skipping=skipping, **options)
     still = set(ws.store.pending_matches(lease_s=lease_s))
     not_started = sum(1 for m in pending if m in still)
     parked = len(set(pending) & ws.store.awaiting_matches())
@@ -96,6 +112,8 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
                          "elsewhere": len(pending) - display.done - display.failed - not_started - parked,
                          "stopped": stopped, "cost": display.cost, "ledger_cost": ws.store.total_cost(),
                          "unpriced": display.unpriced, "cpu_s": cpu}
+    if skipped:
+        result["skipped"] = skipped
     display.close()
     return _with_awaiting(ws, result)
 
@@ -109,7 +127,8 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
     say = options.get("progress") or terminal.say
     told = 0
     while result["stopped"] is None:
-        if not ws.store.pending_matches():
+        skipping = {name for s in result.get("skipped", ()) for names in s["missing"].values() for name in names}
+        if not ws.store.pending_matches(skipping=skipping):
             waiting = len(ws.store.awaiting_matches())
             if not waiting:
                 break
@@ -133,6 +152,48 @@ def run_waiting(ws: Workspace, poll_s: float, **options: Any) -> RunResult:
                           + later.get("awaiting", 0))
         result = later
     return result
+
+
+def keyless_plan(ws: Workspace, pending: list[str], entries: list[str], judges: list[str], *,
+                 failed_before: str | None, lease_s: float) -> tuple[frozenset[str], list[SkippedMatch]]:
+    """The entries (of entries) whose matches a run must skip, their keys being missing, and the pending matches
+    skipped for it, each with the variables its entries lack. A UserError naming the keys when nothing could be
+    played: a judge (of judges) lacks one, as every match is judged by every judge, or every pending match has an
+    entry that does."""
+    needs = keyless(ws, [*entries, *judges])
+    if not needs:
+        return frozenset(), []
+    judging = sorted({c.name for callers in needs.values() for c in callers if c.table == "judge"})
+    if judging:
+        raise UserError(missing_message(needs, ws.config.path.name, f"every match is judged by "
+                                        f"{'judge' if len(judging) == 1 else 'judges'} {', '.join(judging)}"))
+    lacking = frozenset(c.name for callers in needs.values() for c in callers)
+    playable = set(ws.store.pending_matches(failed_before, lease_s=lease_s, skipping=lacking))
+    if not playable:
+        raise UserError(missing_message(needs, ws.config.path.name,
+                                        "every match to play has an entry that lacks a key"))
+    skipped: list[SkippedMatch] = []
+    for match_id in pending:
+        pairing = ws.store.pairing(match_id)
+        if match_id in playable or pairing is None:
+            continue
+        _, pro, con = pairing
+        missing = {name: [c.name for c in callers if c.name in (pro, con)] for name, callers in needs.items()}
+        skipped.append({"id": match_id, "pro": pro, "con": con,
+                        "missing": {name: names for name, names in missing.items() if names}})
+    return lacking, skipped
+
+
+def skipped_note(skipped: list[SkippedMatch]) -> str:
+    """Why matches were skipped, by variable: 'OPENAI_API_KEY is not set for entry gpt (m00001, m00002)'."""
+    by: dict[str, tuple[dict[str, None], list[str]]] = {}
+    for s in skipped:
+        for name, entries in s["missing"].items():
+            who, ids = by.setdefault(name, ({}, []))
+            who.update(dict.fromkeys(entries))
+            ids.append(s["id"])
+    return "; ".join(f"{name} is not set for {'entry' if len(who) == 1 else 'entries'} {', '.join(who)} "
+                     f"({', '.join(ids[:6])}{', ...' if len(ids) > 6 else ''})" for name, (who, ids) in by.items())
 
 
 def _with_awaiting(ws: Workspace, result: RunResult) -> RunResult:
@@ -187,6 +248,10 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     elif result["stopped"] == "budget":
         line += (f"; budget reached: the ledger's cost ${result['ledger_cost']:.4f} is at or over the budget "
                  f"${budget:.4f}, so {matches} stay scheduled")
+    if result.get("skipped"):
+        skipped = result.get("skipped", [])
+        line += (f"; {plural(len(skipped), 'match')} skipped for want of keys, still scheduled: "
+                 f"{skipped_note(skipped)}; 'arena run' plays them once the keys are exported")
     if result.get("awaiting"):
         line += (f"; {plural(result['awaiting'], 'match')} {'awaits' if result['awaiting'] == 1 else 'await'} "
                  "people's speeches on the web ('arena debaters status'); a later 'arena run' continues each once "

@@ -56,6 +56,7 @@ class Options(TypedDict):
     follow_slots: bool
     failed_before: str | None
     budget: float | None
+    skipping: frozenset[str]
 
 
 class Relay:
@@ -111,7 +112,8 @@ def work(path: str, channel: Queue[Event], options: Options, parent: int) -> Non
         die_with(parent)  # within the try: a parent gone already stops us as a Ctrl-C would
         ws = open_workspace(Path(path))
         try:
-            runner = MatchRunner.of(ws, lease_s=options["lease_s"], follow_slots=options["follow_slots"])
+            runner = MatchRunner.of(ws, lease_s=options["lease_s"], follow_slots=options["follow_slots"],
+                                    skipping=options["skipping"])
             cpu = time.process_time()  # what playing costs, without the start-up (imports, opening)
             stopped = play_claimed(runner, Relay(channel), concurrency=options["concurrency"],
                                    failed_before=options["failed_before"], budget=options["budget"])
@@ -130,7 +132,8 @@ def work(path: str, channel: Queue[Event], options: Options, parent: int) -> Non
 
 
 def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, follow_slots: bool = True,
-            failed_before: str | None = None, budget: float | None = None) -> tuple[str | None, float]:
+            failed_before: str | None = None, budget: float | None = None,
+            skipping: frozenset[str] = frozenset()) -> tuple[str | None, float]:
     """Run a worker process per share (the matches it plays at once) on the workspace at path until all are
     done, feeding their events to events. Returns how the run stopped (None, "budget", or "interrupted":
     Ctrl-C, or a worker that failed) and the CPU seconds the workers spent playing."""
@@ -144,7 +147,7 @@ def fan_out(path: Path, shares: list[int], events: Progress, *, lease_s: float, 
     procs = [context.Process(target=work, name=f"arena-worker-{k + 1}",
                              args=(str(path), channel,
                                    Options(concurrency=share, lease_s=lease_s, follow_slots=follow_slots,
-                                           failed_before=failed_before, budget=budget),
+                                           failed_before=failed_before, budget=budget, skipping=skipping),
                                    os.getpid()))
              for k, share in enumerate(shares)]
     # Workers start with SIGINT ignored, so a Ctrl-C before they leave the terminal's group cannot kill them.

@@ -79,6 +79,16 @@ class JudgeTotals(TypedDict):
     elsewhere: int
 
 
+class SkippedMatch(TypedDict):
+    """A match a run left scheduled because an entry of it lacks a key: each missing variable → the match's
+    entries that need it."""
+
+    id: str
+    pro: str
+    con: str
+    missing: dict[str, list[str]]
+
+
 class RunResult(TypedDict):
     """`arena run`: matches played and how it stopped; with nothing to play, running and failed_waiting too."""
 
@@ -96,6 +106,7 @@ class RunResult(TypedDict):
     failed_waiting: NotRequired[int]
     awaiting: NotRequired[int]  # matches parked for a person's speech on the web (only when there are any)
     unjudged: NotRequired[dict[str, int]]  # with nothing to play: done matches lacking each judge's verdicts (any)
+    skipped: NotRequired[list[SkippedMatch]]  # matches not played for want of keys (only when there are any)
 
 
 class ModelCost(TypedDict):

@@ -8,6 +8,7 @@ such and tried once; a refused key is named by its variable, never echoed. Real 
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -25,6 +26,7 @@ from tests.support.fakes.tavily_server import Reply as TavilyReply
 from tests.support.helpers import (TWO_OFFLINE, assert_user_error, entry, invoke, judge, mark_checked, new_workspace,
                            play_with, query, snapshot, write_workspace)
 from tests.judges.test_judge_bench import write_jsonl
+from tests.support.running import ROOT
 
 SECRET = "sk-arena-secret-0123456789abcdef"
 TAVILY = {"provider": "tavily"}
@@ -137,6 +139,46 @@ def test_a_bare_name_litellm_cannot_place_is_named_before_any_call(tmp_path):
     assert_user_error(invoke("run", "-w", ws), "entry a: model 'llama3' names no provider litellm knows",
                       "'ollama/llama3'")
     assert state(ws)[0] == [(0,)]
+
+
+# --- issue 50: a missing key named from the arena's own table, before litellm is imported ----------------------
+
+@pytest.mark.parametrize("provider", sorted(providers.KEYS))
+def test_the_key_table_says_what_litellm_says_of_each_provider(monkeypatch, provider):
+    for variable in {name for needs in providers.KEYS.values() for _, accepted in needs for name in accepted}:
+        monkeypatch.delenv(variable, raising=False)
+    model = f"{provider}/some-model"
+    said = credentials.model_needs(model)
+    assert said == credentials.litellm_needs(model)  # nothing set: the same variables named
+    assert said == tuple(name for name, _ in providers.KEYS[provider])
+    for name in {name for _, accepted in providers.KEYS[provider] for name in accepted}:
+        with monkeypatch.context() as env:  # any one of the accepted variables will do, for both
+            env.setenv(name, "set")
+            assert credentials.model_needs(model) == credentials.litellm_needs(model) == (), name
+    if provider != "openai":  # (openai/ on a server of one's own needs no key: the stand-in, the arena's own rule)
+        base = "http://127.0.0.1:9/v1"  # a server given: a variable naming the base is not needed, for both
+        assert credentials.model_needs(model, base) == credentials.litellm_needs(model, base)
+    assert set(providers.KEYS) <= providers.known()
+
+
+def test_run_names_a_missing_key_without_importing_litellm(tmp_path):
+    """`arena run` with an entry on openai/ and no OPENAI_API_KEY: exit 2 naming it, and (-X importtime lists every
+    module the process imported) litellm, seconds of CPU, never imported on the way."""
+    ws = new_workspace(tmp_path / "ws", motions=["builtin:en"],
+                       entries=[entry("g", model="openai/gpt-4o-mini"), entry("h", model="openai/gpt-4o-mini")])
+    assert invoke("schedule", "--format", "round-robin", "-w", ws).exit_code == 0
+    env = {k: v for k, v in os.environ.items() if k != "OPENAI_API_KEY"}
+    env["PYTHONPATH"] = str(ROOT)
+
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "arena", "run", "-w", str(ws)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "OPENAI_API_KEY is not set; arena.toml's entries g, h need it" in proc.stderr
+    imported = [line.rsplit("|", 1)[1].strip() for line in proc.stderr.splitlines()
+                if line.startswith("import time:")]
+    assert "arena.gateway.credentials" in imported  # the check ran in this process...
+    assert not [name for name in imported if name.split(".")[0] == "litellm"]  # ...and litellm was never imported
 
 
 # --- 1. reachability and refused keys -------------------------------------------------------------------------
