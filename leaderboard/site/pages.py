@@ -86,15 +86,6 @@ class Balance(TypedDict):
     pro_share: float | None
 
 
-# A style coefficient (Elo per unit of x) whose 95% interval is wider than this is not estimated: at x = 0.2 (PRO said
-# 60% of the words) an interval 1,000 wide spans 200 Elo, from a taste against length that turns a 50% match into a
-# 36% one to a taste for it that makes it 64%. The page says so rather than print a figure that means nothing.
-LOOSE = 1000.0
-
-
-def loose(low: float, high: float) -> bool:
-    """Whether a style coefficient's interval (low, high) is too wide to mean anything (wider than LOOSE)."""
-    return high - low > LOOSE
 
 
 PARTS = ("speeches", "search", "verdicts")  # what the simulator may make of a match, in the banner's order

@@ -29,6 +29,7 @@ import jinja2
 
 from markupsafe import Markup, escape
 
+from leaderboard import control
 from leaderboard.elo import PRIOR_SD
 from leaderboard.results import COLUMNS
 from leaderboard.site import labels
@@ -85,8 +86,8 @@ def _environment(language: str = "en") -> jinja2.Environment:
     env.filters["breakable"] = _breakable
     env.filters["when"] = when
     env.filters["money"] = lambda v: "—" if v is None else f"${v:,.4f}"
-    env.globals["prior_sd"] = PRIOR_SD
-    env.globals |= {"loose": pages.loose, "loose_width": f"{pages.LOOSE:,.0f}"}  # a coefficient not estimated  # the weak prior's spread, which the methodology states
+    env.globals["prior_sd"] = PRIOR_SD  # the weak prior's spread, which the methodology states
+    env.globals |= {"loose": control.loose, "loose_width": f"{control.LOOSE:,.0f}"}  # a coefficient not estimated
     # The labels in the content's language, the catalogue resolved once per publish (leaderboard.site.labels)
     # Filters, not globals: jinja calls a filter directly, a global through its context, which costs per label.
     env.filters |= {"t": labels.translator(language), "word": labels.words(language), "code": _code}

@@ -145,6 +145,18 @@ def test_rank_ub_follows_the_rows_of_a_controlled_fit(tmp_path, ci):
     assert [int(line.split()[0]) for line in table[2:2 + len(rows)]] == ranks
 
 
+@pytest.mark.parametrize("matches, loose", [(40, True), (600, False)])
+def test_the_table_says_when_a_coefficient_is_too_wide_to_mean_anything(tmp_path, matches, loose):
+    # 40 matches leave the length coefficient's interval some 1,900 Elo per unit of x wide; 600 narrow it to ~500.
+    path = write_frame(tmp_path / "r.csv", planted(matches=matches)[0])
+    fitted = json.loads(invoke("rate", "--results", path, "--control", "length", "--format", "json").output)
+    length = fitted["control"]["length"]
+    assert control.loose(length["ci_low"], length["ci_high"]) is loose
+    line = next(line for line in invoke("rate", "--results", path, "--control", "length").output.splitlines()
+                if line.startswith("length "))
+    assert ("not estimated" in line) is loose, line
+
+
 def test_forfeits_enter_with_no_style():
     frame, _ = planted(matches=600)
     frame["forfeit"] = ""

@@ -56,7 +56,7 @@ def ballots_status(judge: str | None, workspace: Path, fmt: str) -> None:
         name = row["judge"]
         echo(f"{name}: closed: its links take no ballots ('arena ballots issue --judge {name}' reopens it)"
              if row["state"] == "closed" else
-             f"{name}: open: {row['embargoed']} match(es) embargoed on the published site until all their "
+             f"{name}: open: {plural(row['embargoed'], 'match')} embargoed on the published site until all their "
              f"ballots are in or 'arena ballots close --judge {name}'")
 
 
@@ -74,7 +74,7 @@ def ballots_close(judge: str, workspace: Path) -> None:
              f"'arena ballots issue --judge {result['judge']}' reopens them")
         return
     echo(f"closed the ballots of judge {result['judge']!r}: its links take no more ballots, and the "
-         f"{result['held']} match(es) awaiting them leave the embargo ({result['embargoed']} still await "
+         f"{plural(result['held'], 'match')} awaiting them left the embargo ({result['embargoed']} still await "
          f"another judge of people); 'arena publish' puts them on the site")
 
 

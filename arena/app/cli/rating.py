@@ -162,6 +162,9 @@ def _rating_table(ratings: list[RatingRow], side: SideFit | None = None,
     if side:
         echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
              f"{side['ci_high']:+.0f})")
+    from leaderboard.control import loose
+
     for name, fit in (control or {}).items():
         echo(f"{name} {fit['coef']:+.0f} Elo per unit of (pro - con)/(pro + con) (95% CI {fit['ci_low']:+.0f} "
-             f"to {fit['ci_high']:+.0f})")
+             f"to {fit['ci_high']:+.0f})" + (": not estimated, its interval is too wide to mean anything"
+                                              if loose(fit["ci_low"], fit["ci_high"]) else ""))

@@ -117,10 +117,12 @@ def stats_bias(judge: str | None, workspace: Path, fmt: str) -> None:
             return "n/a"
         return f"{value:.2f} ({low:.2f}-{high:.2f})"
 
+    from leaderboard.control import loose
+
     def coefficient(value: float | None, low: float | None, high: float | None) -> str:
         if value is None or low is None or high is None:  # all three or none (arena.analysis.stats.bias_row)
             return "n/a"
-        return f"{round(value):+d} ({round(low):+d} to {round(high):+d})"
+        return f"{round(value):+d} ({round(low):+d} to {round(high):+d})" + (", not estimated" if loose(low, high) else "")
 
     def family(same: SameFamily | None) -> str:
         if same is None:

@@ -12,6 +12,7 @@ from arena.domain.records import Verdict
 from arena.analysis.stats import bias_stats, bias_votes, clustered_share, same_family, vote_results, wilson
 from arena.analysis.tally import match_features
 from tests.support.verdicts import judged
+from leaderboard.control import LOOSE
 from tests.support.helpers import entry, invoke, judge, new_workspace, play_round_robin
 
 KEYS = ["judge", "panelist", "votes", "pro_share", "pro_ci_low", "pro_ci_high", "longer_share", "longer_ci_low",
@@ -253,3 +254,13 @@ def test_withheld_matches_cast_no_vote(workspace):
     finally:
         ws.close()
     assert [r["votes"] for r in every] == [12, 6, 6] and [r["votes"] for r in fewer] == [10, 5, 5]
+
+
+def test_the_table_marks_a_length_coefficient_too_wide_to_mean_anything(workspace):
+    """Six matches cannot place a length coefficient: a row says 'not estimated' exactly when its interval is wider
+    than leaderboard.control.LOOSE, the rule the site's bias page states."""
+    rows = bias_json(workspace)
+    lines = invoke("stats", "bias", "-w", workspace).output.splitlines()[1:]
+    wide = [r["length_ci_high"] - r["length_ci_low"] > LOOSE for r in rows]
+    assert any(wide)  # the fixture's few matches leave some interval that wide
+    assert ["not estimated" in line for line in lines] == wide

@@ -137,7 +137,7 @@ def test_closing_the_ballots_publishes_what_they_held_and_new_links_reopen_them(
     assert page_name("matches", HIDDEN_ID) not in site
     closed = invoke("ballots", "close", "--judge", "experts", "-w", ws)
     assert closed.exit_code == 0, closed.output
-    assert "closed the ballots of judge 'experts'" in closed.output and "the 1 match(es) awaiting them" in closed.output
+    assert "closed the ballots of judge 'experts'" in closed.output and "the 1 match awaiting them left the embargo" in closed.output
     again = invoke("ballots", "close", "--judge", "experts", "-w", ws)
     assert again.exit_code == 0 and "were closed already" in again.output
     site = publish(ws)
@@ -172,7 +172,7 @@ def test_ballots_status_shows_each_judge_open_or_closed_and_what_it_embargoes(ws
     assert status() == [("experts", "ann", 2, 2, "open", 1), ("experts", "bo", 2, 1, "open", 1)]
     text = invoke("ballots", "status", "-w", ws).output
     assert re.search(r"^experts\s+open\s+ann\s+2\s+2$", text, re.M)
-    assert "experts: open: 1 match(es) embargoed on the published site" in text
+    assert "experts: open: 1 match embargoed on the published site" in text
     assert invoke("ballots", "close", "--judge", "experts", "-w", ws).exit_code == 0
     assert status() == [("experts", "ann", 2, 2, "closed", 0), ("experts", "bo", 2, 1, "closed", 0)]
     text = invoke("ballots", "status", "-w", ws).output
