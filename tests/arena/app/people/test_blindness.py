@@ -105,7 +105,8 @@ def test_the_site_leaves_out_every_trace_of_matches_people_are_still_judging(ws)
     finally:
         opened.close()
     assert every["experts"] == 3 and shown["experts"] == 2
-    votes = dict(re.findall(r'<tr><td data-value="([^"]+)">.*?</td>\n<td></td>\n<td class="num">(\d+)</td>',
+    votes = dict(re.findall(r'<tr><td data-value="([^"]+)">.*?</td>\n<td data-label="Panelist"></td>\n'
+                            r'<td class="num" data-label="Votes">(\d+)</td>',
                             site["bias.html"]))
     assert votes == {name: str(n) for name, n in shown.items()}
     # The seen match is there, whole.
