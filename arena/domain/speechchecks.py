@@ -325,8 +325,9 @@ def _matched(mine: tuple[str, ...], text: str, characters: bool, own: set[int]) 
     most = max(len(mine), len(theirs))
     if min(len(mine), len(theirs)) < NEAR_SHARE * most:
         return None  # of lengths this far apart, one cannot be mostly the other
-    if sum((_counts(mine) & _counts(theirs)).values()) < NEAR_SHARE * most:
-        return None  # too few words in common, in any order
+    if sum(map(_vocabulary(theirs).__contains__, mine)) < NEAR_SHARE * most \
+            or sum((_counts(mine) & _counts(theirs)).values()) < NEAR_SHARE * most:
+        return None  # too few words in common, in any order (the first, quicker bound rules out most)
     blocks = SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks()
     matched = sum(1 for b in blocks for k in range(b.a, b.a + b.size) if k not in own)
     return matched / len(mine) if matched >= NEAR_SHARE * most else None
@@ -335,6 +336,11 @@ def _matched(mine: tuple[str, ...], text: str, characters: bool, own: set[int]) 
 @lru_cache(maxsize=64)  # a match's speeches are counted again by each later speech's check
 def _counts(tokens: tuple[str, ...]) -> Counter[str]:
     return Counter(tokens)
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(tokens: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(tokens)
 
 
 def _marked(text: str, shown: Iterable[str]) -> str | None:
