@@ -206,8 +206,10 @@ def test_the_issue_50_setup_forfeits_the_real_models_non_speeches(tmp_path, loca
     There SmolLM2 gave back its own instructions, a line with the transcript's key and its opponent's speech as
     speeches, and they were rated. Now a match either forfeits under a named check, or none of its speeches is one
     of those: no marker line or key of a transcript, no near-copy of the other side's speech, no echo of the prompts
-    its side was given before it wrote (read back from the stored messages). About 3 to 6 minutes on an idle
-    2-core machine (agent4debate's steps capped as in tests/support/real_model.py), more under load."""
+    its side was given before it wrote (read back from the stored messages). Slow: one agent4debate match, its
+    steps capped as in tests/support/real_model.py; 18 min 39 s measured on this project's shared 2-core machine
+    at a load average of about 8 (it ended with CON's rebuttal forfeited: "echo: 92% of it is copied from what it
+    was shown, most from the prompt"), the guide's like run of two matches 6 min."""
     import difflib
     import re
 
