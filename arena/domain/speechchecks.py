@@ -280,10 +280,10 @@ def _copied(seen: _Seen, least: float = 0.0) -> tuple[float, str]:
 def echo(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), language: str = "en") -> str | None:
     """Most of the speech (ECHO_SHARE of its words) copied in order from what its speaker was shown (sources:
     (name, text) pairs, the motion, the prompt, the other side's speeches), word for word or with a word changed
-    here and there, or a marker line of the transcript it was shown, a piece of one or its key
-    (arena.domain.transcript) copied into it. Words also in own (the speaker's earlier speeches, (name, text) too) are the speaker's own, which a summary may
-    restate; but a speech that is nearly all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8
-    words) says nothing new."""
+    here and there, or a near-copy of one of them (_near_copy), or a marker line of the transcript it was shown,
+    a piece of one or its key (arena.domain.transcript) copied into it. Words also in own (the speaker's earlier
+    speeches, (name, text) too) are the speaker's own, which a summary may restate; but a speech that is nearly
+    all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8 words) says nothing new."""
     return _echo(_seen(text, language, sources, own))
 
 
