@@ -14,13 +14,14 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
 from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, runs,
                                      same_words, share)
-from arena.domain.transcript import MARKER
+from arena.domain.transcript import MARKER, PIECE, keys
 from arena.domain.wordsalad import lorem_words, salad
 
 if TYPE_CHECKING:
@@ -83,6 +84,13 @@ REPEAT_SHARE = 0.5  # of a speech's words in its commonest sentence: one sentenc
 LOOP_SHARE = 0.6  # of a speech's word runs that repeat an earlier one: a phrase in a loop
 LOOP_RUN = 6
 MIN_WORDS = 20  # shorter speeches are left to too-short: a share of a few words says nothing
+# A near-copy of one text shown (echo): this share of its words, and of that text's, matched word for word in the
+# same order, as a copy with a side's name swapped every few words keeps (a word in five changed: 80%). Two speeches
+# written apart share common words, but not most of their words in one order: two short claims made from one
+# pattern with their names and numbers changed (tests/support/lechmazur_checkout.py) share 74%. NEAR_WORDS: the
+# fewest words it is judged on (under a quarter of a 50-word budget is too short anyway).
+NEAR_SHARE = 0.8
+NEAR_WORDS = 10
 
 Sources = Sequence[tuple[str, str]]  # (name, text): what a speaker was shown ("the motion", "CON's rebuttal")
 
@@ -272,24 +280,82 @@ def _copied(seen: _Seen, least: float = 0.0) -> tuple[float, str]:
 def echo(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), language: str = "en") -> str | None:
     """Most of the speech (ECHO_SHARE of its words) copied in order from what its speaker was shown (sources:
     (name, text) pairs, the motion, the prompt, the other side's speeches), word for word or with a word changed
-    here and there, or a marker line of the transcript it was shown (arena.domain.transcript.MARKER) copied into it.
-    Words also in own (the speaker's earlier speeches, (name, text) too) are the speaker's own, which a summary may
-    restate; but a speech that is nearly all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8
-    words) says nothing new."""
+    here and there, or a near-copy of one of them (_near_copy), or a marker line of the transcript it was shown,
+    a piece of one or its key (arena.domain.transcript) copied into it. Words also in own (the speaker's earlier
+    speeches, (name, text) too) are the speaker's own, which a summary may restate; but a speech that is nearly
+    all one of its own earlier ones again (ECHO_OWN_SHARE of its runs of 8 words) says nothing new."""
     return _echo(_seen(text, language, sources, own))
 
 
-def _echo(seen: _Seen) -> str | None:
-    if "===" in seen.text and (marker := MARKER.search(seen.text)):
-        return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
-    if len(seen.p.shingles) < MIN_WORDS or seen.apart(ECHO_SHARE, ECHO_OWN_SHARE):
+def _echo(seen: _Seen, prompt: str = "") -> str | None:
+    if (marked := _marked(seen.text, (prompt, *(t for _, t in seen._sources)))) is not None:
+        return marked
+    if len(seen.p.shingles) >= MIN_WORDS and not seen.apart(ECHO_SHARE, ECHO_OWN_SHARE):
+        copied, best = _copied(seen, ECHO_SHARE)
+        if copied >= ECHO_SHARE:
+            return f"{copied:.0%} of it is copied from what it was shown, most from {best}"
+        for mine in seen.own:
+            if (again := seen.run_share([mine], ECHO_OWN_SHARE)) >= ECHO_OWN_SHARE:
+                return f"{again:.0%} of it repeats {mine[0]} word for word"
+    return _near_copy(seen)
+
+
+def _near_copy(seen: _Seen) -> str | None:
+    """A near-copy of one text it was shown (the other side's last speech, say), however short: NEAR_SHARE of its
+    words and of that text's matched in the same order, word for word, with words changed, added or dropped
+    between them (a side's name swapped every few words leaves no shingle in common, but most words in order).
+    Its words inside shingles of its own earlier speeches are its own, as for the copied share."""
+    mine = seen.p.tokens
+    if len(mine) < NEAR_WORDS:
         return None
-    copied, best = _copied(seen, ECHO_SHARE)
-    if copied >= ECHO_SHARE:
-        return f"{copied:.0%} of it is copied from what it was shown, most from {best}"
-    for mine in seen.own:
-        if (again := seen.run_share([mine], ECHO_OWN_SHARE)) >= ECHO_OWN_SHARE:
-            return f"{again:.0%} of it repeats {mine[0]} word for word"
+    own: set[int] = set()
+    if seen._own:
+        found = set().union(*(f for _, _, f in seen.own))
+        own = {k for i, shingle in enumerate(seen.p.shingles) if shingle in found for k in range(i, i + seen.p.size)}
+    for name, text in seen._sources:
+        if (matched := _matched(mine, text, seen.characters, own)) is not None:
+            return f"it is a near-copy of {name}: {matched:.0%} of its words are that text's, in the same order"
+    return None
+
+
+def _matched(mine: tuple[str, ...], text: str, characters: bool, own: set[int]) -> float | None:
+    """The share of mine's words that are text's in the same order (those at positions in own left out), when
+    NEAR_SHARE of both are; else None."""
+    theirs = prepared(text, characters).tokens
+    most = max(len(mine), len(theirs))
+    if min(len(mine), len(theirs)) < NEAR_SHARE * most:
+        return None  # of lengths this far apart, one cannot be mostly the other
+    if sum(map(_vocabulary(theirs).__contains__, mine)) < NEAR_SHARE * most \
+            or sum((_counts(mine) & _counts(theirs)).values()) < NEAR_SHARE * most:
+        return None  # too few words in common, in any order (the first, quicker bound rules out most)
+    blocks = SequenceMatcher(None, mine, theirs, autojunk=False).get_matching_blocks()
+    matched = sum(1 for b in blocks for k in range(b.a, b.a + b.size) if k not in own)
+    return matched / len(mine) if matched >= NEAR_SHARE * most else None
+
+
+@lru_cache(maxsize=64)  # a match's speeches are counted again by each later speech's check
+def _counts(tokens: tuple[str, ...]) -> Counter[str]:
+    return Counter(tokens)
+
+
+@lru_cache(maxsize=64)
+def _vocabulary(tokens: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(tokens)
+
+
+def _marked(text: str, shown: Iterable[str]) -> str | None:
+    """A marker line of a transcript (arena.domain.transcript), a piece of one, or the key of a transcript it was
+    shown: what only a copy of its prompt puts in a speech."""
+    if "===" in text:
+        if marker := MARKER.search(text):
+            return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
+        if piece := PIECE.search(text):
+            line = text[text.rfind("\n", 0, piece.start()) + 1:].split("\n", 1)[0]
+            return f"it copies a piece of the transcript's marker lines, {_quote(line)}, from what it was shown"
+    lower = text.lower()
+    for key in sorted(frozenset().union(*map(keys, shown))):
+        if key in lower:
+            return f"it holds the key {key!r} that marked the speeches of the transcript it was shown"
     return None
 
 
@@ -419,7 +485,7 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
     if (detail := _template(p)) is not None:
         return Problem("template", detail)
     seen = _seen(text, language, sources, own, order)  # read once for echo and pasted
-    if (detail := _echo(seen)) is not None:
+    if (detail := _echo(seen, prompt)) is not None:
         return Problem("echo", detail)
     if (detail := _pasted(seen)) is not None:
         return Problem("pasted", detail)
@@ -435,16 +501,20 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
 
 
 def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequence["Speech"], fmt: Format,
-              language: str, share: float, prompts: Sequence[str] = (), budget: int | None = None) -> Problem | None:
+              language: str, share: float, prompts: Sequence[str] = (), budget: int | None = None,
+              instructions: Sequence[str] | None = None) -> Problem | None:
     """check, given what the speaker of (stage, side) was shown: the motion, the turn's title and brief, the
-    prompts of its turn (their placeholders; the first, which no draft of the speech is in yet, as a source), the
-    other side's speeches; its own earlier speeches are its own words, unless it is nearly all one of them again
-    or it pastes them with the rest of what it was shown. budget: what the speaker was asked for, if not the
-    turn's; a turn's own min_share overrides share. The protocol and the web (arena.match.turns) both ask this."""
+    prompts of its turn (their placeholders), the instructions it was given (the prompts sent before it wrote a
+    draft of the speech, which no draft is in yet: arena.match.protocol.AgentLog.instructions; default: the
+    first of prompts), the other side's speeches; its own earlier speeches are its own words, unless it is
+    nearly all one of them again or it pastes them with the rest of what it was shown. budget: what the speaker
+    was asked for, if not the turn's; a turn's own min_share overrides share. The protocol and the web
+    (arena.match.turns) both ask this."""
     turn = fmt.turn(stage, side)
     stated = "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))
     sources = [("the motion", stated), ("the turn's brief", f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
-    sources += [("the prompt", prompts[0])] if prompts else []
+    given = list(prompts[:1] if instructions is None else instructions)
+    sources += [("the prompt", "\n\n".join(given))] if given else []
     sources += [(f"{s.side.upper()}'s {fmt.label(s.stage)}", s.text) for s in shown if s.side != side]
     return check(text, language=language, budget=budget or turn.budget(language)[0],
                  share=share if turn.min_share is None else turn.min_share, prompt="\n".join(prompts),

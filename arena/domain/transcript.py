@@ -35,6 +35,11 @@ HEADER = re.compile(r"===(?<![^\n]===) (PRO|CON) · ([a-z][a-z0-9_]*) · speech 
                     re.MULTILINE)
 # Any marker line, opening or closing: in a speech, only a copy of the transcript it was shown puts one there.
 MARKER = re.compile(r"===(?<![^\n]===) [^\n]*speech \d+ · key [0-9a-f]+ ===[ \t]*$", re.MULTILINE)
+# A piece of a marker line: its end ("key 7a1e174f6a60 ===") or its start ("=== PRO · rebuttal ·", "=== end of speech
+# 3 ·"), which no speech has but one that copies the transcript it was shown (SmolLM2 wrote the first on a line of its
+# own).
+PIECE = re.compile(r"\bkey [0-9a-f]{6,} ===|=== (?:PRO|CON|end of speech \d+) ·")
+_KEY = re.compile(r"\bkey ([0-9a-f]{12}) ===")
 
 
 def render(speeches: Iterable[Speech], *, swap: bool = False, cut: Cut = Cut(), start: int = 1,
@@ -165,6 +170,12 @@ def shorten(text: str, kept: int | None, language: str = "en") -> str:
         return text
     note = _texts(language)["cut"].format(n=len(parts) - kept)
     return " ".join(parts[:kept] + [note]) if kept else note
+
+
+@lru_cache(maxsize=64)  # a turn's prompts are read by each check of its answers
+def keys(text: str) -> frozenset[str]:
+    """The keys of the transcripts rendered in text (a prompt): what marks their speeches, found in no speech."""
+    return frozenset(_KEY.findall(text)) if " ===" in text else frozenset()
 
 
 def split(text: str) -> list[tuple[str, str, str]]:

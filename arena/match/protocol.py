@@ -47,6 +47,8 @@ class AgentLog:
         self.messages: list[dict[str, Any]] = []
         self.listener = listener  # e.g. a progress display: told of every call as it completes
         self.asking: dict[tuple[str | None, str | None], str] = {}  # per speech, the prompt of the call under way
+        # per speech, the prompts sent up to its first checked call (the Writer's), which hold no draft of it yet
+        self.briefed: dict[tuple[str | None, str | None], tuple[str, ...]] = {}
 
     def add(self, tag: CallTag, messages: list[Message], completion: Completion) -> None:
         key = (tag.stage, tag.side, tag.role)
@@ -59,10 +61,17 @@ class AgentLog:
     def roles(self, stage: str, side: str) -> dict[str, AgentUsage]:
         return {role: u for (st, sd, role), u in self.usage.items() if (st, sd) == (stage, side)}
 
-    def prompts(self, stage: str, side: str) -> list[str]:
+    def prompts(self, stage: str | None, side: str | None) -> list[str]:
         """Every prompt sent for one speech, in order, the one of a call still under way last."""
         sent = [m["prompt"] for m in self.messages if (m["stage"], m["side"]) == (stage, side)]
         return sent + ([self.asking[(stage, side)]] if (stage, side) in self.asking else [])
+
+    def instructions(self, stage: str, side: str) -> list[str]:
+        """The prompts one speech's debater was given before it wrote a draft of it: those sent up to its first
+        checked call (the Writer's; an agent's research and plan before it), else the first. A later prompt may
+        hold a draft (a review, a revision), which a speech may repeat; what these say, a speech may not."""
+        briefed = self.briefed.get((stage, side))
+        return list(briefed) if briefed is not None else self.prompts(stage, side)[:1]
 
 
 class LLMHandle:
@@ -93,6 +102,8 @@ class LLMHandle:
             messages, fitted = self._messages(prompt, params, schema, max_tokens, tight)
             if check is not None:  # what a speech check of its answer reads (DebateContext.problem)
                 self.log.asking[(self.stage, self.side)] = _as_text(messages)
+                if (self.stage, self.side) not in self.log.briefed:
+                    self.log.briefed[(self.stage, self.side)] = tuple(self.log.prompts(self.stage, self.side))
             try:
                 completion = await self.gateway.complete(self.ref, messages, tag=tag, params=params, schema=schema,
                                                          sample=self.sample, max_tokens=max_tokens, tight=tight,
@@ -174,7 +185,8 @@ class DebateContext:
         return speechchecks.in_debate(
             text, side=self.side, stage=self.stage, motion=self.motion, shown=self.visible, fmt=self.format,
             language=self.language, share=self.min_share, budget=budget,
-            prompts=self.llm.log.prompts(self.stage, self.side) if self.llm is not None else ())
+            prompts=self.llm.log.prompts(self.stage, self.side) if self.llm is not None else (),
+            instructions=self.llm.log.instructions(self.stage, self.side) if self.llm is not None else ())
 
 
 class Debater(Protocol):
