@@ -1,9 +1,9 @@
 """`arena check` measures a server's slots (issue 50): on a loaded machine, a one-slot server is still measured as one,
 and servers of 2 and 4 slots never as more than they have.
 
-The servers are FakeOpenAI with limited slots and a real CPU server's ways: it keeps the last prompt's evaluation (as
-llama-cpp-python's does: of the requests sent at once, only the first pays for the prompt) and its answers take up to
-20 % longer at random; while busy processes spin on every CPU of the machine.
+The servers are FakeOpenAI with limited slots and a real CPU server's ways: each slot keeps the last prompt it
+evaluated (as llama-cpp-python's does: of one-slot requests sent at once with one prompt, only the first pays for it)
+and its answers take up to 10 % longer at random; while busy processes spin on every CPU of the machine.
 """
 from __future__ import annotations
 
