@@ -5,9 +5,10 @@ calls on it than it serves at once nor time out a slow server that is working.""
 from __future__ import annotations
 
 import asyncio
+import itertools
 import time
 from dataclasses import dataclass, replace
-from typing import TypedDict
+from typing import Awaitable, Callable, Sequence, TypedDict
 
 from arena.gateway.chat import Message
 from arena.gateway.lazy import litellm
@@ -37,11 +38,17 @@ class Probe:
 # The measurement (measure): answers cut at a fixed length (the model asked to count far beyond it), a short one and
 # a long one alone, then the long one in batches of 2, 4, ... at once; and a long prompt with a one-token answer.
 SHORT_TOKENS, GEN_TOKENS = 8, 48
-OVERLAP = 1.5  # answers sent at once, the last of them within this × the first's time, were served together
-SPREAD = 0.5  # ... and within this × one answer's time alone of the first
+# Answers of one batch that come within TOGETHER × one answer's service time of one another were served together;
+# ones APART × it or more apart, one after the other (a one-slot server's come a whole service time apart); between
+# the two, unsure. The service time is the long answer's tokens at the rate measured alone (its connection and its
+# prompt left out: a slow connection does not widen it), and never more than the batch's first answer took.
+TOGETHER, APART = 0.25, 0.5
+REPEATS = 2  # batches measured again, at most: one unsure, or a count that no other batch has shown yet
 TIMED_S = 0.05  # a difference of times under this is too small to time: the server is not the bottleneck
 PROMPT_NUMBERS = 300  # the long prompt: this many numbers, some 600-1,000 tokens as tokenizers count them
-# Prompts that differ from their start, so that a server reusing the last prompt's evaluation reuses none of it.
+# Prompts that differ from their start, so that a server reusing the last prompt's evaluation reuses none of it;
+# the batches' each count from a number of its own, from FIRST_OWN on (the answers alone count from 1, 2 and 3).
+FIRST_OWN = 10
 COUNT_PROMPT = "Count from {} to 500 in words (one, two, three, ...), one number a line, and nothing else."
 READ_PROMPT = "Read this list, then reply with the word ok and nothing else: "
 
@@ -124,31 +131,40 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag, *, slots: in
     tokens_per_s: answers alone, cut at SHORT_TOKENS and at GEN_TOKENS (each twice, the quicker kept): the
     completion tokens the server reports beyond the short one's, over the time beyond its time (what a request
     costs besides, its connection and its prompt, cancels out). slots: the long answer 2, 4, 8, ... at once, up to
-    [llm] max_concurrency, while the last of a batch is answered within OVERLAP × the time of its first: served
-    together, where a one-slot server answers them one after another (the second at twice the first's time). Within one
-    batch, so that a shared machine's load, which changes between requests, hardly moves it; slots =
+    [llm] max_concurrency, read from when each answer of a batch came (_slots, served_at_once): a one-slot server
+    answers them one after another, a service time apart, however late the first came; one of s slots in groups of s.
+    Within one batch, so that a shared machine's load, which changes between requests, hardly moves it; a count taken
+    once two batches show it, a batch that leaves it unsure measured again, and the lower count kept; slots =
     max_concurrency means at least that many. prompt_tokens_per_s: a long prompt (PROMPT_NUMBERS numbers) with a
     one-token answer: its prompt tokens beyond the short answer's, over its time beyond that answer's (less that
-    answer's tokens). Cheap: 5 + 2 + 4 + ... short answers. A provider's own API is not measured for slots
-    (serves_slots); slots given (the server's, measured on another of its models) are taken as they are."""
+    answer's tokens). Cheap: 5 answers alone, then batches of 2, 4, ... until one is not all served together (a
+    one-slot server: one batch of 2), and one sent again, at most REPEATS times, when it leaves the count unsure or
+    shows one no other batch has. A provider's own API is not measured for slots (serves_slots); slots given (the
+    server's, measured on another of its models) are taken as they are."""
     limit = max(1, gateway.settings.max_concurrency)
     speed = Speed(slots=None, tokens_per_s=None, prompt_tokens_per_s=None)
 
-    async def timed(k: int, max_tokens: int, start: int = 1, content: str = "") -> _Timed | None:
-        """k requests at once; None if one failed."""
-        messages: list[Message] = [{"role": "user", "content": content or COUNT_PROMPT.format(start)}]
+    fresh = itertools.count()
+
+    async def timed(k: int, max_tokens: int, start: int = 1, content: str = "", own: bool = False) -> _Timed | None:
+        """k requests at once; None if one failed. own: each with a prompt of its own, never sent before, so that
+        each is evaluated (a server's slot that kept a prompt's evaluation would answer that one sooner, and
+        answers served together would come apart, or ones served in turn come together)."""
+        starts = [FIRST_OWN + next(fresh) % 400 for _ in range(k)] if own else [start] * k
         started = time.perf_counter()
 
-        async def one() -> tuple[float, Answer]:
+        async def one(begin: int) -> tuple[float, Answer]:
+            messages: list[Message] = [{"role": "user", "content": content or COUNT_PROMPT.format(begin)}]
             answer = await gateway.call(ref, messages, {"max_tokens": max_tokens, "temperature": 0}, tag=tag)
             return time.perf_counter() - started, answer
 
         try:
-            done = await asyncio.gather(*(one() for _ in range(k)))
+            done = await asyncio.gather(*(one(begin) for begin in starts))
         except LLMCallError:
             return None
-        return _Timed(min(t for t, _ in done), max(t for t, _ in done),
-                      min(a.usage.completion_tokens for _, a in done), done[0][1].usage.prompt_tokens)
+        times = tuple(sorted(t for t, _ in done))
+        return _Timed(times[0], times[-1], min(a.usage.completion_tokens for _, a in done),
+                      done[0][1].usage.prompt_tokens, times)
 
     # Each alone twice, and the quicker kept: a request may pay for more than its tokens (a new connection, a busy
     # moment of a shared machine, whose other processes can stall a CPU server's threads for seconds).
@@ -163,16 +179,8 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag, *, slots: in
     if slots is not None and serves_slots(ref):
         speed["slots"] = slots
     elif speed["tokens_per_s"] and alone is not None and serves_slots(ref):  # a rate is measured on alone
-        slots, k = 1, 2
-        while k <= limit:
-            batch = await timed(k, GEN_TOKENS)
-            if not _together(batch, alone):
-                break
-            slots, k = k, 2 * k
-        # past the last power of two: max_concurrency itself, when it is not one
-        if slots * 2 > limit > slots and _together(await timed(limit, GEN_TOKENS), alone):
-            slots = limit
-        speed["slots"] = slots
+        service = alone.tokens / speed["tokens_per_s"]
+        speed["slots"] = await _slots(lambda k: timed(k, GEN_TOKENS, own=True), alone.tokens, service, limit)
     numbers = " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
     rate = speed["tokens_per_s"]
     read = await timed(1, 1, content=READ_PROMPT + numbers) if rate else None
@@ -195,12 +203,13 @@ def serves_slots(ref: ModelRef) -> bool:
 @dataclass(frozen=True)
 class _Timed:
     """Requests sent at once: when the first and the last were answered (seconds after they were sent), the fewest
-    completion tokens of their answers and the prompt's tokens, as the server counts them."""
+    completion tokens of their answers and the prompt's tokens, as the server counts them; and when each was."""
 
     first: float
     last: float
     tokens: int
     prompt: int
+    times: tuple[float, ...] = ()  # when each was answered, in the order they came
 
 
 def _quicker(one: _Timed, other: _Timed | None) -> _Timed:
@@ -208,13 +217,55 @@ def _quicker(one: _Timed, other: _Timed | None) -> _Timed:
     return other if other is not None and other.tokens == one.tokens and other.last < one.last else one
 
 
-def _together(batch: _Timed | None, alone: _Timed) -> bool:
-    """Whether a batch's requests were served together: all answered, at full length, the last within OVERLAP × the
-    first's time, and within SPREAD × one answer's time alone of the first (a one-slot server answers them one
-    answer's time apart). Both must hold: a delay that slows the first answer (a new connection, a busy machine)
-    can bring the last within OVERLAP × it, not within a fraction of one answer's time of it; when unsure, fewer."""
-    return (batch is not None and batch.tokens >= alone.tokens and batch.last <= OVERLAP * batch.first
-            and batch.last - batch.first <= SPREAD * alone.last)
+async def _slots(batch: Callable[[int], Awaitable[_Timed | None]], tokens: int, service: float, limit: int) -> int:
+    """How many requests the server serves at once, from batches of the long answer sent at once (batch(k): k of
+    them, None when one failed), each answer of `tokens` taking `service` seconds alone. A batch of 2 first; a batch
+    all served together is followed by one twice its size (up to limit); a count is taken once two batches have shown
+    it (a count of 1 at once: it is the least); a batch that leaves it unsure, or a count not seen before, is measured
+    again (REPEATS at most). Then, or when a batch fails, the most that two batches showed: noise that brings two
+    answers of a one-slot server together in one batch does not make it two."""
+    counts: list[int] = []
+    k, repeats = min(2, limit), 0
+    while k >= 2:
+        timing = await batch(k)
+        if timing is None or timing.tokens < tokens:  # a failed or cut answer: measured no further
+            break
+        count, sure = served_at_once(timing.times, min(service, timing.first))
+        seen = max(counts, default=0) >= count
+        counts.append(count)
+        if count == k < limit:
+            k = min(2 * k, limit)
+        elif sure and (count == 1 or seen):
+            return count
+        elif repeats < REPEATS:
+            repeats += 1
+        else:
+            break
+    return sorted(counts)[-2] if len(counts) >= 2 else 1
+
+
+def served_at_once(times: Sequence[float], service: float) -> tuple[int, bool]:
+    """From when the answers of one batch came (in order) and one answer's service time: how many the server served at
+    once, and whether the times were clear. All within TOGETHER × service of the first: all of them. Otherwise the
+    answers fall in groups, split where one comes apart from the one before it: APART × the step or more, the step
+    being the service time, or the widest gap if narrower (a server of s slots answers in groups of s, a whole step
+    apart; a one-slot server one at a time, each a step after the other, however late the first came); a gap between
+    TOGETHER and APART × it is unsure, and splits. The count is the smallest group but the last (which may be what
+    was left over); unsure, too, when the groups differ."""
+    span = times[-1] - times[0]
+    if span < TOGETHER * service:
+        return len(times), True
+    gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+    step = min(service, max(gaps))
+    groups, sure = [1], span >= APART * service
+    for gap in gaps:
+        if gap < TOGETHER * step:
+            groups[-1] += 1
+        else:
+            sure = sure and gap >= APART * step
+            groups.append(1)
+    count = min(groups[:-1])
+    return count, sure and all(g == count for g in groups[:-1]) and groups[-1] <= count
 
 
 async def _structured_mode(gateway: LLMGateway, ref: ModelRef, tag: CallTag) -> tuple[str | None, str]:

@@ -34,6 +34,15 @@ request is dropped, its slot freed, and a ``Disconnect`` appended to ``disconnec
 ``most_in_flight`` is the most chat requests received and not yet answered at once (waiting in line
 included): what a client sent the server at once, whatever the server did with them.
 
+Two more of a real CPU server's ways, both off unless asked:
+
+    FakeOpenAI(slots=1, tokens_per_s=600, prompt_tokens_per_s=100, prompt_cache=True, jitter=0.2)
+
+prompt_cache: each slot keeps the last prompt (its messages' text) it evaluated, as llama.cpp's servers do, and a
+request given a slot that holds its prompt takes no prompt time (so on one slot, of requests sent at once with one
+prompt, only the first pays for it; on s slots, the first s); jitter: each answer's time is longer by up to this fraction of it, at random, as on a
+machine whose other processes take the CPU now and then.
+
 A server that trickles its answers, its headers at once and then one byte of the body every 0.5 s:
 
     FakeOpenAI(trickle_s=0.5)          # every answer (or Reply(trickle_s=0.5) for one)
@@ -46,6 +55,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import random
 import select
 import socket
 import threading
@@ -389,7 +399,7 @@ class FakeOpenAI(_BaseFakeServer):
 
     def __init__(self, responder: Optional[Responder] = None, *, slots: Optional[int] = None,
                  tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None,
-                 trickle_s: float = 0) -> None:
+                 trickle_s: float = 0, prompt_cache: bool = False, jitter: float = 0) -> None:
         super().__init__()
         self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
         # What GET /v1/models lists (e.g. [{"id": "m", "max_model_len": 4096}], as vLLM answers); None: 404.
@@ -399,6 +409,11 @@ class FakeOpenAI(_BaseFakeServer):
         self.slots = slots
         self.tokens_per_s = tokens_per_s
         self.prompt_tokens_per_s = prompt_tokens_per_s
+        self.prompt_cache = prompt_cache  # the last prompt evaluated is not evaluated again (see the docstring)
+        self.jitter = jitter  # each answer's time longer by up to this fraction, at random
+        self._slot_prompts: list[Optional[str]] = [None] * (slots or 0)  # each slot's last prompt (prompt_cache)
+        self._slot_busy = [False] * (slots or 0)
+        self._random = random.Random()
         self.disconnects: list[Disconnect] = []
         self.busy_s = 0.0
         self.peak = 0
@@ -522,6 +537,11 @@ class FakeOpenAI(_BaseFakeServer):
                 ticket = None
                 self._generating += 1
                 self.peak = max(self.peak, self._generating)
+                text = messages_text(body)
+                free = [i for i, busy in enumerate(self._slot_busy) if not busy]
+                slot = next((i for i in free if self._slot_prompts[i] == text), free[0])  # one holding its prompt
+                cached = self.prompt_cache and self._slot_prompts[slot] == text
+                self._slot_busy[slot], self._slot_prompts[slot] = True, text
                 self._slot_free.notify_all()
         finally:
             if ticket is not None:  # left the line without a slot
@@ -530,7 +550,7 @@ class FakeOpenAI(_BaseFakeServer):
                     self._slot_free.notify_all()
         started = time.monotonic()
         try:
-            deadline = started + reply.delay + self._generation_s(body, reply)
+            deadline = started + reply.delay + self._generation_s(body, reply, cached)
             while (left := deadline - time.monotonic()) > 0:
                 if self._stopping.wait(min(left, 0.02)):
                     raise _Gone()
@@ -540,19 +560,23 @@ class FakeOpenAI(_BaseFakeServer):
         finally:
             with self._lock:
                 self._generating -= 1
+                self._slot_busy[slot] = False
                 self.busy_s += time.monotonic() - started
                 self._slot_free.notify_all()
 
-    def _generation_s(self, body: dict, reply: Reply) -> float:
+    def _generation_s(self, body: dict, reply: Reply, cached: bool = False) -> float:
         """How long the answer takes to generate at this server's rates."""
         seconds = 0.0
-        if self.prompt_tokens_per_s:
+        if self.prompt_tokens_per_s and not cached:  # cached: the slot holds the prompt's evaluation
             asked = reply.prompt_tokens if reply.prompt_tokens is not None else count_words(messages_text(body))
             seconds += asked / self.prompt_tokens_per_s
         if self.tokens_per_s:
             answered = (reply.completion_tokens if reply.completion_tokens is not None
                         else count_words(reply.content or ""))
             seconds += answered / self.tokens_per_s
+        if self.jitter:
+            with self._lock:
+                seconds *= 1 + self._random.uniform(0, self.jitter)
         return seconds
 
     def _left(self, body: dict, phase: str) -> None:

@@ -19,7 +19,7 @@ from arena.workspace.config import LLMSettings
 from arena.base.limits import MAX_TIMEOUT_S
 from arena.gateway.llm import TIMEOUT_MARGIN, BYTES_PER_TOKEN, CallTag, LLMCallError, LLMGateway
 from arena.gateway.catalog import ModelRef
-from arena.gateway.probe import COUNT_PROMPT, READ_PROMPT
+from arena.gateway.probe import COUNT_PROMPT, READ_PROMPT, REPEATS
 from arena.store import DB_NAME, Store
 from tests.support.fakes.openai_server import FakeOpenAI, Reply, last_user
 from tests.support.helpers import debate_responder, entry, invoke, judge, mark_checked, new_workspace, query
@@ -87,7 +87,8 @@ def test_check_measures_the_servers_slots_and_throughput_and_remembers_them(tmp_
             assert row["tokens_per_s"] == pytest.approx(400, rel=0.25)
         assert fake.peak == slots  # what the server saw: never more than its slots generating at once
         measured = [b for b in fake.bodies if last_user(b).startswith(COUNT_PROMPT.split("{}")[0])]
-        assert len(measured) == 4 + sum(k for k in (2, 4, 8) if k <= 2 * slots)  # cheap: short answers, few
+        least = 4 + sum(k for k in (2, 4, 8) if k <= 2 * slots)  # cheap: short answers, few
+        assert least <= len(measured) <= least + REPEATS * min(8, 2 * slots)  # a batch left unsure: once more
         known = facts(path, fake.api_base)
         assert known["slots"] == slots
         assert known["tokens_per_s"] == pytest.approx(400, rel=0.25)
