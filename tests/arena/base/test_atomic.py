@@ -28,7 +28,8 @@ from arena.store import DB_NAME
 from tests.support.helpers import entry, invoke, judge, new_workspace, play_round_robin, query, snapshot, workspace_toml
 
 ROOT = Path(__file__).resolve().parents[3]
-STAMP = re.compile(r"Debate Arena · generated (\S+)")  # the footer of every page but a match's: which publish wrote it
+# The footer of every page but a match's: which publish wrote it (its time to the microsecond, in <time datetime>).
+STAMP = re.compile(r'Debate Arena · <time datetime="([^"]+)">generated ')
 RATER = re.compile(r"ratings from judge <code>(\w+)</code>")  # the index's header: whose verdicts rate
 
 
@@ -274,7 +275,7 @@ def build_pages(stamp: str, names=("index.html", "matches/m1.html")):
     def build(folder: Path) -> str:
         for name in names:
             (folder / name).parent.mkdir(parents=True, exist_ok=True)
-            (folder / name).write_text(f"<footer>Debate Arena · generated {stamp} </footer></html>\n")
+            (folder / name).write_text(f'<footer>Debate Arena · <time datetime="{stamp}">generated {stamp}</time></footer></html>\n')
         return stamp
     return build
 

@@ -166,7 +166,7 @@ def test_sentences_are_spaced_times_read_alike_and_opponents_link_to_their_pages
         assert not re.findall(r"[a-z]\.[A-Z][a-z]", text), name  # a sentence glued to the one before
     index = (site / "index.html").read_text()
     header = re.search(r"last update ([^<]+)</span>", index).group(1)
-    footer = re.search(r"generated ([^<·]+?) ·", index).group(1)
+    footer = re.search(r"generated ([^<·]+?)</time> ·", index).group(1)
     assert header == footer == "2026-12-02 02:12:05 UTC"
     assert all("generated 2026-12-02 02:12:05 UTC" in p.read_text() for p in site.glob("*.html"))
     # Each opponent on an entry's page links to its own page; a hostile name, escaped, to its safe page.
