@@ -280,11 +280,7 @@ class Arena:
         tie) and score_pro, score_con (its runs' points), missing until it has judged the match without a failed
         run (a forfeit: every run to the other side, as the ratings count it)."""
         ws = self.workspace
-        if judge is not None:
-            try:
-                judge = ws.config.judge(judge).name
-            except UserError as exc:
-                raise UserError(f"judge: {exc}") from None
+        judge = _configured(ws, judge)
         simulated = {m.id: m.simulated for m in ws.store.match_states()}
         scored: dict[str, tuple[float, float]] = {}
         if judge is not None or ws.config.judges:
@@ -300,11 +296,7 @@ class Arena:
         """A row per stored verdict (a judge's run on a match, or a person's ballot), in schedule order, then by judge
         and run: its winner, a column per dimension its judge gives, and a failed run's error (winner missing)."""
         ws = self.workspace
-        if judge is not None:
-            try:
-                judge = ws.config.judge(judge).name
-            except UserError as exc:
-                raise UserError(f"judge: {exc}") from None
+        judge = _configured(ws, judge)
         stored = [v for v in ws.store.stored_verdicts() if judge in (None, v.verdict.judge)]
         dimensions = list(dict.fromkeys(d for v in stored for d in v.verdict.dimensions))
         rows = [{"match": v.match_id, "judge": v.verdict.judge, "run": v.verdict.run, "winner": v.verdict.overall,
@@ -458,6 +450,14 @@ class Arena:
 
 
 T = TypeVar("T")
+
+
+def _configured(ws: Workspace, judge: str | None) -> str | None:
+    """A judge= argument as the configured judge's name (None stays None), refused naming the argument."""
+    try:
+        return None if judge is None else ws.config.judge(judge).name
+    except UserError as exc:
+        raise UserError(f"judge: {exc}") from None
 
 
 def _result(pro: float, con: float) -> dict[str, Any]:
