@@ -12,6 +12,7 @@ to write, submit and photograph:
   write-narrow.png        the same page 420 px wide, opened again
   submitted.png           a submitted speech: read-only
   write-rebuttal.png      after `arena run` continues the match: her rebuttal, with the transcript she may see
+  results.png             her list once that debate is done and judged: its result under Results
   write-zh.png            a writing page of a Chinese workspace
 
     python docs/shots.py    rewrite docs/guides/img/*.png (half a minute)
@@ -68,6 +69,21 @@ OPENING = (
     "for decades. We ask for a simple rule, easy to enforce, that gives young people six hours a day of "
     "undivided attention to learning and to each other. That is why we propose this ban.")
 DRAFT = OPENING[:OPENING.index(" Third,")]
+REBUTTAL = (
+    "Our opponents say phones help students learn and keep them safe. Look at what they actually offered. "
+    "The learning apps they praise run just as well on the school's own computers, in lessons a teacher "
+    "plans, without a feed of messages beside them. The safety they promise comes from the school office "
+    "and from adults on site, which is how emergencies were handled long before smartphones. And their "
+    "claim that students must learn self-control ignores that these apps are designed by large teams to "
+    "defeat exactly that self-control. Teaching restraint does not require leaving the temptation on every "
+    "desk. Our case stands: attention, wellbeing and fairness all point to a clear, simple ban.")
+SUMMARY = (
+    "This debate came down to one question: does a phone in the pocket serve the purpose of school? We showed "
+    "that it costs attention in every lesson, crowds out rest and friendship in every break, and puts the "
+    "heaviest burden on the students with the least support at home. Our opponents answered with uses that "
+    "school computers already serve and with safety that the school office already provides. Nothing they "
+    "said explains why a student needs a smartphone during the six hours set aside for learning. A ban is "
+    "simple to enforce and fair to everyone. We ask you to support the motion.")
 OPENING_ZH = "我方认为，中学应当禁止学生在校使用智能手机。第一，课堂需要专注，手机的提示音和消息不断打断学生的思路。"
 
 
@@ -187,7 +203,13 @@ def main() -> None:
             press(driver, first, OPENING, "submit", "submitted-note")
             shoot(driver, first, "submitted.png")
             arena(en, "run")  # the match goes on: bot's constructive, then ann's rebuttal opens
-            shoot(driver, turn_link(driver, base + link, "rebuttal"), "write-rebuttal.png")
+            rebuttal = turn_link(driver, base + link, "rebuttal")
+            shoot(driver, rebuttal, "write-rebuttal.png")
+            press(driver, rebuttal, REBUTTAL, "submit", "submitted-note")
+            arena(en, "run")  # on to her summary
+            press(driver, turn_link(driver, base + link, "summary"), SUMMARY, "submit", "submitted-note")
+            arena(en, "run")  # the debate ends and the judge gives its verdict
+            shoot(driver, base + link, "results.png")
         zh = Path(tmp) / "zh"
         link = workspace(zh, "zh", MOTION_ZH)
         with served(zh, env=ENV) as (_, base):

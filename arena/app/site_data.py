@@ -16,7 +16,7 @@ from arena.app.shapes.figures import BiasRow, StatsJudges
 from arena.base.clock import now
 from arena.workspace.config import SiteSettings
 from arena.domain.formats import shown
-from arena.domain.records import CATEGORIES, Match, Verdict, score
+from arena.domain.records import CATEGORIES, JudgeSpec, Match, Verdict, score
 from arena.analysis.tally import ResultsRow, match_features, results_rows
 from arena.workspace.folder import Workspace
 
@@ -100,7 +100,8 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
         boards=boards, matrices=win_matrices(overall, side=side) if len(overall) else {},
         entries=entries, matches=matches, results=rows,
         judges=[{"name": j.name, "kind": j.kind, "model": j.model, "runs": j.runs, "options": dict(j.options),
-                 "people": list(j.people), "simulated": ws.store.judge_simulated(j.name), "imported": j.imported,
+                 "people": list(j.people), "simulated": ws.store.judge_simulated(j.name),
+                 "simulated_own": _simulated_judge(j, matches, parts), "imported": j.imported,
                  "judged": j.name in judged}
                 for j in ws.config.judges],
         scores={m.id: _scores(m.verdicts) for m in matches},
@@ -200,6 +201,16 @@ def _boards(rows: Sequence[Row], settings: SiteSettings, *, seed: int, side: str
     return {view: rate(part, ci=settings.intervals if view == "overall" and not control else settings.view_intervals,
                        bootstrap=settings.replicates, seed=seed, side=side, control=control)
             for view, part in views.items()}, overall
+
+
+def _simulated_judge(judge: JudgeSpec, matches: Iterable[Match], parts: Mapping[str, Mapping[str, Sequence[str]]]
+                     ) -> bool:
+    """Whether a judge's own verdicts came from the simulator (its model, or a call the simulator answered for it),
+    rather than its real model's verdicts on debates the simulator had a part in. A simulated match with no parts
+    recorded (imported so) counts against every judge of it, as the banner does."""
+    return judge.simulated or any(
+        m.simulated and any(v.judge == judge.name for v in m.verdicts)
+        and (m.id not in parts or judge.name in parts[m.id].get("verdicts", ())) for m in matches)
 
 
 def _simulated_parts(ws: Workspace, matches: Iterable[Match]) -> dict[str, dict[str, tuple[str, ...]]]:

@@ -205,8 +205,8 @@ class SiteEntry(TypedDict):
 
 class JudgeInfo(TypedDict):
     """A configured judge: its kind, model, runs R and options (any TOML value: a jury's pool, an imported judge's
-    source, ...); its people, for a judge of people's ballots; whether its verdicts are simulated or imported (came
-    from elsewhere), and whether it has verdicts on a match shown."""
+    source, ...); its people, for a judge of people's ballots; whether its verdicts are simulated (on simulated
+    matches; by the simulator itself) or imported (came from elsewhere), and whether it has verdicts on a match shown."""
 
     name: ReadOnly[str]
     kind: ReadOnly[str]
@@ -214,7 +214,8 @@ class JudgeInfo(TypedDict):
     runs: ReadOnly[int]
     options: ReadOnly[Mapping[str, Any]]
     people: ReadOnly[Sequence[str]]
-    simulated: ReadOnly[bool]
+    simulated: ReadOnly[bool]  # any of its verdicts is on a simulated match
+    simulated_own: NotRequired[ReadOnly[bool]]  # its verdicts themselves came from the simulator (default: simulated)
     imported: ReadOnly[bool]
     judged: ReadOnly[bool]
 

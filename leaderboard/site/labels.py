@@ -122,6 +122,10 @@ ZH: dict[str, str] = {
         "该评委的裁决为模拟（选票为测试所投，并非真人）：仅用于检验流程，不代表任何真实评委。",
     "This judge's verdicts are simulated: they test the pipeline and say nothing about any real judge.":
         "该评委的裁决为模拟：仅用于检验流程，不代表任何真实评委。",
+    "This judge's verdicts are its model's own, but debates it judged are simulated in part (their speeches or web "
+    "search came from the simulator, as each match's page says): its ratings say nothing about real debaters.":
+        "该评委的裁决出自其模型本身，但它评判的部分辩论含有模拟内容（发言或网络检索来自模拟器，详见各场比赛页面）："
+        "其评分不能说明真实辩手的水平。",
     "The judge": "评委", "Kind": "类型", "People (R)": "评审人（R）", "Source": "来源", "Panelists": "评审团成员",
     "Runs (R)": "次数（R）", "Identical runs": "完全相同的各次评判",
     "no match judged two times or more": "没有评判两次及以上的比赛",

@@ -32,6 +32,7 @@ class SiteJudge(TypedDict):
     judged: NotRequired[bool]
     people: Sequence[str]
     simulated: bool
+    simulated_own: NotRequired[bool]
     label: str
     page: str
 

@@ -204,3 +204,7 @@ def test_the_banner_says_what_was_simulated_and_what_was_not(offline_search):
         "Its opponents' speeches and searches: simulated in 4 of 4 matches.", base
     assert sb["speeches"].startswith("Its speeches: not simulated"), sb
     assert sb["search"].startswith("Its web search: simulated in 4 of 4 matches"), sb
+    # The judge is a real model: its verdicts are its own, on debates the simulator had a part in.
+    judge = (site / page_name("judges", "j")).read_text()
+    assert "This judge's verdicts are its model's own, but debates it judged are simulated in part" in judge
+    assert "This judge's verdicts are simulated" not in judge
