@@ -19,6 +19,7 @@ from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
+from arena.domain.restated import RESTATED_SHARE, restated
 from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, runs,
                                      same_words, share)
 from arena.domain.transcript import MARKER, PIECE, keys
@@ -93,6 +94,8 @@ NEAR_SHARE = 0.8
 NEAR_WORDS = 10
 
 Sources = Sequence[tuple[str, str]]  # (name, text): what a speaker was shown ("the motion", "CON's rebuttal")
+PROMPT = "the prompt"  # the source that holds the speaker's instructions (in_debate), which it may not restate
+BRIEF = "the turn's brief"  # the turn's title and brief (in_debate): instructions too
 
 
 @dataclass(frozen=True)
@@ -297,7 +300,18 @@ def _echo(seen: _Seen, prompt: str = "") -> str | None:
         for mine in seen.own:
             if (again := seen.run_share([mine], ECHO_OWN_SHARE)) >= ECHO_OWN_SHARE:
                 return f"{again:.0%} of it repeats {mine[0]} word for word"
-    return _near_copy(seen)
+    return _near_copy(seen) or _restating(seen)
+
+
+def _restating(seen: _Seen) -> str | None:
+    """Its instructions read back line by line (arena.domain.restated), however loosely the words were kept."""
+    prompt = "\n".join(t for n, t in seen._sources if n == PROMPT)
+    if not prompt or len(seen.p.tokens) < NEAR_WORDS:
+        return None
+    shown = [t for n, t in (*seen._sources, *seen._own) if n not in (PROMPT, BRIEF)]  # what a speech may restate
+    share = restated(seen.text, prompt, shown, seen.characters)
+    return f"{share:.0%} of it restates the instructions it was given, line by line" if share >= RESTATED_SHARE \
+        else None
 
 
 def _near_copy(seen: _Seen) -> str | None:
@@ -512,9 +526,9 @@ def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequ
     (arena.match.turns) both ask this."""
     turn = fmt.turn(stage, side)
     stated = "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))
-    sources = [("the motion", stated), ("the turn's brief", f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
+    sources = [("the motion", stated), (BRIEF, f"{turn.title_in(language)}\n{turn.brief_in(language)}")]
     given = list(prompts[:1] if instructions is None else instructions)
-    sources += [("the prompt", "\n\n".join(given))] if given else []
+    sources += [(PROMPT, "\n\n".join(given))] if given else []
     sources += [(f"{s.side.upper()}'s {fmt.label(s.stage)}", s.text) for s in shown if s.side != side]
     return check(text, language=language, budget=budget or turn.budget(language)[0],
                  share=share if turn.min_share is None else turn.min_share, prompt="\n".join(prompts),

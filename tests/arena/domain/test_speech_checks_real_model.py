@@ -150,3 +150,70 @@ def test_a_near_copy_of_the_other_sides_speech_is_an_echo_however_short():
     own = ("Our opponents say organic farming cannot feed the world's population, but they never answered our "
            "evidence that yields close the gap within a decade when soil health is rebuilt. Weigh that, and vote PRO.")
     assert _summary(own, shown) is None
+
+
+# The direct debater's prompt for PRO's constructive as SmolLM2 was sent it in a real run (50-word budgets), and the
+# speech it wrote: the workflow read back in its own words, a word changed or dropped in each step, which keeps too
+# few runs of words whole for the copied share (it was stored and judged).
+DIRECT = """# Profile
+You are an experienced competitive debater speaking for the PRO side: you support the motion. You win rounds with
+clear structure, honest reasoning and careful weighing, not with volume.
+
+# Knowledge
+Motion: Organic farming could feed the world's population
+Category: fact motion
+Info slide: Both sides bear an equal burden of proof.
+
+# Workflow
+This is your constructive speech: the first speech of your side. You have not heard the other side.
+1. Define the motion's key terms in the way most reasonable for a neutral listener.
+2. State the criterion by which the judge should decide the debate.
+3. Build at most three main arguments, each with a claim, its reasoning and the kind of evidence that supports it.
+4. Close by saying why these arguments, taken together, carry the motion for your side.
+
+# Rules
+- Argue only for the PRO side; never concede the motion.
+- Claims need reasons; name a mechanism or an example for every point. Do not invent statistics, quotations or sources.
+- Address the judge, not the opponent; stay civil.
+- Do not pretend to answer arguments you have not heard.
+- Write in English, about 50 words.
+
+# Output format
+Plain prose in paragraphs, ready to be delivered: no title, no headings, no bullet lists, no notes to yourself."""
+RESTATED = (
+    "This is your constructive speech: the first speech of your side. You have not heard the other side; you are now "
+    "ready to present your own argument and defend it against the opposing side's motion.\n"
+    "1. Define the motion's key terms in the way most reasonable for a neutral listener.\n"
+    "2. State the criterion by which the judge should decide the debate.\n"
+    "3. Build at most three main arguments, each with a claim, its reasoning and the kind of evidence that supports "
+    "it.\n4. Close by saying why these arguments carry the motion for your side.\n"
+    "5. Address the judge, not the opponent; stay civil.\n"
+    "6. Do not invent statistics or quotes; no bullet lists are required.\n"
+    "7. Address the judge, not the other side's motion; you will present your")
+
+
+def _pro_constructive(text: str, prompt: str = DIRECT) -> sc.Problem | None:
+    return sc.in_debate(text, side="pro", stage="constructive", motion=MOTION, shown=(), fmt=AGENT4DEBATE,
+                        language="en", share=0.25, budget=50, prompts=[prompt])
+
+
+def test_instructions_restated_line_by_line_are_an_echo():
+    problem = _pro_constructive(RESTATED)
+    assert problem is not None and problem.check == "echo", problem
+    assert str(problem).endswith("of it restates the instructions it was given, line by line"), problem
+    # A speech of its own on the same prompt passes, as does one that takes its words from the knowledge part.
+    own = ("Organic farming could feed the world's population, because most hunger today comes from waste and "
+           "poverty, not from too little harvest. Judge this debate by whether enough food can be grown without "
+           "synthetic inputs. Legume rotations restore nitrogen, and yield gaps shrink as farmers gain experience.")
+    assert _pro_constructive(own) is None
+    findings = ["Legume rotations restore soil nitrogen without synthetic fertiliser.",
+                "Long-term trials put organic yields within a fifth of conventional ones.",
+                "A third of the food grown today is lost or wasted before it is eaten."]
+    knowledge = DIRECT.replace("Info slide: Both sides bear an equal burden of proof.",
+                               "Findings your researcher compiled:\n" + "\n".join(f"- {f} [1]" for f in findings))
+    uses = ("Legume rotations restore the soil's nitrogen, with no synthetic fertiliser.\n"  # each finding, reworded
+            "Long-term field trials put organic yields within one fifth of the conventional ones.\n"
+            "A full third of the food grown today is lost, or else wasted, before anyone eats it.\n"
+            "So the world's population can be fed by farming that feeds its soil.")
+    assert _pro_constructive(uses, knowledge) is None
+    assert _pro_constructive(uses, knowledge.replace("# Knowledge", "# Rules")).check == "echo"  # the part decides
