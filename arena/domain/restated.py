@@ -22,7 +22,8 @@ _KNOWLEDGE = frozenset(heads[1] for heads in PARTS.values())
 LINE_SHARE = 0.6  # of a speech line's words found in order in one line of the instructions: that line restates it
 RESTATED_SHARE = 0.5  # of a speech's words in lines that restate the instructions: the speech is the instructions
 LEAST_WORDS = 3  # a line of fewer words (a heading, "PRO") says too little to be compared
-# A speech line ends at a line break, or at a sentence's end before a step's number or capital ("... listener. 2. State").
+# A speech line ends at a line break, or at a sentence's end before a step's number or a capital ("... listener.
+# 2. State"), but not after a step's own number ("2. State").
 _SEGMENT = re.compile(r"\n+|(?<=[.!?;:])(?<!\b\d[.)])\s+(?=\d+[.)]|[A-Z])")
 
 

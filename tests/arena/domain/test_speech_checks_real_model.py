@@ -13,7 +13,7 @@ from arena.domain import speechchecks as sc
 from arena.domain import transcript
 from arena.domain.formats import AGENT4DEBATE
 from arena.domain.records import Motion, Speech
-from tests.arena.domain.test_speech_checks import CON_CONSTRUCTIVE, HEALTHY, MENTIONS, SHOWN
+from tests.arena.domain.test_speech_checks import CON_CONSTRUCTIVE, HEALTHY, MENTIONS, SHOWN, SMOLLM2_PROMPT
 from tests.support.teams import Script, make_workspace, play, properties, role_stage_side
 
 MOTION = Motion("en-fact-015", "Organic farming could feed the world's population", "fact")
@@ -155,7 +155,7 @@ def test_a_near_copy_of_the_other_sides_speech_is_an_echo_however_short():
 # The direct debater's prompt for PRO's constructive as SmolLM2 was sent it in a real run (50-word budgets), and the
 # speech it wrote: the workflow read back in its own words, a word changed or dropped in each step, which keeps too
 # few runs of words whole for the copied share (it was stored and judged).
-DIRECT = """# Profile
+DIRECT = f"""# Profile
 You are an experienced competitive debater speaking for the PRO side: you support the motion. You win rounds with
 clear structure, honest reasoning and careful weighing, not with volume.
 
@@ -164,19 +164,7 @@ Motion: Organic farming could feed the world's population
 Category: fact motion
 Info slide: Both sides bear an equal burden of proof.
 
-# Workflow
-This is your constructive speech: the first speech of your side. You have not heard the other side.
-1. Define the motion's key terms in the way most reasonable for a neutral listener.
-2. State the criterion by which the judge should decide the debate.
-3. Build at most three main arguments, each with a claim, its reasoning and the kind of evidence that supports it.
-4. Close by saying why these arguments, taken together, carry the motion for your side.
-
-# Rules
-- Argue only for the PRO side; never concede the motion.
-- Claims need reasons; name a mechanism or an example for every point. Do not invent statistics, quotations or sources.
-- Address the judge, not the opponent; stay civil.
-- Do not pretend to answer arguments you have not heard.
-- Write in English, about 50 words.
+{SMOLLM2_PROMPT}
 
 # Output format
 Plain prose in paragraphs, ready to be delivered: no title, no headings, no bullet lists, no notes to yourself."""
