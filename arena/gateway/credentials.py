@@ -133,9 +133,13 @@ def search_refused(status: int) -> str:
 
 
 def key_variable(model: str) -> str:
-    """The variable holding the key sent to model's provider: a set *_KEY/_TOKEN variable named after the
-    provider (OPENAI_API_KEY, TOGETHERAI_API_KEY), else the <PROVIDER>_API_KEY litellm reads by default."""
+    """The variable holding the key sent to model's provider: for a provider of KEYS, the first of its variables
+    that is set (GOOGLE_API_KEY for gemini/ when GEMINI_API_KEY is not); else a set *_KEY/_TOKEN variable named
+    after the provider, else the <PROVIDER>_API_KEY litellm reads by default."""
     provider = model.partition("/")[0] if "/" in model else "openai"
+    if KEYS.get(provider):
+        accepted = KEYS[provider][0][1]
+        return next((name for name in accepted if name in os.environ), accepted[0])
     stem = provider.upper().replace("_", "")
     names = sorted(k for k in os.environ if k.endswith(("_KEY", "_TOKEN")) and k.replace("_", "").startswith(stem))
     return names[0] if names else f"{provider.upper()}_API_KEY"

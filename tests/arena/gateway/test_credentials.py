@@ -348,3 +348,14 @@ def test_reading_arena_toml_with_an_uncommon_provider_does_not_import_litellm(tm
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_a_refused_key_is_named_by_the_variable_that_holds_it(monkeypatch):
+    # gemini/ takes GEMINI_API_KEY or GOOGLE_API_KEY (providers.KEYS): the one set is the one refused.
+    for name in ("GEMINI_API_KEY", "GOOGLE_API_KEY", "OPENAI_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GOOGLE_API_KEY", "g")
+    assert credentials.key_variable("gemini/gemini-2.0-flash") == "GOOGLE_API_KEY"
+    monkeypatch.setenv("GEMINI_API_KEY", "g")
+    assert credentials.key_variable("gemini/gemini-2.0-flash") == "GEMINI_API_KEY"
+    assert credentials.key_variable("openai/gpt-4o-mini") == "OPENAI_API_KEY"
