@@ -22,6 +22,14 @@ class Rating(TypedDict):
     provisional: bool
 
 
+class Separability(TypedDict):
+    """Of the board's entry pairs, how many have 95% intervals that do not overlap, and their share (None: no pair)."""
+
+    pairs: int
+    separated: int
+    share: float | None
+
+
 class SideFit(TypedDict):
     """The Pro advantage (Elo) and its 95% interval."""
 

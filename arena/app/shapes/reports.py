@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Literal, NotRequired, TypedDict
 
 from arena.domain.records import Side
+from leaderboard.tables import Separability
 
 # --- `arena import`, `arena motion import` -----------------------------------------------------------------
 
@@ -107,6 +108,20 @@ class RunResult(TypedDict):
     awaiting: NotRequired[int]  # matches parked for a person's speech on the web (only when there are any)
     unjudged: NotRequired[dict[str, int]]  # with nothing to play: done matches lacking each judge's verdicts (any)
     skipped: NotRequired[list[SkippedMatch]]  # matches not played for want of keys (only when there are any)
+    until: NotRequired[Until]  # `arena run --until`: where the criterion stood when the run stopped
+
+
+class Until(TypedDict):
+    """`arena run --until`: the criterion, whether it was met, why the run stopped, and where the board stood then."""
+
+    criterion: str  # "top=3", "separability=0.8"
+    met: bool
+    reason: str  # "met", "max matches", "budget", "interrupted", "failed" (a batch played nothing), "waiting"
+    matches: int  # done matches in the workspace at the stop
+    batches: int  # active batches this run drew
+    settled: int | None  # top=K: boundaries settled (None for separability)
+    boundaries: int | None
+    separability: Separability
 
 
 class ModelCost(TypedDict):
