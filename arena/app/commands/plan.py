@@ -13,7 +13,9 @@ from arena.app.runner.standings import current_standings
 from arena.app.setup.wiring import editing
 from arena.app.shapes import records as shapes
 from arena.app.shapes.reports import DryRun, RunResult
-from arena.base.errors import UserError
+from arena.app.commands.rating import rate
+from arena.app.runner import until as until_rule
+from arena.base.errors import UserError, plural
 from arena.domain import scheduler
 from arena.workspace.folder import Workspace
 
@@ -40,7 +42,8 @@ def schedule(ws: Workspace, fmt: str, *, rounds: int | None = None, matches: int
 
 
 def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | None, entry: str | None,
-              seed: int | None) -> Scheduled:
+              seed: int | None,
+              until: tuple[until_rule.Criterion, until_rule.Board, list[tuple[str, str]]] | None = None) -> Scheduled:
     if entry is not None:
         active_entry(ws, "--entry", entry)
     active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
@@ -55,15 +58,22 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
     judge = first_judge(ws)
     standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
                         else ({}, []))
+    focus: list[tuple[str, str]] = []
+    if until is not None:  # --until: the board as `arena rate` fits it, and the pairs the criterion waits on
+        criterion, board, focus = until
+        standings, flags = until_rule.standings(board), [f"{criterion}: drawn among {plural(len(focus), 'pair')} "
+                                                         "whose intervals still overlap"]
     byes = [b["entry"] for t in ws.store.tournaments() if t.format == "swiss" for b in t.params.get("byes", [])]
     request = scheduler.DrawRequest(
         entries=active, motions=[m for m, _ in ws.motions.values() if m.language == language], seed=seed,
         rounds=rounds, matches=matches, entry=entry, standings=standings,
-        history=[scheduler.Pairing(m.motion_id, m.pro, m.con) for m in stored], byes=byes)
+        history=[scheduler.Pairing(m.motion_id, m.pro, m.con) for m in stored], byes=byes, focus=focus)
     plan = scheduler.draw(fmt, request)
     flags += plan.flags
     params: dict[str, Any] = {k: v for k, v in (("rounds", rounds), ("matches", matches), ("entry", entry))
                               if v is not None}
+    if until is not None:
+        params["until"] = str(until[0])
     params |= {"flags": flags, "byes": [{"round": r, "entry": e} for r, e in plan.byes],
                # Per match in plan order (= match id order): its round, and for active its selection probability.
                "pairings": [{k: v for k, v in (("round", p.round), ("probability", p.probability)) if v is not None}
@@ -113,3 +123,90 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_E
     match), with nothing written (arena.app.runner.dryrun); and how long it would take, at `concurrency` matches at once
     (None: the run's default), from what `arena check` measured of each model (time_s)."""
     return project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency)
+
+
+def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | None = None,
+              max_matches: int | None = None, budget: float | None = None, concurrency: int | None = None,
+              workers: int = 1, retry_failed: bool = False, progress: Callable[[str], None] | None = None,
+              wait_s: float | None = None) -> RunResult:
+    """Play what is scheduled, then active batches of `batch` matches (default: one per active entry) drawn among the
+    pairs the criterion waits on (arena.app.runner.until), refitting the default judge's ratings as `arena rate` does
+    after each, until the criterion holds, `max_matches` matches are done in the workspace, or the ledger's cost
+    reaches `budget`. Each batch is a stored active tournament like any other, so a killed run resumes: the next
+    --until run plays what is left of it and goes on. The result is run's, summed over the batches, with `until`:
+    the criterion, met or not, why the run stopped and where the board stood. Entries whose matches await people's
+    speeches on the web are left out of new batches until they are in (without wait_s the run does not wait)."""
+    judge = first_judge(ws)
+    if judge is None:
+        raise UserError(f"--until {criterion}: {ws.config.path.name} has no [[judges]], so there are no verdicts to "
+                        "settle a board with")
+    if ws.config.judge(judge).casts_ballots:
+        raise UserError(f"--until {criterion}: the default judge {judge!r} is a judge of people, whose ballots come "
+                        "in on the web in their own time, so a run cannot refit after each batch; put an automatic "
+                        "judge first in [[judges]] to settle the board by its verdicts")
+    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
+    until_rule.check_size(criterion, len(active))
+    say = progress or _say
+    size = batch or len(active)
+    result = run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                 progress=progress, wait_s=wait_s)
+    batches, told = 0, frozenset[str]()
+    while True:
+        board = until_rule.board(rate(ws)["ratings"], active)
+        state = until_rule.settlement(criterion, board)
+        done = ws.store.status_counts().get("done", 0)
+        say(state.line(done))
+        reason = _stop(ws, state, result, done, max_matches, budget)
+        if reason is None:
+            waiting = frozenset(e for m in ws.store.awaiting_matches() if (p := ws.store.pairing(m)) for e in p[1:])
+            if waiting and waiting != told:
+                told = waiting
+                say(f"waiting for people's speeches on the web from {', '.join(sorted(waiting))}: new batches leave "
+                    f"{'it' if len(waiting) == 1 else 'them'} out until they are in ('arena debaters status')")
+            focus = [p for p in until_rule.focus(criterion, board) if not waiting & set(p)]
+            if not focus:
+                reason = "waiting"  # every pair left to settle has an entry a person speaks for
+        if reason is None:
+            with editing(ws):
+                _schedule(ws, until_rule.UNTIL_FORMAT, rounds=None,
+                          matches=size if max_matches is None else min(size, max_matches - done), entry=None,
+                          seed=ws.config.arena.seed + len(ws.store.tournaments()), until=(criterion, board, focus))
+            batches += 1
+            later = run(ws, concurrency=concurrency, workers=workers, budget=budget, progress=progress, wait_s=wait_s)
+            result = _added(result, later)
+            if later["done"] or not later["failed"] or later["stopped"] is not None:
+                continue
+            reason = "failed"  # every match of the batch failed: a new one would too
+        result["until"] = {"criterion": str(criterion), "met": state.met, "reason": reason, "matches": done,
+                           "batches": batches, "settled": state.settled if criterion.kind == "top" else None,
+                           "boundaries": state.boundaries if criterion.kind == "top" else None,
+                           "separability": state.separability}
+        return result
+
+
+def _stop(ws: Workspace, state: until_rule.Settlement, result: RunResult, done: int, max_matches: int | None,
+          budget: float | None) -> str | None:
+    """Why an --until run stops now (None: it goes on)."""
+    if state.met:
+        return "met"
+    if result["stopped"] is not None:
+        return str(result["stopped"])
+    if max_matches is not None and done >= max_matches:
+        return "max matches"
+    if budget is not None and ws.store.total_cost() >= budget:
+        return "budget"
+    return None
+
+
+def _added(first: RunResult, later: RunResult) -> RunResult:
+    """Two runs' results as one: counts and costs added, the later one's state kept."""
+    return {**later, "done": first["done"] + later["done"], "failed": first["failed"] + later["failed"],
+            "total": first["total"] + later["total"], "elsewhere": first["elsewhere"] + later["elsewhere"],
+            "unpriced": first["unpriced"] + later["unpriced"], "cost": first["cost"] + later["cost"],
+            "cpu_s": first["cpu_s"] + later["cpu_s"]}
+
+
+def _say(line: str) -> None:
+    from arena.base import terminal
+
+    terminal.say(line)
