@@ -6,20 +6,11 @@ Arena-Hard's separability uses: two 95% intervals apart means a difference at we
 
 from __future__ import annotations
 
-from typing import TypedDict
-
 import numpy as np
 from numpy.typing import ArrayLike
 
 from leaderboard.bt import BoolArray
-
-
-class Separability(TypedDict):
-    """Of the board's entry pairs, how many have 95% intervals that do not overlap, and their share (None: no pair)."""
-
-    pairs: int
-    separated: int
-    share: float | None
+from leaderboard.tables import Separability as Separability  # declared with the fit's shapes, which carry it
 
 
 def apart(ci_low: ArrayLike, ci_high: ArrayLike) -> BoolArray:

@@ -22,6 +22,14 @@ class Rating(TypedDict):
     provisional: bool
 
 
+class Separability(TypedDict):
+    """Of the board's entry pairs, how many have 95% intervals that do not overlap, and their share (None: no pair)."""
+
+    pairs: int
+    separated: int
+    share: float | None
+
+
 class SideFit(TypedDict):
     """The Pro advantage (Elo) and its 95% interval."""
 
@@ -57,9 +65,11 @@ class FitMeta(FitSettings):
 
 
 class Fit(TypedDict):
-    """rate's table (side None: ignored or no matches; control: only when controlled)."""
+    """rate's table (side None: ignored or no matches; control: only when controlled); separability: of its rows'
+    intervals (leaderboard.confidence)."""
 
     ratings: list[Rating]
+    separability: Separability
     side: SideFit | None
     control: NotRequired[dict[str, Coefficient] | None]
     meta: FitMeta
