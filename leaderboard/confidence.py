@@ -10,7 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from leaderboard.bt import BoolArray
-from leaderboard.tables import Separability
+from leaderboard.tables import Separability as Separability  # declared with the fit's shapes, which carry it
 
 
 def apart(ci_low: ArrayLike, ci_high: ArrayLike) -> BoolArray:

@@ -16,6 +16,7 @@ from numpy.typing import NDArray
 from leaderboard import bt, control, elo
 from leaderboard.bootstrap import bootstrap_ratings, match_kinds
 from leaderboard.bt import FloatArray, IndexArray
+from leaderboard.confidence import separability
 from leaderboard.results import FEATURE_COLUMNS
 from leaderboard.tables import Coefficient, Fit, FitMeta, Rating, SideFit, WinMatrices, FitSettings
 
@@ -39,8 +40,10 @@ def _one_of(name: str, value: str, allowed: tuple[_Choice, ...]) -> _Choice:
 def rate(results: pd.DataFrame, *, ci: str = "bootstrap", bootstrap: int = 1000, seed: int = 0,
          weighting: str = "paper", anchor: tuple[str, float] | None = None, side: str = "fit",
          control: Sequence[str] = ()) -> Fit:
-    """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records; with side="fit" the Pro advantage
-    is fitted with the ratings and reported with its interval ("ignore": the side-blind model, side None).
+    """Ratings table: full-data BT fit, 95% intervals, Rank (UB), records, and the separability of the rows'
+    intervals (leaderboard.confidence: the pairs of entries whose intervals do not overlap); with side="fit" the
+    Pro advantage is fitted with the ratings and reported with its interval ("ignore": the side-blind model, side
+    None).
     control: style features (leaderboard.results.FEATURE_COLUMNS) fitted with them (leaderboard.control), each
     coefficient reported with its interval under "control", the ratings then net of them.
 
@@ -71,9 +74,11 @@ def rate(results: pd.DataFrame, *, ci: str = "bootstrap", bootstrap: int = 1000,
     if control:
         settings["control"] = list(control)
     if n == 0:  # no matches yet: an empty table, not an error
+        apart = separability([], [])
         if control:
-            return {"ratings": [], "side": None, "control": None, "meta": {**settings, "prior": False}}
-        return {"ratings": [], "side": None, "meta": {**settings, "prior": False}}
+            return {"ratings": [], "separability": apart, "side": None, "control": None,
+                    "meta": {**settings, "prior": False}}
+        return {"ratings": [], "separability": apart, "side": None, "meta": {**settings, "prior": False}}
 
     fitted = side_model == "fit"
     # Identical matches pooled, with their counts: the fit, the bootstrap and the records then pass over each
@@ -115,11 +120,13 @@ def rate(results: pd.DataFrame, *, ci: str = "bootstrap", bootstrap: int = 1000,
     ]
     meta: FitMeta = {**settings, "prior": full.prior_used}
     side_fit = _side(full.pro_advantage, side_low, side_high)
+    # Of the bounds as the rows show them, so that a reader's count from the table is this count.
+    apart = separability([r["ci_low"] for r in rows], [r["ci_high"] for r in rows])
     if control:
-        return {"ratings": rows, "side": side_fit,
+        return {"ratings": rows, "separability": apart, "side": side_fit,
                 "control": {name: _coefficient(*values) for name, values in zip(control, coefficients)},
                 "meta": meta}
-    return {"ratings": rows, "side": side_fit, "meta": meta}
+    return {"ratings": rows, "separability": apart, "side": side_fit, "meta": meta}
 
 
 # The bounds of a fit's intervals: the ratings' low and high, the Pro advantage's low and high (None: not fitted).

@@ -65,9 +65,11 @@ class FitMeta(FitSettings):
 
 
 class Fit(TypedDict):
-    """rate's table (side None: ignored or no matches; control: only when controlled)."""
+    """rate's table (side None: ignored or no matches; control: only when controlled); separability: of its rows'
+    intervals (leaderboard.confidence)."""
 
     ratings: list[Rating]
+    separability: Separability
     side: SideFit | None
     control: NotRequired[dict[str, Coefficient] | None]
     meta: FitMeta

@@ -253,6 +253,9 @@ class Arena:
     def ratings(self, **options: Unpack[RatingOptions]) -> pd.DataFrame:
         """`arena rate`: a row per entry, in the columns of `arena rate --format json`'s ratings rows; with by
         ("category" or "dimension"), a row per group and entry, the group first, in a column named as by is.
+        `frame.attrs["separability"]` holds the board's separability as the JSON's top level gives it ({"pairs",
+        "separated", "share"}: the pairs of entries whose 95% intervals do not overlap; share None with no pair);
+        with by, a dict of each group's.
 
         options: judge, by, ci, bootstrap, seed, weighting, anchor (ENTRY, RATING), side, control, as `arena rate`
         takes them (commands.rate)."""
@@ -260,9 +263,14 @@ class Arena:
         fit = commands.rate(self.workspace, **checked)
         by = checked.get("by")
         if by is None:
-            return frame(fit["ratings"], RATING_COLUMNS)
-        rows = [{by: group, **row} for group, each in fit.get("by", {}).items() for row in each["ratings"]]
-        return frame(rows, [Column(by, "string"), *RATING_COLUMNS])
+            board = frame(fit["ratings"], RATING_COLUMNS)
+            board.attrs["separability"] = fit["separability"]
+            return board
+        groups = fit.get("by", {})
+        rows = [{by: group, **row} for group, each in groups.items() for row in each["ratings"]]
+        board = frame(rows, [Column(by, "string"), *RATING_COLUMNS])
+        board.attrs["separability"] = {group: each["separability"] for group, each in groups.items()}
+        return board
 
     def history(self, every: int | None = None, **options: Unpack[RatingOptions]) -> pd.DataFrame:
         """`arena rate --history`: a row per snapshot and entry, at_matches the matches the snapshot rates and

@@ -5,7 +5,7 @@ The site imports nothing of arena, so it declares here, structurally, what it re
 records as Protocols (arena.domain.records.Match and its parts satisfy them), the figures as TypedDicts whose items
 are read-only. A read-only item takes a richer value (more keys, a narrower type, a required key where the site's
 is optional), so the typed values of `arena stats` are handed over as they are, never copied or cast to the site's own. The
-rating fit's own shapes (leaderboard.tables: Rating, SideFit, Coefficient, FitMeta), below the site in its package,
+rating fit's own shapes (leaderboard.tables: Rating, Separability, SideFit, Coefficient, FitMeta), below the site in its package,
 are used as they are.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import Field, dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, ClassVar, Mapping, NotRequired, Protocol, Sequence, TypedDict
 
-from leaderboard.tables import Coefficient, FitMeta, Rating, SideFit
+from leaderboard.tables import Coefficient, FitMeta, Rating, Separability, SideFit
 
 if TYPE_CHECKING:  # typing.ReadOnly is Python 3.13's; annotations are never evaluated at run time here
     from typing_extensions import ReadOnly
@@ -147,6 +147,7 @@ class Board(TypedDict):
     """One view's ratings as leaderboard.ratings.rate gives them (with control: the controlled fit): its Fit, read."""
 
     ratings: ReadOnly[Sequence[Rating]]
+    separability: ReadOnly[Separability]
     side: ReadOnly[SideFit | None]
     control: NotRequired[ReadOnly[Mapping[str, Coefficient] | None]]
     meta: ReadOnly[FitMeta]
@@ -166,6 +167,7 @@ class Snapshot(TypedDict):
     matches: ReadOnly[int]
     last_match: ReadOnly[str]
     ratings: ReadOnly[Sequence[Rating]]
+    separability: ReadOnly[Separability]
     side: ReadOnly[SideFit | None]
     control: NotRequired[ReadOnly[Mapping[str, Coefficient] | None]]
     meta: ReadOnly[SnapshotMeta]

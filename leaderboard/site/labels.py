@@ -78,6 +78,11 @@ ZH: dict[str, str] = {
     "How the side is modelled": "持方如何建模",
     "The Pro side is not modelled here ({setting}): these are the side-blind ratings.":
         "此处未对正方持方建模（{setting}）：这些是不考虑持方的评分。",
+    "Separability {share}: of the {pairs} pairs of entries, {n} have 95% intervals that do not overlap.":
+        "可分性 {share}：{pairs} 对参赛者中，有 {n} 对的 95% 区间互不重叠。",
+    "Separability {share}: the two entries' 95% intervals do not overlap.": "可分性 {share}：两位参赛者的 95% 区间互不重叠。",
+    "Separability {share}: the two entries' 95% intervals overlap.": "可分性 {share}：两位参赛者的 95% 区间相互重叠。",
+    "What it measures": "它衡量什么",
     "Why it matters": "为何重要", "Leaderboard views": "排行榜视图", "{category} motions": "{category}类辩题",
     "{dimension} (dimension)": "{dimension}（维度）", "{view} ratings": "{view}评分",
     "Ratings with 95% intervals": "评分及 95% 区间", "Predicted win probabilities": "预测胜率",
@@ -193,6 +198,9 @@ ZH: dict[str, str] = {
     # the index
     "{n} entry": "{n} 位参赛者", "{n} entries": "{n} 位参赛者", "{n} match debated": "已辩论 {n} 场比赛",
     "{n} matches debated": "已辩论 {n} 场比赛",
+    "separability {share}: {n} of 1 pair apart": "可分性 {share}：1 对中 {n} 对可区分",
+    "separability {share}: {n} of {pairs} pairs apart": "可分性 {share}：{pairs} 对中 {n} 对可区分",
+    "pairs of entries whose 95% intervals do not overlap": "95% 区间互不重叠的参赛者对",
     "{n} judge": "{n} 位评委", "{n} judges": "{n} 位评委", "last update {time}": "最后更新 {time}",
     "no judge configured": "未配置评委",
     "Weighted Bradley–Terry on the Elo scale (mean 1000)": "Elo 尺度上的加权 Bradley–Terry 模型（均值 1000）",

@@ -452,7 +452,7 @@ def test_rate_returns_the_json_table_sorted_by_rating():
     results = results_frame()
     table = rate(results, bootstrap=200, seed=3)
     assert json.loads(json.dumps(table)) == table
-    assert list(table) == ["ratings", "side", "meta"]
+    assert list(table) == ["ratings", "separability", "side", "meta"]
     assert table["meta"] == {"matches": 120, "ci": "bootstrap", "bootstrap": 200, "weighting": "paper", "seed": 3,
                              "side": "fit", "prior": False}
     side = table["side"]

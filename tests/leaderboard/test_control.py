@@ -221,7 +221,7 @@ def test_rate_control_from_a_results_file(tmp_path):
     result = invoke("rate", "--results", path, "--control", "length", "--bootstrap", "100", "--format", "json")
     assert result.exit_code == 0, result.output
     out = json.loads(result.output)
-    assert list(out) == ["ratings", "side", "control", "meta"] and set(out["control"]["length"]) == {
+    assert list(out) == ["ratings", "separability", "side", "control", "meta"] and set(out["control"]["length"]) == {
         "coef", "ci_low", "ci_high"}
     table = invoke("rate", "--results", path, "--control", "length", "--bootstrap", "50")
     assert "controlled for length" in table.output and "\nlength +" in table.output

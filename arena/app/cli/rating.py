@@ -13,7 +13,7 @@ from arena.base.errors import UserError, plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.commands import RateOptions
-    from arena.app.shapes.figures import Coefficient, RatingRow, RatingsMeta, SideFit
+    from arena.app.shapes.figures import Coefficient, RatingRow, RatingsMeta, Separability, SideFit
 
 
 def _anchor(ctx: click.Context, option: click.Parameter, value: str | None) -> tuple[str, float] | None:
@@ -112,10 +112,10 @@ def rate(results_file: Path | None, judge: str | None, by: str | None, ci: str, 
                         f", controlled for {', '.join(meta['control'])}" if meta.get("control") else ""])
     echo(f"ratings from {source}, {plural(meta['matches'], 'match')}, {intervals}{settings}"
          f"{' — SIMULATED' if meta.get('simulated') else ''}")
-    _rating_table(result["ratings"], result["side"], result.get("control"))
+    _rating_table(result["ratings"], result["separability"], result["side"], result.get("control"))
     for group, fit in result.get("by", {}).items():
         echo(f"\n{by} {group!r}: {plural(fit['meta']['matches'], 'match')}")
-        _rating_table(fit["ratings"], fit["side"], fit.get("control"))
+        _rating_table(fit["ratings"], fit["separability"], fit["side"], fit.get("control"))
 
 
 def _rate_history(results_file: Path | None, judge: str | None, workspace: Path, every: int | None, fmt: str,
@@ -142,7 +142,7 @@ def _rate_history(results_file: Path | None, judge: str | None, workspace: Path,
          f"{order}, {intervals}{' — SIMULATED' if meta.get('simulated') else ''}")
     for snapshot in snapshots:
         echo(f"\nafter {plural(snapshot['matches'], 'match')} (the last {snapshot['last_match']}):")
-        _rating_table(snapshot["ratings"], snapshot.get("side"))
+        _rating_table(snapshot["ratings"], snapshot["separability"], snapshot.get("side"))
 
 
 def _fitted(meta: RatingsMeta) -> tuple[str, str]:
@@ -151,14 +151,17 @@ def _fitted(meta: RatingsMeta) -> tuple[str, str]:
     return source, "sandwich intervals" if meta["ci"] == "sandwich" else f"{meta['bootstrap']} bootstrap replicates"
 
 
-def _rating_table(ratings: list[RatingRow], side: SideFit | None = None,
+def _rating_table(ratings: list[RatingRow], apart: Separability, side: SideFit | None = None,
                   control: dict[str, Coefficient] | None = None) -> None:
-    """The ratings, then the Pro advantage (when fitted) and each controlled feature's coefficient on a line of
-    its own."""
+    """The ratings, then their separability (when there is a pair of entries), the Pro advantage (when fitted) and
+    each controlled feature's coefficient on a line of its own."""
     table([{**r, "95% CI": f"{r['ci_low']:.0f}–{r['ci_high']:.0f}", "W-T-L": f"{r['wins']}-{r['ties']}-{r['losses']}",
              "rating": f"{r['rating']:.0f}", "provisional": "yes" if r["provisional"] else ""}
             for r in ratings],
            ["rank_ub", "entry", "rating", "95% CI", "matches", "W-T-L", "provisional"])
+    if apart["share"] is not None:
+        echo(f"separability: {apart['separated']:,} of {plural(apart['pairs'], 'pair')} apart ({apart['share']:.2f}): "
+             "95% intervals that do not overlap")
     if side:
         echo(f"Pro advantage {side['pro_advantage']:+.0f} Elo (95% CI {side['ci_low']:+.0f} to "
              f"{side['ci_high']:+.0f})")

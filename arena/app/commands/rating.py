@@ -117,16 +117,17 @@ def rate_frame(frame: pd.DataFrame, source: str, *, by: str | None = None, ci: s
     fitted = one(main, f"in {source}")
     split = None if by is None else {group: one(rows, f"of {by} {group!r} in {source}")
                                      for group, rows in groups(frame, by).items()}
-    # Written in the documented order (docs/reference/json.md): ratings, side, control, by, meta.
-    ratings, side_fit, meta = fitted["ratings"], fitted["side"], fitted["meta"]
+    # Written in the documented order (docs/reference/json.md): ratings, separability, side, control, by, meta.
+    ratings, apart, side_fit, meta = fitted["ratings"], fitted["separability"], fitted["side"], fitted["meta"]
     if "control" in fitted:
         control_fit = fitted["control"]
         if split is None:
-            return {"ratings": ratings, "side": side_fit, "control": control_fit, "meta": meta}
-        return {"ratings": ratings, "side": side_fit, "control": control_fit, "by": split, "meta": meta}
+            return {"ratings": ratings, "separability": apart, "side": side_fit, "control": control_fit, "meta": meta}
+        return {"ratings": ratings, "separability": apart, "side": side_fit, "control": control_fit, "by": split,
+                "meta": meta}
     if split is None:
-        return {"ratings": ratings, "side": side_fit, "meta": meta}
-    return {"ratings": ratings, "side": side_fit, "by": split, "meta": meta}
+        return {"ratings": ratings, "separability": apart, "side": side_fit, "meta": meta}
+    return {"ratings": ratings, "separability": apart, "side": side_fit, "by": split, "meta": meta}
 
 
 def _with_forfeits(fitted: Fit, rows: pd.DataFrame, simulated: Collection[str]) -> RatingsFit:
@@ -140,8 +141,9 @@ def _with_forfeits(fitted: Fit, rows: pd.DataFrame, simulated: Collection[str]) 
     rated = [_rated(row, forfeited.get(row["entry"], 0), row["entry"] in simulated) for row in fitted["ratings"]]
     meta = _meta(fitted["meta"])
     if "control" in fitted:  # in the fit's order, meta last
-        return {"ratings": rated, "side": fitted["side"], "control": fitted["control"], "meta": meta}
-    return {"ratings": rated, "side": fitted["side"], "meta": meta}
+        return {"ratings": rated, "separability": fitted["separability"], "side": fitted["side"],
+                "control": fitted["control"], "meta": meta}
+    return {"ratings": rated, "separability": fitted["separability"], "side": fitted["side"], "meta": meta}
 
 
 def _meta(fit: FitMeta) -> RatingsMeta:
@@ -206,8 +208,9 @@ def history_frame(frame: pd.DataFrame, source: str, *, every: int | None = None,
 
 def _snapshot(matches: int, last_match: str, fitted: Ratings) -> Snapshot:
     """A fit of the first `matches` matches as a snapshot: how many and the last of them first, then the fit."""
-    ratings, side_fit, meta = fitted["ratings"], fitted["side"], fitted["meta"]
+    ratings, apart, side_fit, meta = fitted["ratings"], fitted["separability"], fitted["side"], fitted["meta"]
     if "control" in fitted:
-        return {"matches": matches, "last_match": last_match, "ratings": ratings, "side": side_fit,
-                "control": fitted["control"], "meta": meta}
-    return {"matches": matches, "last_match": last_match, "ratings": ratings, "side": side_fit, "meta": meta}
+        return {"matches": matches, "last_match": last_match, "ratings": ratings, "separability": apart,
+                "side": side_fit, "control": fitted["control"], "meta": meta}
+    return {"matches": matches, "last_match": last_match, "ratings": ratings, "separability": apart, "side": side_fit,
+            "meta": meta}

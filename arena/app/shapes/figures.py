@@ -11,14 +11,14 @@ from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, 
                                   JudgePair, MotionShare, PeopleAgreement, PeoplePair, PeopleScope, PersonVsJudge,
                                   SameFamily, ScopeConsistency, SideShare, StatsJudges)
 from judges.bench import BenchScore, DimensionOutcome, DimensionScore
-from leaderboard.tables import Coefficient, FitMeta, SideFit
+from leaderboard.tables import Coefficient, FitMeta, Separability, SideFit
 
 __all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
            "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
            "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints", "PaperConsistency", "PaperFigures",
            "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge", "RatingRow", "Ratings", "RatingsFit",
-           "RatingsMeta", "SameFamily", "ScopeConsistency", "SideFit", "SideShare", "Snapshot", "StatsJudges",
-           "StatsPaper", "StatsSides"]
+           "RatingsMeta", "SameFamily", "ScopeConsistency", "Separability", "SideFit", "SideShare", "Snapshot",
+           "StatsJudges", "StatsPaper", "StatsSides"]
 
 # --- `arena rate` ------------------------------------------------------------------------------------------
 
@@ -51,18 +51,22 @@ class RatingsMeta(FitMeta):
 
 
 class RatingsFit(TypedDict):
-    """A group's fit under `by` (side None: ignored or no matches; control: only when controlled)."""
+    """A group's fit under `by` (side None: ignored or no matches; control: only when controlled); separability: of
+    its rows' intervals."""
 
     ratings: list[RatingRow]
+    separability: Separability
     side: SideFit | None
     control: NotRequired[dict[str, Coefficient] | None]
     meta: RatingsMeta
 
 
 class Ratings(TypedDict):
-    """`arena rate`: the main fit, and with --by one fit per category or dimension (side, control as RatingsFit's)."""
+    """`arena rate`: the main fit, and with --by one fit per category or dimension (separability, side, control as
+    RatingsFit's)."""
 
     ratings: list[RatingRow]
+    separability: Separability
     side: SideFit | None
     control: NotRequired[dict[str, Coefficient] | None]
     by: NotRequired[dict[str, RatingsFit]]
@@ -75,6 +79,7 @@ class Snapshot(TypedDict):
     matches: int
     last_match: str
     ratings: list[RatingRow]
+    separability: Separability
     side: SideFit | None
     control: NotRequired[dict[str, Coefficient] | None]
     meta: RatingsMeta

@@ -94,6 +94,8 @@ def test_ratings_are_the_rows_of_arena_rate_json_in_its_columns(ws, demo):
     assert list(table.columns) == list(shown["ratings"][0])  # exactly the JSON row's keys, in its order
     assert records(table) == shown["ratings"]
     assert table["simulated"].all()  # the demo's entries are the simulator's, and say so
+    # The board's separability, as the JSON's top level gives it, rides with the frame.
+    assert table.attrs["separability"] == shown["separability"] and shown["separability"]["pairs"] == 6 * 5 // 2
 
 
 def test_ratings_by_category_are_a_row_per_group_and_entry(ws, demo):
@@ -102,6 +104,7 @@ def test_ratings_by_category_are_a_row_per_group_and_entry(ws, demo):
     assert list(table.columns) == ["category", *shown["ratings"][0]]
     assert records(table) == [{"category": group, **row} for group, fit in shown["by"].items()
                               for row in fit["ratings"]]
+    assert table.attrs["separability"] == {group: fit["separability"] for group, fit in shown["by"].items()}
 
 
 def test_rate_is_the_whole_json_and_history_its_snapshots(ws):

@@ -107,6 +107,15 @@ def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_
     assert f"Here E = {overall['pro_advantage']:+.0f} Elo (95% CI" in methodology
     assert "prior" in methodology and "zero-width" in methodology  # the interval method, stated
     assert json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["side"] == overall
+    # Each view's separability under its table, the overall one's also in the header beside the matches count.
+    apart = rated["separability"]
+    assert re.search(rf'<span id="debated">\d+ matches debated</span>\n<span id="separability" title="[^"]+">'
+                     rf'separability {apart["share"]:.2f}: {apart["separated"]} of 3 pairs apart</span>', index)
+    for view, fit in {"overall": rated, **tabs["by"]}.items():
+        panel = index.split(f'id="panel-{view}"', 1)[1].split("</section>", 1)[0]
+        apart = fit["separability"]
+        assert (f"Separability {apart['share']:.2f}: of the 3 pairs of entries, {apart['separated']} have 95% "
+                "intervals that do not overlap.") in panel, view
 
     config = path / "arena.toml"
     config.write_text(config.read_text(encoding="utf-8") + '\n[rating]\nside = "ignore"\n', encoding="utf-8")
@@ -119,6 +128,43 @@ def test_every_view_shows_its_pro_advantage_and_the_methodology_states_the_side_
     ignored = json.loads(invoke("rate", "--format", "json", "-w", path).output)
     assert fields(json.loads((path / "site" / "leaderboard.json").read_text())["views"]["overall"]["ratings"]) == \
         fields(ignored["ratings"])
+
+
+def test_each_board_says_how_many_pairs_of_entries_it_tells_apart(tmp_path):
+    """The overall board's separability beside the matches count in the index's and the judge page's header, each
+    board's under it, as leaderboard.ratings.rate counts it; none for a board of fewer than two entries."""
+    import json
+
+    from leaderboard.ratings import rate
+    from tests.leaderboard.test_confidence import two_clusters
+    from tests.support.sites import check_site
+
+    frame = two_clusters()
+    pair = lambda x, y: frame[frame["entry_a"].isin([x, y]) & frame["entry_b"].isin([x, y])]  # noqa: E731
+    boards = {view: rate(rows, ci="sandwich") for view, rows in
+              {"overall": frame, "fact": pair("a", "c"), "value": pair("a", "b"), "policy": frame.iloc[:0]}.items()}
+    assert boards["overall"]["separability"]["separated"] == 4 and boards["fact"]["separability"]["separated"] == 1
+    judges = [{"name": "j", "kind": "single", "model": "offline/j", "runs": 3, "options": {}, "people": [],
+               "simulated": True, "imported": False, "judged": True}]
+    site = tmp_path / "site"
+    index = publish(site, SiteData("T", "now", "j", True, boards, {}, [], [], judges=judges,
+                                   judge_boards={"j": boards})).read_text()
+    header = ('<span id="separability" title="pairs of entries whose 95% intervals do not overlap">'
+              "separability 0.67: 4 of 6 pairs apart</span>")
+    assert f'<span id="debated">0 matches debated</span>\n{header}' in index
+    assert "Separability 0.67: of the 6 pairs of entries, 4 have 95% intervals that do not overlap." in index
+    assert "Separability 1.00: the two entries' 95% intervals do not overlap." in index  # fact: a and c
+    assert "Separability 0.00: the two entries' 95% intervals overlap." in index  # value: a and b
+    policy = index.split('id="panel-policy"', 1)[1].split("</section>", 1)[0]
+    assert "No judged matches yet." in policy and "eparability" not in policy
+    assert index.count('href="methodology.html#separability"') == 3
+    judge_page = (site / page_name("judges", "j")).read_text()
+    assert f"<span>{len(frame)} rated matches</span>\n{header}" in judge_page
+    assert 'id="separability"' in (site / "methodology.html").read_text()
+    views = json.loads((site / "leaderboard.json").read_text())["views"]
+    assert {view: board["separability"]["separated"] for view, board in views.items()} == {
+        "overall": 4, "fact": 1, "value": 0, "policy": 0}
+    assert check_site(site) == []
 
 
 def test_intervals_read_low_high_the_header_counts_matches_debated_and_the_list_names_each_winner(tmp_path):

@@ -34,6 +34,13 @@ SMALL = HEADER + "".join(f"m{k},{a},{b},{sa},{3 - sa},{cat},{dim}\n" for k, (a, 
     ("a", "b", 2), ("b", "c", 1), ("c", "a", 2), ("b", "a", 2), ("c", "b", 1), ("a", "c", 3)]))
 
 
+def separability_of(rows: list[dict]) -> dict:
+    """The separability of rating rows, counted pair by pair: the pairs whose intervals do not overlap."""
+    pairs = [(r, s) for k, r in enumerate(rows) for s in rows[k + 1:]]
+    separated = sum(r["ci_low"] > s["ci_high"] or s["ci_low"] > r["ci_high"] for r, s in pairs)
+    return {"pairs": len(pairs), "separated": separated, "share": separated / len(pairs) if pairs else None}
+
+
 def rate_json(*args) -> dict:
     result = invoke("rate", "--format", "json", *args)
     assert result.exit_code == 0, result.output
@@ -199,6 +206,9 @@ def test_header_only_file_rates_nothing(here):
     path = write(here, HEADER)
     data = rate_json("--results", path, "--by", "category")
     assert data["ratings"] == [] and data["by"] == {} and data["meta"]["matches"] == 0
+    assert data["separability"] == {"pairs": 0, "separated": 0, "share": None}
+    table = invoke("rate", "--results", path)
+    assert table.exit_code == 0 and "separability" not in table.output  # no pair of entries: no line
 
 
 def test_a_million_rows_read_back_as_written(tmp_path):
@@ -313,7 +323,8 @@ def test_results_rate_without_a_workspace(here):
     assert isinstance(data["meta"].pop("prior"), bool)  # set when a resample needed the weak prior
     assert data["meta"] == {"matches": 12, "ci": "bootstrap", "bootstrap": 50, "weighting": "paper", "seed": 3,
                             "side": "fit", "results": str(path)}
-    assert list(data) == ["ratings", "side", "meta"]
+    assert list(data) == ["ratings", "separability", "side", "meta"]
+    assert data["separability"] == separability_of(data["ratings"]) and data["separability"]["pairs"] == 6
     # Only the overall rows are fitted: the same ratings as a file of those rows alone.
     overall = write(here, "".join(line + "\n" for line in SMALL.splitlines() if not line.endswith("argument")),
                     "overall.csv")
@@ -328,6 +339,21 @@ def test_results_table_names_the_file(here):
     assert result.output.splitlines()[1].split()[:3] == ["rank_ub", "entry", "rating"]
 
 
+def test_the_table_says_the_separability_under_the_board(here):
+    # a beats everyone, b loses to everyone, c and d split their matches: by hand, c-d is the one pair of 6 whose
+    # intervals overlap.
+    rows = ([("a", "b", 3, 0)] * 12 + [("a", "c", 3, 0), ("a", "d", 3, 0), ("c", "b", 3, 0), ("d", "b", 3, 0)] * 8
+            + [("c", "d", 2, 1), ("d", "c", 2, 1)] * 8)
+    path = write(here, HEADER + "".join(f"m{k},{a},{b},{x},{y},fact,overall\n" for k, (a, b, x, y) in enumerate(rows)))
+    options = ("--results", path, "--ci", "sandwich")
+    data = rate_json(*options)
+    assert data["separability"] == separability_of(data["ratings"]) == {"pairs": 6, "separated": 5, "share": 5 / 6}
+    lines = invoke("rate", *options).output.splitlines()
+    assert lines[1].startswith("rank_ub") and [line.split()[1] for line in lines[2:6]] == ["a", "c", "d", "b"]
+    assert lines[6] == "separability: 5 of 6 pairs apart (0.83): 95% intervals that do not overlap"  # under the board
+    assert lines[7].startswith("Pro advantage")
+
+
 def test_one_match_is_counted_as_one_match(here):
     # The issue: "1 matches". One match, with a history of one snapshot, and --by of one group.
     path = write(here, HEADER + "m1,a,b,2,1,fact,overall\n")
@@ -340,6 +366,11 @@ def test_one_match_is_counted_as_one_match(here):
     assert history.output.startswith(f"ratings from {path} after every 1 of 1 match in the file's row order")
     assert "\nafter 1 match (the last m1):\n" in history.output
     assert "1 matches" not in result.output + history.output
+    # Two entries, one pair, said in the singular under each board: the main one, the group's (without intervals,
+    # --bootstrap 0, two ratings are two points apart) and the snapshot's (sandwich intervals: one match leaves
+    # them overlapping).
+    line = "\nseparability: {} of 1 pair apart ({}): 95% intervals that do not overlap\n"
+    assert result.output.count(line.format(1, "1.00")) == 2 and history.output.count(line.format(0, "0.00")) == 1
 
 
 def test_sandwich_intervals_are_passed_through(here):
@@ -365,17 +396,18 @@ def test_by_fits_each_group_as_its_rows_alone(here, by, groups, keep):
     path = write(here, SMALL)
     options = ("--bootstrap", "40", "--seed", "7", "--weighting", "none")
     data = rate_json("--results", path, "--by", by, *options)
-    assert list(data) == ["ratings", "side", "by", "meta"]
+    assert list(data) == ["ratings", "separability", "side", "by", "meta"]
     assert list(data["by"]) == list(groups)
     assert data["ratings"] == rate_json("--results", path, *options)["ratings"]
     for group, matches in groups.items():
         fit = data["by"][group]
-        assert set(fit) == {"ratings", "side", "meta"}
+        assert list(fit) == ["ratings", "separability", "side", "meta"]
         assert fit["meta"]["matches"] == matches
         assert {k: fit["meta"][k] for k in ("bootstrap", "seed", "weighting", "ci")} == {
             "bootstrap": 40, "seed": 7, "weighting": "none", "ci": "bootstrap"}
         alone = rate_json("--results", group_file(here, keep(group), f"{group}.csv"), *options)
         assert fit["ratings"] == alone["ratings"] and fit["side"] == alone["side"]
+        assert fit["separability"] == alone["separability"] == separability_of(fit["ratings"])
 
 
 def test_by_dimension_lists_the_default_dimensions_first_then_custom_ones_by_name(here):
