@@ -74,35 +74,66 @@ def schedule(fmt: str | None, rounds: int | None, matches: int | None, entry_nam
 @click.option("--dry-run", is_flag=True, help="Play the plan on the offline simulator and print its projected calls, "
               "tokens and cost per model, and its wall time from the models `arena check` measured; write nothing.")
 @click.option("--retry-failed", is_flag=True, help="Play failed matches again.")
+@click.option("--until", "until", default=None, metavar="CRITERION",
+              help="Go on past the plan until the board is settled: play active batches drawn among the pairs the "
+              "criterion waits on, refitting the default judge's ratings after each, until top=K (each of the K best "
+              "entries' 95% interval wholly above every entry's below it) or separability=X (a share X of entry "
+              "pairs with intervals apart) holds, --max-matches are done or --budget is spent.")
+@click.option("--batch", type=click.IntRange(1, limits.MAX_PLAN_MATCHES), default=None,
+              help="--until: matches per batch.  [default: the number of active entries]")
+@click.option("--max-matches", type=click.IntRange(1), default=None,
+              help="--until: stop once the workspace holds this many done matches.")
 @click.option("--wait", "wait_s", type=FiniteFloat(min=0.1), default=None, metavar="SECONDS", is_flag=False,
               flag_value=10.0, help="While matches await people's speeches on the web, look for them every SECONDS "
               "(default 10) and continue each as soon as it is in; Ctrl-C stops waiting.")
 @text_format_option
 @workspace_option
 def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bool, retry_failed: bool,
-        wait_s: float | None, fmt: str, workspace: Path) -> None:
+        until: str | None, batch: int | None, max_matches: int | None, wait_s: float | None, fmt: str,
+        workspace: Path) -> None:
     """Play and judge every scheduled match not yet done; resumes after an interruption (exit 130 on Ctrl-C or
     SIGTERM). On a terminal, progress shows each match under way (stage, side, role, time, and why a call is asked
-    again) and each retry as it happens; its calls count every try the ledger records."""
+    again) and each retry as it happens; its calls count every try the ledger records. With --until, go on in
+    batches until the board is settled (exit 0 whether the criterion was met or a limit stopped it)."""
     from arena.app import commands as app
 
-    if fmt == "json" and not dry_run:
-        raise UserError("--format json goes with --dry-run (the projection); a run prints its summary line")
+    if until is None:
+        given = [o for o, v in (("--batch", batch), ("--max-matches", max_matches)) if v is not None]
+        if given:
+            raise UserError(f"{given[0]} goes with --until (e.g. --until top=3)")
+    criterion = None if until is None else app.parse_criterion(until)
+    if fmt == "json" and not dry_run and criterion is None:
+        raise UserError("--format json goes with --dry-run (the projection) or --until (the result); a run prints "
+                        "its summary line")
     ws = open_ws(workspace)
     if dry_run:
-        projected = app.dry_run(ws, retry_failed=retry_failed, concurrency=concurrency)
+        projected = app.dry_run(ws, retry_failed=retry_failed, concurrency=concurrency, until=criterion,
+                                batch=batch, max_matches=max_matches)
         if fmt == "json":
             echo_json(projected)
         else:
             _projection(projected)
         return
-    result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
-                     wait_s=wait_s)
-    echo(app.run_summary(result, budget))
+    if criterion is not None:
+        result = app.run_until(ws, criterion, batch=batch, max_matches=max_matches, concurrency=concurrency,
+                               workers=workers, retry_failed=retry_failed, budget=budget, wait_s=wait_s,
+                               progress=None if fmt == "text" else _to_stderr)
+    else:
+        result = app.run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
+                         wait_s=wait_s)
+    if fmt == "json":
+        echo_json(result)
+    else:
+        echo(app.run_summary(result, budget))
     if result["stopped"] == "interrupted":
         sys.exit(130)
     if result["failed"]:
         sys.exit(1)
+
+
+def _to_stderr(line: str) -> None:
+    """Progress beside JSON on stdout: on stderr."""
+    click.echo(line, err=True)
 
 
 def _projection(p: DryRun) -> None:
