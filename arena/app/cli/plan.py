@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -13,7 +13,7 @@ from arena.base import limits
 from arena.base.errors import UserError, plural
 
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
-    from arena.app.shapes.reports import DryRun, TimeEstimate
+    from arena.app.shapes.reports import DryRun, TimeEstimate, UntilDryRun
 
 
 # What an active draw's p is, in --show's help and under its table.
@@ -140,8 +140,15 @@ def _projection(p: DryRun) -> None:
     """arena run --dry-run's report (as arena.app.commands.dry_run returns it)."""
     sampled = "played" if p["sampled"] == p["matches"] else (
         f"projected from {plural(p['sampled'], 'sampled match')} played")
-    echo(f"dry run: {plural(p['matches'], 'pending match')} {sampled} on the offline simulator; "
-         "nothing was written\n")
+    if "until" in p:  # --until: how many matches past the plan, and how sure
+        u = cast("UntilDryRun", p)["until"]
+        echo(f"until {u['criterion']}: about {plural(u['matches'], 'more match')} past the "
+             f"{plural(u['done'], 'done match')} (10th–90th percentile {u['low']}–{u['high']}), the median of "
+             f"{u['simulations']} simulations of the run on the current board (each entry's rating drawn from its "
+             f"interval); the criterion held in {u['met_share']:.0%} of them before the cap")
+    what = plural(p["matches"], "match") + " (pending and projected)" if "until" in p else plural(p["matches"],
+                                                                                                   "pending match")
+    echo(f"dry run: {what} {sampled} on the offline simulator; nothing was written\n")
     if p["sampled"] < p["matches"]:  # say what a projection is, once, before its figures
         from arena.app.commands import DRY_RUN_EVERY
 

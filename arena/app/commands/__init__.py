@@ -18,7 +18,8 @@ from arena.app.commands.motions import motion_import, motion_list, motion_show
 from arena.app.commands.names import first_judge, judge_or_first
 from arena.app.commands.people import (ballots_close, ballots_import, ballots_issue, ballots_status, debaters_extend,
                                        debaters_issue, debaters_status)
-from arena.app.commands.plan import Scheduled, dry_run, run, schedule, schedule_show
+from arena.app.commands.plan import Scheduled, dry_run, run, run_until, schedule, schedule_show
+from arena.app.runner.until import Criterion, parse_criterion  # --until's criterion, read and checked
 from arena.app.commands.publishing import export, publish, serve
 from arena.app.commands.rating import (FitOptions, FrameOptions, RateOptions, history_frame, history_results, rate,
                                        rate_frame, rate_history, rate_results, rating_control, rating_side)
@@ -39,7 +40,8 @@ __all__ = [
     "motion_list", "motion_show", "motion_import",
     "match_list", "match_get", "match_show", "match_messages", "match_play", "play_one",
     # the plan and its runs
-    "Scheduled", "schedule", "schedule_show", "run", "run_summary", "dry_run", "DRY_RUN_EVERY",
+    "Scheduled", "schedule", "schedule_show", "run", "run_until", "Criterion", "parse_criterion", "run_summary",
+    "dry_run", "DRY_RUN_EVERY",
     # judging
     "judge", "judge_list", "judge_add", "judge_remove", "judge_bench", "first_judge", "judge_or_first",
     # rating

@@ -5,18 +5,20 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from arena.app.commands.names import active_entry, first_judge
+from arena.app.commands.names import active_entry, first_judge, judge_or_first
+from arena.app.commands.results import results_frame
 from arena.app.runner.dryrun import EVERY as DRY_RUN_EVERY, dry_run as project
 from arena.app.runner.runs import run as run_pending
 from arena.app.runner.runs import run_waiting
 from arena.app.runner.standings import current_standings
 from arena.app.setup.wiring import editing
 from arena.app.shapes import records as shapes
-from arena.app.shapes.reports import DryRun, RunResult
+from arena.app.shapes.reports import DryRun, RunResult, UntilDryRun
 from arena.app.commands.rating import rate
 from arena.app.runner import until as until_rule
 from arena.base.errors import UserError, plural
 from arena.domain import scheduler
+from arena.domain.records import Match
 from arena.workspace.folder import Workspace
 
 
@@ -118,11 +120,73 @@ def run(ws: Workspace, *, concurrency: int | None = None, workers: int = 1, retr
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_EVERY,
-            concurrency: int | None = None) -> DryRun:
+            concurrency: int | None = None, until: until_rule.Criterion | None = None, batch: int | None = None,
+            max_matches: int | None = None) -> DryRun:
     """What `run` would cost, projected from one match in `every` of each class played on the simulator (1: every
     match), with nothing written (arena.app.runner.dryrun); and how long it would take, at `concurrency` matches at once
-    (None: the run's default), from what `arena check` measured of each model (time_s)."""
-    return project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency)
+    (None: the run's default), from what `arena check` measured of each model (time_s).
+
+    until: what `run_until` would cost. How many matches it would play past the plan is the median of
+    UNTIL_SIMULATIONS runs of its loop on a rating-level simulator (arena.app.runner.until.simulate) that starts from
+    the default judge's results, each entry's true rating drawn from its current interval; that many matches, drawn
+    as its next batch would be, are projected with the pending ones. The result's `until` says so."""
+    if until is None:
+        return project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency)
+    active = _until_checked(ws, until)
+    done = ws.store.status_counts().get("done", 0)
+    board = until_rule.board(rate(ws)["ratings"], active)
+    from leaderboard.results import main_rows
+
+    results = results_frame(ws, judge_or_first(ws, None))
+    rows = main_rows(results) if len(results) else results
+    played = [(str(pro), str(con), a / (a + b) if a + b else 0.5)
+              for pro, con, a, b in zip(rows["entry_a"], rows["entry_b"], rows["score_a"].astype(float),
+                                        rows["score_b"].astype(float))] if len(rows) else []
+    cap = None if max_matches is None else max(0, max_matches - done)
+    projected = until_rule.project(board, until, played, batch=batch or len(active), max_matches=cap,
+                                   seed=ws.config.arena.seed, simulations=UNTIL_SIMULATIONS)
+    planned = _planned(ws, until, board, projected.matches, active)
+    dry = project(ws, retry_failed=retry_failed, every=every, concurrency=concurrency, planned=planned)
+    result: UntilDryRun = {**dry, "until": {"criterion": str(until), "matches": projected.matches,
+                                            "low": projected.low, "high": projected.high,
+                                            "met_share": projected.met_share, "simulations": projected.simulations,
+                                            "done": done}}
+    return result
+
+
+UNTIL_SIMULATIONS = 9  # runs of the simulated loop a dry run's projection is the median of
+
+
+def _planned(ws: Workspace, criterion: until_rule.Criterion, board: until_rule.Board, count: int,
+             active: list[str]) -> list[Match]:
+    """`count` matches drawn as run_until's next batch would be (not stored), for the dry run to cost."""
+    if count == 0:
+        return []
+    motions = {m.id: m for m, _ in ws.motions.values()}
+    language = ws.config.arena.language
+    request = scheduler.DrawRequest(
+        entries=active, motions=[m for m in motions.values() if m.language == language], seed=ws.config.arena.seed,
+        matches=count, standings=until_rule.standings(board), focus=until_rule.focus(criterion, board),
+        history=[scheduler.Pairing(m.motion_id, m.pro, m.con) for m in ws.store.match_states()])
+    return [Match(id=f"until-{k + 1}", motion=motions[p.motion_id], pro=p.pro, con=p.con,
+                  format=ws.config.arena.format)
+            for k, p in enumerate(scheduler.draw(until_rule.UNTIL_FORMAT, request).pairings)]
+
+
+def _until_checked(ws: Workspace, criterion: until_rule.Criterion) -> list[str]:
+    """The active entries, once the workspace can be settled by the criterion: its default judge is automatic and the
+    board has more than K entries; a UserError otherwise."""
+    judge = first_judge(ws)
+    if judge is None:
+        raise UserError(f"--until {criterion}: {ws.config.path.name} has no [[judges]], so there are no verdicts to "
+                        "settle a board with")
+    if ws.config.judge(judge).casts_ballots:
+        raise UserError(f"--until {criterion}: the default judge {judge!r} is a judge of people, whose ballots come "
+                        "in on the web in their own time, so a run cannot refit after each batch; put an automatic "
+                        "judge first in [[judges]] to settle the board by its verdicts")
+    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
+    until_rule.check_size(criterion, len(active))
+    return active
 
 
 def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | None = None,
@@ -136,16 +200,7 @@ def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | No
     --until run plays what is left of it and goes on. The result is run's, summed over the batches, with `until`:
     the criterion, met or not, why the run stopped and where the board stood. Entries whose matches await people's
     speeches on the web are left out of new batches until they are in (without wait_s the run does not wait)."""
-    judge = first_judge(ws)
-    if judge is None:
-        raise UserError(f"--until {criterion}: {ws.config.path.name} has no [[judges]], so there are no verdicts to "
-                        "settle a board with")
-    if ws.config.judge(judge).casts_ballots:
-        raise UserError(f"--until {criterion}: the default judge {judge!r} is a judge of people, whose ballots come "
-                        "in on the web in their own time, so a run cannot refit after each batch; put an automatic "
-                        "judge first in [[judges]] to settle the board by its verdicts")
-    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
-    until_rule.check_size(criterion, len(active))
+    active = _until_checked(ws, criterion)
     say = progress or _say
     size = batch or len(active)
     result = run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,

@@ -26,7 +26,7 @@ import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 from urllib.parse import urlparse
 
 from arena.app.runner.engine import stored_match
@@ -69,7 +69,7 @@ class Means:
 
 
 def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, concurrency: int | None = None,
-            progress: Callable[[str], None] | None = None) -> DryRun:
+            progress: Callable[[str], None] | None = None, planned: Sequence[Match] = ()) -> DryRun:
     """Project calls, tokens, cost and wall time of the matches `arena run` would play; write nothing.
 
     every: one match in `every` of each class is played, at least one (1: every match). concurrency: the matches
@@ -79,11 +79,12 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = EVERY, co
     played match like them), "models": [{model, calls, prompt_tokens, completion_tokens, cost (None: price
     unknown)}], "unknown" (models without a price), "why_unknown": [{model, reason}], "searches",
     "search_provider", "cost" (of the priced models), "per_match": {calls, tokens, cost}, "time_s" (TimeEstimate:
-    the wall time from the models' measured throughput, see arena.app.runner.walltime.timed)}.
+    the wall time from the models' measured throughput, see arena.app.runner.walltime.timed)}. planned: matches
+    not stored that the run would also play (`--until`'s batches to come), projected with the pending ones.
     """
     config = ws.config
     pending = [stored_match(ws.store, match_id)
-               for match_id in ws.store.pending_matches(now() if retry_failed else None)]
+               for match_id in ws.store.pending_matches(now() if retry_failed else None)] + list(planned)
     simulated = replace(config, entries=tuple(_offline_entry(e) for e in config.entries),
                         judges=tuple(_offline_judge(j) for j in config.automatic_judges),
                         search=replace(config.search, provider="offline"), llm=replace(config.llm, cache=False))

@@ -9,6 +9,7 @@ from typing import Any, Callable
 from arena.app.runner.check import keyless, preflight, repeating_judges
 from arena.app.runner.engine import MatchRunner, play_claimed, stop_on_sigterm
 from arena.app.runner.progress import Progress
+from arena.app.runner.until import said
 from arena.app.shapes.reports import RunResult, SkippedMatch
 from arena.app.runner.workers import fan_out
 from arena.match.claims import LEASE_S
@@ -259,4 +260,4 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     if budget is not None and result["unpriced"]:
         line += (f" (note: {plural(result['unpriced'], 'call')} had no known price and counted as $0 against the "
                  "budget)")
-    return line
+    return line if "until" not in result else f"{said(result['until'])}; {line}"

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Literal, Mapping, Sequence
 
 from arena.base.errors import UserError, plural
 from arena.domain import scheduler
@@ -19,6 +19,7 @@ from arena.domain.records import Motion
 from leaderboard.elo import BASE_RATING, PRIOR_SD, expected_score
 
 if TYPE_CHECKING:
+    from arena.app.shapes.reports import Until
     from leaderboard.tables import Rating, Separability
 
 Kind = Literal["top", "separability"]
@@ -134,6 +135,20 @@ def standings(b: Board) -> dict[str, scheduler.Standing]:
             for e, r, lo, hi in zip(b.entries, b.rating, b.low, b.high)}
 
 
+REASONS = {"max matches": "max matches reached", "budget": "budget reached", "interrupted": "interrupted",
+           "failed": "every match of the last batch failed",
+           "waiting": "every pair left to settle has an entry whose matches await people's speeches"}
+
+
+def said(until: Until) -> str:
+    """How an --until run ended, in words: 'until top=3: met after 84 matches' or '... not met: max matches reached
+    (120 matches)'."""
+    if until["met"]:
+        return f"until {until['criterion']}: met after {plural(until['matches'], 'match')}"
+    return (f"until {until['criterion']}: not met: {REASONS.get(until['reason'], until['reason'])} "
+            f"({plural(until['matches'], 'match')})")
+
+
 # --- the loop on a rating-level simulator ---------------------------------------------------------------------
 
 Design = Literal["until", "uniform", "round-robin", "swiss", "active"]
@@ -152,19 +167,20 @@ class Simulated:
 
 def simulate(planted: Mapping[str, float], criterion: Criterion, *, design: Design = "until", batch: int | None = None,
              max_matches: int = 2000, seed: int = 0, replicates: int = 1000,
-             fit: Callable[[list[tuple[str, str, float]], int, int], Sequence[Rating]] | None = None) -> Simulated:
+             start: Sequence[tuple[str, str, float]] = ()) -> Simulated:
     """Play batches of the design until the criterion holds (or max_matches), each match won by Pro with the
     Bradley–Terry probability of the planted ratings (Elo), the board refitted after each batch as `arena rate`
     fits it (bootstrap intervals of `replicates`, the side fitted). until: active batches of `batch` (default: the
     number of entries) among the criterion's focus pairs; uniform: balanced random batches of `batch`;
     round-robin: whole double round robins; swiss: ceil(batch / (n/2)) rounds paired on points at the batch's start
-    (as one multi-round swiss plan is)."""
+    (as one multi-round swiss plan is). start: matches played before, (pro, con, Pro's score share), counted in
+    matches and max_matches."""
     entries = sorted(planted)
     size = batch or len(entries)
     rng = random.Random(seed)
-    played: list[tuple[str, str, float]] = []  # (pro, con, Pro's score share)
-    history: list[scheduler.Pairing] = []
-    b = board([], entries)
+    played = list(start)  # (pro, con, Pro's score share)
+    history = [scheduler.Pairing(_MOTIONS[0].id, pro, con) for pro, con, _ in played]
+    b = board(_fit(played, replicates, seed) if played else [], entries)
     while True:
         state = settlement(criterion, b)
         if state.met or len(played) >= max_matches:
@@ -174,7 +190,7 @@ def simulate(planted: Mapping[str, float], criterion: Criterion, *, design: Desi
         for p in _batch(design, request, criterion, b, size, played)[:max_matches - len(played)]:
             played.append((p.pro, p.con, _outcome(planted, p.pro, p.con, rng)))
             history.append(scheduler.Pairing(p.motion_id, p.pro, p.con))
-        b = board((fit or _fit)(played, replicates, seed), entries)
+        b = board(_fit(played, replicates, seed), entries)
 
 
 def _batch(design: Design, request: scheduler.DrawRequest, criterion: Criterion, b: Board, size: int,
@@ -191,6 +207,43 @@ def _batch(design: Design, request: scheduler.DrawRequest, criterion: Criterion,
     rounds = max(1, -(-size // (len(request.entries) // 2)))
     return scheduler.draw("swiss", replace(request, rounds=rounds,
                                            standings=_points(request.entries, played))).pairings
+
+
+PROJECTION_REPLICATES = 200  # a dry run's simulated refits: interval widths good enough to count batches by
+PROJECTION_CAP = 100  # matches per entry a simulated run may play past the start when no --max-matches is given
+
+
+@dataclass(frozen=True)
+class Projected:
+    """More matches an --until run is projected to play: the median, 10th and 90th percentiles of simulations, and
+    the share of them that met the criterion."""
+
+    matches: int
+    low: int
+    high: int
+    met_share: float
+    simulations: int
+
+
+def project(b: Board, criterion: Criterion, played: Sequence[tuple[str, str, float]], *, batch: int,
+            max_matches: int | None, seed: int, simulations: int) -> Projected:
+    """How many more matches an --until run is projected to play. Each simulation draws every
+    entry's true rating from its current interval (normal, the interval's spread) and runs the loop on from
+    `played`, refitting with PROJECTION_REPLICATES replicates."""
+    import statistics
+
+    cap = PROJECTION_CAP * len(b.entries) if max_matches is None else max_matches
+    extra, met = [], 0
+    for k in range(simulations):
+        rng = random.Random(seed * 1009 + k)
+        planted = {e: rng.gauss(r, (hi - lo) / (2 * Z)) for e, r, lo, hi in zip(b.entries, b.rating, b.low, b.high)}
+        sim = simulate(planted, criterion, batch=batch, max_matches=len(played) + cap, seed=seed + k,
+                       replicates=PROJECTION_REPLICATES, start=played)
+        extra.append(sim.matches - len(played))
+        met += sim.met
+    deciles = statistics.quantiles(extra, n=10, method="inclusive") if len(extra) > 1 else extra * 9
+    return Projected(round(statistics.median(extra)), round(deciles[0]), round(deciles[-1]), met / simulations,
+                     simulations)
 
 
 def _outcome(planted: Mapping[str, float], pro: str, con: str, rng: random.Random) -> float:

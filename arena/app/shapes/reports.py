@@ -225,6 +225,26 @@ class DryRun(Projection):
     time_s: TimeEstimate
 
 
+class UntilDryRun(DryRun):
+    """`arena run --dry-run --until`: the dry run of the pending matches and those the run is projected to add."""
+
+    until: UntilProjection
+
+
+class UntilProjection(TypedDict):
+    """How many more matches `arena run --until` is projected to play: the median of simulations of its loop on
+    the current board (each entry's true rating drawn from its interval), their 10th and 90th percentiles, the share
+    of simulations in which the criterion held before max_matches, and the matches done now."""
+
+    criterion: str
+    matches: int
+    low: int
+    high: int
+    met_share: float
+    simulations: int
+    done: int
+
+
 class CheckRow(TypedDict):
     """`arena check`: one model of an entry or judge probed, or the search provider (named "[search]")."""
 
