@@ -320,7 +320,7 @@ def json_shapes() -> dict[str, tuple[Any, ...]]:
         "arena match messages": (list[s.AgentMessage],),
         "arena schedule": (s.Schedule,),
         "arena check": (list[r.CheckRow],),
-        "arena run": (r.RunResult, r.RunResult, r.RunResult, r.RunResult, r.DryRun),
+        "arena run": (r.RunResult, r.RunResult, r.RunResult, r.RunResult, r.RunResult, r.DryRun, r.UntilDryRun),
         "arena judge list": (list[s.JudgeRow],),
         "arena judge-bench": (f.JudgeBench, f.JudgeBench),
         "arena rate": (f.Ratings, f.Ratings),

@@ -407,13 +407,26 @@ class Arena:
         return commands.schedule_show(self.workspace)
 
     def run(self, *, concurrency: int | None = None, workers: int = 1, retry_failed: bool = False,
-            budget: float | None = None, progress: Callable[[str], None] | None = None) -> RunResult:
+            budget: float | None = None, progress: Callable[[str], None] | None = None, until: str | None = None,
+            batch: int | None = None, max_matches: int | None = None) -> RunResult:
         """`arena run`: play and judge every pending match; progress(line) hears a line per finished match (default:
-        printed), never a redrawn status line. concurrency None: the command's default."""
+        printed), never a redrawn status line. concurrency None: the command's default. until ("top=K" or
+        "separability=X"): `arena run --until`, going on in batches of `batch` matches until the criterion holds,
+        `max_matches` are done or the budget is spent; the result's "until" says whether it was met and why it
+        stopped."""
+        for name, value in (("batch", batch), ("max_matches", max_matches)):
+            if value is not None and (until is None or not isinstance(value, int) or isinstance(value, bool)
+                                      or value < 1):
+                raise UserError(f"{name}={value!r}: " + ("goes with until (e.g. until='top=3')" if until is None
+                                                          else "expected a positive whole number"))
         options: dict[str, Any] = {"workers": workers, "retry_failed": retry_failed, "budget": budget,
                                    "progress": progress or _printed}
         if concurrency is not None:
             options["concurrency"] = concurrency
+        if until is not None:
+            criterion = commands.parse_criterion(until)
+            return beside_loop(lambda: commands.run_until(self.workspace, criterion, batch=batch,
+                                                          max_matches=max_matches, **options))
         return beside_loop(lambda: commands.run(self.workspace, **options))
 
     def dry_run(self, *, retry_failed: bool = False, concurrency: int | None = None) -> DryRun:

@@ -16,6 +16,7 @@ from arena.app.shapes import records as shapes
 from arena.app.shapes.reports import DryRun, RunResult, UntilDryRun
 from arena.app.commands.rating import rate
 from arena.app.runner import until as until_rule
+from arena.base.clock import now
 from arena.base.errors import UserError, plural
 from arena.domain import scheduler
 from arena.domain.records import Match
@@ -142,7 +143,8 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_E
     played = [(str(pro), str(con), a / (a + b) if a + b else 0.5)
               for pro, con, a, b in zip(rows["entry_a"], rows["entry_b"], rows["score_a"].astype(float),
                                         rows["score_b"].astype(float))] if len(rows) else []
-    cap = None if max_matches is None else max(0, max_matches - done)
+    pending = len(ws.store.pending_matches(now() if retry_failed else None))  # the run plays them before any batch
+    cap = None if max_matches is None else max(0, max_matches - done - pending)
     projected = until_rule.project(board, until, played, batch=batch or len(active), max_matches=cap,
                                    seed=ws.config.arena.seed, simulations=UNTIL_SIMULATIONS)
     planned = _planned(ws, until, board, projected.matches, active)
@@ -213,7 +215,9 @@ def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | No
         say(state.line(done))
         reason = _stop(ws, state, result, done, max_matches, budget)
         if reason is None:
-            waiting = frozenset(e for m in ws.store.awaiting_matches() if (p := ws.store.pairing(m)) for e in p[1:])
+            web = {e.name for e in ws.config.entries if e.on_the_web}  # an awaiting match's other side plays on
+            waiting = frozenset(e for m in ws.store.awaiting_matches() if (p := ws.store.pairing(m)) for e in p[1:]
+                                if e in web)
             if waiting and waiting != told:
                 told = waiting
                 say(f"waiting for people's speeches on the web from {', '.join(sorted(waiting))}: new batches leave "

@@ -215,7 +215,13 @@ def shares(concurrency: int, workers: int) -> list[int]:
 
 def summary(result: RunResult, budget: float | None = None) -> str:
     """How a run ended, in one line for people; a run that found nothing to play says how to schedule, and what
-    there is to judge."""
+    there is to judge. An --until run says first how it ended; having played nothing, nothing more."""
+    if "until" in result:
+        played: RunResult = {**result}
+        del played["until"]
+        idle = not played["total"] and not any(played.get(k) for k in ("unjudged", "running", "failed_waiting",
+                                                                        "awaiting"))
+        return said(result["until"]) if idle else f"{said(result['until'])}; {summary(played, budget)}"
     if not result["total"] and (unjudged := result.get("unjudged")):
         rest: RunResult = {**result}
         del rest["unjudged"]
@@ -260,4 +266,4 @@ def summary(result: RunResult, budget: float | None = None) -> str:
     if budget is not None and result["unpriced"]:
         line += (f" (note: {plural(result['unpriced'], 'call')} had no known price and counted as $0 against the "
                  "budget)")
-    return line if "until" not in result else f"{said(result['until'])}; {line}"
+    return line

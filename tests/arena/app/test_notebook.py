@@ -8,6 +8,7 @@ import asyncio
 import json
 import math
 import os
+import re
 import runpy
 import signal
 import subprocess
@@ -266,6 +267,28 @@ def test_a_notebook_schedules_and_runs_a_tournament_with_progress_lines(tmp_path
         assert more.match_ids[0] in printed and "\r" not in printed
         assert set(ws.matches()["status"]) == {"done"}
         assert ws.ratings(bootstrap=0)["matches"].sum() == 2 * 7  # every match rates both its entries
+
+
+def test_a_notebook_runs_until_a_criterion_holds_or_a_limit_stops_it(tmp_path):
+    """`arena run --until` from a notebook: capped by max_matches, then on to top=1 (about 5 s, some 15 matches)."""
+    path = new_workspace(tmp_path / "ws", entries=[entry("a", strength=4.0), entry("b"), entry("c", strength=-4.0)],
+                         judges=[judge("j", runs=1)])
+    with arena.open(path) as ws:
+        heard: list[str] = []
+        capped = ws.run(until="top=1", batch=2, max_matches=3, progress=heard.append)
+        assert (capped["done"], capped["until"]["met"], capped["until"]["reason"]) == (3, False, "max matches")
+        assert len(ws.matches()) == 3
+        assert any(line.startswith("top=1: 0 of 1 boundary settled") for line in heard)  # where the board stood
+        settled = ws.run(until="top=1", progress=lambda line: None)
+        assert settled["until"]["met"] and settled["until"]["reason"] == "met"
+        assert settled["until"]["matches"] == len(ws.matches()) == 3 + settled["done"]
+        assert ws.ratings()["entry"].iloc[0] == "a"
+        for bad, message in (({"until": "top=0"}, "--until 'top=0'"), ({"until": "top=3"}, "top=K needs more"),
+                             ({"batch": 3}, "batch=3: goes with until"),
+                             ({"until": "top=1", "max_matches": 0}, "max_matches=0: expected a positive")):
+            with pytest.raises(UserError, match=re.escape(message)):
+                ws.run(progress=lambda line: None, **bad)
+    assert statuses(path) == {"done": settled["until"]["matches"]}  # the bad calls wrote nothing
 
 
 def test_a_cell_running_in_an_event_loop_runs_the_commands_that_run_their_own(tmp_path):
