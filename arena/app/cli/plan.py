@@ -145,7 +145,8 @@ def _projection(p: DryRun) -> None:
         echo(f"until {u['criterion']}: about {plural(u['matches'], 'more match')} past the "
              f"{plural(u['done'], 'done match')} (10th–90th percentile {u['low']}–{u['high']}), the median of "
              f"{u['simulations']} simulations of the run on the current board (each entry's rating drawn from its "
-             f"interval); the criterion held in {u['met_share']:.0%} of them before the cap")
+             f"interval); the criterion held in {u['met_share']:.0%} of them within {plural(u['cap'], 'more match')}"
+             + ("" if u["met_share"] == 1 else " (--max-matches sets that cap)"))
     what = plural(p["matches"], "match") + " (pending and projected)" if "until" in p else plural(p["matches"],
                                                                                                    "pending match")
     echo(f"dry run: {what} {sampled} on the offline simulator; nothing was written\n")

@@ -152,11 +152,12 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_E
     result: UntilDryRun = {**dry, "until": {"criterion": str(until), "matches": projected.matches,
                                             "low": projected.low, "high": projected.high,
                                             "met_share": projected.met_share, "simulations": projected.simulations,
+                                            "cap": projected.cap,
                                             "done": done}}
     return result
 
 
-UNTIL_SIMULATIONS = 9  # runs of the simulated loop a dry run's projection is the median of
+UNTIL_SIMULATIONS = 5  # runs of the simulated loop a dry run's projection is the median of
 
 
 def _planned(ws: Workspace, criterion: until_rule.Criterion, board: until_rule.Board, count: int,
@@ -218,13 +219,17 @@ def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | No
             web = {e.name for e in ws.config.entries if e.on_the_web}  # an awaiting match's other side plays on
             waiting = frozenset(e for m in ws.store.awaiting_matches() if (p := ws.store.pairing(m)) for e in p[1:]
                                 if e in web)
+            # An entry whose matches a run skips for want of a key would be drawn again and again, never played.
+            lacking = frozenset(name for skipped in result.get("skipped", ()) for names in skipped["missing"].values()
+                                for name in names)
             if waiting and waiting != told:
                 told = waiting
                 say(f"waiting for people's speeches on the web from {', '.join(sorted(waiting))}: new batches leave "
                     f"{'it' if len(waiting) == 1 else 'them'} out until they are in ('arena debaters status')")
-            focus = [p for p in until_rule.focus(criterion, board) if not waiting & set(p)]
+            focus = [p for p in until_rule.focus(criterion, board) if not (waiting | lacking) & set(p)]
             if not focus:
-                reason = "waiting"  # every pair left to settle has an entry a person speaks for
+                # every pair left to settle has an entry a person speaks for, or one that lacks a key
+                reason = "waiting" if waiting else "keys"
         if reason is None:
             with editing(ws):
                 _schedule(ws, until_rule.UNTIL_FORMAT, rounds=None,
@@ -233,9 +238,10 @@ def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | No
             batches += 1
             later = run(ws, concurrency=concurrency, workers=workers, budget=budget, progress=progress, wait_s=wait_s)
             result = _added(result, later)
-            if later["done"] or not later["failed"] or later["stopped"] is not None:
+            if later["done"] or later["stopped"] is not None:
                 continue
-            reason = "failed"  # every match of the batch failed: a new one would too
+            reason = "failed" if later["failed"] else "stalled"  # a batch that played nothing: the next would not
+
         result["until"] = {"criterion": str(criterion), "met": state.met, "reason": reason, "matches": done,
                            "batches": batches, "settled": state.settled if criterion.kind == "top" else None,
                            "boundaries": state.boundaries if criterion.kind == "top" else None,

@@ -150,7 +150,9 @@ def standings(b: Board) -> dict[str, scheduler.Standing]:
 
 REASONS = {"max matches": "max matches reached", "budget": "budget reached", "interrupted": "interrupted",
            "failed": "every match of the last batch failed",
-           "waiting": "every pair left to settle has an entry whose matches await people's speeches"}
+           "waiting": "every pair left to settle has an entry whose matches await people's speeches",
+           "keys": "every pair left to settle has an entry that lacks its key",
+           "stalled": "the last batch played no match"}
 
 
 def said(until: Until) -> str:
@@ -222,8 +224,8 @@ def _batch(design: Design, request: scheduler.DrawRequest, criterion: Criterion,
                                            standings=_points(request.entries, played))).pairings
 
 
-PROJECTION_REPLICATES = 200  # a dry run's simulated refits: interval widths good enough to count batches by
-PROJECTION_CAP = 100  # matches per entry a simulated run may play past the start when no --max-matches is given
+PROJECTION_REPLICATES = 100  # a dry run's simulated refits: interval widths good enough to count batches by
+PROJECTION_CAP = 50  # matches per entry a simulated run may play past the start when no --max-matches is given
 
 
 @dataclass(frozen=True)
@@ -236,6 +238,7 @@ class Projected:
     high: int
     met_share: float
     simulations: int
+    cap: int  # the most matches a simulation could add
 
 
 def project(b: Board, criterion: Criterion, played: Sequence[tuple[str, str, float]], *, batch: int,
@@ -256,7 +259,7 @@ def project(b: Board, criterion: Criterion, played: Sequence[tuple[str, str, flo
         met += sim.met
     deciles = statistics.quantiles(extra, n=10, method="inclusive") if len(extra) > 1 else extra * 9
     return Projected(round(statistics.median(extra)), round(deciles[0]), round(deciles[-1]), met / simulations,
-                     simulations)
+                     simulations, cap)
 
 
 def _outcome(planted: Mapping[str, float], pro: str, con: str, rng: random.Random) -> float:

@@ -116,7 +116,8 @@ class Until(TypedDict):
 
     criterion: str  # "top=3", "separability=0.8"
     met: bool
-    reason: str  # "met", "max matches", "budget", "interrupted", "failed" (a batch played nothing), "waiting"
+    reason: str  # "met", "max matches", "budget", "interrupted", "failed" (a batch's every match), "waiting" (for
+    # people's speeches), "keys" (what is left needs entries that lack keys), "stalled" (a batch played nothing)
     matches: int  # done matches in the workspace at the stop
     batches: int  # active batches this run drew
     settled: int | None  # top=K: boundaries settled (None for separability)
@@ -242,6 +243,7 @@ class UntilProjection(TypedDict):
     high: int
     met_share: float
     simulations: int
+    cap: int  # the most matches a simulation could add: --max-matches less the done and pending, else 50 per entry
     done: int
 
 

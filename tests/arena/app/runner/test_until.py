@@ -93,7 +93,12 @@ def test_separability_holds_once_that_share_of_pairs_is_apart():
 def test_focus_is_the_overlapping_pairs_the_criterion_waits_on():
     assert focus(TOP1, BOARD) == [("a", "b")]
     assert focus(TOP2, BOARD) == [("a", "b"), ("b", "c")]
-    assert focus(Criterion("separability", 0.9), BOARD) == [("a", "b"), ("b", "c"), ("c", "d")]
+    # Nearest to parting first (gap over the two half-widths: b–c 200/205, a–b 100/130, c–d 50/225), twice as many
+    # as the share needs: 0.9 needs all 6 pairs, so 3 more, and takes every overlapping pair; 0.6 needs 4, so one
+    # more, and leaves out c–d, too close to part soon.
+    assert focus(Criterion("separability", 0.9), BOARD) == [("b", "c"), ("a", "b"), ("c", "d")]
+    assert focus(Criterion("separability", 0.6), BOARD) == [("b", "c"), ("a", "b")]
+    assert focus(Criterion("separability", 0.5), BOARD) == []  # met
     assert focus(TOP1, lows(1270, 1100, 900, 850)) == []
 
 
