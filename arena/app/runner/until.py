@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, Mapping, Sequence
+from typing import TYPE_CHECKING, Callable, Literal, Mapping, Sequence
 
 from arena.base.errors import UserError, plural
 from arena.domain import scheduler
@@ -182,20 +182,23 @@ class Simulated:
 
 def simulate(planted: Mapping[str, float], criterion: Criterion, *, design: Design = "until", batch: int | None = None,
              max_matches: int = 2000, seed: int = 0, replicates: int = 1000,
-             start: Sequence[tuple[str, str, float]] = ()) -> Simulated:
+             start: Sequence[tuple[str, str, float]] = (),
+             fit: Callable[[list[tuple[str, str, float]], int, int], Sequence[Rating]] | None = None) -> Simulated:
     """Play batches of the design until the criterion holds (or max_matches), each match won by Pro with the
     Bradley–Terry probability of the planted ratings (Elo), the board refitted after each batch as `arena rate`
     fits it (bootstrap intervals of `replicates`, the side fitted). until: active batches of `batch` (default: the
     number of entries) among the criterion's focus pairs; uniform: balanced random batches of `batch`;
     round-robin: whole double round robins; swiss: ceil(batch / (n/2)) rounds paired on points at the batch's start
     (as one multi-round swiss plan is). start: matches played before, (pro, con, Pro's score share), counted in
-    matches and max_matches."""
+    matches and max_matches. fit(played, replicates, seed): the board's rows in place of `arena rate`'s fit (a
+    benchmark's weighted fit, or one that watches every refit)."""
     entries = sorted(planted)
     size = batch or len(entries)
     rng = random.Random(seed)
     played = list(start)  # (pro, con, Pro's score share)
     history = [scheduler.Pairing(_MOTIONS[0].id, pro, con) for pro, con, _ in played]
-    b = board(_fit(played, replicates, seed) if played else [], entries)
+    refit = fit or _fit
+    b = board(refit(played, replicates, seed) if played else [], entries)
     while True:
         state = settlement(criterion, b)
         if state.met or len(played) >= max_matches:
@@ -205,7 +208,7 @@ def simulate(planted: Mapping[str, float], criterion: Criterion, *, design: Desi
         for p in _batch(design, request, criterion, b, size, played)[:max_matches - len(played)]:
             played.append((p.pro, p.con, _outcome(planted, p.pro, p.con, rng)))
             history.append(scheduler.Pairing(p.motion_id, p.pro, p.con))
-        b = board(_fit(played, replicates, seed), entries)
+        b = board(refit(played, replicates, seed), entries)
 
 
 def _batch(design: Design, request: scheduler.DrawRequest, criterion: Criterion, b: Board, size: int,
