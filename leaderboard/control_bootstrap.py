@@ -3,11 +3,13 @@
 Model: as leaderboard.bootstrap's, matches resampled with replacement, each replicate refitted under the weak
 prior centred on a draw from it. The exact replicates pass over every distinct match, since each has its own x.
 Over cells, a replicate draws each kind of match (Pro, Con, y, w) as often as leaderboard.bootstrap does, and the
-sum of x - m over a kind's c drawn matches as N(0, c V) (m, V: the kind's mean and spread of x); a cell (Pro,
-Con) then holds its drawn matches' weight W0, w-weighted mean mu and spread S of x. The likelihood's outcome term,
-sum w y eta, is linear in the parameters and taken whole; its other term, sum w log(1 + e^eta), is taken at the
-2K points mu +- sqrt(K) L_j (L L^T = S; the unscented transform), each of weight W0 / 2K: exact to second order
-in beta (x - mu), and still a logistic fit, of 2K pseudo-matches a cell, whatever the number of matches.
+sum of x - m over a kind's c drawn matches from the kind's moments, as root s sqrt(c) (m, V = root root^T: the
+kind's mean and spread of x; s random signs, so the sum has mean 0 and covariance c V, for a bit a feature); a
+cell (Pro, Con) then holds its drawn matches' weight W0, w-weighted mean mu and spread S of x. The likelihood's
+outcome term, sum w y eta, is linear in the parameters and taken whole; its other term, sum w log(1 + e^eta), is
+taken at the 2K points mu +- sqrt(K) L_j (L L^T = S; the unscented transform), each of weight W0 / 2K: exact to
+second order in beta (x - mu), and still a logistic fit, of 2K pseudo-matches a cell, whatever the number of
+matches. A replicate then costs the n x n cells' work, not the matches'.
 """
 
 from __future__ import annotations
@@ -30,7 +32,8 @@ from leaderboard.control import _transposed as _design_transposed
 Float32Array = NDArray[np.float32]
 # Numbers held at once per batch of bootstrap replicates: replicates x (distinct matches, or cells' numbers) <= this.
 _BATCH_CELLS = 1 << 22
-# Numbers a chord evaluation holds per array: a few replicates' n x n cells at a time, within a core's cache.
+# Numbers an array holds per step over a batch's replicates: a few replicates' cells at a time, so that they stay
+# in a core's cache (each step's numpy calls then cost little beside the numbers).
 _CACHED = 1 << 18
 _TOLERANCE = 1e-5  # replicates are fitted to within this many logits, as leaderboard.bootstrap's
 
@@ -40,8 +43,8 @@ def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0, init: ArrayLi
     """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
     a draw from it (as leaderboard.bootstrap), in the design's units: (replicates, size); and the fit of the full
     data under the prior, about which they spread. init, a fit of the same matches, saves that fit most of its
-    steps. cells: the replicates over the cells (default: where the distinct matches outnumber the cells twice, so
-    that they save work), else exact."""
+    steps. cells: the replicates over the n x n cells (default: where there are at least half as many distinct
+    matches as cells, beyond which the cells cost less), else exact."""
     if cells if cells is not None else 2 * len(d.count) >= d.n * d.n:
         return _cells_bootstrap(d, replicates, seed, init)
     return _exact_bootstrap(d, replicates, seed, init)
@@ -135,7 +138,7 @@ class _Kinds:
     replicate's statistics of each cell are linear in its values per slot (the count c drawn, then r_a = sqrt(c)
     s_a per feature and q_ab = s_a s_b [c > 0] per pair a < b of them, s random signs): statistic t of cell c is
     sum_k coefficients[t, k, c] values[k, c], k over the value kinds and outcomes (_statistic). centre (K, n^2):
-    each cell's w-weighted mean x; where: the occupied cells."""
+    each cell's w-weighted mean x."""
 
     counts: CountArray
     drawing: tuple[list[tuple[int, int, NDArray[np.signedinteger[Any]], FloatArray, IndexArray]], IndexArray]
@@ -143,7 +146,6 @@ class _Kinds:
     outcomes: int
     coefficients: Float32Array
     centre: Float32Array
-    where: IndexArray
     side: bool
 
 
@@ -155,13 +157,14 @@ def _pairs(K: int, distinct: bool = False) -> list[tuple[int, int]]:
 def _kinds(d: Design) -> _Kinds:
     """The Design's matches pooled by kind (leaderboard.control's Design pools identical matches only).
 
-    A kind's drawn matches sum to c m + e in x (m its mean, e = root s sqrt(c): mean 0, covariance c V, V = root
-    root^T its spread), about their cell's centre to W1 = w (c o + e), o = m - centre, and W2 = w (c (o o^T + V)
-    + o e^T + e o^T + [c > 0] root (s s^T - I) root^T): the drawn mean's square and the spread within the kind
-    about it, (c - 1) V, had the signs s been normal; positive semi-definite, as a spread must be. The statistics
-    are W0 = w c, W0 y, W1, W2 (_pairs) and the outcome term's sum w y (c m + e)."""
+    A kind's c drawn matches sum to c m + e in x (m its mean, e = root s sqrt(c)), about their cell's centre to
+    W1 = w (c o + e), o = m - centre, and W2 = w (c (o o^T + V) + o e^T + e o^T + [c > 0] root (s s^T - I)
+    root^T): c d d^T, d = o + e / c their mean, plus their spread about it at its mean, (c - 1) V; positive
+    semi-definite, as a spread must be, and of mean c (o o^T + V). The statistics are W0 = w c, W0 y, W1, W2
+    (_pairs) and the outcome term's sum w y (c m + e)."""
     n, K = d.n, d.X.shape[1]
-    outcome, outcomes = pd.factorize(pd.factorize(d.y)[0] * len(d.w) + pd.factorize(d.w)[0], sort=True)
+    outcome, outcomes = pd.factorize(pd.factorize(d.y, sort=True)[0] * len(d.w) + pd.factorize(d.w, sort=True)[0],
+                                     sort=True)
     codes = pd.factorize((d.a * n + d.b).astype(np.int64) * len(outcomes) + outcome, sort=True)[0]
     kinds = int(codes.max()) + 1
     counts: FloatArray = np.bincount(codes, weights=d.count, minlength=kinds).astype(float)
@@ -202,8 +205,7 @@ def _kinds(d: Design) -> _Kinds:
             put(2 + K + s, 1 + K + p, w * (root[j, a] * root[l, b] + root[j, b] * root[l, a]))
     drawing = _poisson_tables(counts.astype(np.int64))
     slot = (o * n * n + cell)[drawing[1]]
-    return _Kinds(counts.astype(np.int64), drawing, slot, O, coefficients, centre.astype(np.float32),
-                  np.flatnonzero(held > 0), d.side)
+    return _Kinds(counts.astype(np.int64), drawing, slot, O, coefficients, centre.astype(np.float32), d.side)
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,7 @@ def _cells(kinds: _Kinds, draws: NDArray[np.floating[Any]], rng: np.random.Gener
     (None: the data's own cells, draws its counts, e = 0); a few replicates at a time, within a core's cache."""
     K, side, O = kinds.centre.shape[0], kinds.side, kinds.outcomes
     cells, size = n * n, draws.shape[1]
-    statistics, columns = kinds.coefficients.shape[:2]
+    columns = kinds.coefficients.shape[1]
     weight = np.empty((size, cells), dtype=np.float32)
     points = np.empty((size, 2 * K, K, cells), dtype=np.float32)
     scored = np.empty((size, n + side + K))
