@@ -11,13 +11,15 @@ coefficient unidentified). Beta's is the strengths' N(0, 1/PRIOR_PRECISION) put 
 difference, beta times the spread of x (precision PRIOR_PRECISION var(x)), so that a feature whose x varies
 little, as length does between similar debaters, is not pulled to 0 (Design.precision_of).
 
-Matches do not reduce to n x n statistics here, since each has its own x, so the fit and the sandwich pass over
-the distinct matches (identical ones pooled, with counts); the bootstrap (leaderboard.control_bootstrap) does
-too, or pools them into cells by their moments where that is cheaper.
+Matches do not reduce to n x n statistics here, since each has its own x, so the fit, the sandwich and the
+bootstrap pass over the distinct matches (identical ones pooled, with counts); leaderboard.control_bootstrap
+gives bootstrap replicates over n x n cells instead, where that is cheaper.
 """
 
 from __future__ import annotations
 
+import os
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from statistics import NormalDist
 from typing import cast
@@ -28,8 +30,12 @@ from numpy.typing import ArrayLike
 from scipy import sparse
 
 from leaderboard import bt, elo
-from leaderboard.bt import FloatArray, IndexArray
+from leaderboard.bootstrap import _chord_fit, _Evaluate, _multinomial, _poisson_tables
+from leaderboard.bt import BoolArray, FloatArray, IndexArray
 
+# Numbers held at once per batch of bootstrap replicates: replicates x distinct matches <= this.
+_BATCH_CELLS = 1 << 22
+_TOLERANCE = 1e-5  # replicates are fitted to within this many logits, as leaderboard.bootstrap's
 # The least spread (variance) of a feature the coefficient's prior is set by, in the design's units (a feature's
 # mean square is 1): x varying by less than a ten-thousandth of its size cannot be told from the strengths in
 # doubles, and its coefficient, left a prior that weak, made the Hessian singular (words 1,000,000 and 999,999 to 1).
@@ -226,6 +232,76 @@ def covariance(d: Design, x: FloatArray) -> FloatArray:
     bread = bt.mean_zero_inverse(form(d, (d.count * d.w * P * (1 - P))[None])[0] + ridge, free=d.size - d.n)
     meat: FloatArray = form(d, (d.count * (d.w * (d.y - P)) ** 2)[None])[0] + ridge
     return bread @ meat @ bread
+
+
+def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0,
+              init: ArrayLike | None = None) -> tuple[FloatArray, FloatArray]:
+    """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
+    a draw from it (as leaderboard.bootstrap), in logits: (replicates, size); and the full data's fit under the
+    prior, about which they spread. init, a fit of the same matches, saves that fit most of its steps.
+
+    Each replicate is refitted by chord steps with the full data's Hessian under the prior, rescaled to the
+    replicate's own curvature (leaderboard.bootstrap._chord_fit); the few that do not converge get full Newton.
+    Batches run on a thread pool, each with its own child seed, so the result depends on the seed and the data
+    only.
+    """
+    counts = d.count.astype(np.int64)
+    drawing = _poisson_tables(counts)
+    order = drawing[1]
+    # The matches as the draws' rows hold them: in the order they are drawn.
+    drawn = Design(d.a[order], d.b[order], d.y[order], d.w[order], d.count[order], d.X[order], d.n, d.side,
+                   d.signs[order], d.cells[order], d.scale)
+    start = fit(d, ridge=elo.PRIOR_PRECISION, init=init)[0]
+    P = bt.sigmoid(_logits(d, start[None]))[0]
+    precision = d.precision_of(elo.PRIOR_PRECISION)[0]
+    hessian = form(d, (d.count * d.w * P * (1 - P))[None])[0] + np.diag(precision)
+    inverse = bt.mean_zero_inverse(hessian, free=d.size - d.n)
+    batch = max(1, min(replicates, _BATCH_CELLS // max(1, len(counts))))
+    firsts = range(0, replicates, batch)
+    seeds = np.random.SeedSequence(seed).spawn(len(firsts))
+    x = np.empty((replicates, d.size))
+
+    def run(k: int) -> None:
+        rng = np.random.default_rng(seeds[k])
+        size = min(batch, replicates - firsts[k])
+        draws = _multinomial([rng], counts, drawing, [size]).T * drawn.w
+        centre = rng.normal(0.0, 1 / np.sqrt(precision), (size, d.size))
+        evaluate = _evaluator(drawn, draws, precision, centre)
+        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=d.size - d.n,
+                                       tol=_TOLERANCE)
+        redo = np.flatnonzero(~converged)
+        if len(redo):
+            fitted[redo] = fit(drawn, ridge=elo.PRIOR_PRECISION, weights=draws[redo] / drawn.w, centre=centre[redo],
+                               init=start, tol=_TOLERANCE)
+        x[firsts[k] : firsts[k] + size] = fitted
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    with ThreadPoolExecutor(max_workers=cores) as pool:
+        list(pool.map(run, range(len(firsts))))
+    return x, start
+
+
+def _evaluator(d: Design, weights: FloatArray, precision: FloatArray, centre: FloatArray) -> _Evaluate:
+    """(x, rescale, which) -> the gradient of the controlled loss under the weak prior centred on `centre` for the
+    problems `which` of a stack (the matches weighted weights[r]: count times w); with rescale also the
+    Hessian's diagonal; and that every problem holds (leaderboard.bootstrap._chord_fit's evaluate)."""
+    touches = abs(d.signs)  # each match's two entries
+
+    def evaluate(x: FloatArray, rescale: bool, which: BoolArray) -> tuple[FloatArray, FloatArray | None, BoolArray]:
+        rows = np.flatnonzero(which)
+        gradient = np.zeros_like(x)
+        P = bt.sigmoid(_logits(d, x[rows]))
+        gradient[rows] = (_transposed(d, weights[rows] * (P - d.y))
+                          + precision * (x[rows] - centre[rows]))
+        if not rescale:
+            return gradient, None, np.ones(len(x), dtype=bool)
+        c = weights[rows] * P * (1 - P)
+        diagonal = np.ones_like(x)  # left alone for problems not evaluated
+        parts = [np.asarray(touches.T @ c.T).T, *([c.sum(axis=1, keepdims=True)] if d.side else []), c @ d.X ** 2]
+        diagonal[rows] = np.concatenate(parts, axis=1) + precision
+        return gradient, diagonal, np.ones(len(x), dtype=bool)
+
+    return evaluate
 
 
 def z_value(level: float = 0.95) -> float:

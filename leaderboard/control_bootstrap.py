@@ -1,8 +1,8 @@
 """Bootstrap of the controlled fit (leaderboard.control): exact, or over the n x n cells where that is cheaper.
 
 Model: as leaderboard.bootstrap's, matches resampled with replacement, each replicate refitted under the weak
-prior centred on a draw from it. The exact replicates pass over every distinct match, since each has its own x.
-Over cells, a replicate draws each kind of match (Pro, Con, y, w) as often as leaderboard.bootstrap does, and the
+prior centred on a draw from it. The exact replicates (leaderboard.control.bootstrap) pass over every distinct
+match, since each has its own x. Over cells, a replicate draws each kind of match (Pro, Con, y, w) as often as leaderboard.bootstrap does, and the
 sum of x - m over a kind's c drawn matches from the kind's moments, as root s sqrt(c) (m, V = root root^T: the
 kind's mean and spread of x; s random signs, so the sum has mean 0 and covariance c V, for a bit a feature); a
 cell (Pro, Con) then holds its drawn matches' weight W0, w-weighted mean mu and spread S of x. The likelihood's
@@ -23,14 +23,13 @@ import numpy as np
 import pandas as pd
 from numpy.typing import ArrayLike, NDArray
 
-from leaderboard import bt, elo
+from leaderboard import bt, control, elo
 from leaderboard.bootstrap import CountArray, _chord_fit, _Evaluate, _multinomial, _poisson_tables, _transposed
 from leaderboard.bt import BoolArray, FloatArray, IndexArray
-from leaderboard.control import Design, _logits, fit, form
-from leaderboard.control import _transposed as _design_transposed
+from leaderboard.control import Design
 
 Float32Array = NDArray[np.float32]
-# Numbers held at once per batch of bootstrap replicates: replicates x (distinct matches, or cells' numbers) <= this.
+# Numbers held at once per batch of bootstrap replicates: replicates x the cells' numbers <= this.
 _BATCH_CELLS = 1 << 22
 # Numbers an array holds per step over a batch's replicates: a few replicates' cells at a time, so that they stay
 # in a core's cache (each step's numpy calls then cost little beside the numbers).
@@ -42,51 +41,12 @@ def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0, init: ArrayLi
               cells: bool | None = None) -> tuple[FloatArray, FloatArray]:
     """x refitted on `replicates` resamples of the matches with replacement, each under the weak prior centred on
     a draw from it (as leaderboard.bootstrap), in the design's units: (replicates, size); and the fit of the full
-    data under the prior, about which they spread. init, a fit of the same matches, saves that fit most of its
-    steps. cells: the replicates over the n x n cells (default: where there are at least half as many distinct
-    matches as cells, beyond which the cells cost less), else exact."""
+    data under the prior (over cells: the cells'), about which they spread. init, a fit of the same matches, saves
+    that fit most of its steps. cells: the replicates over the n x n cells (default: where there are at least half
+    as many distinct matches as cells, beyond which the cells cost less), else exact (leaderboard.control's)."""
     if cells if cells is not None else 2 * len(d.count) >= d.n * d.n:
         return _cells_bootstrap(d, replicates, seed, init)
-    return _exact_bootstrap(d, replicates, seed, init)
-
-
-def _exact_bootstrap(d: Design, replicates: int, seed: int,
-                     init: ArrayLike | None) -> tuple[FloatArray, FloatArray]:
-    """bootstrap with every replicate over the distinct matches.
-
-    Each replicate is refitted by chord steps with the full data's Hessian under the prior, rescaled to the
-    replicate's own curvature (leaderboard.bootstrap._chord_fit); the few that do not converge get full Newton.
-    Batches run on a thread pool, each with its own child seed, so the result depends on the seed and the data
-    only.
-    """
-    counts = d.count.astype(np.int64)
-    drawing = _poisson_tables(counts)
-    order = drawing[1]
-    # The matches as the draws' rows hold them: in the order they are drawn.
-    drawn = Design(d.a[order], d.b[order], d.y[order], d.w[order], d.count[order], d.X[order], d.n, d.side,
-                   d.signs[order], d.cells[order], d.scale)
-    start = fit(d, ridge=elo.PRIOR_PRECISION, init=init)[0]
-    P = bt.sigmoid(_logits(d, start[None]))[0]
-    precision = d.precision_of(elo.PRIOR_PRECISION)[0]
-    hessian = form(d, (d.count * d.w * P * (1 - P))[None])[0] + np.diag(precision)
-    inverse = bt.mean_zero_inverse(hessian, free=d.size - d.n)
-    batch = max(1, min(replicates, _BATCH_CELLS // max(1, len(counts))))
-    x = np.empty((replicates, d.size))
-
-    def run(rng: np.random.Generator, first: int, size: int) -> None:
-        draws = _multinomial([rng], counts, drawing, [size]).T * drawn.w
-        centre = rng.normal(0.0, 1 / np.sqrt(precision), (size, d.size))
-        evaluate = _exact_evaluator(drawn, draws, precision, centre)
-        fitted, converged = _chord_fit(evaluate, start, inverse, np.diag(hessian), size, free=d.size - d.n,
-                                       tol=_TOLERANCE)
-        redo = np.flatnonzero(~converged)
-        if len(redo):
-            fitted[redo] = fit(drawn, ridge=elo.PRIOR_PRECISION, weights=draws[redo] / drawn.w, centre=centre[redo],
-                               init=start, tol=_TOLERANCE)
-        x[first : first + size] = fitted
-
-    _in_batches(run, replicates, batch, seed)
-    return x, start
+    return control.bootstrap(d, replicates=replicates, seed=seed, init=init)
 
 
 def _in_batches(run: Callable[[np.random.Generator, int, int], None], replicates: int, batch: int,
@@ -103,31 +63,6 @@ def _in_batches(run: Callable[[np.random.Generator, int, int], None], replicates
     with ThreadPoolExecutor(max_workers=cores) as pool:  # the draws and the array maths release the GIL
         list(pool.map(one, range(len(firsts))))
 
-
-def _exact_evaluator(d: Design, weights: FloatArray, precision: FloatArray, centre: FloatArray) -> _Evaluate:
-    """(x, rescale, which) -> the gradient of the controlled loss under the weak prior centred on `centre` for the
-    problems `which` of a stack (the matches weighted weights[r]: count times w); with rescale also the
-    Hessian's diagonal; and that every problem holds (leaderboard.bootstrap._chord_fit's evaluate)."""
-    touches = abs(d.signs)  # each match's two entries
-
-    def evaluate(x: FloatArray, rescale: bool, which: BoolArray) -> tuple[FloatArray, FloatArray | None, BoolArray]:
-        rows = np.flatnonzero(which)
-        gradient = np.zeros_like(x)
-        P = bt.sigmoid(_logits(d, x[rows]))
-        gradient[rows] = (_design_transposed(d, weights[rows] * (P - d.y))
-                          + precision * (x[rows] - centre[rows]))
-        if not rescale:
-            return gradient, None, np.ones(len(x), dtype=bool)
-        c = weights[rows] * P * (1 - P)
-        diagonal = np.ones_like(x)  # left alone for problems not evaluated
-        parts = [np.asarray(touches.T @ c.T).T, *([c.sum(axis=1, keepdims=True)] if d.side else []), c @ d.X ** 2]
-        diagonal[rows] = np.concatenate(parts, axis=1) + precision
-        return gradient, diagonal, np.ones(len(x), dtype=bool)
-
-    return evaluate
-
-
-# --- over cells --------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class _Kinds:
@@ -412,8 +347,9 @@ def _cell_derivatives(first: FloatArray, second: FloatArray, points: FloatArray,
 
 
 def _cells_bootstrap(d: Design, replicates: int, seed: int, init: ArrayLike | None) -> tuple[FloatArray, FloatArray]:
-    """bootstrap with every replicate over the cells: refitted by chord steps with the data's cells' Hessian under
-    the prior (leaderboard.bootstrap._chord_fit), the few that do not converge by damped Newton (_refit)."""
+    """bootstrap with every replicate over the cells, about the cells' own fit of the data: refitted by chord steps
+    with the data's cells' Hessian under the prior (leaderboard.bootstrap._chord_fit), the few that do not converge
+    by damped Newton (_cell_newton). Batches run on a thread pool, each with its own child seed."""
     kinds = _kinds(d)
     K = d.X.shape[1]
     precision = d.precision_of(elo.PRIOR_PRECISION)[0]

@@ -104,7 +104,7 @@ def test_the_cells_serve_where_they_cost_less(monkeypatch):
     # Half as many distinct matches as cells or more: the cells; fewer (a big field barely played): exact.
     used = []
     monkeypatch.setattr(control_bootstrap, "_cells_bootstrap", lambda *args: used.append("cells"))
-    monkeypatch.setattr(control_bootstrap, "_exact_bootstrap", lambda *args: used.append("exact"))
+    monkeypatch.setattr(control, "bootstrap", lambda *args, **options: used.append("exact"))
     frame = planted(matches=72)[0]  # 12 entries: 144 cells
     control_bootstrap.bootstrap(design_of(frame))
     control_bootstrap.bootstrap(design_of(frame.iloc[:71]))
