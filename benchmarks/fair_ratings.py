@@ -194,12 +194,11 @@ def use_option(name: str) -> None:
             rows = np.repeat(np.arange(len(d.count)), d.count.astype(int))
             x = np.round(d.X[rows] * d.scale * BINS) / BINS
             pooled = control.design(d.a[rows], d.b[rows], d.y[rows], d.w[rows], x, d.n, side=d.side)
+            to_pooled = d.per_unit(np.ones(d.size)) / pooled.per_unit(np.ones(d.size))  # design units: d's to pooled's
             init = options.pop("init", None)
-            if init is not None:
-                init = pooled.per_unit(np.asarray(init) / d.per_unit(np.ones(d.size)))
-            replicates, start = chosen(pooled, **options, init=init, cells=False)
-            to_d = d.per_unit(np.ones(d.size)) / pooled.per_unit(np.ones(d.size))
-            return replicates / to_d, start / to_d
+            replicates, start = chosen(pooled, **options, init=None if init is None else np.asarray(init) * to_pooled,
+                                       cells=False)
+            return replicates / to_pooled, start / to_pooled
         control_bootstrap.bootstrap = binned
 
 
