@@ -2,14 +2,15 @@
 
 Model: as leaderboard.bootstrap's, matches resampled with replacement, each replicate refitted under the weak
 prior centred on a draw from it. The exact replicates (leaderboard.control.bootstrap) pass over every distinct
-match, since each has its own x. Over cells, a replicate draws each kind of match (Pro, Con, y, w) as often as leaderboard.bootstrap does, and the
-sum of x - m over a kind's c drawn matches from the kind's moments, as root s sqrt(c) (m, V = root root^T: the
-kind's mean and spread of x; s random signs, so the sum has mean 0 and covariance c V, for a bit a feature); a
-cell (Pro, Con) then holds its drawn matches' weight W0, w-weighted mean mu and spread S of x. The likelihood's
-outcome term, sum w y eta, is linear in the parameters and taken whole; its other term, sum w log(1 + e^eta), is
-taken at the 2K points mu +- sqrt(K) L_j (L L^T = S; the unscented transform), each of weight W0 / 2K: exact to
-second order in beta (x - mu), and still a logistic fit, of 2K pseudo-matches a cell, whatever the number of
-matches. A replicate then costs the n x n cells' work, not the matches'.
+match, since each has its own x. Over cells, a replicate draws each kind of match (Pro, Con, y, w) as often as
+leaderboard.bootstrap does, and the sum of x - m over a kind's c drawn matches from the kind's moments, as root
+s sqrt(c) (m, V = root root^T: the kind's mean and spread of x; s random signs, so that the sum has mean 0 and
+covariance c V, for a bit a feature); a cell (Pro, Con) then holds its drawn matches' weight W0, w-weighted
+mean mu and spread S of x. The likelihood's outcome term, sum w y eta, is linear in the parameters and taken
+whole; its other term, sum w log(1 + e^eta), is taken at the 2K points mu +- sqrt(K) L_j (L L^T = S; the
+unscented transform), each of weight W0 / 2K: exact to second order in beta (x - mu), and still a logistic fit,
+of 2K pseudo-matches a cell, whatever the number of matches. A replicate then costs the n x n cells' work, not
+the matches'.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ def bootstrap(d: Design, *, replicates: int = 1000, seed: int = 0, init: ArrayLi
     a draw from it (as leaderboard.bootstrap), in the design's units: (replicates, size); and the fit of the full
     data under the prior (over cells: the cells'), about which they spread. init, a fit of the same matches, saves
     that fit most of its steps. cells: the replicates over the n x n cells (default: where there are at least half
-    as many distinct matches as cells, beyond which the cells cost less), else exact (leaderboard.control's)."""
-    if cells if cells is not None else 2 * len(d.count) >= d.n * d.n:
+    as many distinct matches as cells, beyond which the cells cost less, and a feature), else exact
+    (leaderboard.control's)."""
+    if cells if cells is not None else 2 * len(d.count) >= d.n * d.n and d.X.shape[1] > 0:
         return _cells_bootstrap(d, replicates, seed, init)
     return control.bootstrap(d, replicates=replicates, seed=seed, init=init)
 

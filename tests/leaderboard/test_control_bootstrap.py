@@ -101,14 +101,18 @@ def test_the_data_cells_hold_each_cells_weight_mean_and_spread():
 
 
 def test_the_cells_serve_where_they_cost_less(monkeypatch):
-    # Half as many distinct matches as cells or more: the cells; fewer (a big field barely played): exact.
+    # Half as many distinct matches as cells or more: the cells; fewer (a big field barely played): exact. (72 rows
+    # with counts 1 here: each planted match has its own words.)
     used = []
     monkeypatch.setattr(control_bootstrap, "_cells_bootstrap", lambda *args: used.append("cells"))
     monkeypatch.setattr(control, "bootstrap", lambda *args, **options: used.append("exact"))
     frame = planted(matches=72)[0]  # 12 entries: 144 cells
-    control_bootstrap.bootstrap(design_of(frame))
+    d = design_of(frame)
+    control_bootstrap.bootstrap(d)
     control_bootstrap.bootstrap(design_of(frame.iloc[:71]))
-    assert used == ["cells", "exact"]
+    # ... and without a feature the model is the plain one, which the exact replicates fit.
+    control_bootstrap.bootstrap(control.design(d.a, d.b, d.y, d.w, np.zeros((len(d.a), 0)), d.n, side=True))
+    assert used == ["cells", "exact", "exact"]
 
 
 def test_the_fit_and_its_intervals_do_not_hang_on_the_order_of_the_rows():
