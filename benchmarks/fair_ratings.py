@@ -17,10 +17,11 @@ Prints each figure beside its reference or target, in the same run:
      entries (default 100,000 and 1,000,000), in subprocesses: CPU time (user + system) of the plain bootstrap fit,
      and beside it that of `--control length` by each option (OPTIONS: replicates over cells, the default; exact
      replicates, as before; exact replicates over x binned; the sandwich), with the ratio against the target
-     (<= 1.5x the plain fit at 100,000 matches, <= 3x at 1,000,000) and the load average.
+     (<= 1.5x the plain fit at 100,000 matches, <= 3x at 1,000,000) and the load average; each the median of
+     --repeats runs taken in turn (the machine's other work moves one run's CPU time by some 15%).
 
 Run: .venv/bin/python benchmarks/fair_ratings.py [--tournaments 100] [--lechmazur WS]
-     [--cost [--matches 100000,1000000] [--options cells,exact,binned,sandwich]]
+     [--cost [--matches 100000,1000000] [--options cells,exact,binned,sandwich] [--repeats 3]]
 """
 from __future__ import annotations
 
@@ -156,9 +157,10 @@ OPTIONS = (
 )
 
 
-def cost(sizes: list[int], replicates: int, options: list[str]) -> None:
+def cost(sizes: list[int], replicates: int, options: list[str], repeats: int) -> None:
     """Part 3: CPU of `arena rate --results` without --control (the plain bootstrap fit) and with --control length
-    by each option, side by side, and each ratio against its target."""
+    by each option, side by side, and each ratio against its target: the median of `repeats` runs, taken in turn
+    (an option over 3x the plain fit is run once: no noise brings it near a target)."""
     for matches in sizes:
         target = TARGET_COST if matches <= 100_000 else TARGET_COST_MILLION
         with tempfile.TemporaryDirectory() as folder:
@@ -166,18 +168,28 @@ def cost(sizes: list[int], replicates: int, options: list[str]) -> None:
             frame, _ = tournament(0, matches, 0.8, entries=[f"m{k:03d}" for k in range(100)], verbose=None)
             path.write_text(csv_text(frame), encoding="utf-8")
             print(f"\n3. cost: {matches:,} matches among 100 entries, {replicates} bootstrap replicates (`arena rate "
-                  f"--results`, CPU = user + system of the subprocess; load average {_load()})")
+                  f"--results`, CPU = user + system of the subprocess, median of {repeats} runs; load average "
+                  f"{_load()})")
             common = ("rate", "--results", str(path), "--bootstrap", str(replicates), "--format", "json")
-            plain, _ = _cpu(*common, option="cells")
-            print(f"   plain bootstrap fit: {plain:6.1f} s")
-            for name, ci, what in (option for option in OPTIONS if option[0] in options):
-                seconds, out = _cpu(*common, "--ci", ci, "--control", "length", option=name)
-                length = json.loads(out)["control"]["length"]
-                ratio = seconds / plain
-                print(f"   --control length, {name:<8} {seconds:6.1f} s: {ratio:5.2f}x the plain fit   target <= "
-                      f"{target:g}x   {_verdict(ratio <= target)}   (coefficient {length['coef']:+.0f} Elo, 95% "
-                      f"{length['ci_low']:+.0f} to {length['ci_high']:+.0f}; planted {0.8 * elo.ELO_SCALE:+.0f}): "
-                      f"{what}")
+            chosen = [option for option in OPTIONS if option[0] in options]
+            seconds: dict[str, list[float]] = {name: [] for name, _, _ in [("plain", "", ""), *chosen]}
+            outputs: dict[str, str] = {}
+            for run in range(repeats):
+                seconds["plain"].append(_cpu(*common, option="cells")[0])
+                for name, ci, _ in chosen:
+                    if run and np.median(seconds[name]) > 3 * np.median(seconds["plain"]):
+                        continue
+                    spent, outputs[name] = _cpu(*common, "--ci", ci, "--control", "length", option=name)
+                    seconds[name].append(spent)
+            plain = float(np.median(seconds["plain"]))
+            print(f"   plain bootstrap fit: {plain:6.1f} s  ({' '.join(f'{s:.1f}' for s in seconds['plain'])})")
+            for name, ci, what in chosen:
+                spent, length = float(np.median(seconds[name])), json.loads(outputs[name])["control"]["length"]
+                ratio = spent / plain
+                print(f"   --control length, {name:<8} {spent:6.1f} s: {ratio:5.2f}x the plain fit   target <= "
+                      f"{target:g}x   {_verdict(ratio <= target)}   (runs {' '.join(f'{s:.1f}' for s in seconds[name])};"
+                      f" coefficient {length['coef']:+.0f} Elo, 95% {length['ci_low']:+.0f} to "
+                      f"{length['ci_high']:+.0f}; planted {0.8 * elo.ELO_SCALE:+.0f}): {what}")
             print(f"   (load average at the end {_load()})")
 
 
@@ -242,6 +254,7 @@ def main() -> None:
     parser.add_argument("--lechmazur", type=Path, default=None, metavar="WS")
     parser.add_argument("--cost", action="store_true")
     parser.add_argument("--matches", default="100000,1000000", help="sizes for --cost, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3, help="--cost's runs of each, of which the median counts")
     parser.add_argument("--options", default=",".join(name for name, _, _ in OPTIONS),
                         help="--cost's options for --control, comma-separated: " + ", ".join(n for n, _, _ in OPTIONS))
     args = parser.parse_args()
@@ -250,7 +263,7 @@ def main() -> None:
     if args.lechmazur:
         lechmazur(args.lechmazur)
     if args.cost:
-        cost([int(m) for m in args.matches.split(",")], args.replicates, args.options.split(","))
+        cost([int(m) for m in args.matches.split(",")], args.replicates, args.options.split(","), args.repeats)
 
 
 if __name__ == "__main__":

@@ -74,7 +74,7 @@ class _Kinds:
     the place (outcome o of the O distinct (y, w), cell a n + b: o n^2 + a n + b) of each row of the draws. A
     replicate's statistics of each cell are linear in its values per slot (the count c drawn, then r_a = sqrt(c)
     s_a per feature and q_ab = s_a s_b [c > 0] per pair a < b of them, s random signs): statistic t of cell c is
-    sum_k coefficients[t, k, c] values[k, c], k over the value kinds and outcomes (_statistic). centre (K, n^2):
+    sum_k coefficients[t, k, c] values[k, c], k over the value kinds and outcomes. centre (K, n^2):
     each cell's w-weighted mean x."""
 
     counts: CountArray
@@ -168,12 +168,15 @@ def _cells(kinds: _Kinds, draws: NDArray[np.floating[Any]], rng: np.random.Gener
     counts = _transposed(draws)  # a row per replicate
     step = max(1, _CACHED // (columns * cells))
     values = np.zeros((min(step, size), columns, cells), dtype=np.float32)  # empty slots stay 0
+    # Where each replicate's counts go in the flat values: a flat index beats a fancy index over two axes.
+    places = (kinds.slot + np.arange(len(values))[:, None] * columns * cells).reshape(-1)
     pairs = _pairs(K)
-    used = [np.flatnonzero(coefficients.any(axis=1)) for coefficients in kinds.coefficients]
+    # The values each statistic reads: W0 and W0 y the counts alone, the rest the signs' terms too.
+    used = [O if t < 2 else columns for t in range(2 + K + len(pairs))]
     for first in range(0, size, step):
         rows = slice(first, min(first + step, size))
         here = values[: rows.stop - first]
-        here.reshape(len(here), -1)[:, kinds.slot] = counts[rows]
+        values.reshape(-1)[places[: len(here) * counts.shape[1]]] = counts[rows].reshape(-1)
         if rng is not None:
             c = here[:, :O]
             bits = np.unpackbits(rng.integers(0, 256, (K * c.size + 7) // 8, dtype=np.uint8))[: K * c.size]
@@ -182,14 +185,14 @@ def _cells(kinds: _Kinds, draws: NDArray[np.floating[Any]], rng: np.random.Gener
                 np.multiply(np.sqrt(c), sign[a], out=here[:, O * (1 + a) : O * (2 + a)])
             for p, (a, b) in enumerate(_pairs(K, distinct=True)):  # q_ab = s_a s_b [c > 0]
                 np.multiply(sign[a] * sign[b], c > 0, out=here[:, O * (1 + K + p) : O * (2 + K + p)])
-        S = [_statistic(here, kinds.coefficients[t], used[t]) for t in range(2 + K + len(pairs))]
+        S = [np.einsum("rkc,kc->rc", here[:, : used[t]], kinds.coefficients[t, : used[t]])
+             for t in range(2 + K + len(pairs))]
         won = S[1].reshape(len(here), n, n)
         scored[rows, :n] = won.sum(axis=2, dtype=np.float64) - won.sum(axis=1, dtype=np.float64)
         if side:
             scored[rows, n] = won.sum(axis=(1, 2), dtype=np.float64)
-        for j in range(K):
-            scored[rows, n + side + j] = here.reshape(len(here), -1) @ kinds.coefficients[2 + K + len(pairs) + j
-                                                                                            ].reshape(-1)
+        for j in range(K):  # einsum, not BLAS: OpenBLAS's threads would spin beside the pool's for a product this small
+            scored[rows, n + side + j] = np.einsum("rkc,kc->r", here, kinds.coefficients[2 + K + len(pairs) + j])
         share = 1 / np.maximum(S[0], np.finfo(np.float32).tiny)  # a cell drawn has W0 >= the least w; else W1 = 0
         mean = [S[2 + j] * share for j in range(K)]
         L = _cholesky({(j, l): S[2 + K + s] * share - mean[j] * mean[l] for s, (j, l) in enumerate(pairs)}, K)
@@ -201,15 +204,6 @@ def _cells(kinds: _Kinds, draws: NDArray[np.floating[Any]], rng: np.random.Gener
                 np.add(middle, shift, out=points[rows, 2 * q, j])
                 np.subtract(middle, shift, out=points[rows, 2 * q + 1, j])
     return _Cells(weight.reshape(size, n, n), points.reshape(size, 2 * K, K, n, n), scored)
-
-
-def _statistic(values: Float32Array, coefficients: Float32Array, used: IndexArray) -> Float32Array:
-    """sum_k coefficients[k, c] values[r, k, c] over the values k `used` (the rest have coefficients 0):
-    (replicates, cells)."""
-    out = np.zeros((len(values), values.shape[2]), dtype=np.float32)
-    for k in used:
-        out += values[:, k] * coefficients[k]
-    return out
 
 
 def _cholesky(S: dict[tuple[int, int], Float32Array], K: int) -> dict[tuple[int, int], Float32Array]:
@@ -237,7 +231,10 @@ def _cells_evaluator(cells: _Cells, precision: FloatArray, centre: FloatArray, s
         gradient = np.zeros_like(x)
         diagonal = np.ones_like(x) if rescale else None  # left alone for problems not evaluated
         for start in range(0, len(rows), chunk):
-            some = rows[start : start + chunk]
+            stop = min(start + chunk, len(rows))
+            some: IndexArray | slice = rows[start:stop]
+            if rows[stop - 1] - rows[start] == stop - start - 1:  # a run of replicates: read in place, not copied
+                some = slice(rows[start], rows[stop - 1] + 1)
             expected, curvature = _cell_sums(cells, some, x[some], side, rescale)
             gradient[some] = expected - cells.scored[some] + precision * (x[some] - centre[some])
             if diagonal is not None and curvature is not None:
@@ -247,28 +244,28 @@ def _cells_evaluator(cells: _Cells, precision: FloatArray, centre: FloatArray, s
     return evaluate
 
 
-def _cell_sums(cells: _Cells, rows: IndexArray, x: FloatArray, side: bool,
+def _cell_sums(cells: _Cells, rows: IndexArray | slice, x: FloatArray, side: bool,
                curvature: bool) -> tuple[FloatArray, FloatArray | None]:
     """For replicates `rows` at x: the gradient of sum weight log(1 + e^eta) over every cell's points, eta = t_a -
     t_b [+ h] + beta . point; with curvature also the diagonal of its Hessian."""
     n, K = cells.weight.shape[1], cells.points.shape[2]
     t = x[:, :n].astype(np.float32)
-    base = t[:, :, None] - t[:, None, :]
+    negative = t[:, None, :] - t[:, :, None]  # -eta's strengths' part, so that no pass negates eta
     if side:
-        base += x[:, n, None, None].astype(np.float32)
-    beta = x[:, n + side :].astype(np.float32)
+        negative -= x[:, n, None, None].astype(np.float32)
+    beta = -x[:, n + side :].astype(np.float32)
     weight = cells.weight[rows]
-    G, C = np.zeros_like(base), np.zeros_like(base)
-    P, wP = np.empty_like(base), np.empty_like(base)
-    beta_sums, beta_curvature = np.zeros((len(rows), K)), np.zeros((len(rows), K))
+    G, C = np.zeros_like(negative), np.zeros_like(negative)
+    P, wP = np.empty_like(negative), np.empty_like(negative)
+    beta_sums, beta_curvature = np.zeros((len(x), K)), np.zeros((len(x), K))
     for q in range(cells.points.shape[1]):
         points = cells.points[rows, q]  # (rows, K, n, n)
         np.multiply(points[:, 0], beta[:, 0, None, None], out=P)
         for j in range(1, K):
             P += points[:, j] * beta[:, j, None, None]
-        P += base
+        P += negative
         with np.errstate(over="ignore"):  # e^-eta = inf gives P = 0, its limit
-            np.exp(np.negative(P, out=P), out=P)
+            np.exp(P, out=P)
         P += 1
         np.reciprocal(P, out=P)
         np.multiply(weight, P, out=wP)
@@ -278,7 +275,7 @@ def _cell_sums(cells: _Cells, rows: IndexArray, x: FloatArray, side: bool,
             np.subtract(1, P, out=P)
             wP *= P  # w P (1 - P)
             C += wP
-            beta_curvature += np.einsum("rij,rkij->rk", wP, points * points)
+            beta_curvature += np.einsum("rij,rkij,rkij->rk", wP, points, points)
     ones = np.ones(n, dtype=np.float32)
     # Row and column sums as matrix-vector products: faster than numpy's sums, and summed in blocks.
     expected = [(G @ ones).astype(np.float64) - (ones @ G).astype(np.float64)]
