@@ -14,10 +14,14 @@ Prints each figure beside its reference or target, in the same run:
      longer side's share of decided matches, the length coefficient with its interval, how many of the raw top
      10 change place, and Spearman's rank correlation of raw and controlled ratings.
   3. Cost (--cost): `arena rate --results FILE --bootstrap 1000 --format json` on --matches matches among 100
-     entries, without and with `--control length`, in subprocesses: CPU time (user + system) side by side and
-     the ratio (target <= 1.5x), then the same with --ci sandwich.
+     entries (default 100,000 and 1,000,000), in subprocesses: CPU time (user + system) of the plain bootstrap fit,
+     and beside it that of `--control length` by each option (OPTIONS: replicates over cells, the default; exact
+     replicates, as before; exact replicates over x binned; the sandwich), with the ratio against the target
+     (<= 1.5x the plain fit at 100,000 matches, <= 3x at 1,000,000) and the load average; each the median of
+     --repeats runs taken in turn (the machine's other work moves one run's CPU time by some 15%).
 
-Run: .venv/bin/python benchmarks/fair_ratings.py [--tournaments 100] [--lechmazur WS] [--cost [--matches N]]
+Run: .venv/bin/python benchmarks/fair_ratings.py [--tournaments 100] [--lechmazur WS]
+     [--cost [--matches 100000,1000000] [--options cells,exact,binned,sandwich] [--repeats 3]]
 """
 from __future__ import annotations
 
@@ -34,9 +38,9 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy.stats import spearmanr
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
 from leaderboard import bt, elo  # noqa: E402
 from leaderboard.ratings import rate  # noqa: E402
@@ -45,7 +49,9 @@ from leaderboard.results import csv_text  # noqa: E402
 ARENA = str(Path(sys.executable).with_name("arena"))
 ENTRIES = [f"e{k:02d}" for k in range(12)]
 VERBOSE = "e05"
-TARGET_RAW, TARGET_FAIR, TARGET_COVERAGE, TARGET_COST = 60.0, 15.0, 0.90, 1.5
+TARGET_RAW, TARGET_FAIR, TARGET_COVERAGE = 60.0, 15.0, 0.90
+TARGET_COST, TARGET_COST_MILLION = 1.5, 3.0  # controlled over plain bootstrap fit: at 100,000 matches, at 1,000,000
+BINS = 16  # the binned option's x bins per unit
 
 
 def tournament(seed: int, matches: int, coef: float, factor: float = 1.8, runs: int = 3, entries=ENTRIES,
@@ -110,6 +116,8 @@ def planted(tournaments: int, matches: int, coef: float, replicates: int) -> Non
 
 def lechmazur(workspace: Path) -> None:
     """Part 2: the length control on lechmazur/debate's imported panel."""
+    from scipy.stats import spearmanr  # here: --cost's subprocesses import this module, and should not pay for it
+
     frame = pd.read_csv(io.StringIO(_arena("rate", "-w", str(workspace), "--judge", "lechmazur-panel", "--format",
                                       "csv")), keep_default_na=False)
     main = frame[frame["dimension"] == "overall"]
@@ -139,36 +147,94 @@ def lechmazur(workspace: Path) -> None:
         print(f"     {raw_rank[name]:>2} -> {fair_rank[name]:>2}  {name}")
 
 
-def cost(matches: int, replicates: int) -> None:
-    """Part 3: CPU of `arena rate --results` with and without --control length, side by side."""
-    with tempfile.TemporaryDirectory() as folder:
-        path = Path(folder) / "results.csv"
-        frame, _ = tournament(0, matches, 0.8, entries=[f"m{k:03d}" for k in range(100)], verbose=None)
-        path.write_text(csv_text(frame), encoding="utf-8")
-        print(f"\n3. cost: {matches:,} matches among 100 entries, {replicates} bootstrap replicates "
-              f"(`arena rate --results`, CPU = user + system of the subprocess)")
-        for ci in ("bootstrap", "sandwich"):
-            common = ("rate", "--results", str(path), "--ci", ci, "--bootstrap", str(replicates), "--format", "json")
-            plain, _ = _cpu(*common)
-            controlled, out = _cpu(*common, "--control", "length")
-            ratio = controlled / plain
-            target = f"target <= {TARGET_COST}x   {_verdict(ratio <= TARGET_COST)}" if ci == "bootstrap" else ""
-            print(f"   --ci {ci:<9}: uncontrolled {plain:6.1f} s, --control length {controlled:6.1f} s: "
-                  f"{ratio:.2f}x   {target}   (coefficient {json.loads(out)['control']['length']['coef']:+.0f} Elo, "
-                  f"planted {0.8 * elo.ELO_SCALE:+.0f})")
+# The ways tried to give a controlled fit its bootstrap intervals, each run as `arena rate --control length` with
+# leaderboard.control_bootstrap.bootstrap replaced (use_option): (name, --ci, what it is).
+OPTIONS = (
+    ("cells", "bootstrap", "replicates over the n x n cells, each kind's spread of x drawn from its moments (default)"),
+    ("exact", "bootstrap", "exact replicates, over every distinct match (the code before)"),
+    ("binned", "bootstrap", f"exact replicates over matches pooled by pair, outcome and x binned to 1/{BINS}"),
+    ("sandwich", "sandwich", "closed-form sandwich intervals (--ci sandwich), no bootstrap"),
+)
 
 
-def _cpu(*args: str) -> tuple[float, str]:
-    """(CPU seconds of the subprocess, its stdout) of `arena ARGS`."""
+def cost(sizes: list[int], replicates: int, options: list[str], repeats: int) -> None:
+    """Part 3: CPU of `arena rate --results` without --control (the plain bootstrap fit) and with --control length
+    by each option, side by side, and each ratio against its target: the median of `repeats` runs, taken in turn
+    (an option over 3x the plain fit is run once: no noise brings it near a target)."""
+    for matches in sizes:
+        target = TARGET_COST if matches <= 100_000 else TARGET_COST_MILLION
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "results.csv"
+            frame, _ = tournament(0, matches, 0.8, entries=[f"m{k:03d}" for k in range(100)], verbose=None)
+            path.write_text(csv_text(frame), encoding="utf-8")
+            print(f"\n3. cost: {matches:,} matches among 100 entries, {replicates} bootstrap replicates (`arena rate "
+                  f"--results`, CPU = user + system of the subprocess, median of {repeats} runs; load average "
+                  f"{_load()})")
+            common = ("rate", "--results", str(path), "--bootstrap", str(replicates), "--format", "json")
+            chosen = [option for option in OPTIONS if option[0] in options]
+            seconds: dict[str, list[float]] = {name: [] for name, _, _ in [("plain", "", ""), *chosen]}
+            outputs: dict[str, str] = {}
+            for run in range(repeats):
+                seconds["plain"].append(_cpu(*common, option="cells")[0])
+                for name, ci, _ in chosen:
+                    if run and np.median(seconds[name]) > 3 * np.median(seconds["plain"]):
+                        continue
+                    spent, outputs[name] = _cpu(*common, "--ci", ci, "--control", "length", option=name)
+                    seconds[name].append(spent)
+            plain = float(np.median(seconds["plain"]))
+            print(f"   plain bootstrap fit: {plain:6.1f} s  ({' '.join(f'{s:.1f}' for s in seconds['plain'])})")
+            for name, ci, what in chosen:
+                spent, length = float(np.median(seconds[name])), json.loads(outputs[name])["control"]["length"]
+                ratio = spent / plain
+                print(f"   --control length, {name:<8} {spent:6.1f} s: {ratio:5.2f}x the plain fit   target <= "
+                      f"{target:g}x   {_verdict(ratio <= target)}   (runs {' '.join(f'{s:.1f}' for s in seconds[name])};"
+                      f" coefficient {length['coef']:+.0f} Elo, 95% {length['ci_low']:+.0f} to "
+                      f"{length['ci_high']:+.0f}; planted {0.8 * elo.ELO_SCALE:+.0f}): {what}")
+            print(f"   (load average at the end {_load()})")
+
+
+def use_option(name: str) -> None:
+    """Make leaderboard.control_bootstrap.bootstrap take option `name` (OPTIONS) in this process."""
+    from leaderboard import control, control_bootstrap
+
+    chosen = control_bootstrap.bootstrap
+    if name == "exact":
+        control_bootstrap.bootstrap = lambda d, **options: chosen(d, **options, cells=False)
+    elif name == "binned":
+        def binned(d: control.Design, **options: object) -> tuple[np.ndarray, np.ndarray]:
+            """Exact replicates over d's matches with x rounded to 1/BINS, pooled by design(); in d's units."""
+            rows = np.repeat(np.arange(len(d.count)), d.count.astype(int))
+            x = np.round(d.X[rows] * d.scale * BINS) / BINS
+            pooled = control.design(d.a[rows], d.b[rows], d.y[rows], d.w[rows], x, d.n, side=d.side)
+            to_pooled = d.per_unit(np.ones(d.size)) / pooled.per_unit(np.ones(d.size))  # design units: d's to pooled's
+            init = options.pop("init", None)
+            replicates, start = chosen(pooled, **options, init=None if init is None else np.asarray(init) * to_pooled,
+                                       cells=False)
+            return replicates / to_pooled, start / to_pooled
+        control_bootstrap.bootstrap = binned
+
+
+def _cpu(*args: str, option: str | None = None) -> tuple[float, str]:
+    """(CPU seconds of the subprocess, its stdout) of `arena ARGS`, with option (use_option) in force if given."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    out = _arena(*args)
+    out = _arena(*args, option=option)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime), out
 
 
-def _arena(*args: str) -> str:
+def _arena(*args: str, option: str | None = None) -> str:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    return subprocess.run([ARENA, *args], check=True, capture_output=True, text=True, env=env).stdout
+    if option is None:
+        command = [ARENA, *args]
+    else:  # arena's own main, in a Python that took the option first (every --cost run, so all start alike)
+        command = [sys.executable, "-c", f"import sys; sys.path.insert(0, {str(ROOT)!r}); "
+                   f"from benchmarks.fair_ratings import use_option; use_option({option!r}); "
+                   "from arena.app.cli import main; sys.argv[0] = 'arena'; main()", *args]
+    return subprocess.run(command, check=True, capture_output=True, text=True, env=env).stdout
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 def _contrast(frame: pd.DataFrame) -> np.ndarray:
@@ -187,14 +253,17 @@ def main() -> None:
     parser.add_argument("--replicates", type=int, default=1000)
     parser.add_argument("--lechmazur", type=Path, default=None, metavar="WS")
     parser.add_argument("--cost", action="store_true")
-    parser.add_argument("--matches", type=int, default=1_000_000)
+    parser.add_argument("--matches", default="100000,1000000", help="sizes for --cost, comma-separated")
+    parser.add_argument("--repeats", type=int, default=3, help="--cost's runs of each, of which the median counts")
+    parser.add_argument("--options", default=",".join(name for name, _, _ in OPTIONS),
+                        help="--cost's options for --control, comma-separated: " + ", ".join(n for n, _, _ in OPTIONS))
     args = parser.parse_args()
     if args.tournaments:
         planted(args.tournaments, args.tournament_matches, args.coef, args.replicates)
     if args.lechmazur:
         lechmazur(args.lechmazur)
     if args.cost:
-        cost(args.matches, args.replicates)
+        cost([int(m) for m in args.matches.split(",")], args.replicates, args.options.split(","), args.repeats)
 
 
 if __name__ == "__main__":

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from numpy.typing import NDArray
 
-from leaderboard import bt, control, elo
+from leaderboard import bt, control, control_bootstrap, elo
 from leaderboard.bootstrap import bootstrap_ratings, match_kinds
 from leaderboard.bt import FloatArray, IndexArray
 from leaderboard.confidence import separability
@@ -206,7 +206,7 @@ def _controlled(a: IndexArray, b: IndexArray, score_a: FloatArray, score_b: Floa
         centre = _in_gauge(d.per_unit(posterior) * elo.ELO_SCALE, n, anchor)
         low, high = centre - half, centre + half
     elif bootstrap > 0:
-        replicates, start = control.bootstrap(d, replicates=bootstrap, seed=seed, init=x)
+        replicates, start = control_bootstrap.bootstrap(d, replicates=bootstrap, seed=seed, init=x)
         centre = _in_gauge(d.per_unit(start) * elo.ELO_SCALE, n, anchor)
         low, high = np.percentile(_in_gauge(d.per_unit(replicates) * elo.ELO_SCALE, n, anchor), [2.5, 97.5], axis=0)
     else:
