@@ -138,7 +138,7 @@ def dry_run(ws: Workspace, *, retry_failed: bool = False, every: int = DRY_RUN_E
     board = until_rule.board(rate(ws)["ratings"], active)
     from leaderboard.results import main_rows
 
-    results = results_frame(ws, judge_or_first(ws, None))
+    results = results_frame(ws, judge_or_first(ws, None), features=False)  # the scores alone, not every speech read
     rows = main_rows(results) if len(results) else results
     played = [(str(pro), str(con), a / (a + b) if a + b else 0.5)
               for pro, con, a, b in zip(rows["entry_a"], rows["entry_b"], rows["score_a"].astype(float),
