@@ -78,8 +78,12 @@ def load(driver, page: Path, width: int = 1280, height: int = 900) -> None:
     """Open page from file:// at the given window size, with the console log emptied first."""
     driver.set_window_size(width, height)
     driver.get_log("browser")
+    from selenium.webdriver.support.ui import WebDriverWait
+
     driver.get(page.resolve().as_uri())
-    assert driver.execute_script("return document.readyState") == "complete"
+    # get() returns once the load event fires, as a rule; on a loaded machine it was seen to return a moment before
+    # readyState turned "complete" (the page still loaded): wait for it a while rather than read it once.
+    WebDriverWait(driver, 30).until(lambda d: d.execute_script("return document.readyState") == "complete")
 
 
 def console_errors(driver) -> list[dict]:
