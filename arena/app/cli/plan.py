@@ -133,7 +133,7 @@ def run(concurrency: int | None, workers: int, budget: float | None, dry_run: bo
 
 def _to_stderr(line: str) -> None:
     """Progress beside JSON on stdout: on stderr."""
-    click.echo(line, err=True)
+    echo(line, err=True)
 
 
 def _projection(p: DryRun) -> None:
