@@ -22,18 +22,22 @@ robust covariance a weighted fit needs; the bootstrap takes no match weights): m
 coverage of the 95% intervals (the share of entries whose interval holds its planted rating, both centred at the
 mean rating).
 
+--save FILE records each run as it ends and skips those FILE holds (with the same --replicates and --max-matches),
+so that a killed benchmark goes on from where it was: the full run takes hours on 2 shared cores.
+
 Run: .venv/bin/python benchmarks/confident_board.py [--quick] [--seeds 20] [--replicates 1000]
-     [--max-matches 3000] [--sizes 6 10 20] [--workers 2] [--weights]
+     [--max-matches 3000] [--sizes 6 10 20] [--workers 2] [--weights] [--save FILE]
 """
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
 import random
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -220,6 +224,28 @@ def tasks(sizes: Sequence[int], seeds: int, weights: bool) -> list[Task]:
     return sorted(todo, key=lambda t: (-t.n, cost[t.design], t.seed))
 
 
+def load(path: Path | None, replicates: int, cap: int) -> dict[Task, list[Outcome]]:
+    """The runs --save has recorded in `path` (JSON lines) with these replicates and cap, by task."""
+    if path is None or not path.exists():
+        return {}
+    done = {}
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        if (record["replicates"], record["cap"]) == (replicates, cap):
+            task = Task(**{**record["task"], "criteria": tuple(record["task"]["criteria"])})
+            done[task] = [Outcome(**{**o, "task": task}) for o in record["outcomes"]]
+    return done
+
+
+def save(path: Path | None, replicates: int, cap: int, found: list[Outcome]) -> None:
+    """Append one run's outcomes to `path` (JSON lines), so that a killed benchmark goes on from where it was."""
+    if path is not None:
+        outcomes = [{k: v for k, v in asdict(o).items() if k != "task"} for o in found]
+        record = {"replicates": replicates, "cap": cap, "task": asdict(found[0].task), "outcomes": outcomes}
+        with path.open("a") as f:
+            f.write(json.dumps(record) + "\n")
+
+
 def _work(job: tuple[Task, int, int]) -> list[Outcome]:
     """run, for a worker process."""
     return run(*job)
@@ -318,6 +344,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=2, help="processes")
     parser.add_argument("--quick", action="store_true", help="5 seeds, 200 replicates, 6 and 10 entries")
     parser.add_argument("--weights", action="store_true", help="until with and without inverse-probability weights")
+    parser.add_argument("--save", type=Path, default=None, metavar="FILE",
+                        help="record each run in FILE (JSON lines) and skip the runs it holds already")
     args = parser.parse_args(argv)
     if args.quick:
         args.seeds, args.replicates, args.sizes = 5, 200, [6, 10]
@@ -331,11 +359,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     print(f"{len(todo)} runs: sizes {args.sizes}, {args.seeds} seeds, {args.replicates} bootstrap replicates, "
           f"cap {args.max_matches} matches, {args.workers} workers")
     start = time.perf_counter()
-    jobs = [(t, args.replicates, args.max_matches) for t in todo]
-    outcomes: list[Outcome] = []
+    done = load(args.save, args.replicates, args.max_matches)
+    outcomes = [o for t in todo if t in done for o in done[t]]
+    if done:
+        print(f"{sum(t in done for t in todo)} runs read from {args.save}")
+    jobs = [(t, args.replicates, args.max_matches) for t in todo if t not in done]
     with multiprocessing.Pool(args.workers) as pool:
-        for k, found in enumerate(pool.imap_unordered(_work, jobs), 1):
+        for k, found in enumerate(pool.imap_unordered(_work, jobs), len(todo) - len(jobs) + 1):
             outcomes += found
+            save(args.save, args.replicates, args.max_matches, found)
             t = found[0].task
             print(f"[{k}/{len(todo)}] {t.n} {t.shape} seed {t.seed} {t.design}"
                   f"{'' if t.weights == 'bootstrap' else ' ' + t.weights} {'/'.join(t.criteria)}: "
@@ -344,7 +376,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     print()
     print("\n".join(weights_table(outcomes, args.sizes) if args.weights else tables(outcomes, args.sizes,
                                                                                    args.max_matches)))
-    print(f"\nwall time {time.perf_counter() - start:.0f} s")
+    runs = {o.task: o.seconds for o in outcomes}
+    print(f"\nwall time {time.perf_counter() - start:.0f} s ({len(jobs)} runs; the {len(runs)} runs' own times add up "
+          f"to {sum(runs.values()):.0f} s)")
 
 
 if __name__ == "__main__":
