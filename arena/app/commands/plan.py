@@ -16,6 +16,7 @@ from arena.app.shapes import records as shapes
 from arena.app.shapes.reports import DryRun, RunResult, UntilDryRun
 from arena.app.commands.rating import rate
 from arena.app.runner import until as until_rule
+from arena.base import terminal
 from arena.base.clock import now
 from arena.base.errors import UserError, plural
 from arena.domain import scheduler
@@ -49,7 +50,7 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
               until: tuple[until_rule.Criterion, until_rule.Board, list[tuple[str, str]]] | None = None) -> Scheduled:
     if entry is not None:
         active_entry(ws, "--entry", entry)
-    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
+    active = _playing(ws)
     imported = sum(e.imported and not e.retired for e in ws.config.entries)
     if len(active) < 2 and imported:
         raise UserError(f"scheduling needs at least 2 active entries, found {len(active)}: the {imported} imported "
@@ -59,13 +60,14 @@ def _schedule(ws: Workspace, fmt: str, *, rounds: int | None, matches: int | Non
     language = ws.config.arena.language
     stored = ws.store.match_states()
     judge = first_judge(ws)
-    standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
-                        else ({}, []))
     focus: list[tuple[str, str]] = []
-    if until is not None:  # --until: the board as `arena rate` fits it, and the pairs the criterion waits on
+    if until is not None:  # --until: the board as `arena rate` fitted it, and the pairs the criterion waits on
         criterion, board, focus = until
         standings, flags = until_rule.standings(board), [f"{criterion}: drawn among {plural(len(focus), 'pair')} "
                                                          "whose intervals still overlap"]
+    else:
+        standings, flags = (current_standings(ws, judge, active, seed) if fmt in ("swiss", "active", "onboard")
+                            else ({}, []))
     byes = [b["entry"] for t in ws.store.tournaments() if t.format == "swiss" for b in t.params.get("byes", [])]
     request = scheduler.DrawRequest(
         entries=active, motions=[m for m, _ in ws.motions.values() if m.language == language], seed=seed,
@@ -187,9 +189,14 @@ def _until_checked(ws: Workspace, criterion: until_rule.Criterion) -> list[str]:
         raise UserError(f"--until {criterion}: the default judge {judge!r} is a judge of people, whose ballots come "
                         "in on the web in their own time, so a run cannot refit after each batch; put an automatic "
                         "judge first in [[judges]] to settle the board by its verdicts")
-    active = [e.name for e in ws.config.entries if not e.retired and not e.imported]
+    active = _playing(ws)
     until_rule.check_size(criterion, len(active))
     return active
+
+
+def _playing(ws: Workspace) -> list[str]:
+    """The entries a draw may pair: neither retired nor imported (those debated elsewhere)."""
+    return [e.name for e in ws.config.entries if not e.retired and not e.imported]
 
 
 def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | None = None,
@@ -204,7 +211,7 @@ def run_until(ws: Workspace, criterion: until_rule.Criterion, *, batch: int | No
     the criterion, met or not, why the run stopped and where the board stood. Entries whose matches await people's
     speeches on the web are left out of new batches until they are in (without wait_s the run does not wait)."""
     active = _until_checked(ws, criterion)
-    say = progress or _say
+    say = progress or terminal.say
     size = batch or len(active)
     result = run(ws, concurrency=concurrency, workers=workers, retry_failed=retry_failed, budget=budget,
                  progress=progress, wait_s=wait_s)
@@ -269,9 +276,3 @@ def _added(first: RunResult, later: RunResult) -> RunResult:
             "total": first["total"] + later["total"], "elsewhere": first["elsewhere"] + later["elsewhere"],
             "unpriced": first["unpriced"] + later["unpriced"], "cost": first["cost"] + later["cost"],
             "cpu_s": first["cpu_s"] + later["cpu_s"]}
-
-
-def _say(line: str) -> None:
-    from arena.base import terminal
-
-    terminal.say(line)
