@@ -130,9 +130,12 @@ def focus(criterion: Criterion, b: Board) -> list[tuple[str, str]]:
     among the K best with an entry ranked below it. separability=X: the pairs nearest to parting (the largest gap
     between ratings for the width of their intervals), FOCUS_SPARE times as many as the share still needs, so that
     no match goes to pairs too close to part that the share can do without. Empty when the criterion is met."""
+    from leaderboard.confidence import apart
+
     n = len(b.entries)
     k = min(int(criterion.value), n) if criterion.kind == "top" else n
-    overlapping = [(i, j) for i in range(k) for j in range(i + 1, n) if b.low[i] <= b.high[j] and b.low[j] <= b.high[i]]
+    parted = apart(b.low, b.high)
+    overlapping = [(i, j) for i in range(k) for j in range(i + 1, n) if not parted[i, j]]
     if criterion.kind == "separability":
         pairs = n * (n - 1) // 2
         need = math.ceil(criterion.value * pairs - 1e-9) - (pairs - len(overlapping))
