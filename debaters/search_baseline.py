@@ -42,7 +42,7 @@ class SearchBaseline:
             return render(PROMPTS, template, motion=ctx.motion, side=ctx.side,
                           language=ctx.language, sources=kb.render(drop=cut.sources), length=budget.amount,
                           unit=budget.unit,
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format)
+                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format, key=ctx.key)
                           if ctx.visible else "", **turn)
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))

@@ -7,6 +7,10 @@ from typing import Any
 
 import jinja2
 
+# Where a prompt's shared part ends (a template writes {{ cache_break }} there): what comes before it is the same
+# for every call that reads this debate at this point, what comes after is this call's own. The gateway takes it out
+# and tells the providers that need telling where to cache (arena.gateway.chat.user, arena.gateway.caching).
+CACHE_BREAK = "\x1e"  # ASCII's record separator, which no prose has; the last one in a prompt is the break
 LANGUAGES = {"en": "English", "zh": "Simplified Chinese", "fr": "French", "de": "German", "es": "Spanish",
              "ja": "Japanese", "ko": "Korean", "pt": "Portuguese", "ru": "Russian", "it": "Italian"}
 
@@ -29,6 +33,7 @@ def render(folder: Path, name: str, *, override: str | Path = "", **variables: A
     """
     language = variables.get("language", "en")
     variables.setdefault("language_name", LANGUAGES.get(language, language))
+    variables.setdefault("cache_break", CACHE_BREAK)
     return _environment(_folders(Path(folder), language, str(override))).get_template(name).render(**variables).strip()
 
 

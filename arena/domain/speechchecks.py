@@ -290,8 +290,8 @@ def echo(text: str, sources: Sources, own: Sequence[tuple[str, str]] = (), langu
     return _echo(_seen(text, language, sources, own))
 
 
-def _echo(seen: _Seen, prompt: str = "") -> str | None:
-    if (marked := _marked(seen.text, (prompt, *(t for _, t in seen._sources)))) is not None:
+def _echo(seen: _Seen, prompt: str = "", keys: frozenset[str] = frozenset()) -> str | None:
+    if (marked := _marked(seen.text, (prompt, *(t for _, t in seen._sources)), keys)) is not None:
         return marked
     if len(seen.p.shingles) >= MIN_WORDS and not seen.apart(ECHO_SHARE, ECHO_OWN_SHARE):
         copied, best = _copied(seen, ECHO_SHARE)
@@ -357,9 +357,9 @@ def _vocabulary(tokens: tuple[str, ...]) -> frozenset[str]:
     return frozenset(tokens)
 
 
-def _marked(text: str, shown: Iterable[str]) -> str | None:
-    """A marker line of a transcript (arena.domain.transcript), a piece of one, or the key of a transcript it was
-    shown: what only a copy of its prompt puts in a speech."""
+def _marked(text: str, shown: Iterable[str], match: frozenset[str] = frozenset()) -> str | None:
+    """A marker line of a transcript (arena.domain.transcript), a piece of one, the key of a transcript it was
+    shown, or any key of its match's transcripts (match): what only a copy of a prompt puts in a speech."""
     if "===" in text:
         if marker := MARKER.search(text):
             return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
@@ -370,6 +370,9 @@ def _marked(text: str, shown: Iterable[str]) -> str | None:
     for key in sorted(frozenset().union(*map(keys, shown))):
         if key in lower:
             return f"it holds the key {key!r} that marked the speeches of the transcript it was shown"
+    for key in sorted(match):
+        if key in lower:
+            return f"it holds the key {key!r} that marks the speeches of its match's transcripts"
     return None
 
 
@@ -487,11 +490,13 @@ def word_salad(text: str, language: str = "en") -> str | None:
 
 
 def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, prompt: str = "",
-          sources: Sources = (), own: Sources = (), order: Sequence[str] = ()) -> Problem | None:
+          sources: Sources = (), own: Sources = (), order: Sequence[str] = (),
+          keys: frozenset[str] = frozenset()) -> Problem | None:
     """The first check the speech fails, in CHECKS' order, or None. budget: the turn's, in the language's unit
     (0: no length check); prompt: what the speaker was asked (its output format's placeholders); sources and
     own: as echo takes them; order: texts among them in the order a match showed them (the motion, then the
-    speeches), which a match's next speech reads again with one more: their shingles are gathered once."""
+    speeches), which a match's next speech reads again with one more: their shingles are gathered once; keys: the
+    keys of the match's transcripts, which the echo check refuses as it does those of the prompts."""
     p = _read(text, language)
     detail = _placeholder(p, prompt, language)
     if detail is not None:
@@ -499,7 +504,7 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
     if (detail := _template(p)) is not None:
         return Problem("template", detail)
     seen = _seen(text, language, sources, own, order)  # read once for echo and pasted
-    if (detail := _echo(seen, prompt)) is not None:
+    if (detail := _echo(seen, prompt, keys)) is not None:
         return Problem("echo", detail)
     if (detail := _pasted(seen)) is not None:
         return Problem("pasted", detail)
@@ -516,13 +521,14 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
 
 def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequence["Speech"], fmt: Format,
               language: str, share: float, prompts: Sequence[str] = (), budget: int | None = None,
-              instructions: Sequence[str] | None = None) -> Problem | None:
+              instructions: Sequence[str] | None = None, keys: frozenset[str] = frozenset()) -> Problem | None:
     """check, given what the speaker of (stage, side) was shown: the motion, the turn's title and brief, the
     prompts of its turn (their placeholders), the instructions it was given (the prompts sent before it wrote a
     draft of the speech, which no draft is in yet: arena.match.protocol.AgentLog.instructions; default: the
     first of prompts), the other side's speeches; its own earlier speeches are its own words, unless it is
     nearly all one of them again or it pastes them with the rest of what it was shown. budget: what the speaker
-    was asked for, if not the turn's; a turn's own min_share overrides share. The protocol and the web
+    was asked for, if not the turn's; a turn's own min_share overrides share; keys: every key of the match's
+    transcripts (arena.domain.transcript.match_keys), none of which a speech may hold. The protocol and the web
     (arena.match.turns) both ask this."""
     turn = fmt.turn(stage, side)
     stated = "\n".join((motion.text, motion.pro_text, motion.con_text, motion.info_slide))
@@ -533,7 +539,7 @@ def in_debate(text: str, *, side: str, stage: str, motion: "Motion", shown: Sequ
     return check(text, language=language, budget=budget or turn.budget(language)[0],
                  share=share if turn.min_share is None else turn.min_share, prompt="\n".join(prompts),
                  sources=sources, own=[(f"its own {fmt.label(s.stage)}", s.text) for s in shown if s.side == side],
-                 order=(stated, *(s.text for s in shown)))
+                 order=(stated, *(s.text for s in shown)), keys=keys)
 
 
 def match_problems(match: "Match", fmt: Format, share: float = MIN_SHARE,

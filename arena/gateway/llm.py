@@ -24,6 +24,7 @@ from arena.gateway import credentials
 from arena.gateway import catalog as models
 from arena.gateway import offline
 from arena.gateway import retry
+from arena.gateway.caching import marked
 from arena.workspace.config import LLMSettings
 from arena.base.errors import ArenaError
 from arena.base.limits import MAX_TIMEOUT_S
@@ -570,7 +571,7 @@ class LLMGateway:
         kwargs: dict[str, Any] = dict(params)
         if (asked := response_format(schema, mode)) is not None:
             kwargs["response_format"] = asked
-        return await send(ref.model, with_schema(messages, schema, mode), kwargs, api_base=ref.api_base,
+        return await send(ref.model, marked(ref.model, with_schema(messages, schema, mode)), kwargs, api_base=ref.api_base,
                           timeout_s=timeout_s, path=self.settings.litellm_path)
 
 

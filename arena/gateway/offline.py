@@ -170,8 +170,8 @@ def respond(model: str, strength: float, messages: list[Message], *, schema: Sch
     as before, and otherwise a biased judge's draws differ from an unbiased one's only where the bias tips them.
     """
     prompt = "\n".join(str(m.get("content", "")) for m in messages)
-    digest = hashlib.sha256(json.dumps([model, strength, prompt, schema, sample, seed, role, stage]).encode())
-    rng = random.Random(digest.hexdigest())
+    drawn = [model, strength, transcript.unkeyed(prompt), schema, sample, seed, role, stage]  # any workspace's keys
+    rng = random.Random(hashlib.sha256(json.dumps(drawn).encode()).hexdigest())
     length = _sentences(stage)
     if role == "writer" and not judging:
         length = round(length * _stretch(model, prompt, seed, verbosity))

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, TypeVar
 
-from arena.gateway.chat import Message, Params
+from arena.gateway.chat import Params, Sent
 from arena.gateway.credentials import stand_in_key
 from arena.gateway.lazy import litellm
 from arena.gateway.catalog import price, response_cost
@@ -93,7 +93,7 @@ class CallTimeout(TimeoutError):
     server that keeps sending (a byte now and then) cannot stretch; retried as any timeout is (arena.gateway.retry)."""
 
 
-async def send(model: str, messages: list[Message], params: Params, *, api_base: str = "",
+async def send(model: str, messages: list[Sent], params: Params, *, api_base: str = "",
                timeout_s: float, path: str = "direct") -> ModelResponse:
     """litellm's ModelResponse to one chat request, without retries (the gateway retries), unknown parameters
     dropped; errors are litellm's exception types, and CallTimeout when the whole answer has not come within
@@ -122,7 +122,7 @@ async def within(timeout_s: float, what: str, work: Awaitable[T]) -> T:
                           f"byte)") from None
 
 
-async def _send(model: str, messages: list[Message], params: Params, *, api_base: str,
+async def _send(model: str, messages: list[Sent], params: Params, *, api_base: str,
                 timeout_s: float, path: str) -> ModelResponse:
     api_key = None
     if stand_in_key(model, api_base):  # local OpenAI-compatible servers need no key; the clients insist on one
@@ -157,7 +157,7 @@ def _route(model: str, api_base: str) -> _Route | None:
 _Route = tuple[str, str, Any, str, str | None]
 
 
-async def _direct(route: _Route, model: str, messages: list[Message], params: Params, api_key: str | None,
+async def _direct(route: _Route, model: str, messages: list[Sent], params: Params, api_key: str | None,
                   timeout_s: float) -> ModelResponse:
     import httpx
 

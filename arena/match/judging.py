@@ -65,6 +65,7 @@ class JudgeView:
     speeches: tuple[Speech, ...]
     independent_openings: bool = True  # the arena's protocol; a benchmark's debates may have other rules
     format: Format = AGENT4DEBATE
+    key: str = ""  # the judges' key in the match (arena.domain.transcript.marker_key); "": one from the speeches
 
     def material(self, prompt: Callable[[str], str]) -> Material:
         """A prompt built around this debate's transcript, fitted to a window by shortening the oldest speeches."""
@@ -77,7 +78,7 @@ class JudgeView:
         speeches = self.speeches if only is None else self.speeches[only:only + 1]
         return transcript.render(speeches, cut=cut, start=1 if only is None else only + 1,
                                  independent_openings=self.independent_openings, language=self.motion.language,
-                                 fmt=self.format)
+                                 fmt=self.format, key=self.key)
 
     def swapped(self) -> "JudgeView":
         """The same debate with the PRO and CON labels exchanged everywhere it is read: the speeches' labels,

@@ -21,7 +21,7 @@ from arena.base.errors import ArenaError
 from arena.domain.formats import AGENT4DEBATE, Format, Turn
 from arena.gateway.llm import AnswerError, CallTag, Check, Completion, ContextLengthError, LLMCallError, LLMGateway
 from arena.gateway.catalog import ModelRef
-from arena.gateway.chat import Message, Params, Schema
+from arena.gateway.chat import Message, Params, Schema, user
 from arena.domain.records import AgentUsage, Forfeit, Motion, Reference, Side, Speech, Stage
 from arena.gateway.search import SearchGateway, SearchResult, SearchTag
 from arena.match.turns import AwaitingPerson, Desk, TurnLapsed
@@ -128,16 +128,16 @@ class LLMHandle:
                   max_tokens: int | None, tight: bool) -> tuple[list[Message], bool]:
         """The messages to send, and whether material was left out to fit them."""
         if not isinstance(prompt, Material):
-            return ([{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt), False
+            return ([user(prompt)] if isinstance(prompt, str) else prompt), False
         if self.ref.simulated:  # the simulator has no window
-            return [{"role": "user", "content": prompt.render(Cut())}], False
+            return [user(prompt.render(Cut()))], False
         answer = self.gateway.answer_cap(self.ref, params, schema, max_tokens)
         budget = self.gateway.prompt_budget(self.ref, answer, tight=tight)
         try:
             text, cut = fit(prompt, lambda t: self.gateway.fits(self.ref, [{"role": "user", "content": t}], budget))
         except PromptTooLong as exc:
             raise LLMCallError(f"{self.ref.model}: {exc} ({self.gateway.window(self.ref)} tokens)") from None
-        return [{"role": "user", "content": text}], not cut.none
+        return [user(text)], not cut.none
 
 
 class SearchHandle:
@@ -166,6 +166,10 @@ class DebateContext:
     format: Format = AGENT4DEBATE  # the match's debate format, in which this is the turn (stage, side)
     min_share: float | None = None  # [arena] min_speech_share when speeches are checked; None: they are not
     desk: Desk | None = field(default=None, compare=False)  # where web debaters take their turns (arena.match.turns)
+    key: str = ""  # the key that marks the speeches of this side's transcripts (arena.domain.transcript.marker_key)
+    # Every key of the match's transcripts, the judges' too, for the speech checks alone (a speech holding one is
+    # refused); never shown to a model.
+    keys: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
     @property
     def turn(self) -> Turn:
@@ -184,7 +188,7 @@ class DebateContext:
             return None
         return speechchecks.in_debate(
             text, side=self.side, stage=self.stage, motion=self.motion, shown=self.visible, fmt=self.format,
-            language=self.language, share=self.min_share, budget=budget,
+            language=self.language, share=self.min_share, budget=budget, keys=self.keys,
             prompts=self.llm.log.prompts(self.stage, self.side) if self.llm is not None else (),
             instructions=self.llm.log.instructions(self.stage, self.side) if self.llm is not None else ())
 

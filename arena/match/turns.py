@@ -80,17 +80,19 @@ def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Spe
                  {s.stage: fmt.title_of(s.stage, language) for s in visible})
 
 
-def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float) -> speechchecks.Problem | None:
+def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float,
+            keys: frozenset[str] = frozenset()) -> speechchecks.Problem | None:
     """The first speech check a person's speech fails, given what they were shown: an empty speech, one longer than
     the turn takes (too_long), then arena.domain.speechchecks.in_debate's (a placeholder, an echo, a loop...); it is
-    refused with the reason before it is taken."""
+    refused with the reason before it is taken. keys: those of the match's transcripts, which no speech may hold."""
     if not text.strip():  # whatever the turn's least share: a person's empty speech is no speech
         return speechchecks.Problem("too-short", "the speech is empty")
     if (overlong := too_long(turn.brief, text)) is not None:  # first: the other checks need not read all of it
         return overlong
     shown = turn.brief
     return speechchecks.in_debate(text, side=turn.side, stage=turn.stage, motion=shown.motion, shown=shown.visible,
-                                  fmt=fmt, language=shown.language, share=min_share, budget=shown.budget.amount)
+                                  fmt=fmt, language=shown.language, share=min_share, budget=shown.budget.amount,
+                                  keys=keys)
 
 
 def most(budget: Budget) -> int:

@@ -41,8 +41,9 @@ class Ballots(Database):
         return {r[0]: r[1] for r in self.conn.execute("SELECT judge, closed_at FROM ballot_closures")}
 
     def ballot_secret(self) -> bytes:
-        """The workspace's secret for people's ballot ids (arena.domain.ballots.ballot_id): made once, then kept (and then
-        only read, so that a read transaction may ask for it: Store.snapshot)."""
+        """The workspace's secret for people's ballot ids (arena.domain.ballots.ballot_id), their turn ids and the keys
+        of match transcripts (arena.domain.transcript.marker_key): made once, then kept (and then only read, so that
+        a read transaction may ask for it: Store.snapshot)."""
         kept = self._scalar("SELECT value FROM meta WHERE key='ballot_secret'")
         if kept is not None:
             return bytes.fromhex(kept)

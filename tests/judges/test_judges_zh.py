@@ -261,13 +261,14 @@ def test_the_chinese_transcript_notes_are_chinese_and_its_markers_unchanged():
     assert body.startswith("第一段 第二段 [为适应模型的上下文窗口，本篇发言其后的 2 个词段")
     assert "参考资料：\n[3] 统计年鉴 (https://example.org/y)\n    来源原文：城市 人口" in body
     assert "References:" not in chinese and "Source text" not in chinese and "more words" not in chinese
-    assert chinese.startswith("发言顺序：1. 正方（PRO）立论，2. 反方（CON）立论，")
+    assert chinese.startswith("下面每篇发言都夹在一行") and "\n\n发言顺序：1. 正方（PRO）立论，2. 反方（CON）立论，" in chinese
     assert "双方的立论发言是各自独立写成的" in chinese
     assert "各自独立" not in transcript.render(debate, language="zh", independent_openings=False)
     assert transcript.render([], language="zh") == "尚无发言。"
     assert transcript.order(debate[:2], ["con", "pro"], language="zh") == "1. 反方（CON）立论，2. 正方（PRO）立论"
     for other in ("en", "fr", "ja"):  # only Chinese has notes of its own
-        assert transcript.render(debate, language=other).startswith("Speaking order: 1. PRO constructive")
+        assert transcript.render(debate, language=other).startswith("Each speech below sits between")
+        assert "\n\nSpeaking order: 1. PRO constructive" in transcript.render(debate, language=other)
 
 
 def test_an_offline_judge_reads_a_chinese_transcript():

@@ -23,6 +23,7 @@ from arena.domain.formats import Format, shown
 from arena.domain.records import HumanTurn, JudgeSpec, Outcome, Side, TurnKey, Verdict, score
 from arena.domain.speechchecks import Problem, length
 from arena.match.turns import Standing, most, standing
+from arena.domain.transcript import match_keys
 from arena.match.turns import problem as speech_problem
 from arena.store import Store
 
@@ -238,7 +239,8 @@ class TurnPages:
         if stands != "open":
             raise HTTPException(409 if stands == "submitted" else 410)
         text = fields.get("speech", "").replace("\r\n", "\n")  # a textarea's line breaks come as CRLF
-        if action == "submit" and (problem := speech_problem(turn, text, self._format(turn), self.min_share)):
+        if action == "submit" and (problem := speech_problem(turn, text, self._format(turn), self.min_share,
+                                                             match_keys(self.key, turn.match_id))):
             return self._writing(request, debater, turn, stands, text, problem=problem, status=400)
         with self.frame.store() as store:
             taken = store.take_speech(turn.match_id, turn.stage, turn.side, text, submit=action == "submit",

@@ -16,6 +16,7 @@ from arena.match.claims import LEASE_S, ClaimLost, Holder
 from arena.base.errors import ArenaError, UserError
 from arena.base.files import no_space
 from arena.domain.formats import Format, get_format
+from arena.domain.transcript import marker_key, match_keys
 from arena.match.judging import UNSEATED, JudgeView, Sitting, Unseated, replaces, run_judge, unseated
 from arena.gateway.llm import CallEvent, CallTag, Completion, LLMGateway
 from arena.gateway.catalog import ModelRef
@@ -122,6 +123,7 @@ class MatchRunner:
             for side, entry in sides.items():
                 check_format(entry, debaters[side], fmt)
             settings = self.ws.config.arena
+            secret = self.ws.store.ballot_secret()  # the transcripts' keys are made under it
 
             def context(side: Side, stage: Stage, visible: tuple[Speech, ...],
                         memory: dict[str, Any]) -> DebateContext:
@@ -134,7 +136,7 @@ class MatchRunner:
                                         offline=entry.simulated),
                     language=match.motion.language or self.ws.config.arena.language, format=fmt,
                     min_share=settings.min_speech_share if settings.speech_checks else None,
-                    desk=desk,
+                    desk=desk, key=marker_key(secret, match.id, side), keys=match_keys(secret, match.id),
                 )
 
             desk = Desk(self.ws.store, match.id, self.ws.config.people.turn_deadline_h)
@@ -158,7 +160,7 @@ class MatchRunner:
         """
         config = self.ws.config
         with self._settled(match.id):
-            view = judge_view(match, self.ws.config.formats)
+            view = judge_view(match, self.ws.config.formats, self.ws.store.ballot_secret())
             verdicts: list[Verdict] = []
             if match.forfeit is None:  # a forfeit is not judged: the other side takes every run (arena.analysis.tally)
                 async with slot or nullcontext():
@@ -224,7 +226,7 @@ class MatchRunner:
         self._keep_alive()
         try:
             match = stored_match(store, match_id)
-            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats), spec,
+            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats, self.ws.store.ballot_secret()), spec,
                                         sitting=self.sitting(match))
         except BaseException:
             store.release(self.holder, match_id, spec.name)
@@ -391,11 +393,13 @@ def stop_on_sigterm() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def judge_view(match: Match, declared: Mapping[str, Format] | None = None) -> JudgeView:
+def judge_view(match: Match, declared: Mapping[str, Format] | None = None, secret: bytes = b"") -> JudgeView:
     """What a judge reads of a played match: its speeches in its format's order, under its format's titles
-    (declared: the workspace's own formats, by name)."""
+    (declared: the workspace's own formats, by name), marked with the judges' key of the match under the workspace's
+    secret (arena.domain.transcript.marker_key)."""
     fmt = get_format(match.format, declared)
-    return JudgeView(match.motion, tuple(fmt.ordered(match.speeches)), format=fmt)
+    key = marker_key(secret, match.id, "judges") if secret else ""
+    return JudgeView(match.motion, tuple(fmt.ordered(match.speeches)), format=fmt, key=key)
 
 
 def stored_match(store: Store, match_id: str) -> Match:

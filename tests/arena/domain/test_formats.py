@@ -347,7 +347,7 @@ def test_the_init_template_documents_the_format_key(tmp_path):
 def test_formats_name_their_stages_in_chinese_too():
     speeches = [Speech(stage, side, f"{side} {stage}") for stage, side in TURNS]
     text = transcript.render(speeches, language="zh", fmt=LECHMAZUR)
-    assert text.startswith("发言顺序：1. 正方（PRO）开篇陈词，2. 反方（CON）开篇陈词，3. 正方（PRO）第一轮反驳")
+    assert text.splitlines()[-1].startswith("发言顺序：1. 正方（PRO）开篇陈词，2. 反方（CON）开篇陈词，3. 正方（PRO）第一轮反驳")
     assert "stage 为 opening（开篇陈词）、rebuttal_1（第一轮反驳）、pressure_questions（压力质询）" in text
     assert LECHMAZUR.place("pressure_questions", "zh") == "压力质询（第三阶段，共五阶段：正方先发言，反方后发言）"
     assert AGENT4DEBATE.place("constructive") == "stage 1 of 3: both teams open independently"
