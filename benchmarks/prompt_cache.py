@@ -5,26 +5,30 @@ A round robin of three entries — two `agent4debate` entries and one `direct` e
 the default `[arena] judge_runs`) and a `panel` judge, each entry and judge on its own model name at a fake OpenAI
 server (tests/support/fakes: real HTTP on loopback; it records every request), search through a fake Tavily, the
 response cache off and speech checks off (a forfeit would end a match early, and the fake's texts are no debate).
-The arena is driven as a user drives it, `arena init`/`check`/`schedule`/`run` in subprocesses, so the same driver
-plays an earlier checkout: with `--baseline REV` (default cdc6ad7, the commit before issue 52's work) the tree of REV
+The arena is driven as a user drives it, `arena init`/`schedule`/`run` in subprocesses, so the same driver plays
+an earlier checkout: with `--baseline REV` (default cdc6ad7, the commit before issue 52's work) the tree of REV
 (`git archive`, into a temporary folder; or REV a folder that holds a checkout) plays the same plan with the same
-seed and config, against the same fakes, and the two are printed side by side with after / before.
+seed and config, against the same fakes, and the two are printed side by side with after / before. The models are
+recorded as working and measured, as `arena check` leaves them, so `arena run` sends no probe (the driver checks
+that the server received exactly the calls the ledger's matches made).
 
-The models are recorded as working and measured, as `arena check` leaves them, so `arena run` sends no probe (the
-driver checks that the server received exactly the calls the ledger's matches made).
-
-What is measured, from the requests the fake recorded during `arena run`: per model, in the order the server received them, each request's text (its messages' contents joined by
-newlines, as the fake's messages_text joins them) is fed to arena.gateway.caching.PrefixCache, which finds the
-longest prefix it shares with any earlier prompt to that model and counts the tokens OpenAI would read from its
-cache: none below 1,024 tokens, else that prefix rounded down to a step of 128 (tokens counted by rough_tokens: a
-token per 4 characters). Printed per model: requests, prompt tokens, cacheable tokens and their share; the target
-is at least 50% of all prompt tokens cacheable. Then, from the ledger (the calls table of each run's arena.db;
-the fake reports the same rough token counts as usage), the prompt and completion tokens per match of each
-debater kind (per side it played) and judge kind.
+What is measured, from the requests the fake recorded during `arena run`: per model, in the order the server
+received them, each request's text (its messages' contents joined by newlines, as the fake's messages_text joins
+them) is fed to arena.gateway.caching.PrefixCache, which finds the longest prefix it shares with any earlier prompt
+to that model and counts the tokens OpenAI would read from its cache: none below 1,024 tokens, else that prefix
+rounded down to a step of 128 (tokens counted by rough_tokens: a token per 4 characters). Printed per model:
+requests, prompt tokens, cacheable tokens, of those the ones of prompts sent whole before ("repeats": a provider
+may not hold the earlier one yet when both are sent at once), and the share; the target is at least 50% of all
+prompt tokens cacheable. Then, from the ledger (the calls table of each run's arena.db; the fake reports the same
+rough token counts as usage), the calls, prompt and completion tokens per match of each debater kind (per side it
+played) and judge kind (all R runs), and the timings.
 
 The fake answers every structured request with a small valid instance of its JSON schema (a ~380-word speech for
-a `speech` field, ~40 words for any other text) and free text with a ~380-word text, each drawn from the
-request's own hash, so texts differ from call to call but are the same size before and after.
+a `speech` field, ~40 words for any other text) and free text with a ~380-word text, each drawn from a count of
+the answers so far, so texts differ from call to call, as a model's would (drawn from the prompt, two matches whose
+prompts are alike would be one debate twice, and their judges' prompts would repeat whole), and are the same size
+before and after. Its reviewers approve every first draft and it asks for no extra material, so agent4debate makes
+11 calls a side at cdc6ad7.
 
 Run: LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/prompt_cache.py [--quick] [--rounds N]
      [--matches N] [--seed S] [--baseline REV | --no-baseline] [--keep DIR] [--json]
@@ -33,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import itertools
 import json
 import os
 import random
@@ -81,10 +86,16 @@ def prose(seed: str, words: int) -> str:
     return " ".join(out[:words])
 
 
+ANSWERS = itertools.count()
+
+
 def answer(body: dict) -> Reply:
-    """A valid answer to any request the arena sends, with usage in rough_tokens (the analysis's count)."""
+    """A valid answer to any request the arena sends, with usage in rough_tokens (the analysis's count). Each answer's
+    text is drawn afresh (from a count of the answers), as a model's would be: answers drawn from the prompt would
+    make two matches whose prompts are alike (two entries of one kind on one motion, where the prompts name no match)
+    the same debate, whose judges' prompts would then repeat whole."""
     prompt = messages_text(body)
-    seed = hashlib.sha256(prompt.encode()).hexdigest()
+    seed = f"{body.get('model')}:{next(ANSWERS)}"
     schema = requested_schema(body)
     if schema:
         content = json.dumps(schema_instance(schema, text=lambda key: prose(
