@@ -34,6 +34,7 @@ ZH_SIDE = {"PRO": "正方", "CON": "反方"}
 MOTION = Motion("zh-t-1", "正义只是利益／正义不只是利益", "value", language="zh",
                 pro_text="正义只是利益", con_text="正义不只是利益")
 HEADINGS = ("# 角色设定", "# 背景知识", "# 工作流程", "# 规则", "# 输出格式")
+IN_CACHE_ORDER = ("# 背景知识", "# 角色设定", "# 工作流程", "# 规则", "# 输出格式")  # the debate before the role
 # Few calls per kind, but every template of the kind: the critic objects once so that the scorer revises and
 # the tie-breaker decides; the panel's summarizer writes the one turn's summary.
 KINDS = {
@@ -94,12 +95,15 @@ def test_every_prompt_is_chinese_with_both_propositions(fake_llm, kind):
     for prompt in prompts:
         for heading in HEADINGS:
             assert heading in prompt, (heading, prompt[:300])
+        at = [prompt.index(heading) for heading in IN_CACHE_ORDER]
+        assert at == sorted(at) and at[0] > 0, prompt[:300]  # an opening paragraph, the knowledge, then the profile
         assert "# Profile" not in prompt and "# Workflow" not in prompt
         assert "Motion:" not in prompt and "Write in" not in prompt and "Write the rationale" not in prompt
         assert "辩题：正义只是利益／正义不只是利益" in prompt
         assert "正方立场：正义只是利益\n反方立场：正义不只是利益" in prompt
         assert "正方（PRO）" in prompt and "反方（CON）" in prompt
         assert "简体中文" in prompt
+    assert len({p[:p.index("# 背景知识")] for p in prompts}) == 1  # one opening for every role of the kind
     shown = with_transcript(prompts)
     assert shown, "no prompt showed the debate"
     for prompt in shown:

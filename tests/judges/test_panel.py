@@ -80,6 +80,8 @@ def judge_once(fake_llm, panel, *, view=VIEW, model=MODEL, run=0, **options):
 
 
 ALL = {(r, t) for r in (1, 2, 3) for t in (1, 2)}
+# Where a referee is told which messages of the discussion are its own (after the discussion, which all share).
+OWN = re.compile(r"^Your own messages in the discussion above are those labelled (.+)\.$", re.MULTILINE)
 
 
 def test_one_by_one_referees_see_everything_said_before_them_this_turn_included(fake_llm):
@@ -195,16 +197,19 @@ def test_identical_personas_are_allowed_and_the_discussion_tells_the_referees_ap
         prompt = panel.voted[referee]
         assert f"You are Referee {referee} on a panel of 3 judging a competitive debate. {same}" in prompt
         assert prompt.count(same) == 1
-        assert "- Referee 1\n- Referee 2\n- Referee 3" in prompt.replace(" (you)", "")
-        assert f"- Referee {referee} (you)" in prompt
+        assert "- Referee 1\n- Referee 2\n- Referee 3\n" in prompt and "(you)" not in prompt
     if strategy == "simultaneous_talk_with_summarizer":
         assert "[Referee 2 · turn 2]\nMSG<r2,t2>" in panel.summarized[2]
+        assert not any(OWN.search(prompt) for prompt in panel.voted.values())  # its history holds summaries only
         return
-    # Each message is labelled with its speaker's number, and the reader's own messages are marked as its own.
+    # Each message is labelled with its speaker's number, the same for every reader (so the discussion is a prefix
+    # that all the panel's later prompts share), and after it each reader is told which messages are its own.
     later = panel.said[3, 2]
-    for r in (1, 2):
+    for r in (1, 2, 3):
         assert f"[Referee {r} · turn 1]\nMSG<r{r},t1>" in later
-    assert "[Referee 3 (you) · turn 1]\nMSG<r3,t1>" in later
+    assert OWN.findall(later) == ["Referee 3"]
+    assert all(OWN.findall(panel.voted[referee]) == [f"Referee {referee}"] for referee in (1, 2, 3))
+    assert not OWN.search(panel.said[1, 1])  # nobody had spoken: nothing is its own yet
 
 
 def test_named_personas_label_the_referees(fake_llm):
@@ -213,7 +218,8 @@ def test_named_personas_label_the_referees(fake_llm):
     judge_once(fake_llm, panel, personas=[critic, critic, "You are a plain reader."], turns=2)
     later = panel.said[1, 2]
     assert "You are Referee 1 (critic) on a panel of 3 judging a competitive debate. " + critic["text"] in later
-    assert "[Referee 1 (critic) (you) · turn 1]\nMSG<r1,t1>" in later
+    assert "[Referee 1 (critic) · turn 1]\nMSG<r1,t1>" in later
+    assert OWN.findall(later) == ["Referee 1 (critic)"]
     assert "[Referee 2 (critic) · turn 1]\nMSG<r2,t1>" in later
     assert "[Referee 3 · turn 1]\nMSG<r3,t1>" in later
 
