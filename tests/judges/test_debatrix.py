@@ -206,7 +206,7 @@ def test_a_user_s_definition_or_rule_replaces_the_built_in_one(fake_llm):
     texts = {d: b["messages"][0]["content"] for d, b in verdict_prompts(fake_llm).items()}
     assert "The dimension you judge, source: MY SOURCES\n" in texts["source"]
     assert DIMENSIONS["source"]["rule"] not in texts["source"]  # written for the built-in definition
-    assert "How language is decided: MY LANGUAGE RULE\n" in texts["language"]
+    assert "How language is decided when the debate ends: MY LANGUAGE RULE\n" in texts["language"]
     assert DIMENSIONS["language"]["definition"] in texts["language"]
     assert DIMENSIONS["argument"]["rule"] in texts["argument"]
 

@@ -109,27 +109,34 @@ def _dimension(prompt: str) -> str:
     return re.search(r"one dimension of judging: (\w+)", prompt).group(1)
 
 
-def test_debatrix_calls_on_one_speech_share_the_motion_and_that_speech_for_every_dimension_and_run(played):
+def test_debatrix_calls_of_a_dimension_in_a_run_grow_one_shared_part_speech_by_speech(played):
+    """Each dimension's adjudicator in a run calls in turn (speech 1, 2, ..., then its verdict) and each call waits
+    for the one before: its shared part (the motion, its dimension, its notes so far) begins with the whole of the
+    previous call's, so a provider holds it when the next call comes; the speech it reads is its own material."""
     view, _keys, _debaters, judged = played
-    analyses = [(p, s) for p, s in judged["claude-dx"] if "This is speech " in s]
+    calls = judged["claude-dx"]
+    analyses = [(p, s) for p, s in calls if "This is speech " in p]
     assert len(analyses) == 3 * 3 * len(view.speeches)  # runs × dimensions × speeches
-    by_speech = defaultdict(lambda: defaultdict(set))  # speech number → shared part → dimensions
-    for prompt, shared in analyses:
-        number = int(re.search(r"This is speech (\d+) of", shared).group(1))
-        by_speech[number][shared].add(_dimension(prompt))
+    chains: dict[str, list[str]] = defaultdict(list)  # dimension → shared parts of its analyses and verdicts
+    for prompt, shared in calls:
+        if "one dimension of judging" not in prompt:
+            continue  # the chair
+        chains[_dimension(prompt)].append(shared)
         after = prompt[len(shared):]
-        assert after.startswith("\nThe dimension you judge, ")  # the call's own material follows the break
-        assert "A note on the debate." not in shared and "dimension of judging" not in shared
-    straight, swapped = view, view.swapped()
-    for number in range(1, len(view.speeches) + 1):
-        blocks = {reading.transcript(only=number - 1) for reading in (straight, swapped)}
-        shares = by_speech[number]
-        # Runs 0 and 2 read the debate as it was and run 1 with the sides exchanged: two readings, each shared by
-        # every dimension, each ending with this speech's block.
-        assert len(shares) == 2 and all(dims == {"argument", "source", "language"} for dims in shares.values())
-        assert {next(b for b in blocks if s.endswith(b + "\n")) for s in shares} == blocks
-        assert all(straight.motion.text in s for s in shares)
-    later = [(p, s) for p, s in judged["claude-dx"] if "This is speech " not in s]  # the verdicts and the chair
+        assert "=== " not in shared and "A note on the debate." in shared or "--- after speech" not in shared
+        if "This is speech " in prompt:  # the speech read, its place and the order are this call's own
+            number = int(re.search(r"This is speech (\d+) of", after).group(1))
+            assert after.startswith("\nThe speaking order: ")
+            assert any(after.count(reading.transcript(only=number - 1)) == 1 for reading in (view, view.swapped()))
+            assert shared.count("--- after speech") == number - 1  # the notes on the speeches before it
+    assert set(chains) == {"argument", "source", "language"}
+    for dimension, shares in chains.items():
+        # Three runs, each a chain of 6 analyses and a verdict: each call's shared part, but the first of a run,
+        # begins with the one before; the runs' notes differ only from their first note on (the fake notes alike).
+        assert len(shares) == 3 * (len(view.speeches) + 1)
+        assert all(f"The dimension you judge, {dimension}: " in s and view.motion.text in s for s in shares)
+        assert _chain(shares), dimension
+    later = [(p, s) for p, s in calls if "This is speech " not in p]  # the verdicts and the chair
     assert len(later) == 3 * 4 and all("=== " not in s for _p, s in later)
 
 
