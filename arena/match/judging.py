@@ -21,8 +21,8 @@ one is, and a run whose answers keep contradicting themselves fails: no winner i
 The built-in kinds lay their prompts out in cache order, so that a kind's calls on a match share the longest prefix a
 provider can read from its cache: an opening paragraph the same for every call of the kind, then under Knowledge the
 motion and what the call reads of the debate (JudgeView.transcript, under the judges' key of the match, grows only at
-its end), then what only grows by appending (a panel's discussion, a debatrix adjudicator's notes), then the cache break (arena.base.prompts), then
-the call's own material, and the profile, workflow, rules and output format last.
+its end), then what only grows by appending (a panel's discussion, a debatrix adjudicator's notes), then the cache
+break (arena.base.prompts), then the call's own material, and the profile, workflow, rules and output format last.
 """
 from __future__ import annotations
 
