@@ -43,10 +43,10 @@ request given a slot that holds its prompt takes no prompt time (so on one slot,
 prompt, only the first pays for it; on s slots, the first s); jitter: each answer's time is longer by up to this fraction of it, at random, as on a
 machine whose other processes take the CPU now and then.
 
-A provider's prompt cache, as OpenAI reports it (on unless ``FakeOpenAI(report_cache=False)``): an answer's
-``usage.prompt_tokens_details.cached_tokens`` is, per model, the longest prefix of its prompt (its messages' text)
-shared with an earlier request's, counted in the fake's tokens (words): 0 below ``CACHE_MIN`` (1,024), else rounded
-down to a step of ``CACHE_STEP`` (128), never more than its prompt tokens. ``reported`` holds each answer's usage as
+A provider's automatic prompt cache, as OpenAI reports it (``FakeOpenAI(automatic_cache=True)``; off by default): an
+answer's ``usage.prompt_tokens_details.cached_tokens`` is, per model, the longest prefix of its prompt (its messages'
+text) shared with an earlier request's, counted in the fake's tokens (words): 0 below ``CACHE_MIN`` (1,024), else
+rounded down to a step of ``CACHE_STEP`` (128), never more than its prompt tokens. ``reported`` holds each answer's usage as
 sent, in the order the answers were sent.
 
 Anthropic's messages API too (``POST /v1/messages``; the model ``anthropic/<name>`` with ``api_base`` at
@@ -54,7 +54,8 @@ Anthropic's messages API too (``POST /v1/messages``; the model ``anthropic/<name
 ``usage.input_tokens``, ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``). As Anthropic
 caches only up to a breakpoint a request marks (a content part with ``cache_control``), the prompt up to its last
 breakpoint, when it has ``CACHE_MIN`` tokens or more, is a cache read when an earlier request to the model marked the
-same, else written (cache_creation_input_tokens); ``input_tokens`` is the rest.
+same, else written (cache_creation_input_tokens); ``input_tokens`` is the rest. (Whatever automatic_cache says:
+Anthropic's cache is the one its requests mark.)
 
 A server that trickles its answers, its headers at once and then one byte of the body every 0.5 s:
 
@@ -457,9 +458,9 @@ class FakeOpenAI(_BaseFakeServer):
     def __init__(self, responder: Optional[Responder] = None, *, slots: Optional[int] = None,
                  tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None,
                  trickle_s: float = 0, prompt_cache: bool = False, jitter: float = 0,
-                 report_cache: bool = True) -> None:
+                 automatic_cache: bool = False) -> None:
         super().__init__()
-        self.report_cache = report_cache  # usage reports the tokens a provider's prompt cache read (see the docstring)
+        self.automatic_cache = automatic_cache  # usage reports what OpenAI's prompt cache read (see the docstring)
         self._prefixes = _PrefixStore()  # per model, the prompts sent (OpenAI's automatic cache)
         self._marked: dict[str, set[str]] = {}  # per model, the prompts' marked prefixes written (Anthropic's cache)
         self.reported: list[dict] = []  # each answer's usage as sent, in the order sent
@@ -671,7 +672,7 @@ class FakeOpenAI(_BaseFakeServer):
             "completion_tokens": completion_tokens,
             "total_tokens": prompt_tokens + completion_tokens,
         }
-        if self.report_cache:
+        if self.automatic_cache:
             text = messages_text(body)
             with self._lock:
                 shared = self._prefixes.shared(str(body.get("model", "")), text)
@@ -700,7 +701,7 @@ class FakeOpenAI(_BaseFakeServer):
         prompt = reply.prompt_tokens if reply.prompt_tokens is not None else count_words(text)
         marks = [i for i, (_, marked) in enumerate(parts) if marked]
         read = written = 0
-        if self.report_cache and marks:
+        if marks:
             prefix = "\n".join(t for t, _ in parts[:marks[-1] + 1])
             tokens = min(count_words(prefix), prompt)
             if tokens >= CACHE_MIN:
