@@ -168,6 +168,9 @@ class AgentUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None  # None when the model's price is unknown
+    # Of prompt_tokens, those the provider read from its prompt cache (arena.gateway.caching): counted at the
+    # model's cache-read price in cost
+    cached_tokens: int = 0
 
     def __add__(self, other: "AgentUsage") -> "AgentUsage":
         cost = None if self.cost is None and other.cost is None else (self.cost or 0.0) + (other.cost or 0.0)
@@ -176,6 +179,7 @@ class AgentUsage:
             self.prompt_tokens + other.prompt_tokens,
             self.completion_tokens + other.completion_tokens,
             cost,
+            self.cached_tokens + other.cached_tokens,
         )
 
 
@@ -208,6 +212,7 @@ class Verdict:
     rationale: str = ""
     error: str | None = None
     extra: Mapping[str, Any] = field(default_factory=dict)  # what a source said beyond these (margin, panelist, ...)
+    cached_tokens: int = 0  # the run's prompt tokens its provider read from its prompt cache
 
     @property
     def failed(self) -> bool:
@@ -446,6 +451,7 @@ class CallSide(NamedTuple):
     prompt_tokens: int
     completion_tokens: int
     model: str
+    cached_tokens: int
 
 
 class LedgerCall(NamedTuple):
@@ -471,6 +477,7 @@ class LedgerCall(NamedTuple):
     structured: str | None
     fitted: int
     finish_reason: str | None
+    cached_tokens: int
 
 
 def points(outcome: Outcome | None, side: Side) -> float:

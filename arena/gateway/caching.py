@@ -54,6 +54,12 @@ def openai_cached(shared_tokens: int, prompt_tokens: int) -> int:
     return 0 if shared < OPENAI_MIN else shared - (shared - OPENAI_MIN) % OPENAI_STEP
 
 
+def prompt_text(messages: list[Message]) -> str:
+    """A chat's text as a prefix cache reads it: its messages' contents in order (a conversation that goes on from an
+    earlier one begins as that one did)."""
+    return "\n".join(m["content"] for m in messages)
+
+
 def rough_tokens(text: str) -> int:
     """A rough count of text's tokens: a token for every 4 characters, and one for each CJK character."""
     cjk = sum(1 for c in text if "\u4e00" <= c <= "\u9fff") if not text.isascii() else 0

@@ -154,13 +154,16 @@ def prompt_tokens(model: str, messages: list[Message]) -> int:
     return int(litellm().token_counter(model=model, messages=messages))
 
 
-def price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
-    """What litellm's price map says these tokens cost on model; 0 for the offline simulator; None if unknown."""
+def price(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
+    """What litellm's price map says these tokens cost on model, cached_tokens of the prompt's read from the provider's
+    prompt cache (at the model's cache-read price where the map lists one, else at its input price); 0 for the
+    offline simulator; None if unknown."""
     if is_simulated(model):
         return 0.0
     try:  # an unknown model is an answer here (None), not a reason to print help
         prompt_cost, completion_cost = litellm().cost_per_token(model=model, prompt_tokens=prompt_tokens,
-                                                              completion_tokens=completion_tokens)
+                                                              completion_tokens=completion_tokens,
+                                                              cache_read_input_tokens=cached_tokens)
     except Exception:  # litellm raises for models missing from its map
         return None
     return float(prompt_cost) + float(completion_cost)
@@ -175,7 +178,8 @@ def unit_prices(model: str) -> tuple[float, float] | None:
 
 def most_cost(model: str, messages: list[Message], max_tokens: int) -> float | None:
     """The most a call can cost before its answer is known: every byte of the prompt a token (a token is at
-    least a byte) and the answer's whole room used; None if the price is unknown."""
+    least a byte) at the full input price (none of it read from a prompt cache: a cache may have let it go) and
+    the answer's whole room used; None if the price is unknown."""
     unit = unit_prices(model)
     if unit is None:
         return None
@@ -183,22 +187,27 @@ def most_cost(model: str, messages: list[Message], max_tokens: int) -> float | N
     return sent * unit[0] + max_tokens * unit[1]
 
 
-def listed_price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+def listed_price(model: str, prompt_tokens: int, completion_tokens: int, cached_tokens: int = 0) -> float | None:
     """Tokens at the flat USD per-token prices litellm's bundled price map lists for model (under its name, or
-    under its name after the provider in that provider's row); 0 for the offline simulator; None if the map lists
-    none. Read as JSON, without importing litellm (~6 s of CPU, most of a dry run); when litellm is to fetch its
-    map (LITELLM_LOCAL_MODEL_COST_MAP not true), litellm prices it (price)."""
+    under its name after the provider in that provider's row), cached_tokens of the prompt's at its cache-read price
+    (cache_read_input_token_cost; the input price where the row lists none); 0 for the offline simulator; None if the
+    map lists none. Read as JSON, without importing litellm (~6 s of CPU, most of a dry run); when litellm is to fetch
+    its map (LITELLM_LOCAL_MODEL_COST_MAP not true), litellm prices it (price)."""
     if is_simulated(model):
         return 0.0
     table = _bundled_map()
     if table is None:
-        return price(model, prompt_tokens, completion_tokens)
+        return price(model, prompt_tokens, completion_tokens, cached_tokens)
     provider, _, name = model.partition("/")
     row = table.get(model) or (table.get(name) if table.get(name, {}).get("litellm_provider") == provider else None)
     if not isinstance(row, dict) or not all(isinstance(row.get(k), (int, float))
                                             for k in ("input_cost_per_token", "output_cost_per_token")):
         return None
-    cost: float = prompt_tokens * row["input_cost_per_token"] + completion_tokens * row["output_cost_per_token"]
+    read = row.get("cache_read_input_token_cost")
+    cached = min(cached_tokens, prompt_tokens)
+    cost: float = ((prompt_tokens - cached) * row["input_cost_per_token"] + completion_tokens
+                   * row["output_cost_per_token"] + cached * (read if isinstance(read, (int, float))
+                                                               else row["input_cost_per_token"]))
     return cost
 
 

@@ -18,13 +18,13 @@ import time
 import weakref
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal, TypedDict
+from typing import Any, Callable, Literal, Mapping, TypedDict
 
 from arena.gateway import credentials
 from arena.gateway import catalog as models
 from arena.gateway import offline
 from arena.gateway import retry
-from arena.gateway.caching import marked
+from arena.gateway.caching import PrefixCache, marked, prompt_text
 from arena.workspace.config import LLMSettings
 from arena.base.errors import ArenaError
 from arena.base.limits import MAX_TIMEOUT_S
@@ -36,9 +36,11 @@ from arena.gateway.structured import (STRUCTURED_MODES, answer_tokens, next_mode
 from arena.gateway.chat import Message, Params, Schema
 from arena.gateway.wire import CallTimeout, ModelResponse, read_reply, send
 
-# The simulator's models that stand in for real ones (arena.app.runner.dryrun sets them while it plays its sample): their
-# answers count as a real model would send them, within the call's max_tokens, which the simulator alone ignores.
-STANDING_IN: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("standing_in", default=frozenset())
+# The simulator's models that stand in for real ones, each with the real model it stands for (arena.app.runner.dryrun
+# sets them while it plays its sample): their answers count as a real model would send them, within the call's
+# max_tokens, which the simulator alone ignores; and of their prompts, the tokens a provider's automatic prompt cache
+# would read are counted as cached (arena.gateway.caching.PrefixCache, per real model in call order).
+STANDING_IN: contextvars.ContextVar[Mapping[str, str]] = contextvars.ContextVar("standing_in", default={})
 
 
 @dataclass(frozen=True)
@@ -196,6 +198,7 @@ class LLMGateway:
         # per model and endpoint: structured mode, window, measured speed (JSON as the workspace keeps it)
         self._facts: dict[tuple[str, str], dict[str, Any]] = {}
         self.listeners: list[Callable[[CallEvent], None]] = []  # told of each try, re-ask and cache hit (a live display)
+        self._prefixes = PrefixCache()  # the prompts of the simulator's stand-ins (STANDING_IN), per real model
 
     # --- what is known of a model --------------------------------------------------------
     def facts(self, ref: ModelRef) -> dict[str, Any]:
@@ -402,9 +405,12 @@ class LLMGateway:
             text, asked, answered = offline.respond(
                 ref.model, ref.strength, messages, schema=schema, sample=sample, seed=self.seed, role=tag.role,
                 stage=tag.stage, judging=tag.side is None, verbosity=ref.verbosity, length_bias=ref.length_bias)
-            if ref.model in STANDING_IN.get():
+            cached = 0
+            if (real := STANDING_IN.get().get(ref.model)) is not None:
                 text, answered = offline.as_sent(text, answered, params["max_tokens"], prose=schema is None)
-            usage = AgentUsage(1, asked, answered, 0.0)
+                tokens, read = self._prefixes.send(real, prompt_text(messages))
+                cached = round(asked * read / tokens) if tokens else 0  # the cache's share, of the simulator's count
+            usage = AgentUsage(1, asked, answered, 0.0, cached)
             self._ledger(ref, tag, usage, time.perf_counter() - started, cache_hit=False)
             self._tell(CallEvent("answered", tag, ref.model, usage=usage))
             return Answer(text, usage, "stop")
@@ -471,7 +477,7 @@ class LLMGateway:
             latency = time.perf_counter() - started
             reply = read_reply(response)
             text, finish = reply.text, reply.finish_reason
-            usage = AgentUsage(1, reply.prompt_tokens, reply.completion_tokens, reply.cost)
+            usage = AgentUsage(1, reply.prompt_tokens, reply.completion_tokens, reply.cost, reply.cached_tokens)
             self._timed(ref, tag, limit, at_once, latency, usage)
             settlement = Settlement(ref=ref, tag=tag, usage=usage, latency=latency, cache_hit=False, structured=mode,
                                     fitted=fitted, finish_reason=finish, call_id=sent)
@@ -563,7 +569,8 @@ class LLMGateway:
                                       stage=tag.stage, side=tag.side, judge=tag.judge,
                                       prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
                                       cost=usage.cost, error=error, structured=structured, fitted=fitted,
-                                      finish_reason=finish_reason, call_id=call_id)
+                                      finish_reason=finish_reason, call_id=call_id,
+                                      cached_tokens=usage.cached_tokens)
 
     async def _send(self, ref: ModelRef, messages: list[Message], params: Params, schema: Schema | None,
                     mode: str | None, timeout_s: float) -> ModelResponse:

@@ -70,6 +70,7 @@ class Reply:
     prompt_tokens: int
     completion_tokens: int
     cost: float | None  # None when litellm's price map does not know the model
+    cached_tokens: int = 0  # of prompt_tokens, those the provider read from its prompt cache
 
 
 def read_reply(response: ModelResponse) -> Reply:
@@ -81,7 +82,20 @@ def read_reply(response: ModelResponse) -> Reply:
     finish: str | None = getattr(choice, "finish_reason", None)
     prompt: int = getattr(usage, "prompt_tokens", 0) or 0
     completion: int = getattr(usage, "completion_tokens", 0) or 0
-    return Reply(text, finish, prompt, completion, response_cost(response))
+    return Reply(text, finish, prompt, completion, response_cost(response), cached_tokens(usage))
+
+
+def cached_tokens(usage: Any) -> int:
+    """The prompt tokens a provider read from its prompt cache, as litellm's Usage gives them: OpenAI's
+    prompt_tokens_details.cached_tokens, where litellm also puts Anthropic's cache_read_input_tokens and DeepSeek's
+    prompt_cache_hit_tokens; Anthropic's own field when only it is there. 0 when the provider says nothing; never
+    more than the prompt's tokens."""
+    details = getattr(usage, "prompt_tokens_details", None)
+    found = getattr(details, "cached_tokens", None) if details is not None else None
+    if not isinstance(found, int):
+        found = getattr(usage, "cache_read_input_tokens", None)
+    prompt = getattr(usage, "prompt_tokens", 0) or 0
+    return max(0, min(found, prompt)) if isinstance(found, int) else 0
 
 
 BACKSTOP_S = 1.0  # a client's own timeout is the deadline's and this much more: a backstop, never the one that fires
@@ -192,9 +206,10 @@ async def _direct(route: _Route, model: str, messages: list[Sent], params: Param
             # A transport failure, or a 2xx answer that cannot be read: a server error, as acompletion says.
             exc = config.get_error_class(error_message=str(exc), status_code=500, headers={})
         raise exception_type(model=name, original_exception=exc, custom_llm_provider=provider) from None
-    # As acompletion does: the response carries its price (None when litellm's map has no price for the model).
+    # As acompletion does: the response carries its price (None when litellm's map has no price for the model), the
+    # prompt tokens the provider read from its cache at the model's cache-read price.
     response._hidden_params["response_cost"] = price(model, response.usage.prompt_tokens,
-                                                     response.usage.completion_tokens)
+                                                     response.usage.completion_tokens, cached_tokens(response.usage))
     return response
 
 

@@ -199,6 +199,7 @@ async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int,
     failed or not, what extra says of its seat (Seat.extra)."""
     swapped = bool(judge.options.get("swap_sides")) and run % 2 == 1
     marks: dict[str, Any] = {**(extra or {}), **({"swapped": True} if swapped else {})}
+    before = llm.usage.cached_tokens  # the run's cached prompt tokens: what its calls on llm add
     try:
         decision = await judge.decide(view.swapped() if swapped else view, llm)
     except LLMCallError as exc:
@@ -207,13 +208,14 @@ async def run_judge(judge: BaseJudge, view: JudgeView, llm: LLMHandle, run: int,
             marks["self_contradiction"] = True
             if swapped:
                 error = error.replace(checked, exchange_sides(checked))
-        return Verdict(judge.spec.name, run, None, {}, "", error=error, extra=marks)
+        return Verdict(judge.spec.name, run, None, {}, "", error=error, extra=marks,
+                       cached_tokens=llm.usage.cached_tokens - before)
     if swapped:
         decision = decision.swapped()
     if decision.scores:
         marks = {"scores": {d: list(pair) for d, pair in decision.scores.items()}, **marks}
     return Verdict(judge.spec.name, run, decision.overall, dict(decision.dimensions), decision.rationale,
-                   extra=marks)
+                   extra=marks, cached_tokens=llm.usage.cached_tokens - before)
 
 
 # --- the sides' names, exchanged -------------------------------------------------------------------------------

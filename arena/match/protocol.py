@@ -84,6 +84,7 @@ class LLMHandle:
         self.match_id, self.stage, self.side, self.judge = match_id, stage, side, judge
         self.params = dict(params or {})
         self.sample = sample  # a judge's run index: each run of one prompt is its own sample
+        self.usage = AgentUsage()  # what this line's calls spent (a judge's run: its tokens, those cached among them)
 
     async def complete(self, role: str, prompt: str | list[Message] | Material, *, schema: Schema | None = None,
                        params: Params | None = None, max_tokens: int | None = None,
@@ -116,6 +117,7 @@ class LLMHandle:
             finally:
                 self.log.asking.pop((self.stage, self.side), None)
             self.log.add(tag, messages, completion)
+            self.usage = self.usage + completion.usage
             return completion
 
     def degraded(self, role: str, exc: AnswerError, instead: str) -> None:

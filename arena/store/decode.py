@@ -12,12 +12,12 @@ from arena.domain.records import (AgentUsage, Brief, Budget, Forfeit, JudgedVerd
 # The columns each record is read from, named (files migrated from older schemas have them in another order).
 MOTION = "id, text, category, language, info_slide, pro_text, con_text"
 SPEECH = "match_id, seq, stage, side, text, refs, agents, started_at, finished_at, cut"
-VERDICT = "match_id, judge, run, overall, dimensions, rationale, error, simulated, created_at, extra"
+VERDICT = "match_id, judge, run, overall, dimensions, rationale, error, simulated, created_at, extra, cached_tokens"
 MATCH_STATE = ("m.id, m.seq, m.tournament_id, m.motion_id, mo.text AS motion_text, mo.category, m.pro, m.con, "
                "m.format, m.status, m.error, m.simulated, m.created_at, m.started_at, m.finished_at, m.forfeit, "
                "m.forfeit_reason")
 LEDGER = ("id, kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s, "
-          "cache_hit, error, simulated, created_at, structured, fitted, finish_reason")
+          "cache_hit, error, simulated, created_at, structured, fitted, finish_reason, cached_tokens")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -55,7 +55,7 @@ def forfeit(r: sqlite3.Row) -> Forfeit | None:
 
 def verdict(r: sqlite3.Row) -> Verdict:
     return Verdict(r["judge"], r["run"], r["overall"], json_object(r["dimensions"]), r["rationale"], r["error"],
-                   json_object(r["extra"]))
+                   json_object(r["extra"]), r["cached_tokens"])
 
 
 def stored_verdict(r: sqlite3.Row) -> StoredVerdict:

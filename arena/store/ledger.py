@@ -21,21 +21,22 @@ class Ledger(Database):
                     side: str | None = None, judge: str | None = None, prompt_tokens: int = 0,
                     completion_tokens: int = 0, cost: float | None = None, error: str | None = None,
                     structured: str | None = None, fitted: bool = False, finish_reason: str | None = None,
-                    call_id: int | None = None) -> int:
-        """Write a call to the ledger, or (call_id) settle the row written when it was sent; the row's id."""
+                    call_id: int | None = None, cached_tokens: int = 0) -> int:
+        """Write a call to the ledger, or (call_id) settle the row written when it was sent; the row's id.
+        cached_tokens: of prompt_tokens, those the provider read from its prompt cache (arena.gateway.caching)."""
         values = (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens, cost, latency_s,
                   int(cache_hit), None if error is None else redact(error), int(simulated), now(), structured,
-                  int(fitted), finish_reason)
+                  int(fitted), finish_reason, cached_tokens)
         if call_id is not None:
             self.conn.execute(
                 "UPDATE calls SET kind=?, match_id=?, role=?, stage=?, side=?, judge=?, model=?, prompt_tokens=?,"
                 " completion_tokens=?, cost=?, latency_s=?, cache_hit=?, error=?, simulated=?, created_at=?,"
-                " structured=?, fitted=?, finish_reason=? WHERE id=?", (*values, call_id))
+                " structured=?, fitted=?, finish_reason=?, cached_tokens=? WHERE id=?", (*values, call_id))
             return call_id
         row_id = self.conn.execute(
             "INSERT INTO calls (kind, match_id, role, stage, side, judge, model, prompt_tokens, completion_tokens,"
-            " cost, latency_s, cache_hit, error, simulated, created_at, structured, fitted, finish_reason)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
+            " cost, latency_s, cache_hit, error, simulated, created_at, structured, fitted, finish_reason,"
+            " cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", values).lastrowid
         assert row_id is not None  # an INSERT's
         return row_id
 
@@ -79,7 +80,8 @@ class Ledger(Database):
     def call_sides(self) -> list[CallSide]:
         """Every call of a match with whom it was for."""
         return [CallSide._make(r) for r in self.conn.execute(
-            "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens, c.model "
+            "SELECT c.match_id, c.kind, c.side, c.judge, m.pro, m.con, c.prompt_tokens, c.completion_tokens, c.model, "
+            "c.cached_tokens "
             "FROM calls c JOIN matches m ON m.id = c.match_id")]
 
     def match_progress(self, match_id: str) -> MatchProgress | None:

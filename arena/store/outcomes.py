@@ -137,12 +137,13 @@ class Outcomes(Database):
             if match_id not in skip:
                 roles = sums.setdefault(entry, {})
                 for role, usage in json.loads(agents).items():
-                    total = roles.setdefault(role, [0, 0, 0, None])
+                    total = roles.setdefault(role, [0, 0, 0, None, 0])
                     total[0] += usage.get("calls", 0)
                     total[1] += usage.get("prompt_tokens", 0)
                     total[2] += usage.get("completion_tokens", 0)
                     cost = usage.get("cost")
                     total[3] = None if total[3] is None and cost is None else (total[3] or 0.0) + (cost or 0.0)
+                    total[4] += usage.get("cached_tokens", 0)  # speeches stored before it have none
         return {entry: {role: AgentUsage(*total) for role, total in roles.items()} for entry, roles in sums.items()}
 
     def agent_messages(self, match_id: str) -> list[AgentMessage]:
@@ -196,10 +197,10 @@ def write_verdicts(conn: sqlite3.Connection, match_id: str, verdicts: Iterable[V
     for v in verdicts:
         conn.execute(
             "INSERT OR REPLACE INTO verdicts (match_id, judge, run, overall, dimensions, rationale, error, simulated,"
-            " created_at, extra) VALUES (?,?,?,?,?,?,?,?,?,?)",
+            " created_at, extra, cached_tokens) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             (match_id, v.judge, v.run, v.overall, json.dumps(dict(v.dimensions)), v.rationale,
              None if v.error is None else redact(v.error),
-             int(simulated), created_at or now(), json.dumps(dict(v.extra))),
+             int(simulated), created_at or now(), json.dumps(dict(v.extra)), v.cached_tokens),
         )
 
 

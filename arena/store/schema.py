@@ -12,7 +12,7 @@ DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
 # keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
 IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
-SCHEMA_VERSION = 12
+SCHEMA_VERSION = 13
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -112,13 +112,14 @@ CREATE TABLE verdicts (
     match_id TEXT NOT NULL REFERENCES matches(id), judge TEXT NOT NULL, run INTEGER NOT NULL,
     overall TEXT, dimensions TEXT NOT NULL, rationale TEXT NOT NULL, error TEXT,
     simulated INTEGER NOT NULL, created_at TEXT NOT NULL, extra TEXT NOT NULL DEFAULT '{}',
-    PRIMARY KEY (match_id, judge, run));
+    cached_tokens INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (match_id, judge, run));
 CREATE TABLE calls (
     id INTEGER PRIMARY KEY, kind TEXT NOT NULL, match_id TEXT, role TEXT, stage TEXT, side TEXT,
     judge TEXT, model TEXT NOT NULL, prompt_tokens INTEGER NOT NULL DEFAULT 0,
     completion_tokens INTEGER NOT NULL DEFAULT 0, cost REAL, latency_s REAL NOT NULL,
     cache_hit INTEGER NOT NULL, error TEXT, simulated INTEGER NOT NULL, created_at TEXT NOT NULL,
-    structured TEXT, fitted INTEGER NOT NULL DEFAULT 0, finish_reason TEXT);
+    structured TEXT, fitted INTEGER NOT NULL DEFAULT 0, finish_reason TEXT,
+    cached_tokens INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE models (
     model TEXT NOT NULL, api_base TEXT NOT NULL, facts TEXT NOT NULL, updated_at TEXT NOT NULL,
     PRIMARY KEY (model, api_base));
@@ -190,6 +191,9 @@ _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     _LEAN: _lean_messages,
     10: _CHANGES,
     11: _TURNS,  # people debating on the web
+    # Prompt caching at providers: each call's prompt tokens read from the provider's cache, and each judge run's.
+    12: "ALTER TABLE calls ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;"
+        "ALTER TABLE verdicts ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;",
 }
 
 

@@ -45,7 +45,7 @@ from arena.workspace.folder import Workspace
 
 HUMAN = "human"  # the debater kind whose speeches people write: no LLM bill, and no editor during a dry run
 LOCAL_HOSTS = ("localhost", "127.0.0.1", "::1", "0.0.0.0")
-_USAGE = ("calls", "prompt_tokens", "completion_tokens", "searches")
+_USAGE = ("calls", "prompt_tokens", "completion_tokens", "cached_tokens", "searches")
 # One match in EVERY of each class is played: the simulated Agent4Debate's research and review rounds vary from
 # match to match (its calls per side spread by about a quarter of their mean), so a side's mean needs a few dozen
 # played sides; pooled over the classes (_means), a tenth of the preset's 200 matches keeps its totals within a
@@ -129,7 +129,7 @@ def _simulate(ws: Workspace, simulated: Config, played: list[Match],
     """Play the matches in a scratch workspace: ({match id: {role: usage}}, {match id: error of a failed one}). The
     simulator's models standing in for real ones answer within each call's max_tokens, as a real model would: the
     simulator writes its own lengths, whatever the cap (arena.gateway.llm.STANDING_IN)."""
-    stand_ins = frozenset(_models(simulated) - _models(ws.config))
+    stand_ins = _stand_ins(ws.config, simulated)
     with tempfile.TemporaryDirectory(prefix="arena-dry-run-") as scratch:
         store = Store(Path(scratch) / DB_NAME)
         try:
@@ -152,7 +152,8 @@ def _simulate(ws: Workspace, simulated: Config, played: list[Match],
             if outcome["stopped"] == "interrupted":
                 raise KeyboardInterrupt  # a partial projection would understate the bill
             usage: Played = {real[i]: {} for i in ids}
-            for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens, model in store.call_sides():
+            for match_id, kind, side, judge, _pro, _con, prompt_tokens, completion_tokens, model, cached \
+                    in store.call_sides():
                 if kind not in ("llm", "search"):  # a degraded step's ledger row: no call
                     continue
                 # A judge's calls by the model asked: a jury's panelists are models of their own. Any other call of
@@ -165,6 +166,7 @@ def _simulate(ws: Workspace, simulated: Config, played: list[Match],
                     role["calls"] += 1
                     role["prompt_tokens"] += prompt_tokens
                     role["completion_tokens"] += completion_tokens
+                    role["cached_tokens"] += cached
             failed = {real[match_id]: error for match_id, error in store.failed_matches()}
         finally:
             store.close()
@@ -240,8 +242,9 @@ def _project(ws: Workspace, groups: list[list[Match]], shapes: dict[str, str], u
     searches = round(sum(row["searches"] for row in totals.values()))
     rows = {model: {k: round(v) for k, v in row.items()} for model, row in totals.items() if model}
     models: list[ModelCost] = [{"model": model, "calls": row["calls"], "prompt_tokens": row["prompt_tokens"],
-                                "completion_tokens": row["completion_tokens"],
-                                "cost": listed_price(model, row["prompt_tokens"], row["completion_tokens"])}
+                                "completion_tokens": row["completion_tokens"], "cached_tokens": row["cached_tokens"],
+                                "cost": listed_price(model, row["prompt_tokens"], row["completion_tokens"],
+                                                     row["cached_tokens"])}
                                for model, row in sorted(rows.items()) if row["calls"]]
     cost = sum(r["cost"] for r in models if r["cost"] is not None)
     calls_total = sum(r["calls"] for r in models)
@@ -311,6 +314,17 @@ def why_unpriced(model: str, api_base: str = "") -> str:
         return f"litellm's price map lists no model of the provider {provider}/"
     # A name the map lacks among the provider's others: a retired model (dropped from the map) or a misspelling.
     return f"not in litellm's price map, which lists {listed} other {provider}/ models (retired or misspelt?)"
+
+
+def _stand_ins(config: Config, simulated: Config) -> dict[str, str]:
+    """The simulator's models of the sample that stand in for real ones, each with the real model it stands for (an
+    entry's, a judge's, a jury's pool model): what arena.gateway.llm.STANDING_IN holds while the sample plays."""
+    real = _models(config)
+    pairs = [(_offline_entry(e).model, e.model) for e in config.entries]
+    pairs += [(_stand_in(m), m) for j in config.automatic_judges if j.kind == JURY for m in j.models]
+    pairs += [(_offline_judge(j).model, j.model) for j in config.automatic_judges if j.kind != JURY]
+    stand_ins = {offline: model for offline, model in reversed(pairs) if offline not in real}  # the first named wins
+    return {m: stand_ins.get(m, m) for m in _models(simulated) - real}
 
 
 def _models(config: Config) -> set[str]:

@@ -1,5 +1,6 @@
 """The live progress of `arena run`: matches done, running and failed; what each match under way is doing; retries
-and re-asks; LLM calls, tokens, cost; ETA.
+and re-asks; LLM calls, tokens (the share of prompt tokens the providers read from their prompt caches, when any),
+cost; ETA.
 
 On a terminal a few lines are redrawn in place: the counts, then a line per match under way (its id, time so far,
 stage, side and role of its latest call, how long that call has run, and whether it is a re-ask and why, or a
@@ -66,6 +67,8 @@ class Progress:
         self.done = self.failed = self.retries = self.reasks = 0
         self.busy_s = 0.0  # the finished matches' durations summed: a mean for the estimate, in flat memory
         self.calls = self.cached = self.unpriced = self.tokens = 0  # calls: the ledger rows of the run's calls
+        # the answers' prompt tokens, and those of them the providers read from their prompt caches
+        self.prompt_tokens = self.cached_tokens = 0
         self.cost = 0.0
         self._drawn = float("-inf")
         self._height = 0  # lines of the frame now on screen (the cursor at the end of its last)
@@ -117,6 +120,8 @@ class Progress:
         self.reasks += kind == "reask"
         if kind in ("answered", "cached"):
             self.tokens += usage.prompt_tokens + usage.completion_tokens
+            self.prompt_tokens += usage.prompt_tokens
+            self.cached_tokens += usage.cached_tokens
         if kind != "answered":
             return
         if usage.cost is None:
@@ -177,8 +182,12 @@ class Progress:
         among += [plural(n, *what) for n, what in ((self.reasks, ("re-ask",)), (self.retries, ("retry", "retries")))
                   if n]
         calls = plural(self.calls, "call") + (f" ({', '.join(among)})" if among else "")
+        # The prompt tokens the providers read from their prompt caches, when any: their share of the prompts'
+        share = self.cached_tokens / self.prompt_tokens if self.cached_tokens and self.prompt_tokens else 0.0
+        prompts = (f" (prompt cached {share:.0%})" if short else f" (cached {share:.0%} of prompt tokens)"
+                   ) if share else ""
         return (f"{self.done}/{self.total} done, {len(self.running)} running, {self.failed} failed",
-                f"{calls}, {_si(self.tokens)} tokens, ${self.cost:.4f}{unknown}")
+                f"{calls}, {_si(self.tokens)} tokens{prompts}, ${self.cost:.4f}{unknown}")
 
     def eta(self) -> str:
         """Mean time of a finished match × matches left ÷ matches at once; until a match has finished there is no

@@ -138,11 +138,13 @@ class ReferenceJson(TypedDict):
 
 
 class UsageJson(TypedDict):
-    """One agent role's calls, tokens and cost in a speech (cost None: the price is unknown)."""
+    """One agent role's calls, tokens and cost in a speech (cost None: the price is unknown); cached_tokens: of
+    prompt_tokens, those the provider read from its prompt cache."""
 
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int
     cost: float | None
 
 
@@ -169,6 +171,7 @@ class VerdictJson(TypedDict):
     overall: Outcome | None
     dimensions: dict[str, Outcome]
     rationale: str
+    cached_tokens: int  # the run's prompt tokens its provider read from its prompt cache
     error: NotRequired[str]
     extra: NotRequired[dict[str, Any]]
 
@@ -349,7 +352,8 @@ def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Fo
                                      for r in s.references],
                       "started_at": s.started_at, "finished_at": s.finished_at, "cut": s.cut,
                       "agents": {role: {"calls": u.calls, "prompt_tokens": u.prompt_tokens,
-                                        "completion_tokens": u.completion_tokens, "cost": u.cost}
+                                        "completion_tokens": u.completion_tokens, "cached_tokens": u.cached_tokens,
+                                        "cost": u.cost}
                                  for role, u in s.agents.items()}}
                      for s in fmt.ordered(match.speeches)],
         "verdicts": [_verdict(v) for v in match.verdicts],
@@ -367,7 +371,7 @@ def match_json(match: Match, judge: str | None = None, declared: Mapping[str, Fo
 def _verdict(v: Verdict) -> VerdictJson:
     """A run as match_json shows it: error only when it failed, extra only when the judge said more."""
     out: VerdictJson = {"judge": v.judge, "run": v.run, "overall": v.overall, "dimensions": dict(v.dimensions),
-                        "rationale": v.rationale}
+                        "rationale": v.rationale, "cached_tokens": v.cached_tokens}
     if v.error:
         out["error"] = v.error
     if v.extra:

@@ -126,12 +126,14 @@ class Until(TypedDict):
 
 
 class ModelCost(TypedDict):
-    """A model's projected calls, tokens and cost (None: its price is unknown)."""
+    """A model's projected calls, tokens and cost (None: its price is unknown); cached_tokens: of prompt_tokens, those
+    a provider's automatic prompt cache would read (arena.gateway.caching), priced at the cache-read price."""
 
     model: str
     calls: int
     prompt_tokens: int
     completion_tokens: int
+    cached_tokens: int
     cost: float | None
 
 

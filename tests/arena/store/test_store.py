@@ -92,3 +92,43 @@ def test_the_change_stamp_is_renewed_by_every_write_of_what_the_site_shows_and_b
                            ("a verdict", True)]
     finally:
         store.close()
+
+
+def test_a_version_12_workspace_keeps_its_calls_and_verdicts_and_counts_cached_tokens_from_then_on(tmp_path):
+    """Schema 13 adds the prompt tokens a provider read from its cache, to each call and each judge run: a workspace
+    written before keeps its rows (none cached), and shows them as before, with 0."""
+    from arena.app import commands as app
+    from arena.app.shapes.records import match_json
+    from arena.domain.records import AgentUsage, Speech, Verdict
+    from arena.match.claims import Holder
+    from tests.support.helpers import entry, new_workspace
+
+    path = new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], search=None)
+    ws = app.open_workspace(path)
+    [match_id] = ws.store.add_tournament("t", 0, {}, [(ws.store.motion_ids()[0], "a", "b")])
+    ws.close()
+    db = sqlite3.connect(path / "arena.db")  # what version 12 wrote: no cached_tokens columns, a call and a verdict
+    db.executescript("ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE verdicts DROP COLUMN cached_tokens;"
+                     "UPDATE meta SET value='12' WHERE key='schema_version';"
+                     f"INSERT INTO calls (kind, match_id, model, prompt_tokens, latency_s, cache_hit, simulated,"
+                     f" created_at, cost) VALUES ('llm', '{match_id}', 'openai/x', 900, 0.1, 0, 0, 'then', 0.01);"
+                     f"INSERT INTO verdicts (match_id, judge, run, overall, dimensions, rationale, simulated,"
+                     f" created_at) VALUES ('{match_id}', 'j', 0, 'pro', '{{}}', 'Clear.', 0, 'then');")
+    db.close()
+
+    ws = app.open_workspace(path)
+    assert [(c.prompt_tokens, c.cached_tokens, c.cost) for c in ws.store.ledger()] == [(900, 0, 0.01)]
+    assert [v.verdict.cached_tokens for v in ws.store.stored_verdicts()] == [0]
+    used = AgentUsage(2, 3000, 400, 0.02, cached_tokens=1152)  # a speech and a run played from now on
+    holder = Holder.here()
+    ws.store.conn.execute("UPDATE matches SET status='scheduled' WHERE id=?", (match_id,))
+    assert ws.store.claim_match(holder, only=match_id) == match_id
+    ws.store.commit_match(match_id, [Speech("constructive", "pro", "Our case.", agents={"writer": used})],
+                          [Verdict("j", 1, "con", cached_tokens=1024)], [], False, holder)
+    shown = match_json(ws.store.match(match_id))
+    assert shown["speeches"][0]["agents"]["writer"]["cached_tokens"] == used.cached_tokens
+    assert [(v["run"], v["cached_tokens"]) for v in shown["verdicts"]] == [(0, 0), (1, 1024)]
+    ws.store.record_call(kind="llm", model="openai/x", latency_s=0.1, cache_hit=False, simulated=False,
+                         prompt_tokens=2000, cached_tokens=1536)
+    assert [c.cached_tokens for c in ws.store.ledger()] == [0, 1536]
+    ws.close()

@@ -43,6 +43,20 @@ request given a slot that holds its prompt takes no prompt time (so on one slot,
 prompt, only the first pays for it; on s slots, the first s); jitter: each answer's time is longer by up to this fraction of it, at random, as on a
 machine whose other processes take the CPU now and then.
 
+A provider's automatic prompt cache, as OpenAI reports it (``FakeOpenAI(automatic_cache=True)``; off by default): an
+answer's ``usage.prompt_tokens_details.cached_tokens`` is, per model, the longest prefix of its prompt (its messages'
+text) shared with an earlier request's, counted in the fake's tokens (words): 0 below ``CACHE_MIN`` (1,024), else
+rounded down to a step of ``CACHE_STEP`` (128), never more than its prompt tokens. ``reported`` holds each answer's usage as
+sent, in the order the answers were sent.
+
+Anthropic's messages API too (``POST /v1/messages``; the model ``anthropic/<name>`` with ``api_base`` at
+``FakeOpenAI.base_url``): the same responder answers, in Anthropic's shape (``content`` blocks, ``stop_reason``,
+``usage.input_tokens``, ``output_tokens``, ``cache_read_input_tokens``, ``cache_creation_input_tokens``). As Anthropic
+caches only up to a breakpoint a request marks (a content part with ``cache_control``), the prompt up to its last
+breakpoint, when it has ``CACHE_MIN`` tokens or more, is a cache read when an earlier request to the model marked the
+same, else written (cache_creation_input_tokens); ``input_tokens`` is the rest. (Whatever automatic_cache says:
+Anthropic's cache is the one its requests mark.)
+
 A server that trickles its answers, its headers at once and then one byte of the body every 0.5 s:
 
     FakeOpenAI(trickle_s=0.5)          # every answer (or Reply(trickle_s=0.5) for one)
@@ -52,6 +66,7 @@ so that a client's read timeout never fires while the answer takes minutes to ar
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import itertools
 import json
@@ -75,6 +90,10 @@ __all__ = [
     "messages_text",
     "last_user",
     "count_words",
+    "cache_marks",
+    "openai_cached",
+    "CACHE_MIN",
+    "CACHE_STEP",
 ]
 
 
@@ -88,6 +107,44 @@ class Recorded:
     path: str
     headers: dict
     body: dict
+
+
+CACHE_MIN, CACHE_STEP = 1024, 128  # OpenAI's prompt cache: from 1,024 tokens, in steps of 128
+
+
+def _common(a: str, b: str) -> int:
+    """Length of the longest common prefix of a and b (a binary search of slice comparisons)."""
+    low, high = 0, min(len(a), len(b))
+    while low < high:
+        mid = (low + high + 1) // 2
+        if a[:mid] == b[:mid]:
+            low = mid
+        else:
+            high = mid - 1
+    return low
+
+
+class _PrefixStore:
+    """The prompts a model was sent, sorted, so that the longest prefix a new one shares with any is one with a
+    neighbour."""
+
+    def __init__(self) -> None:
+        self.sent: dict[str, list[str]] = {}
+
+    def shared(self, model: str, text: str, keep: bool = True) -> int:
+        """Characters of text shared with the longest-sharing earlier prompt of model; text kept (keep)."""
+        earlier = self.sent.setdefault(model, [])
+        at = bisect.bisect_left(earlier, text)
+        best = max((_common(text, earlier[i]) for i in (at - 1, at) if 0 <= i < len(earlier)), default=0)
+        if keep:
+            earlier.insert(at, text)
+        return best
+
+
+def openai_cached(shared_tokens: int, prompt_tokens: int) -> int:
+    """OpenAI's rule: none below CACHE_MIN, else the shared tokens rounded down to a step of CACHE_STEP."""
+    shared = min(shared_tokens, prompt_tokens)
+    return 0 if shared < CACHE_MIN else shared - (shared - CACHE_MIN) % CACHE_STEP
 
 
 @dataclass
@@ -396,11 +453,17 @@ class FakeOpenAI(_BaseFakeServer):
     """OpenAI-compatible ``POST /v1/chat/completions`` (also ``/chat/completions``)."""
 
     PATHS = ("/v1/chat/completions", "/chat/completions")
+    ANTHROPIC_PATHS = ("/v1/messages",)
 
     def __init__(self, responder: Optional[Responder] = None, *, slots: Optional[int] = None,
                  tokens_per_s: Optional[float] = None, prompt_tokens_per_s: Optional[float] = None,
-                 trickle_s: float = 0, prompt_cache: bool = False, jitter: float = 0) -> None:
+                 trickle_s: float = 0, prompt_cache: bool = False, jitter: float = 0,
+                 automatic_cache: bool = False) -> None:
         super().__init__()
+        self.automatic_cache = automatic_cache  # usage reports what OpenAI's prompt cache read (see the docstring)
+        self._prefixes = _PrefixStore()  # per model, the prompts sent (OpenAI's automatic cache)
+        self._marked: dict[str, set[str]] = {}  # per model, the prompts' marked prefixes written (Anthropic's cache)
+        self.reported: list[dict] = []  # each answer's usage as sent, in the order sent
         self.responder: Responder = responder or (lambda body: DEFAULT_CONTENT)
         # What GET /v1/models lists (e.g. [{"id": "m", "max_model_len": 4096}], as vLLM answers); None: 404.
         self.models: Optional[list] = None
@@ -453,7 +516,7 @@ class FakeOpenAI(_BaseFakeServer):
         if handler.command == "GET" and path in ("/v1/models", "/models") and self.models is not None:
             self._send(handler, 200, json.dumps({"object": "list", "data": self.models}))
             return
-        if handler.command != "POST" or path not in self.PATHS:
+        if handler.command != "POST" or path not in self.PATHS + self.ANTHROPIC_PATHS:
             self._send(handler, 404, json.dumps(openai_error_body(404, f"Unknown path {handler.command} {path}")))
             return
         if parse_error:
@@ -497,8 +560,11 @@ class FakeOpenAI(_BaseFakeServer):
             error["error"]["message"] = with_authorization(error["error"]["message"], reply, headers)
             self._send(handler, reply.status, json.dumps(error), extra)
         else:
-            self._send(handler, reply.status, json.dumps(self._completion(body, reply)), extra,
-                       trickle_s=reply.trickle_s or self.trickle_s)
+            path = handler.path.split("?", 1)[0]
+            answer = (self._message(body, reply) if path in self.ANTHROPIC_PATHS else self._completion(body, reply))
+            with self._lock:
+                self.reported.append(answer["usage"])
+            self._send(handler, reply.status, json.dumps(answer), extra, trickle_s=reply.trickle_s or self.trickle_s)
 
     def _resolve(self, body: dict) -> Reply:
         fault = self.faults.pop()
@@ -601,6 +667,17 @@ class FakeOpenAI(_BaseFakeServer):
         completion_tokens = (
             reply.completion_tokens if reply.completion_tokens is not None else count_words(content)
         )
+        usage: dict = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        }
+        if self.automatic_cache:
+            text = messages_text(body)
+            with self._lock:
+                shared = self._prefixes.shared(str(body.get("model", "")), text)
+            usage["prompt_tokens_details"] = {"cached_tokens": openai_cached(count_words(text[:shared]),
+                                                                             prompt_tokens)}
         return {
             "id": f"chatcmpl-fake-{next(self._ids)}",
             "object": "chat.completion",
@@ -613,9 +690,64 @@ class FakeOpenAI(_BaseFakeServer):
                     "finish_reason": reply.finish_reason,
                 }
             ],
-            "usage": {
-                "prompt_tokens": prompt_tokens,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
+            "usage": usage,
         }
+
+    def _message(self, body: dict, reply: Reply) -> dict:
+        """An answer in the shape of Anthropic's messages API, its cache reads and writes as Anthropic counts them."""
+        content = reply.content if reply.content is not None else ""
+        parts = _anthropic_parts(body)
+        text = "\n".join(t for t, _ in parts)
+        prompt = reply.prompt_tokens if reply.prompt_tokens is not None else count_words(text)
+        marks = [i for i, (_, marked) in enumerate(parts) if marked]
+        read = written = 0
+        if marks:
+            prefix = "\n".join(t for t, _ in parts[:marks[-1] + 1])
+            tokens = min(count_words(prefix), prompt)
+            if tokens >= CACHE_MIN:
+                with self._lock:
+                    seen = self._marked.setdefault(str(body.get("model", "")), set())
+                    if prefix in seen:
+                        read = tokens
+                    else:
+                        written = tokens
+                        seen.add(prefix)
+        answered = reply.completion_tokens if reply.completion_tokens is not None else count_words(content)
+        stop = {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason)
+        return {
+            "id": f"msg_fake{next(self._ids)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fake-model"),
+            "content": [{"type": "text", "text": content}],
+            "stop_reason": stop,
+            "stop_sequence": None,
+            "usage": {"input_tokens": prompt - read - written, "output_tokens": answered,
+                      "cache_read_input_tokens": read, "cache_creation_input_tokens": written},
+        }
+
+
+def _anthropic_parts(body: dict) -> list[tuple[str, bool]]:
+    """A messages-API request's text in order, system first: (text, whether it carries cache_control) per part."""
+    out: list[tuple[str, bool]] = []
+    system = body.get("system")
+    for holder in ([{"content": system}] if system else []) + list(body.get("messages") or []):
+        content = holder.get("content")
+        if isinstance(content, str):
+            out.append((content, False))
+        elif isinstance(content, list):
+            out += [(p.get("text", ""), "cache_control" in p) for p in content if isinstance(p, dict)]
+    return out
+
+
+def cache_marks(body: dict) -> list[tuple[int, int, dict]]:
+    """Where a request marks a cache breakpoint: (message index, part index, its cache_control) of every part, of a
+    message or of the system prompt (message index -1), that carries one."""
+    found = []
+    system = body.get("system")
+    holders = [(-1, system)] + [(i, m.get("content")) for i, m in enumerate(body.get("messages") or [])]
+    for i, content in holders:
+        if isinstance(content, list):
+            found += [(i, j, p["cache_control"]) for j, p in enumerate(content)
+                      if isinstance(p, dict) and "cache_control" in p]
+    return found
