@@ -11,10 +11,14 @@ from difflib import SequenceMatcher
 from functools import lru_cache
 from typing import Iterable
 
+from arena.domain import transcript
 from arena.domain.speechtext import prepared
 
-# The five parts of every prompt (profile, knowledge, workflow, rules, output format), in en and zh. All but the
-# knowledge are instructions; the knowledge (the motion, the research, the debate so far) is what a speech may use.
+# The five parts of every prompt (profile, knowledge, workflow, rules, output format), in en and zh, in whatever order
+# a prompt puts them (debaters' prompts put the knowledge first, for a provider's prefix cache). All but the knowledge
+# are instructions, and so is an opening paragraph before the first part; the knowledge (the motion, the debate so far,
+# the research) is what a speech may use. A heading inside a speech of the transcript is the speech's, and begins no
+# part.
 PARTS = {"en": ("# Profile", "# Knowledge", "# Workflow", "# Rules", "# Output format"),
          "zh": ("# 角色设定", "# 背景知识", "# 工作流程", "# 规则", "# 输出格式")}
 _HEADINGS = frozenset(h for heads in PARTS.values() for h in heads)
@@ -49,9 +53,11 @@ def _instruction_lines(instructions: str, shown: tuple[str, ...], characters: bo
                        ) -> tuple[tuple[tuple[str, ...], frozenset[str]], ...]:
     theirs = [line.strip().lower() for text in shown for line in text.splitlines() if len(line.strip()) >= 12]
     out = []
-    knowledge = False
+    knowledge = speech = False
     for line in instructions.splitlines():
-        if line.rstrip() in _HEADINGS:  # a part begins: a speech's own "# Proposal" is none of them
+        if transcript.MARKER.match(line):  # a speech's block of the transcript opens, or closes
+            speech = transcript.HEADER.match(line) is not None
+        elif not speech and line.rstrip() in _HEADINGS:  # a part begins: a speech's own "# Proposal" is none of them
             knowledge = line.rstrip() in _KNOWLEDGE
             continue
         stripped = line.strip().lower()

@@ -11,7 +11,7 @@ import pytest
 from jinja2 import meta, nodes
 
 from arena.domain.formats import AGENT4DEBATE
-from arena.base.prompts import render
+from arena.base.prompts import CACHE_BREAK, render
 from arena.domain.records import DEFAULT_INFO_SLIDE, STAGES, Motion
 from debaters import agent4debate as a4d
 from debaters import direct
@@ -140,6 +140,17 @@ def in_chinese(variables: dict) -> dict:
     return variables | {"stage": AGENT4DEBATE.label(stage, "zh"), "stage_order": AGENT4DEBATE.place(stage, "zh")}
 
 
+def in_cache_order(text: str, headings: tuple[str, ...]) -> str:
+    """Assert that a rendered prompt is in cache order: an opening paragraph, then the knowledge part holding the one
+    cache break, then profile, workflow, rules and output format, each heading once; return the opening."""
+    profile, knowledge, *instructions = headings
+    where = [text.find(f"\n{h}\n") for h in (knowledge, profile, *instructions)]
+    assert all(w > 0 for w in where) and where == sorted(where), where
+    assert all(text.count(f"\n{h}\n") == 1 for h in headings)
+    assert text.count(CACHE_BREAK) == 1 and where[0] < text.index(CACHE_BREAK) < where[1]
+    return text[:where[0]]
+
+
 def json_keys(text: str) -> set[str]:
     return set(re.findall(r'"(\w+)":', text))
 
@@ -148,8 +159,8 @@ def json_keys(text: str) -> set[str]:
 def test_each_variant_is_chinese_and_asks_for_what_the_english_one_asks(folder, name, variables):
     zh = render(folder, name, language="zh", **in_chinese(variables))
     en = render(folder, name, language="en", **variables)
-    assert [zh.find(h) for h in ZH_HEADINGS] == sorted(zh.find(h) for h in ZH_HEADINGS) and zh.startswith("# 角色设定")
-    assert all(h in zh for h in ZH_HEADINGS) and not [s for s in ENGLISH_ONLY if s in zh]
+    in_cache_order(zh, ZH_HEADINGS), in_cache_order(en, EN_HEADINGS)
+    assert not [s for s in ENGLISH_ONLY if s in zh]
     assert json_keys(zh) == json_keys(en)  # the same JSON field names (and none where the English asks for text)
     assert ("[n]" in zh) == ("[n]" in en)  # the same citation convention
     for marker in ("THE-TRANSCRIPT", "THE-PLAN", "THE-DRAFT", "OUR-POINT", "A-REASON", "Cite [2].", SOURCES,
@@ -175,6 +186,21 @@ def test_an_info_slide_of_the_motions_own_is_shown_as_written():
         prompt = render(PROMPTS, name, motion=motion, side="pro", language="zh", transcript="", sources="",
                         length=1200, unit="characters")
         assert "辩题说明：正方须证明人性本善。" in prompt and "双方负有同等的举证责任" not in prompt
+
+
+def test_every_prompt_of_a_kind_opens_with_the_same_paragraph():
+    """The opening paragraph, before the knowledge, is the same for every role, stage, side and motion of a kind (and
+    language): the first thing every call of a side shares."""
+    openings: dict[tuple[str, str], set[str]] = {}
+    for _, folder, name, variables in VARIANTS:
+        kind = "agent4debate" if folder == a4d.PROMPTS else "baselines"
+        for language, headings in (("zh", ZH_HEADINGS), ("en", EN_HEADINGS)):
+            text = render(folder, name, language=language, **(in_chinese(variables) if language == "zh" else variables))
+            openings.setdefault((kind, language), set()).add(in_cache_order(text, headings))
+    assert sorted(openings) == [("agent4debate", "en"), ("agent4debate", "zh"), ("baselines", "en"),
+                                ("baselines", "zh")]
+    assert all(len(found) == 1 for found in openings.values()), openings
+    assert all(len(opening) > 40 and "#" not in opening for (opening,) in openings.values())
 
 
 @pytest.mark.parametrize("folder, name, variables", [v[1:] for v in VARIANTS[::7]], ids=[v[0] for v in VARIANTS[::7]])
@@ -267,8 +293,9 @@ def test_every_prompt_of_every_role_and_stage_is_chinese_and_for_its_own_side(ch
         assert said_side == side, (model, side, text[:300])
         seen[(model, side)][stage].add((role_of(body), variant_of(body)))
         where = (model, side, stage, role_of(body), variant_of(body))
-        # Chinese throughout, under the five Chinese headings.
-        assert text.startswith("# 角色设定") and all(h in text for h in ZH_HEADINGS), where
+        # Chinese throughout, under the five Chinese headings, the knowledge first.
+        assert text.startswith("你是") and all(f"\n{h}\n" in text for h in ZH_HEADINGS), where
+        assert text.index("\n# 背景知识\n") < text.index("\n# 角色设定\n"), where
         assert not [s for s in ENGLISH_ONLY if s in text], where
         # Its own proposition as its own, the other side's as the other's.
         own, theirs = MOTION.proposition(side), MOTION.proposition(other(side))

@@ -22,7 +22,7 @@ ROLE_OF = {"research lead": "searcher", "strategist": "analyzer", "speaker of a 
 def role_stage_side(body: dict) -> tuple[str, str, str]:
     """Read an agent request's role, stage and side off the prompt the debater rendered."""
     text = body["messages"][0]["content"]
-    profile = text.split("# Knowledge")[0]
+    profile = text.rsplit("\n# Profile\n", 1)[-1].split("\n# Workflow\n", 1)[0]  # the role's part, after the knowledge
     role = next((r for phrase, r in ROLE_OF.items() if phrase in profile), "other")
     stage = re.search(r"^Current stage: (\w+)", text, re.MULTILINE)
     side = re.search(r"^Your team: (PRO|CON)", text, re.MULTILINE)
