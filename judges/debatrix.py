@@ -95,7 +95,8 @@ TRANSLATIONS = {"zh": {
 # A dimension of one's own has no rule unless given one: its verdict prompt then states the plain one.
 DEFAULTS = {"weight": 1, "ties": True, "rule": ""}
 # Room for a note on a speech: well above what one takes when the prompt sets no length (the reference sets
-# none), and twice a set length (a word or a Chinese character is under two tokens).
+# none); with a set length, twice it (a word or a Chinese character is under two tokens), so that a note that runs on
+# (a small model copying its prompt round and round) is cut there rather than carried into every later prompt.
 NOTE_TOKENS = 1024
 # A dimension's name becomes a results-CSV dimension and a site tab: "overall" and the category names
 # already name rating views, and the name must be one word to serve as a page anchor.
@@ -236,7 +237,7 @@ class DebatrixJudge(BaseJudge):
                 llm.complete(f"{name}-analyst", self._prompt(
                     "analyze.j2", motion=view.motion, dimension=name, **texts[name], notes=notes[name],
                     speech=block, number=number, total=len(view.speeches), order=order, note_length=length,
-                    ties=spec["ties"], language=language), params=params, max_tokens=max(NOTE_TOKENS, 2 * length))
+                    ties=spec["ties"], language=language), params=params, max_tokens=2 * length or NOTE_TOKENS)
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())

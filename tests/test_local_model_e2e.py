@@ -25,8 +25,8 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 # The other judge kinds, added once a match is done, with options that keep them to a few calls. debatrix: one
 # dimension, whose analyst notes each of the six speeches, and the rule summary rather than a chair's call. Its notes
 # are what it costs: at its paper temperature 0 SmolLM2 tends to copy the transcript round and round until the
-# notes' cap (1024 tokens, whatever note_length asks), and each note goes into every later prompt; sampled at 0.7
-# and asked for 40 words, most notes end after a few sentences. panel: one referee, who talks once (at temperature 0
+# notes' cap, and each note goes into every later prompt; sampled at 0.7 and asked for 40 words (a cap of 80
+# tokens), most notes end after a few sentences. panel: one referee, who talks once (at temperature 0
 # the talk runs to its 512-token cap) and votes. devil: one review.
 OTHER_JUDGES = {
     "debatrix": ("debatrix", {"dimensions": {"argument": {"weight": 3}}, "summary": "rule", "note_length": 40,

@@ -225,6 +225,9 @@ def test_notes_have_no_length_unless_configured(fake_llm):
     notes = [r.body for r in fake_llm.requests if not r.body.get("response_format")]
     assert all("Plain-text notes of at most 800 words:" in b["messages"][0]["content"] for b in notes)
     assert {b["max_tokens"] for b in notes} == {1600}
+    fake_llm.clear()
+    judge(fake_llm, {"note_length": 40})  # a short note's room is twice it, not the unset length's 1024 tokens
+    assert {r.body["max_tokens"] for r in fake_llm.requests if not r.body.get("response_format")} == {80}
 
 
 def test_a_tie_on_argument_is_refused_where_source_and_language_may_tie(fake_llm):
