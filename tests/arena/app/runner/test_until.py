@@ -153,16 +153,16 @@ def tournaments(path) -> list[tuple[int, dict, list[tuple[str, str]]]]:
 
 def test_a_top_1_run_spends_its_batches_on_the_leader_and_records_each_draw(tmp_path):
     """Six entries, e0 clearly best: batches after the first meet e0 every match and the bottom two rarely. About
-    6 s (some 40 offline matches, a refit after each batch of 6)."""
+    6 s (some 25 to 70 offline matches by the simulator's draws, a refit after each batch of 6)."""
     strengths = (3.0, 1.0, 0.5, 0.0, -1.0, -1.5)
     path = new_workspace(tmp_path / "ws", arena={"judge_runs": 1}, judges=[judge("j")],
                          entries=[entry(f"e{k}", strength=s) for k, s in enumerate(strengths)])
     ws = open_workspace(path)
     try:
-        result = app.run_until(ws, TOP1, max_matches=60, progress=lambda line: None)
+        result = app.run_until(ws, TOP1, max_matches=120, progress=lambda line: None)
     finally:
         ws.close()
-    assert result["until"]["met"] and result["until"]["reason"] == "met"
+    assert result["until"]["met"] and result["until"]["reason"] == "met", result["until"]
     stored = tournaments(path)
     assert len(stored) == result["until"]["batches"] >= 3 and all(len(p) == 6 for _, _, p in stored)
     later = Counter(e for _, _, pairs in stored[1:] for pair in pairs for e in pair)
