@@ -47,7 +47,6 @@ MARKER = re.compile(r"===(?<![^\n]===) [^\n]*speech \d+ · key [0-9a-f]+ ===[ \t
 # own).
 PIECE = re.compile(r"\bkey [0-9a-f]{6,} ===|=== (?:PRO|CON|end of speech \d+) ·")
 _KEY = re.compile(r"\bkey ([0-9a-f]{12}) ===")
-_ANY_KEY = re.compile(r"\bkey [0-9a-f]{12}\b")
 
 
 READERS = ("pro", "con", "judges")  # who reads a match's transcripts, each under a key of its own
@@ -216,7 +215,9 @@ def keys(text: str) -> frozenset[str]:
 def unkeyed(text: str) -> str:
     """text with the keys of its transcripts taken out: the same debate read under any workspace's keys (the offline
     simulator's draws depend on what a prompt says, not on the secret its keys are made under)."""
-    return _ANY_KEY.sub("key", text) if " ===" in text else text
+    for key in keys(text):  # wherever it stands: the Chinese preface names it without the word "key" too
+        text = text.replace(key, "")
+    return text
 
 
 def split(text: str) -> list[tuple[str, str, str]]:

