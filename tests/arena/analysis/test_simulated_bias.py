@@ -170,7 +170,9 @@ def test_each_kind_of_simulated_judge_favours_the_longer_side(kind):
     view = JudgeView(Motion("m", "Cities should ban private cars from their centres", "policy"), debate(28, 14))
     gateway = LLMGateway(LLMSettings(cache=False), None)
 
-    def pro_wins(length_bias: float, runs: int = 60) -> int:
+    # 120 runs: a kind's runs share much of what they read (the devil's advocate's critiques), so fewer leave "about
+    # even" to the draws of one prompt text (60 gave 18 of 60 on one key of the transcript, 33 on another).
+    def pro_wins(length_bias: float, runs: int = 120) -> int:
         options = {"length_bias": length_bias} if length_bias else {}
         spec = JudgeSpec("j", kind, "offline/j", "", runs, options)
         judge_ = JUDGES.get(kind)(spec)
@@ -179,8 +181,8 @@ def test_each_kind_of_simulated_judge_favours_the_longer_side(kind):
                    for run in range(runs))
 
     fair, biased = pro_wins(0.0), pro_wins(5.0)
-    assert 20 <= fair <= 40  # equally strong: about even
-    assert biased - fair >= 12  # PRO's speeches are twice as long: sigmoid(5 / 3) = 0.84 a draw
+    assert 40 <= fair <= 80  # equally strong: about even
+    assert biased - fair >= 24  # PRO's speeches are twice as long: sigmoid(5 / 3) = 0.84 a draw
 
 
 # --- defaults and bad values ---------------------------------------------------------------------------------

@@ -230,8 +230,8 @@ def test_an_entry_without_its_key_is_left_out_of_later_batches_and_the_run_ends_
     than draw its matches again and again, and once only its pairs are left to settle the run ends: reason keys.
     About 10 s."""
     path = new_workspace(tmp_path / "ws", arena={"judge_runs": 1}, judges=[judge("j")],
-                         entries=[entry("gpt", model="openai/gpt-4o-mini"), entry("e0", strength=1.0),
-                                  entry("e1", strength=1.0)])
+                         entries=[entry("gpt", model="openai/gpt-4o-mini"), entry("e0", strength=2.5),
+                                  entry("e1", strength=-1.0)])
     result = json_of(invoke("run", "-w", path, "--until", "top=1", "--max-matches", "60", "--format", "json"))
     assert result["until"]["reason"] == "keys" and not result["until"]["met"]
     drawn = query(path, "SELECT tournament_id, pro, con FROM matches ORDER BY id")
