@@ -232,8 +232,7 @@ class Agent4Debate:
                           stage_order=ctx.format.place(ctx.stage, ctx.language), language=ctx.language,
                           sources=kb.render(drop=cut.sources), findings=kb.render_findings(drop=cut.sources),
                           gaps=kb.gaps, found=kb.render(drop=cut.sources, only=new, full=True) if new else "",
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format, key=ctx.key)
-                          if ctx.visible else "", **extra)
+                          transcript=ctx.transcript(cut) if ctx.visible else "", **extra)
 
         return Material(text, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
 

@@ -56,8 +56,7 @@ class DirectDebater:
 
         def prompt(cut: Cut) -> str:
             return render(PROMPTS, template, motion=ctx.motion, side=ctx.side, language=ctx.language,
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format, key=ctx.key)
-                          if ctx.visible else "",
+                          transcript=ctx.transcript(cut) if ctx.visible else "",
                           length=budget.amount, unit=budget.unit, **turn)
 
         answer = await ctx.llm.complete("writer", Material(prompt, speeches=transcript.words(ctx.visible)),

@@ -14,7 +14,6 @@ import tempfile
 import threading
 from pathlib import Path
 
-from arena.domain import transcript
 from arena.base.errors import ArenaError
 from arena.match.protocol import DebateContext, Draft
 from arena.domain.records import Entry
@@ -133,7 +132,7 @@ def briefing(ctx: DebateContext, budget: Length) -> str:
     """What the person sees: the motion, their side and stage (its place in the format), the length budget, what
     the turn is for where the format says, and the visible transcript."""
     fmt, turn = ctx.format, ctx.turn
-    seen = (transcript.render(ctx.visible, language=ctx.language, fmt=fmt, key=ctx.key) if ctx.visible else
+    seen = (ctx.transcript() if ctx.visible else
             f"(nothing yet: in the {fmt.label(ctx.stage)} stage neither side sees the other's speech)" if turn.blind
             else "(nothing yet: yours is the first speech)")
     side = ctx.side.upper() + (f", arguing: {ctx.motion.proposition(ctx.side)}" if ctx.motion.two_sided else "")

@@ -42,8 +42,7 @@ class SearchBaseline:
             return render(PROMPTS, template, motion=ctx.motion, side=ctx.side,
                           language=ctx.language, sources=kb.render(drop=cut.sources), length=budget.amount,
                           unit=budget.unit,
-                          transcript=transcript.render(ctx.visible, cut=cut, language=ctx.language, fmt=ctx.format, key=ctx.key)
-                          if ctx.visible else "", **turn)
+                          transcript=ctx.transcript(cut) if ctx.visible else "", **turn)
 
         material = Material(prompt, sources=len(kb.sources), speeches=transcript.words(ctx.visible))
         answer = await ctx.llm.complete("writer", material, params=self.sampling, max_tokens=speech_tokens(budget),

@@ -578,8 +578,8 @@ class LLMGateway:
         kwargs: dict[str, Any] = dict(params)
         if (asked := response_format(schema, mode)) is not None:
             kwargs["response_format"] = asked
-        return await send(ref.model, marked(ref.model, with_schema(messages, schema, mode)), kwargs, api_base=ref.api_base,
-                          timeout_s=timeout_s, path=self.settings.litellm_path)
+        return await send(ref.model, marked(ref.model, with_schema(messages, schema, mode)), kwargs,
+                          api_base=ref.api_base, timeout_s=timeout_s, path=self.settings.litellm_path)
 
 
 def _cache_key(ref: ModelRef, messages: list[Message], params: Params, schema: Schema | None, sample: int) -> str:

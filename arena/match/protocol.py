@@ -15,7 +15,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol
 
-from arena.domain import speechchecks
+from arena.domain import speechchecks, transcript
 from arena.gateway.fitting import Cut, Material, PromptTooLong, fit
 from arena.base.errors import ArenaError
 from arena.domain.formats import AGENT4DEBATE, Format, Turn
@@ -176,6 +176,11 @@ class DebateContext:
     @property
     def turn(self) -> Turn:
         return self.format.turn(self.stage, self.side)
+
+    def transcript(self, cut: Cut = Cut()) -> str:
+        """The speeches this speaker may see as its prompts show them (arena.domain.transcript), under this side's key,
+        cut to fit a window (arena.gateway.fitting)."""
+        return transcript.render(self.visible, cut=cut, language=self.language, fmt=self.format, key=self.key)
 
     def speech_problem(self, text: str, budget: int | None = None) -> str:
         """What makes text no debate speech for this turn ("placeholder: ..."), or "" when it is one or speeches
