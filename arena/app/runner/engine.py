@@ -226,8 +226,8 @@ class MatchRunner:
         self._keep_alive()
         try:
             match = stored_match(store, match_id)
-            verdicts = await self.judge(match.id, judge_view(match, self.ws.config.formats, self.ws.store.ballot_secret()), spec,
-                                        sitting=self.sitting(match))
+            view = judge_view(match, self.ws.config.formats, self.ws.store.ballot_secret())
+            verdicts = await self.judge(match.id, view, spec, sitting=self.sitting(match))
         except BaseException:
             store.release(self.holder, match_id, spec.name)
             raise
