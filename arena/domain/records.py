@@ -505,3 +505,27 @@ def simulated(*parties: Entry | JudgeSpec, simulated_calls: bool = False) -> boo
     simulated speeches make the match simulated, not the entry.
     """
     return simulated_calls or any(p.simulated for p in parties)
+
+
+@dataclass(frozen=True)
+class AttackResult:
+    """How often one attack on what a judge reads (arena.match.attacks) turned its verdict to the attacked side,
+    the side its clean verdict found losing, in a run of `arena judge-attacks`: flips of trials (matches), the
+    95% Wilson interval of the share, the attacked speeches the speech checks would have refused before any judge
+    read them (caught), and the attack's calls and cost (None: a price unknown)."""
+
+    judge: str
+    attack: str
+    trials: int
+    flips: int
+    ci_low: float | None
+    ci_high: float | None
+    caught: int
+    calls: int
+    cost: float | None
+    simulated: bool = False  # the judge's model is the offline simulator
+    ran_at: str = ""
+
+    @property
+    def flip_rate(self) -> float | None:
+        return self.flips / self.trials if self.trials else None

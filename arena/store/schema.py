@@ -12,7 +12,7 @@ DB_NAME = "arena.db"
 # The error of a ledger row written as its call was sent: the call settles it with its outcome, so a row that
 # keeps it is a call a stopped process never heard back from (paid, perhaps: its cost is the most it could be).
 IN_FLIGHT = "in flight: sent, and no answer recorded (the process stopped before the call ended)"
-SCHEMA_VERSION = 13
+SCHEMA_VERSION = 14
 
 # Processes sharing a workspace: who plays (judge '') or judges each match, and their heartbeats.
 _CLAIMS = """
@@ -76,6 +76,16 @@ INSERT INTO changes VALUES (0, lower(hex(randomblob(8))));
               for table in _SHOWN for event in ("INSERT", "UPDATE", "DELETE"))
 # People who debate on the web (a `human` entry with via = "web"): a private link per entry (only its token's hash
 # kept), and each turn of theirs a match reached: what it showed them (brief, JSON), their draft and their speech.
+# The last `arena judge-attacks` run of each judge: a row per attack (arena.domain.records.AttackResult). A write
+# renews the change stamp, as the tables of _SHOWN do: the site's judge pages show them.
+_ATTACKS = """
+CREATE TABLE judge_attacks (
+    judge TEXT NOT NULL, attack TEXT NOT NULL, trials INTEGER NOT NULL, flips INTEGER NOT NULL, ci_low REAL,
+    ci_high REAL, caught INTEGER NOT NULL, calls INTEGER NOT NULL, cost REAL, simulated INTEGER NOT NULL,
+    ran_at TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (judge, attack));
+""" + "".join(f"CREATE TRIGGER judge_attacks_{event.lower()}_stamp AFTER {event} ON judge_attacks "
+              "BEGIN UPDATE changes SET stamp = lower(hex(randomblob(8))); END;\n"
+              for event in ("INSERT", "UPDATE", "DELETE"))
 _TURNS = """
 CREATE TABLE debater_links (token_hash TEXT PRIMARY KEY, entry TEXT NOT NULL UNIQUE, created_at TEXT NOT NULL);
 CREATE TABLE turns (
@@ -126,7 +136,7 @@ CREATE TABLE models (
 CREATE TABLE cache (key TEXT PRIMARY KEY, kind TEXT NOT NULL, response TEXT NOT NULL, created_at TEXT NOT NULL);
 CREATE INDEX matches_status ON matches(status, seq);
 CREATE INDEX calls_match ON calls(match_id);
-""" + _CLAIMS + _BALLOTS + _CLOSURES + _MESSAGES + _LEDGER_TOTAL + _CHANGES + _TURNS
+""" + _CLAIMS + _BALLOTS + _CLOSURES + _MESSAGES + _LEDGER_TOTAL + _CHANGES + _TURNS + _ATTACKS
 
 
 def _lean_messages(conn: sqlite3.Connection) -> None:
@@ -194,6 +204,7 @@ _MIGRATIONS: dict[int, str | Callable[[sqlite3.Connection], None]] = {
     # Prompt caching at providers: each call's prompt tokens read from the provider's cache, and each judge run's.
     12: "ALTER TABLE calls ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;"
         "ALTER TABLE verdicts ADD COLUMN cached_tokens INTEGER NOT NULL DEFAULT 0;",
+    13: _ATTACKS,  # each judge's last `arena judge-attacks` run
 }
 
 
