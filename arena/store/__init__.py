@@ -4,7 +4,8 @@ Every read and write of the file is here, one module an area: the connection and
 the schema and its migrations (schema), entries and motions (entries), the plan of tournaments and matches (plan),
 who plays or judges what (claims), what matches produced (outcomes), people's ballots (ballots), people's turns
 to debate on the web (turns), each judge's last attack run (attacks), and the calls, their costs, the cache and model
-facts (ledger). Reads return the records of arena.domain.records, JSON decoded here (decode); no caller sees a row or writes SQL.
+facts (ledger). Reads return the records of arena.domain.records, JSON decoded here (decode); no caller sees a row
+or writes SQL.
 """
 from __future__ import annotations
 
