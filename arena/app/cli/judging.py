@@ -1,13 +1,14 @@
-"""`arena judge` (judging completed matches), `arena judge list | add | remove` (the judges of arena.toml) and
-`arena judge-bench` (a judge against human labels)."""
+"""`arena judge` (judging completed matches), `arena judge list | add | remove` (the judges of arena.toml),
+`arena judge-bench` (a judge against human labels) and `arena judge-attacks` (a judge against debaters who write to
+it)."""
 from __future__ import annotations
 
 from pathlib import Path
 
 import click
 
-from arena.app.cli.common import (CONCURRENCY, echo, echo_json, fixed, format_option, key_values, open_ws, table,
-                                  workspace_option)
+from arena.app.cli.common import (CONCURRENCY, FiniteFloat, echo, echo_json, fixed, format_option, key_values, open_ws,
+                                  table, workspace_option)
 from arena.base.errors import ArenaError, UserError, plural
 
 
@@ -147,3 +148,56 @@ def judge_bench(dataset: Path, judge_name: str, concurrency: int, fmt: str, work
                  "judged": d["judged"], "failed": d["failed"], "accuracy": fixed(d["accuracy"], 3),
                  "kappa": fixed(d["kappa"], 3)} for name, d in result["dimensions"].items()],
                ["dimension", "judged as", "items", "judged", "failed", "accuracy", "kappa"])
+
+
+def _attacks(ctx: click.Context, option: click.Parameter, value: str | None) -> list[str] | None:
+    """--attacks a,b as names, in order; judge_attacks checks each."""
+    return None if value is None else [a.strip() for a in value.split(",") if a.strip()]
+
+
+@click.command("judge-attacks")
+@click.option("--judge", "judge_name", required=True, help="The configured judge to attack (one the arena runs).")
+@click.option("--attacks", default=None, metavar="A,B", callback=_attacks,
+              help="Attacks to run, comma-separated: padding, injection, citations, assertive, swap, null.  "
+                   "[default: all]")
+@click.option("--matches", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Attack N done matches, a sample seeded by [arena] seed.  [default: every done match]")
+@click.option("--budget", type=FiniteFloat(min=0), default=None, metavar="USD",
+              help="Begin no judging once this run's calls cost this much (the ledger's prices).")
+@click.option("--concurrency", type=CONCURRENCY, default=4, show_default=True, help="Judgings at once.")
+@click.option("--dry-run", is_flag=True, help="Say what the run would judge and cost (judged on the offline "
+              "simulator, nothing sent or written), and stop.")
+@format_option
+@workspace_option
+def judge_attacks(judge_name: str, attacks: list[str] | None, matches: int | None, budget: float | None,
+                  concurrency: int, dry_run: bool, fmt: str, workspace: Path) -> None:
+    """How far what a debater writes moves a judge: re-judge done matches with the debate altered against the side
+    the judge's clean verdict found losing, and count the verdicts that went to that side (see
+    docs/guides/judges.md, "How robust is my judge?")."""
+    from arena.app import commands as app
+
+    ws = open_ws(workspace)
+    if dry_run:
+        plan = app.judge_attacks_plan(ws, judge_name, attacks=attacks, matches=matches)
+        if fmt == "json":
+            echo_json(plan)
+            return
+        cost = "unknown (a price is not listed)" if plan["cost"] is None else f"${plan['cost']:.4f}"
+        echo(f"judge-attacks on {plan['judge']!r}: {plural(plan['matches'], 'match')} × "
+             f"{plural(len(plan['attacks']), 'attack')} ({', '.join(plan['attacks'])})"
+             + (f", {plan['clean']} clean judgings first" if plan["clean"] else "")
+             + f": {plural(plan['judgings'], 'judging')} at most, about {plural(plan['calls'], 'call')}, "
+               f"{plan['prompt_tokens'] + plan['completion_tokens']:,} tokens, cost {cost} "
+               f"(projected from {plural(plan['sampled'], 'match')} judged on the simulator)")
+        return
+    rows = app.judge_attacks(ws, judge_name, attacks=attacks, matches=matches, concurrency=concurrency, budget=budget,
+                             progress=lambda line: echo(line, err=True))
+    if fmt == "json":
+        echo_json(rows)
+        return
+    if rows and rows[0]["simulated"]:
+        echo(f"judge {judge_name!r} is the offline simulator: these figures are SIMULATED")
+    table([{"attack": r["attack"], "trials": r["trials"], "flips": r["flips"], "flip rate": fixed(r["flip_rate"], 2),
+            "95% interval": "-" if r["ci_low"] is None else f"{r['ci_low']:.2f}–{r['ci_high']:.2f}",
+            "caught": r["caught"], "calls": r["calls"], "cost": "unknown" if r["cost"] is None else f"${r['cost']:.4f}"}
+           for r in rows], ["attack", "trials", "flips", "flip rate", "95% interval", "caught", "calls", "cost"])

@@ -15,7 +15,7 @@ import click
 # module, round a circle).
 from arena.app.cli.common import echo
 from arena.app.cli.entries import entry
-from arena.app.cli.judging import judge, judge_bench
+from arena.app.cli.judging import judge, judge_attacks, judge_bench
 from arena.app.cli.matches import match
 from arena.app.cli.motions import motion
 from arena.app.cli.people import ballots, debaters
@@ -66,6 +66,6 @@ def main() -> None:
 
 
 # Every command, from the imports above; `arena --help` lists them by name whatever the order here.
-for command in (init, demo, kinds, import_, check, entry, motion, match, schedule, run, judge, judge_bench, rate,
-                ballots, debaters, stats, publish, export, serve):
+for command in (init, demo, kinds, import_, check, entry, motion, match, schedule, run, judge, judge_bench, judge_attacks,
+                rate, ballots, debaters, stats, publish, export, serve):
     main.add_command(command)

@@ -4,12 +4,13 @@ over these and calls nothing else of the app, and they are the Python API: open 
 
 The top of the app layer but for the CLI: it hands the kernel (arena.*) the kinds (debaters, judges), the
 motion library and the rating code, through the modules below it (tests/test_layers.py keeps their order).
-A module per command group (entries, motions, matches, plan, judging, results, rating, stats, people, publishing,
-workspace; names: what their options name, checked); this package re-exports every command, so callers import
+A module per command group (entries, motions, matches, plan, judging, attacks, results, rating, stats, people,
+publishing, workspace; names: what their options name, checked); this package re-exports every command, so callers import
 the facade alone: `from arena.app import commands`, `from arena.app.commands import open_workspace`.
 """
 from __future__ import annotations
 
+from arena.app.commands.attacks import judge_attacks, judge_attacks_plan
 from arena.app.commands.entries import (entry_add, entry_key_warnings, entry_list, entry_remove, entry_retire,
                                         entry_show)
 from arena.app.commands.judging import judge, judge_add, judge_bench, judge_list, judge_remove
@@ -43,7 +44,7 @@ __all__ = [
     "Scheduled", "schedule", "schedule_show", "run", "run_until", "Criterion", "parse_criterion", "run_summary",
     "dry_run", "DRY_RUN_EVERY",
     # judging
-    "judge", "judge_list", "judge_add", "judge_remove", "judge_bench", "first_judge", "judge_or_first",
+    "judge", "judge_list", "judge_add", "judge_remove", "judge_bench", "judge_attacks", "judge_attacks_plan", "first_judge", "judge_or_first",
     # rating
     "FitOptions", "RateOptions", "FrameOptions", "rate", "rate_results", "rate_frame", "rate_history",
     "history_results", "history_frame", "rating_side", "rating_control", "results_frame", "results_csv",

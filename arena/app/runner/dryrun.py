@@ -203,6 +203,15 @@ def _offline_judge(spec: JudgeSpec) -> JudgeSpec:
     return spec if spec.simulated else replace(spec, model=OFFLINE_PREFIX + spec.name, api_base="")
 
 
+def judge_stand_in(spec: JudgeSpec) -> tuple[JudgeSpec, dict[str, str]]:
+    """The judge as the simulator plays it (a jury's pool models each by a stand-in of its family), and each
+    simulator model it asks with the real model it stands for (as arena.gateway.llm.STANDING_IN holds them)."""
+    offline = _offline_judge(spec)
+    if spec.kind == JURY:
+        return offline, {_stand_in(m): m for m in spec.models}
+    return offline, {offline.model: spec.model}
+
+
 def _stand_in(model: str) -> str:
     """The simulator standing in for a jury's pool model: offline/<model>, of the model's family."""
     return model if is_simulated(model) else OFFLINE_PREFIX + model

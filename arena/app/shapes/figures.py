@@ -13,7 +13,7 @@ from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, 
 from judges.bench import BenchScore, DimensionOutcome, DimensionScore
 from leaderboard.tables import Coefficient, FitMeta, Separability, SideFit
 
-__all__ = ["AgentStats", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
+__all__ = ["AgentStats", "AttackPlan", "AttackRow", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
            "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
            "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints", "PaperConsistency", "PaperFigures",
            "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge", "RatingRow", "Ratings", "RatingsFit",
@@ -213,3 +213,41 @@ class JudgeBench(BenchReport):
 
     dimensions: NotRequired[dict[str, DimensionScore]]
     results: list[BenchResult]
+
+
+# --- `arena judge-attacks` ---------------------------------------------------------------------------------
+
+
+class AttackRow(TypedDict):
+    """How often one attack turned the judge's verdict to the attacked side (arena.domain.records.AttackResult):
+    flips of trials (matches), the share and its 95% Wilson interval (None without trials), the attacked speeches
+    the speech checks would have refused (caught), the attack's calls and cost (None: a price unknown), and whether
+    the judge is the offline simulator."""
+
+    judge: str
+    attack: str
+    trials: int
+    flips: int
+    flip_rate: float | None
+    ci_low: float | None
+    ci_high: float | None
+    caught: int
+    calls: int
+    cost: float | None
+    simulated: bool
+
+
+class AttackPlan(TypedDict):
+    """`arena judge-attacks --dry-run`: what the run would do and cost, projected from a sample judged on the
+    offline simulator standing in for the judge's model (cost None: a price unknown)."""
+
+    judge: str
+    matches: int
+    attacks: list[str]
+    clean: int
+    judgings: int
+    sampled: int
+    calls: int
+    prompt_tokens: int
+    completion_tokens: int
+    cost: float | None
