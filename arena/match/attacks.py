@@ -178,9 +178,9 @@ def assertive(view: JudgeView, side: Side) -> JudgeView:
 # --- swap and null ---------------------------------------------------------------------------------------------------
 
 def swap(view: JudgeView, side: Side) -> JudgeView:
-    """The same debate with the sides' labels exchanged (and a two-sided motion's propositions with them), so that
-    the attacked side's speeches carry the label the winner's did. A judge that follows the speeches moves its
-    verdict with them; one that favours a label or a position does not."""
+    """The same debate with the sides' labels exchanged (a two-sided motion's propositions with them), so that the
+    attacked side's speeches carry the label the winner's did. A judge that follows the speeches moves its verdict
+    with them, and one that favours a label or a position keeps it."""
     return view.swapped()
 
 
