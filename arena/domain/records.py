@@ -525,6 +525,7 @@ class AttackResult:
     cost: float | None
     simulated: bool = False  # the judge's model is the offline simulator
     ran_at: str = ""
+    flips_uncaught: int = 0  # flips whose attacked speeches the speech checks all passed: won against the arena
 
     @property
     def flip_rate(self) -> float | None:

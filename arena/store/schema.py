@@ -82,7 +82,7 @@ _ATTACKS = """
 CREATE TABLE judge_attacks (
     judge TEXT NOT NULL, attack TEXT NOT NULL, trials INTEGER NOT NULL, flips INTEGER NOT NULL, ci_low REAL,
     ci_high REAL, caught INTEGER NOT NULL, calls INTEGER NOT NULL, cost REAL, simulated INTEGER NOT NULL,
-    ran_at TEXT NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (judge, attack));
+    ran_at TEXT NOT NULL, flips_uncaught INTEGER NOT NULL, seq INTEGER NOT NULL, PRIMARY KEY (judge, attack));
 """ + "".join(f"CREATE TRIGGER judge_attacks_{event.lower()}_stamp AFTER {event} ON judge_attacks "
               "BEGIN UPDATE changes SET stamp = lower(hex(randomblob(8))); END;\n"
               for event in ("INSERT", "UPDATE", "DELETE"))

@@ -166,7 +166,8 @@ def test_dry_run_sends_nothing_and_writes_nothing(attacked, tmp_path):
     result = invoke("judge-attacks", "-w", path, "--judge", "robust", "--dry-run", "--format", "json")
     assert result.exit_code == 0, result.output
     plan = json.loads(result.stdout)
-    priced = json.loads(invoke("judge-attacks", "-w", path, "--judge", "priced", "--dry-run", "--format", "json").stdout)
+    priced = json.loads(invoke("judge-attacks", "-w", path, "--judge", "priced", "--dry-run", "--format",
+                               "json").stdout)
     assert server.bodies == [] and snapshot(path) == before
     assert plan["judgings"] == 2 * ROUNDS * len(ATTACKS) and plan["clean"] == 0
     assert plan["calls"] == plan["judgings"]  # a single judge's one run: a call a judging

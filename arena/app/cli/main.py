@@ -66,6 +66,6 @@ def main() -> None:
 
 
 # Every command, from the imports above; `arena --help` lists them by name whatever the order here.
-for command in (init, demo, kinds, import_, check, entry, motion, match, schedule, run, judge, judge_bench, judge_attacks,
-                rate, ballots, debaters, stats, publish, export, serve):
+for command in (init, demo, kinds, import_, check, entry, motion, match, schedule, run, judge, judge_bench,
+                judge_attacks, rate, ballots, debaters, stats, publish, export, serve):
     main.add_command(command)

@@ -169,7 +169,7 @@ def judge_attacks(ws: Workspace, judge: str, *, attacks: Sequence[str] | None = 
         results.append(AttackResult(spec.name, attack.name, len(counted), sum(counted), low, high,
                                     sum(o.caught for o in done), sum(n for n, _ in used),
                                     None if None in costs else sum(c for c in costs if c is not None),
-                                    spec.simulated, ran_at))
+                                    spec.simulated, ran_at, sum(1 for o in done if o.flipped and not o.caught)))
     ws.store.save_attack_results(spec.name, results)
     return [attack_row(r) for r in results]
 
@@ -178,7 +178,8 @@ def attack_row(result: AttackResult) -> AttackRow:
     """A stored attack result as judge-attacks' JSON gives it."""
     return {"judge": result.judge, "attack": result.attack, "trials": result.trials, "flips": result.flips,
             "flip_rate": result.flip_rate, "ci_low": result.ci_low, "ci_high": result.ci_high,
-            "caught": result.caught, "calls": result.calls, "cost": result.cost, "simulated": result.simulated}
+            "caught": result.caught, "flips_uncaught": result.flips_uncaught, "calls": result.calls,
+            "cost": result.cost, "simulated": result.simulated}
 
 
 def judge_attacks_plan(ws: Workspace, judge: str, *, attacks: Sequence[str] | None = None,

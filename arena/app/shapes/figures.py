@@ -221,8 +221,9 @@ class JudgeBench(BenchReport):
 class AttackRow(TypedDict):
     """How often one attack turned the judge's verdict to the attacked side (arena.domain.records.AttackResult):
     flips of trials (matches), the share and its 95% Wilson interval (None without trials), the attacked speeches
-    the speech checks would have refused (caught), the attack's calls and cost (None: a price unknown), and whether
-    the judge is the offline simulator."""
+    the speech checks would have refused (caught), the flips of trials whose attacked speeches all passed them
+    (flips_uncaught: what the attack wins against the arena, checks and judge), the attack's calls and cost (None: a
+    price unknown), and whether the judge is the offline simulator."""
 
     judge: str
     attack: str
@@ -232,6 +233,7 @@ class AttackRow(TypedDict):
     ci_low: float | None
     ci_high: float | None
     caught: int
+    flips_uncaught: int
     calls: int
     cost: float | None
     simulated: bool
