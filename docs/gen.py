@@ -323,6 +323,7 @@ def json_shapes() -> dict[str, tuple[Any, ...]]:
         "arena run": (r.RunResult, r.RunResult, r.RunResult, r.RunResult, r.RunResult, r.DryRun, r.UntilDryRun),
         "arena judge list": (list[s.JudgeRow],),
         "arena judge-bench": (f.JudgeBench, f.JudgeBench),
+        "arena judge-attacks": (list[f.AttackRow], f.AttackPlan),
         "arena rate": (f.Ratings, f.Ratings),
         "Ratings over time": (list[f.Snapshot], list[f.Snapshot]),
         "arena ballots issue": (list[r.BallotLink],),
