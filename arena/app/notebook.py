@@ -20,9 +20,10 @@ import pandas as pd
 
 from arena.app import commands
 from arena.app.commands import RateOptions
-from arena.app.shapes.figures import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeConsistency, JudgeFigures,
-                               JudgePair, KindPoints, MotionShare, PairPoints, PeopleConsistency, PeoplePair,
-                               PersonVsJudge, RatingRow, Ratings, SideShare, Snapshot)
+from arena.app.shapes.figures import (AgentStats, AttackPlan, AttackRow, BiasRow, EntryPoints, EntrySides,
+                                      JudgeConsistency, JudgeFigures, JudgePair, KindPoints, MotionShare, PairPoints,
+                                      PeopleConsistency, PeoplePair, PersonVsJudge, RatingRow, Ratings, SideShare,
+                                      Snapshot)
 from arena.app.shapes.reports import CheckRow, DryRun, ExportResult, JudgeTotals, RunResult
 from arena.app.shapes.records import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
 from arena.analysis.outcomes import match_outcome
@@ -441,6 +442,20 @@ class Arena:
         runs); progress(line) hears a line per match judged (default: printed)."""
         return beside_loop(lambda: commands.judge(self.workspace, judges, rejudge=rejudge, concurrency=concurrency,
                                                   progress=progress or _printed))
+
+    def judge_attacks(self, judge: str, *, attacks: Sequence[str] | None = None, matches: int | None = None,
+                      budget: float | None = None, progress: Callable[[str], None] | None = None) -> list[AttackRow]:
+        """`arena judge-attacks`: per attack, how often the judge's verdict went to the side its clean verdict found
+        losing once the debate was altered against that side (attacks: names, default all; matches: a seeded sample
+        of that many done matches, default all); progress(line) hears a line per judging (default: printed)."""
+        return beside_loop(lambda: commands.judge_attacks(self.workspace, judge, attacks=attacks, matches=matches,
+                                                          budget=budget, progress=progress or _printed))
+
+    def judge_attacks_plan(self, judge: str, *, attacks: Sequence[str] | None = None,
+                           matches: int | None = None) -> AttackPlan:
+        """`arena judge-attacks --dry-run`: what judge_attacks would judge and cost, nothing sent or written."""
+        return beside_loop(lambda: commands.judge_attacks_plan(self.workspace, judge, attacks=attacks,
+                                                               matches=matches))
 
     def check(self, names: Iterable[str] = ()) -> list[CheckRow]:
         """`arena check`: probe and measure the models of the named entries and judges (default: all)."""

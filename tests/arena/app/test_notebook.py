@@ -300,13 +300,18 @@ def test_a_cell_running_in_an_event_loop_runs_the_commands_that_run_their_own(tm
         with arena.open(path) as ws:
             ws.schedule("round-robin", rounds=1, seed=1)
             return (ws.check(), ws.dry_run(), ws.run(progress=lambda line: None),
-                    ws.judge(["j"], rejudge=True, progress=lambda line: None))
+                    ws.judge(["j"], rejudge=True, progress=lambda line: None),
+                    ws.judge_attacks_plan("j", attacks=["swap"]),
+                    ws.judge_attacks("j", attacks=["swap", "null"], progress=lambda line: None))
 
-    checked, projected, ran, judged = asyncio.run(cell())
+    checked, projected, ran, judged, plan, attacked = asyncio.run(cell())
     assert {row["name"] for row in checked} == {"a", "b", "j"} and all(row["ok"] for row in checked)
     assert projected["matches"] == 2 and projected["time_s"]["estimate"] == 0  # simulated models take no time
     assert (ran["done"], ran["failed"], ran["stopped"]) == (2, 0, None)
     assert [(t["judge"], t["verdicts"], t["failed_runs"]) for t in judged] == [("j", 2, 0)]
+    assert (plan["matches"], plan["judgings"], plan["clean"]) == (2, 2, 0)
+    assert [(r["attack"], r["simulated"]) for r in attacked] == [("swap", True), ("null", True)]
+    assert sum(r["trials"] for r in attacked) <= 4 and all(r["calls"] == r["trials"] for r in attacked)
     assert statuses(path) == {"done": 2}
 
 
