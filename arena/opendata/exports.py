@@ -159,7 +159,8 @@ TABLES: dict[str, tuple[str, tuple[Column, ...]]] = {
     "calls": ("a call in the ledger: one LLM or search request, paid or cached", (
         Column("id", "int64", "the call's number, in the order calls were sent"),
         Column("kind", "string", "llm or search"),
-        Column("match_id", "string", "the match it was for; bench:ID for judge-bench; null: none", True),
+        Column("match_id", "string", "the match it was for; bench:ID for judge-bench, attack:WHEN:ATTACK:ID for "
+               "judge-attacks; null: none", True),
         Column("role", "string", "the internal agent that made it (searcher, writer, referee, ...); null: none",
                True),
         Column("stage", "string", "the stage of the speech it was for; null for a judge's", True),
@@ -262,11 +263,11 @@ class _Rows:
                 "created_at": v.created_at, "extra": _json(self.scrub(dict(said.extra)))}
 
     def calls(self, rows: Iterable[LedgerCall], withheld: Collection[str]) -> list[Row]:
-        """The ledger's rows but those of withheld matches."""
+        """The ledger's rows but those of withheld matches (a judge-attacks call's tag ends in its match's id)."""
         out = []
         for call in rows:
             row = call._asdict()
-            if row["match_id"] not in withheld:
+            if (row["match_id"] or "").rsplit(":", 1)[-1] not in withheld:
                 out.append({**{c: row[c] for c in _CALL_COLUMNS}, "cache_hit": bool(row["cache_hit"]),
                             "simulated": bool(row["simulated"]), "fitted": bool(row["fitted"]),
                             "model": self.clean(row["model"]), "error": self.error(row["error"])})
