@@ -369,9 +369,10 @@ def arena_process(*args, env: dict, cwd=None) -> subprocess.CompletedProcess:
                           cwd=cwd, timeout=120)
 
 
-# What schemas 11 to 13 added (arena.store.schema's change stamp, people's turns on the web, the tokens read from
-# providers' prompt caches), dropped: a test's way to make an older version's file.
-SINCE_VERSION_10 = "DROP TABLE turns; DROP TABLE debater_links; DROP TABLE changes;" + "".join(
+# What schemas 11 to 14 added (arena.store.schema's change stamp, people's turns on the web, the tokens read from
+# providers' prompt caches, judges' attack runs), dropped: a test's way to make an older version's file.
+SINCE_VERSION_10 = ("DROP TABLE judge_attacks; DROP TABLE turns; DROP TABLE debater_links; DROP TABLE changes;"
+                    + "".join(
     f"DROP TRIGGER {table}_{event}_stamp;" for event in ("insert", "update", "delete")
     for table in ("matches", "speeches", "verdicts", "entries", "motions", "calls")) + (
-    "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE verdicts DROP COLUMN cached_tokens;")
+    "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE verdicts DROP COLUMN cached_tokens;"))

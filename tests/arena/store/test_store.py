@@ -108,7 +108,8 @@ def test_a_version_12_workspace_keeps_its_calls_and_verdicts_and_counts_cached_t
     [match_id] = ws.store.add_tournament("t", 0, {}, [(ws.store.motion_ids()[0], "a", "b")])
     ws.close()
     db = sqlite3.connect(path / "arena.db")  # what version 12 wrote: no cached_tokens columns, a call and a verdict
-    db.executescript("ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE verdicts DROP COLUMN cached_tokens;"
+    db.executescript("DROP TABLE judge_attacks;"
+                     "ALTER TABLE calls DROP COLUMN cached_tokens; ALTER TABLE verdicts DROP COLUMN cached_tokens;"
                      "UPDATE meta SET value='12' WHERE key='schema_version';"
                      f"INSERT INTO calls (kind, match_id, model, prompt_tokens, latency_s, cache_hit, simulated,"
                      f" created_at, cost) VALUES ('llm', '{match_id}', 'openai/x', 900, 0.1, 0, 0, 'then', 0.01);"
@@ -132,3 +133,28 @@ def test_a_version_12_workspace_keeps_its_calls_and_verdicts_and_counts_cached_t
                          prompt_tokens=2000, cached_tokens=1536)
     assert [c.cached_tokens for c in ws.store.ledger()] == [0, 1536]
     ws.close()
+
+
+def test_a_version_13_workspace_gains_the_judges_attack_runs_and_each_run_replaces_the_last(tmp_path):
+    from arena.app import commands as app
+    from arena.domain.records import AttackResult
+    from tests.support.helpers import entry, new_workspace
+
+    path = new_workspace(tmp_path / "ws", entries=[entry("a"), entry("b")], search=None)
+    db = sqlite3.connect(path / "arena.db")
+    db.executescript("DROP TABLE judge_attacks; UPDATE meta SET value='13' WHERE key='schema_version';")
+    db.close()
+    ws = app.open_workspace(path)
+    try:
+        stamp = ws.store.change_stamp()
+        first = [AttackResult("j", "padding", 8, 2, 0.07, 0.59, 0, 8, 0.01, ran_at="then", flips_uncaught=2),
+                 AttackResult("j", "null", 8, 0, 0.0, 0.32, 24, 8, None, ran_at="then")]
+        ws.store.save_attack_results("j", first)
+        ws.store.save_attack_results("k", [AttackResult("k", "swap", 0, 0, None, None, 0, 0, 0.0, True, "now")])
+        assert ws.store.attack_results("j") == first and ws.store.change_stamp() != stamp  # the site shows them
+        again = [AttackResult("j", "swap", 3, 1, 0.06, 0.79, 0, 3, 0.0, ran_at="later", flips_uncaught=1)]
+        ws.store.save_attack_results("j", again)
+        assert [(r.judge, r.attack) for r in ws.store.attack_results()] == [("j", "swap"), ("k", "swap")]
+        assert ws.store.attack_results("k")[0].flip_rate is None  # no trials: no share
+    finally:
+        ws.close()
