@@ -292,7 +292,7 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     path = tmp_path / "arena.db"
     Store(path).close()
     db = sqlite3.connect(path)  # make it what version 1 wrote: no judge column, and a call already recorded
-    # No judge column (added in version 2), nor what versions 3 to 13 added.
+    # No judge column (added in version 2), nor what versions 3 to 14 added.
     db.executescript("ALTER TABLE calls DROP COLUMN judge; ALTER TABLE calls DROP COLUMN structured;"
                      "ALTER TABLE calls DROP COLUMN fitted; ALTER TABLE calls DROP COLUMN finish_reason;"
                      "ALTER TABLE speeches DROP COLUMN cut; DROP TABLE models; DROP TABLE claims;"
@@ -314,8 +314,8 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     store = Store(path)
     store.record_call(kind="llm", model="offline/j", latency_s=0.1, cache_hit=False, simulated=True,
                       match_id="m00001", role="judge", judge="j")
-    assert SCHEMA_VERSION == 13
-    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "13"
+    assert SCHEMA_VERSION == 14
+    assert store.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == "14"
     stamp = store.change_stamp()  # version 11's change stamp, renewed by the call recorded above ...
     store.add_motions([Motion("m1", "A motion.", "fact")])
     assert store.change_stamp() != stamp  # ... and by every later write of what the site shows
@@ -330,5 +330,6 @@ def test_a_version_1_database_gains_the_judge_column(tmp_path):
     # and version 13's cached tokens: none for a call recorded before
     assert [tuple(r) for r in store.conn.execute("SELECT model, judge, cached_tokens FROM calls ORDER BY id")] == [
         ("offline/x", None, 0), ("offline/j", "j", 0)]
+    assert store.attack_results() == []  # and version 14's judge attacks
     store.close()
     Store(path).close()  # a migrated database opens as it is
