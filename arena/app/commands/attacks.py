@@ -30,7 +30,6 @@ from arena.domain.records import AttackResult, JudgeSpec, Match, Outcome, Side, 
 from arena.gateway.catalog import listed_price
 from arena.gateway.llm import STANDING_IN
 from arena.match.attacks import ATTACKS, Attack, caught, flipped
-from arena.match.judging import SWAP
 from arena.store import DB_NAME, Store
 from arena.workspace.folder import Workspace
 
@@ -135,7 +134,7 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
 
     def attacked(finished: int, trial: _Trial, out: _Outcome | None) -> None:
         said = ("not begun: the budget is spent" if out is None else "a run failed" if out.flipped is None else
-                f"flipped to {trial.attacked.upper()}" if out.flipped else f"stayed {SWAP[trial.attacked].upper()}")
+                f"flipped to {trial.attacked.upper()}" if out.flipped else f"not flipped to {trial.attacked.upper()}")
         say(f"[{finished}/{len(trials)}] {trial.match.id} {trial.attack.name}: {said}")
 
     outcomes = run_bounded(trials, attack, concurrency=concurrency, done=attacked)
