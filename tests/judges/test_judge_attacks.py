@@ -189,3 +189,14 @@ def test_bad_input_exits_2_and_writes_nothing(attacked, tmp_path):
     assert snapshot(path) == before
     with sqlite3.connect(path / "arena.db") as db:
         assert db.execute("SELECT COUNT(*) FROM judge_attacks WHERE judge='crowd'").fetchone()[0] == 0
+
+
+def test_with_the_speech_checks_off_nothing_is_caught(attacked, tmp_path):
+    *_, built, server = attacked
+    path = _copy(built, tmp_path)
+    toml = path / "arena.toml"
+    toml.write_text(toml.read_text().replace("[arena]\n", "[arena]\nspeech_checks = false\n", 1))
+    result = invoke("judge-attacks", "-w", path, "--judge", "robust", "--attacks", "null", "--format", "json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert (row["trials"], row["caught"], row["flips_uncaught"]) == (2 * ROUNDS, 0, row["flips"])

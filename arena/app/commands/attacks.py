@@ -127,7 +127,8 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
         view = trial.attack.perturb(views[trial.match.id], trial.attacked)
         verdicts = await runner.judge(f"{tag}{trial.attack.name}:{trial.match.id}", view, spec,
                                       sitting=runner.sitting(trial.match))
-        refused = caught(trial.attack, trial.match, view, share)
+        # With [arena] speech_checks off no check stands in front of the judge: nothing is caught.
+        refused = caught(trial.attack, trial.match, view, share) if ws.config.arena.speech_checks else 0
         if any(v.failed for v in verdicts):
             return _Outcome(None, refused)
         return _Outcome(flipped(trial.attack, trial.attacked, match_outcome(*score(verdicts))), refused)
