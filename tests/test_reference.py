@@ -501,6 +501,8 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("run",): [dry, ran],
             ("judge", "list"): [app.judge_list(ws)],
             ("judge-bench",): [app.judge_bench(ws, bench, "j1", progress=quiet)],
+            # Before the stats: `arena stats judges` then gives j1's last attack run too.
+            ("judge-attacks",): [app.judge_attacks(ws, "j1", matches=2, progress=quiet)],
             ("rate",): [app.rate(ws, bootstrap=0, by="category"), app.rate_history(ws, ci="sandwich")],
             ("stats", "agents"): [app.stats_agents(ws)],
             ("stats", "judges"): [app.stats_judges(ws)],
@@ -548,7 +550,8 @@ RETURNS = {("kinds",): ["kinds"], ("check",): ["check"], ("entry", "list"): ["en
            ("entry", "show"): ["entry_show"], ("motion", "list"): ["motion_list"], ("motion", "show"): ["motion_show"],
            ("match", "list"): ["match_list"], ("match", "show"): ["match_show", "match_show", "match_show"],
            ("match", "messages"): ["match_messages"], ("schedule",): ["schedule_show"], ("run",): ["dry_run", "run"],
-           ("judge", "list"): ["judge_list"], ("judge-bench",): ["judge_bench"], ("rate",): ["rate", "rate_history"],
+           ("judge", "list"): ["judge_list"], ("judge-bench",): ["judge_bench"], ("judge-attacks",): ["judge_attacks"],
+           ("rate",): ["rate", "rate_history"],
            ("stats", "agents"): ["stats_agents"], ("stats", "judges"): ["stats_judges"],
            ("stats", "bias"): ["stats_bias"], ("ballots", "issue"): ["ballots_issue"],
            ("ballots", "status"): ["ballots_status"], ("stats", "sides"): ["stats_sides"],
