@@ -2,7 +2,8 @@
 judge-bench`. Each shape is declared where its value is built (leaderboard.ratings and leaderboard.history, the
 rating fit; arena.analysis.stats, paper and bias, the statistics; judges.bench, judge-bench's scores) and re-exported
 here; declared here are only what the app composes from them (what the arena knows beside a fit, the paper's own
-figures beside ours, a judge-bench report). tests/test_reference.py checks what the facade returns against them."""
+figures beside ours, a judge-bench report, the judges' stored attack runs beside their figures) and judge-attacks'
+rows. tests/test_reference.py checks what the facade returns against them."""
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
