@@ -501,6 +501,7 @@ def printed(tmp_path_factory) -> dict[tuple[str, ...], list]:
             ("run",): [dry, ran],
             ("judge", "list"): [app.judge_list(ws)],
             ("judge-bench",): [app.judge_bench(ws, bench, "j1", progress=quiet)],
+            # Before the stats: `arena stats judges` then gives j1's last attack run too.
             ("judge-attacks",): [app.judge_attacks(ws, "j1", matches=2, progress=quiet),
                                  app.judge_attacks_plan(ws, "j1", matches=2)],
             ("rate",): [app.rate(ws, bootstrap=0, by="category"), app.rate_history(ws, ci="sandwich")],

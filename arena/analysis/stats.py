@@ -135,7 +135,8 @@ class PersonVsJudge(TypedDict):
 
 
 class StatsJudges(TypedDict):
-    """`arena stats judges`."""
+    """`arena stats judges`: the figures of the judges' verdicts (the app adds their attack runs beside them:
+    arena.app.shapes.figures.StatsJudges)."""
 
     judges: list[JudgeFigures]
     pairs: list[JudgePair]

@@ -22,8 +22,8 @@ from arena.app import commands
 from arena.app.commands import RateOptions
 from arena.app.shapes.figures import (AgentStats, AttackPlan, AttackRow, BiasRow, EntryPoints, EntrySides,
                                       JudgeConsistency, JudgeFigures, JudgePair, KindPoints, MotionShare, PairPoints,
-                                      PeopleConsistency, PeoplePair, PersonVsJudge, RatingRow, Ratings, SideShare,
-                                      Snapshot)
+                                      PeopleConsistency, PeoplePair, PersonVsJudge, RatingRow, Ratings, RobustnessRow,
+                                      SideShare, Snapshot)
 from arena.app.shapes.reports import CheckRow, DryRun, ExportResult, JudgeTotals, RunResult
 from arena.app.shapes.records import EntryDetail, EntryRow, MatchJson, MatchRow, MotionDetail, MotionRow, Schedule
 from arena.analysis.outcomes import match_outcome
@@ -140,7 +140,8 @@ FRAMES: dict[str, dict[str, list[Column]]] = {
     "results": {"": RESULT_COLUMNS},
     "stats_agents": {"": columns_of(AgentStats)},
     "stats_judges": {"judges": columns_of(JudgeFigures), "pairs": columns_of(JudgePair),
-                     "people": columns_of(PeoplePair), "people_vs_judges": columns_of(PersonVsJudge)},
+                     "people": columns_of(PeoplePair), "people_vs_judges": columns_of(PersonVsJudge),
+                     "robustness": columns_of(RobustnessRow)},
     "stats_sides": {"entries": columns_of(EntrySides), "motions": columns_of(MotionShare)},
     "stats_bias": {"": columns_of(BiasRow)},
     "stats_paper": {"entries": _first(columns_of(EntryPoints), "entry", "debater", "category"),
@@ -156,12 +157,14 @@ FRAMES: dict[str, dict[str, list[Column]]] = {
 @dataclass(frozen=True)
 class JudgeTables:
     """`arena stats judges` as DataFrames: a row per judge, per pair of judges, per pair of a judge of people's
-    people, and per person against each other judge."""
+    people, per person against each other judge, and per attack of each judge's last `arena judge-attacks` run
+    (empty when none is stored)."""
 
     judges: pd.DataFrame
     pairs: pd.DataFrame
     people: pd.DataFrame
     people_vs_judges: pd.DataFrame
+    robustness: pd.DataFrame
 
 
 @dataclass(frozen=True)
@@ -334,12 +337,14 @@ class Arena:
         return frame(commands.stats_agents(self.workspace), FRAMES["stats_agents"][""])
 
     def stats_judges(self) -> JudgeTables:
-        """`arena stats judges`: each judge's figures, and agreement and kappa between judges and people."""
+        """`arena stats judges`: each judge's figures, agreement and kappa between judges and people, and each
+        judge's last attack run."""
         stats = commands.stats_judges(self.workspace)
         tables = FRAMES["stats_judges"]
         return JudgeTables(frame(stats["judges"], tables["judges"]), frame(stats["pairs"], tables["pairs"]),
                            frame(stats["people"], tables["people"]),
-                           frame(stats["people_vs_judges"], tables["people_vs_judges"]))
+                           frame(stats["people_vs_judges"], tables["people_vs_judges"]),
+                           frame(stats.get("robustness", []), tables["robustness"]))
 
     def stats_sides(self) -> SideTables:
         """`arena stats sides`: each entry's matches on each side, the Pro share per motion and overall."""

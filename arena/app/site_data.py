@@ -17,6 +17,7 @@ from arena.base.clock import now
 from arena.workspace.config import SiteSettings
 from arena.domain.formats import shown
 from arena.domain.records import CATEGORIES, JudgeSpec, Match, Verdict, score
+from arena.match.attacks import ATTACKS
 from arena.analysis.tally import ResultsRow, match_features, results_rows
 from arena.workspace.folder import Workspace
 
@@ -42,8 +43,9 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
     """Ratings overall, per category and per dimension from one judge's verdicts (the index), the same for
     every other judge with rated matches (its own page), and the records behind them; consistency is the
     consistency of judges as `arena stats judges` gives it, and bias their biases as `arena stats bias` does, over
-    the matches shown. settings (default: the workspace's [site]) choose each fit's intervals and the rows per page
-    of the matches list.
+    the matches shown (and each attacked judge's last attack run: arena.app.commands.stats.stats_judges), and the
+    attacks' summaries (arena.match.attacks) the methodology explains them with. settings (default: the workspace's
+    [site]) choose each fit's intervals and the rows per page of the matches list.
 
     Each board is fitted twice: raw, and controlled for the workspace's [rating] control (length when it sets
     none), every controlled fit with settings.view_intervals (sandwich by default: a bootstrap of each would
@@ -115,7 +117,8 @@ def site_data(ws: Workspace, judge: str | None, consistency: StatsJudges, *, bia
         transcripts=lambda ids: {match_id: tuple(format_of[match_id].ordered(speeches))
                                  for match_id, speeches in ws.store.speeches_of(ids).items()},
         stamps={m.id: f"{m.status} {m.finished_at}" for m in ws.store.match_states() if m.id in format_of},
-        matches_per_page=settings.matches_per_page, language=language)
+        matches_per_page=settings.matches_per_page, language=language,
+        attacks={name: attack.summary for name, attack in ATTACKS.items()})
 
 
 def site_state(ws: Workspace, awaiting: Collection[str], unplayed: Collection[str]) -> str:

@@ -261,14 +261,33 @@ class JudgeFigures(TypedDict):
     self_contradictions: NotRequired[ReadOnly[int]]
 
 
+class AttackFigures(TypedDict):
+    """A row of a judge's last attack run (`arena judge-attacks`): how often one attack turned its verdict to the
+    side its clean verdict found losing, flips of trials with the share's 95% interval (None without trials), the
+    attacked speeches the speech checks would have refused (caught), whether the judge is simulated, and when the
+    run began (an ISO time)."""
+
+    judge: ReadOnly[str]
+    attack: ReadOnly[str]
+    trials: ReadOnly[int]
+    flips: ReadOnly[int]
+    flip_rate: ReadOnly[float | None]
+    ci_low: ReadOnly[float | None]
+    ci_high: ReadOnly[float | None]
+    caught: ReadOnly[int]
+    simulated: ReadOnly[bool]
+    ran_at: ReadOnly[str]
+
+
 class Consistency(TypedDict, total=False):
-    """`arena stats judges`: the judges' figures, pairs of judges, and for judges of people pairs of their people
-    and each person against the other judges."""
+    """`arena stats judges`: the judges' figures, pairs of judges, for judges of people pairs of their people and
+    each person against the other judges, and the rows of each attacked judge's last attack run."""
 
     judges: ReadOnly[Sequence[JudgeFigures]]
     pairs: ReadOnly[Sequence[JudgePair]]
     people: ReadOnly[Sequence[PeoplePair]]
     people_vs_judges: ReadOnly[Sequence[PersonVsJudge]]
+    robustness: ReadOnly[Sequence[AttackFigures]]
 
 
 class SameFamily(TypedDict):
@@ -351,3 +370,6 @@ class SiteData:
     # match id → what of it the simulator made: "speeches" and "search" → the sides ("pro", "con") it made them for,
     # "verdicts" → the judges; a match absent made by no simulator, or (flagged simulated) by one in parts unknown
     simulated_parts: Mapping[str, Mapping[str, Sequence[str]]] = field(default_factory=dict)
+    # The attacks of `arena judge-attacks`, name → what it changes and what it keeps (two sentences), in their order:
+    # the methodology page explains each, and a judge's page shows its last run's rows (consistency's robustness)
+    attacks: Mapping[str, str] = field(default_factory=dict)

@@ -139,6 +139,18 @@ ZH: dict[str, str] = {
     "Self-contradictions": "自相矛盾", "{n} of its runs named a winner their own scores put behind":
         "{n} 次评判判定的胜方在其自己的评分中反而落后",
     "up to {n} per match: the source's judge rows of it": "每场至多 {n} 次：来源中该场的评委记录",
+    # a judge's last attack run (judge), and what the attacks are (methodology)
+    "Under attack": "受攻击时的表现", "Judges under attack": "受攻击的评委", "What each attack does": "各种攻击的做法",
+    "Its last run of {command}, begun {time}: each attack changed debates against the side this judge's own verdict "
+    "found losing, and the judge read them again. A flip is a verdict that went to the attacked side; caught counts "
+    "the attacked speeches the arena's speech checks would have refused before any judge read them.":
+        "其最近一次 {command} 运行，始于 {time}：每种攻击都针对该评委自己的裁决判负的一方改动辩论，再由该评委重新评判。"
+        "翻转是指裁决转向了受攻击的一方；拦截数是赛场的发言检查会在任何评委阅读之前拒收的受攻击发言数。",
+    "This judge is the offline simulator: these flip rates test the pipeline and say nothing about any real judge.":
+        "该评委是离线模拟器：这些翻转率仅用于检验流程，不代表任何真实评委。",
+    "How often each attack turned this judge's verdict to the attacked side": "每种攻击使该评委的裁决转向受攻击一方的频率",
+    "Attack": "攻击", "Trials": "试验数", "Flips": "翻转数", "Flip rate (95% CI)": "翻转率（95% 置信区间）",
+    "Caught": "拦截数",
     "Each person casts one ballot per match, blind to all but PRO and CON; a ballot gives the winner 1 point and a "
     "tie 0.5 to each side, so with all {n} ballots cast a match scores (PRO, CON) points that sum to {n}, weighted "
     "as any judge's R runs are. A match counts with the ballots cast on it: fewer ballots give a smaller total, so a "

@@ -9,8 +9,8 @@ from leaderboard.results import DIMENSIONS, dimension_order
 from leaderboard.site import labels
 from leaderboard.site import svg
 from leaderboard.tables import Rating
-from leaderboard.site.data import (Board, BiasRow, Consistency, JudgeInfo, JudgePair, MatchRecord, MotionRecord,
-                                   PeoplePair, PersonVsJudge, SiteData, SiteEntry, Snapshot, WinMatrices)
+from leaderboard.site.data import (AttackFigures, Board, BiasRow, Consistency, JudgeInfo, JudgePair, MatchRecord,
+                                   MotionRecord, PeoplePair, PersonVsJudge, SiteData, SiteEntry, Snapshot, WinMatrices)
 from leaderboard.site.published import page_name
 
 VIEWS = ("overall", "fact", "value", "policy", *DIMENSIONS)  # tab order; custom dimensions' tabs follow
@@ -51,6 +51,14 @@ class ConsistencyFigures(TypedDict):
     people: dict[str, PeopleRows]
     labels: dict[str, str]
     pages: dict[str, str]
+
+
+class Robustness(TypedDict):
+    """A judge's last attack run as its page shows it: its rows, when it began, and whether the judge is simulated."""
+
+    rows: list[AttackFigures]
+    ran_at: str
+    simulated: bool
 
 
 class BiasFigures(TypedDict):
@@ -192,6 +200,14 @@ def consistency(stats: Consistency, data: SiteData, judges: Sequence[SiteJudge],
     return {"pairs": stats.get("pairs", []), "people": of_people,
             "labels": {j["name"]: judge_label(j, t) for j in data.judges},
             "pages": {j["name"]: j["page"] for j in judges}}
+
+
+def robustness(stats: Consistency, judge: str) -> Robustness | None:
+    """A judge's last attack run from `arena stats judges`' robustness rows; None when none of it is stored."""
+    rows = [r for r in stats.get("robustness", []) if r["judge"] == judge]
+    if not rows:
+        return None
+    return {"rows": rows, "ran_at": rows[0]["ran_at"], "simulated": any(r["simulated"] for r in rows)}
 
 
 def bias(data: SiteData, judges: Sequence[SiteJudge], t: Translate) -> BiasFigures:

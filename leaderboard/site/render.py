@@ -175,7 +175,8 @@ def publish(out: Path, data: SiteData, *, previous: Path | None = None, state: s
         boards = data.judge_boards[judge["name"]]
         write(judge["page"], "judge.html.j2", judge=judge, shown_judge=judge["name"], boards=boards,
               views=pages.views(boards), controlled=data.judge_controlled.get(judge["name"], {}),
-              ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="")
+              ci_svg=svg.ci_plot(boards["overall"]["ratings"], t=t), heatmap_svg="",
+              robustness=pages.robustness(data.consistency, judge["name"]))
     # A match page is handed only what its key covers: the frame, and what the match itself shows.
     frame = Frame(data.title, data.judge, data.simulated, data.judges, data.language)
     shown = {"data": frame, **{k: common[k] for k in ("score", "stage_title", "judged", "simulation")}}

@@ -1,6 +1,7 @@
 """`arena stats agents | judges | sides | bias | paper`: statistics over completed matches."""
 from __future__ import annotations
 
+from itertools import groupby
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
@@ -12,7 +13,7 @@ from arena.base.errors import plural
 if TYPE_CHECKING:  # the shapes of what the facade returns, for the renderers
     from arena.app.shapes.figures import (EntryPoints, JudgeConsistency, JudgePair, KindPoints, MotionShare, PairPoints,
                                           PaperFigures, PeopleConsistency, PeoplePair, PeopleScope, PersonVsJudge,
-                                          SameFamily, ScopeConsistency)
+                                          RobustnessRow, SameFamily, ScopeConsistency)
 
 
 @click.group()
@@ -48,9 +49,10 @@ def stats_agents(workspace: Path, fmt: str) -> None:
 @format_option
 def stats_judges(workspace: Path, fmt: str) -> None:
     """Per judge: failures, Pro win rate with a binomial side-bias test, the share of matches whose runs were
-    identical, runs that contradicted their own scores, calls and cost per match; per pair of judges: agreement
-    on the overall winner and Cohen's kappa; for judges of people, the same per pair of their people and per
-    person against each other judge."""
+    identical, runs that contradicted their own scores, calls and cost per match, and for a judge attacked by
+    `arena judge-attacks` a line of its last run's flip rates; per pair of judges: agreement on the overall winner
+    and Cohen's kappa; for judges of people, the same per pair of their people and per person against each other
+    judge."""
     from arena.app import commands as app
 
     data = app.stats_judges(open_ws(workspace))
@@ -63,6 +65,12 @@ def stats_judges(workspace: Path, fmt: str) -> None:
             for r in data["judges"]],
            ["judge", "matches", "runs", "failed_runs", "pro_wins", "ties", "con_wins", "pro win rate", "side-bias p",
             "identical runs", "self_contradictions", "calls/match", "cost/match"])
+    # A line per judge attacked (arena judge-attacks), under the judges it adds to, before the tables of pairs
+    runs = [list(run) for _, run in groupby(data.get("robustness", []), key=lambda r: r["judge"])]
+    if runs:
+        echo("")
+        for run in runs:
+            echo(robustness_line(run))
 
     def figures(rows: Sequence[JudgePair | PeoplePair | PersonVsJudge]) -> list[dict[str, object]]:
         return [{**r, "agreement": fixed(r["agreement"], 3), "kappa": fixed(r["kappa"], 3)} for r in rows]
@@ -75,6 +83,22 @@ def stats_judges(workspace: Path, fmt: str) -> None:
         if rows:
             echo("")
             table(figures(rows), [*columns, "matches", "agreement", "kappa"])
+
+
+def robustness_line(rows: Sequence[RobustnessRow]) -> str:
+    """A judge's last attack run in a line: when, on how many matches (the most trials of an attack), each attack's
+    flips of trials with the flip rate and its 95% interval, the attacked speeches the speech checks caught."""
+    first = rows[0]
+
+    def attack(k: int, r: RobustnessRow) -> str:
+        rate = ("n/a" if r["flip_rate"] is None or r["ci_low"] is None or r["ci_high"] is None
+                else f"{r['flip_rate']:.2f}, {r['ci_low']:.2f}–{r['ci_high']:.2f}")
+        return f"{r['attack']} {r['flips']}/{r['trials']}{' flipped' if k == 0 else ''} ({rate})"
+
+    caught = ", ".join(f"{r['attack']} {r['caught']}" for r in rows if r["caught"]) or "none"
+    return (f"robustness of {first['judge']!r} (attacked {first['ran_at'][:10]}, "
+            f"{plural(max(r['trials'] for r in rows), 'match')}): {', '.join(attack(k, r) for k, r in enumerate(rows))}"
+            f"; caught by the speech checks: {caught}{' — SIMULATED' if any(r['simulated'] for r in rows) else ''}")
 
 
 @stats.command("sides")

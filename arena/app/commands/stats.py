@@ -3,13 +3,16 @@ from __future__ import annotations
 
 from typing import Any, Collection, Mapping, Sequence, cast
 
+from arena.app.commands.attacks import attack_row
 from arena.app.commands.names import first_judge
 from arena.app.setup.presets import PRESETS
-from arena.app.shapes.figures import AgentStats, BiasRow, Coefficient, StatsJudges, StatsPaper, StatsSides
+from arena.app.shapes.figures import (AgentStats, BiasRow, Coefficient, RobustnessRow, StatsJudges, StatsPaper,
+                                      StatsSides)
 from arena.analysis.stats import (PAPER_COLUMNS, SCOPES, MotionScore, agent_stats, bias_stats, bias_votes, consistency_split,
                                   judge_stats, paper_points, points_of_three, side_stats)
 from arena.analysis.tally import match_features, results_rows
 from arena.base.errors import UserError
+from arena.domain.records import AttackResult
 from arena.workspace.folder import Workspace
 
 
@@ -21,11 +24,24 @@ def stats_agents(ws: Workspace) -> list[AgentStats]:
 def stats_judges(ws: Workspace, withheld: Collection[str] = frozenset()) -> StatsJudges:
     """Per judge: matches, runs, failures, side bias, calls and cost; per pair: agreement and kappa; and for
     judges of people, per pair of its people and per person against each other judge; over every match but
-    those withheld (the published site's embargo)."""
+    those withheld (the published site's embargo). With a stored `arena judge-attacks` run, robustness: the rows
+    of each judge's last (as that run found them: an attack run is not split by match)."""
     stats = judge_stats([v for v in ws.store.judged_verdicts() if v.match_id not in withheld],
                         [c for c in ws.store.judge_calls() if c.match_id not in withheld],
                         [j.name for j in ws.config.judges], ballot_people(ws))
-    return stats
+    out: StatsJudges = {**stats, "robustness": robustness(ws.store.attack_results(),
+                                                         [r["judge"] for r in stats["judges"]])}
+    if not out["robustness"]:  # absent, not empty, without a stored run: the figures stay as they were
+        del out["robustness"]
+    return out
+
+
+def robustness(results: Sequence[AttackResult], judges: Sequence[str]) -> list[RobustnessRow]:
+    """Each judge's last attack run as rows (judge-attacks' JSON rows with when it ran), the judges in the order
+    given (the judges table's) and any other after them, each run's rows in its order."""
+    rank = {name: k for k, name in enumerate(judges)}
+    ordered = sorted(results, key=lambda r: rank.get(r.judge, len(rank)))  # stable: the store's order within
+    return [{**attack_row(r), "ran_at": r.ran_at} for r in ordered]
 
 
 def stats_bias(ws: Workspace, judge: str | None = None, withheld: Collection[str] = frozenset(),

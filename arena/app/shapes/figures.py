@@ -2,23 +2,25 @@
 judge-bench`. Each shape is declared where its value is built (leaderboard.ratings and leaderboard.history, the
 rating fit; arena.analysis.stats, paper and bias, the statistics; judges.bench, judge-bench's scores) and re-exported
 here; declared here are only what the app composes from them (what the arena knows beside a fit, the paper's own
-figures beside ours, a judge-bench report). tests/test_reference.py checks what the facade returns against them."""
+figures beside ours, a judge-bench report, the judges' stored attack runs beside their figures) and judge-attacks'
+rows. tests/test_reference.py checks what the facade returns against them."""
 from __future__ import annotations
 
 from typing import NotRequired, TypedDict
 
 from arena.analysis.stats import (AgentStats, BiasRow, EntryPoints, EntrySides, JudgeAgreement, JudgeFigures,
                                   JudgePair, MotionShare, PeopleAgreement, PeoplePair, PeopleScope, PersonVsJudge,
-                                  SameFamily, ScopeConsistency, SideShare, StatsJudges)
+                                  SameFamily, ScopeConsistency, SideShare)
+from arena.analysis.stats import StatsJudges as JudgeStats
 from judges.bench import BenchScore, DimensionOutcome, DimensionScore
 from leaderboard.tables import Coefficient, FitMeta, Separability, SideFit
 
-__all__ = ["AgentStats", "AttackPlan", "AttackRow", "BenchReport", "BenchResult", "BenchScore", "BiasRow", "Coefficient", "Consistencies",
-           "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides", "JudgeBench", "JudgeConsistency",
-           "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints", "PaperConsistency", "PaperFigures",
-           "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge", "RatingRow", "Ratings", "RatingsFit",
-           "RatingsMeta", "SameFamily", "ScopeConsistency", "Separability", "SideFit", "SideShare", "Snapshot",
-           "StatsJudges", "StatsPaper", "StatsSides"]
+__all__ = ["AgentStats", "AttackPlan", "AttackRow", "BenchReport", "BenchResult", "BenchScore", "BiasRow",
+           "Coefficient", "Consistencies", "DimensionOutcome", "DimensionScore", "EntryPoints", "EntrySides",
+           "JudgeBench", "JudgeConsistency", "JudgeFigures", "JudgePair", "KindPoints", "MotionShare", "PairPoints",
+           "PaperConsistency", "PaperFigures", "PeopleConsistency", "PeoplePair", "PeopleScope", "PersonVsJudge",
+           "RatingRow", "Ratings", "RatingsFit", "RatingsMeta", "RobustnessRow", "SameFamily", "ScopeConsistency",
+           "Separability", "SideFit", "SideShare", "Snapshot", "StatsJudges", "StatsPaper", "StatsSides"]
 
 # --- `arena rate` ------------------------------------------------------------------------------------------
 
@@ -253,3 +255,19 @@ class AttackPlan(TypedDict):
     prompt_tokens: int
     completion_tokens: int
     cost: float | None
+
+
+# --- `arena stats judges` ----------------------------------------------------------------------------------
+
+
+class RobustnessRow(AttackRow):
+    """A row of a judge's last stored `arena judge-attacks` run (arena.store.attacks), with when the run began."""
+
+    ran_at: str
+
+
+class StatsJudges(JudgeStats):
+    """`arena stats judges`: the figures of the judges' verdicts (arena.analysis.stats.StatsJudges) and, when any
+    judge's attack run is stored, the rows of each such judge's last (robustness; absent when none is)."""
+
+    robustness: NotRequired[list[RobustnessRow]]

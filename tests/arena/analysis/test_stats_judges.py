@@ -286,6 +286,69 @@ def agreement_text(path) -> str:
     return f"{data['people_vs_judges'][1]['agreement']:.3f}"
 
 
+# --- each judge's last attack run (arena judge-attacks) ------------------------------------------------
+
+ROBUSTNESS_KEYS = ["judge", "attack", "trials", "flips", "flip_rate", "ci_low", "ci_high", "caught", "flips_uncaught",
+                   "calls", "cost", "simulated", "ran_at"]
+
+
+def test_stats_judges_json_adds_each_attacked_judges_last_run_and_changes_nothing_else(ws):
+    from arena.app import commands as app
+
+    before = json.loads(invoke("stats", "judges", "--format", "json", "-w", ws).output)
+    assert "robustness" not in before  # no run stored: the figures as they always were
+    quiet = lambda line: None  # noqa: E731
+    opened = app.open_workspace(ws)
+    try:
+        app.judge_attacks(opened, "j2", attacks=["padding", "null"], matches=2, progress=quiet)
+        j1 = app.judge_attacks(opened, "j1", attacks=["injection", "swap"], matches=3, progress=quiet)
+        j2 = app.judge_attacks(opened, "j2", attacks=["citations", "assertive", "null"], matches=2, progress=quiet)
+        began = {r.judge: r.ran_at for r in opened.store.attack_results()}
+    finally:
+        opened.close()
+    data = json.loads(invoke("stats", "judges", "--format", "json", "-w", ws).output)
+    assert list(data) == ["judges", "pairs", "people", "people_vs_judges", "robustness"]
+    assert {k: v for k, v in data.items() if k != "robustness"} == before  # attacking a judge rates nothing
+    assert [list(r) for r in data["robustness"]] == [ROBUSTNESS_KEYS] * 5
+    # What each judge's last run found, as judge-attacks said it, with when it began: j1 first (the judges table's
+    # order), then j2, whose second run took the place of its first.
+    assert data["robustness"] == [{**row, "ran_at": began[row["judge"]]} for row in [*j1, *j2]]
+    assert began["j1"] < began["j2"] and all(r["simulated"] and r["trials"] > 0 for r in data["robustness"])
+
+
+def test_stats_judges_table_has_a_robustness_line_per_attacked_judge(ws):
+    from arena.app import commands as app
+    from arena.analysis.bias import wilson
+    from arena.domain.records import AttackResult
+
+    before = invoke("stats", "judges", "-w", ws).output
+    assert "robustness" not in before
+    opened = app.open_workspace(ws)
+    try:
+        opened.store.save_attack_results("j2", [
+            AttackResult("j2", "padding", 4, 3, *wilson(3, 4), 0, 8, 0.0, True, "2026-12-02T10:15:00+00:00"),
+            AttackResult("j2", "null", 4, 1, *wilson(1, 4), 8, 8, 0.0, True, "2026-12-02T10:15:00+00:00"),
+            AttackResult("j2", "swap", 0, 0, None, None, 0, 0, None, True, "2026-12-02T10:15:00+00:00")])
+        opened.store.save_attack_results("j1", [
+            AttackResult("j1", "injection", 3, 0, *wilson(0, 3), 0, 9, 0.0, False, "2026-11-30T23:59:59+00:00")])
+    finally:
+        opened.close()
+    result = invoke("stats", "judges", "-w", ws)
+    assert result.exit_code == 0, result.output
+    judges, robustness, pairs = result.output.split("\n\n")
+    assert [judges, pairs] == before.split("\n\n")  # the tables as they were, the lines between them
+
+    def rate(flips: int, trials: int) -> str:
+        low, high = wilson(flips, trials)
+        return f"{flips / trials:.2f}, {low:.2f}–{high:.2f}"
+
+    assert robustness.splitlines() == [
+        f"robustness of 'j1' (attacked 2026-11-30, 3 matches): injection 0/3 flipped ({rate(0, 3)}); "
+        "caught by the speech checks: none",
+        f"robustness of 'j2' (attacked 2026-12-02, 4 matches): padding 3/4 flipped ({rate(3, 4)}), null 1/4 "
+        f"({rate(1, 4)}), swap 0/0 (n/a); caught by the speech checks: null 8 — SIMULATED"]
+
+
 # --- the schema migration that added calls.judge ------------------------------------------------------
 
 def test_a_version_1_database_gains_the_judge_column(tmp_path):
