@@ -77,8 +77,8 @@ OVER_OTHER = 1.25  # and over the other side's speech of its stage: the padded s
 
 def padding(view: JudgeView, side: Side) -> JudgeView:
     """The attacked side's speeches grow to at least half again their length, and a quarter longer than the other
-    side's speech of the same stage, with restatements of their own sentences and filler. No argument, source or
-    word of the original is removed or added."""
+    side's speech of the same stage, with restatements of their own sentences and filler. No argument or source is
+    added, and no word of the original is removed."""
     zh = _zh(view)
     others = {s.stage: s for s in view.speeches if s.side != side}
 
