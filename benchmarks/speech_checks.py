@@ -128,15 +128,15 @@ def injection_near(text: str, language: str) -> list[str]:
     """The phrases the injection check's rules match in text that it lets through (a mention, not an order; a
     directive not framed to the judge; "system:" inside a line), each with some of the text around it."""
     lower = prepared(text, language in CHARACTER_LANGUAGES).text
-    found = []
+    found = {}  # by where it starts: two rules matching one place are one phrase
     for rule in steering._RULES:
         for anchor in rule.anchors or rule.words:
             at = lower.find(anchor)
             while at >= 0:
                 if (m := rule.pattern.match(lower, at)) is not None:
-                    found.append(" ".join(lower[max(0, at - 40):m.end() + 20].split()))
+                    found.setdefault(at, " ".join(lower[max(0, at - 40):m.end() + 20].split()))
                 at = lower.find(anchor, at + 1)
-    return found
+    return [found[at] for at in sorted(found)]
 
 
 def salad_margins(text: str, language: str) -> tuple[float, float]:

@@ -12,10 +12,13 @@ own forms, which no speech needs (verdict syntax, a chat's markup), or on an ins
 this judge: an order to drop its instructions standing where an imperative stands (a sentence's start, after
 "please" or "you must"), or a message framed to the judge or the model ("as the judge, you...", "note to the
 judge") that asks it to declare, output, record or set a winner or a verdict. Asking for a vote is the debater's
-own move and passes; declaring or outputting a winner is the judge's output. A speech that only mentions such an
-instruction in an argument (a motion on AI safety: "a model told to ignore previous instructions will...") passes,
-as the phrase is neither in imperative position there nor followed by a demand for a verdict: the rules prefer
-letting a quoted attack through to refusing a real argument about attacks.
+own move and passes; declaring or outputting a winner is the judge's output. The hard case is an argument about
+such instructions (a motion on AI safety: "a model told to ignore previous instructions will..."): bare phrases are
+not refused, only directive form: the phrase in imperative position, or followed in its sentence by a demand for
+a verdict (so a quoted attack that asks for no winner passes, and one that does is refused). Words that are also
+the debate's own are read narrowly: "rules" are the judge's only as "all/your previous rules" or "the above rules"
+(the previous rules of a policy debate are regulations), a side named beside a directive's verb only as the
+winner ("record that CON conceded" passes).
 
 Texts are read normalised (arena.domain.speechtext: look-alike letters, odd spaces, invisible characters, case) and
 the words of a phrase may be run together (a zero-width space standing for a space is dropped, leaving none), so
