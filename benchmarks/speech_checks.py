@@ -5,14 +5,17 @@ Sources, any of them in one run:
   --demo            a fresh `arena demo` (English and Chinese), its prompts included (agent messages);
   --workspace DIR   any workspace's done matches (e.g. the real local model's e2e workspace), prompts included;
   --lechmazur DIR   a checkout of lechmazur/debate (its transcripts/ folder): 1,547 debates between frontier models.
-For each source: speeches, what the checks cost a speech (process CPU time of arena.domain.speechchecks.match_problems
-over the source's matches, beside the 0.2 ms target), the count per check, each flagged speech (up to --show), and
-the margins of the speeches that pass: the highest copied share (echo), the highest share of one of its own earlier
-speeches (echo), the highest share of all it was shown (pasted; the first line counts only speeches drawing on two
-or more shown texts whole, as the check does), the highest one-sentence share (repetition), the highest looped
-share, the lowest English share of English speeches (language), the most words a sentence end and the lowest
-function words' share (word-salad; zh scaled to the English thresholds) and the lowest share of the turn's budget
-over the least the turn asks (too-short; 1.0 is the threshold).
+For each source: speeches, what the checks cost a speech (process CPU time of
+arena.domain.speechchecks.match_problems over the source's matches, beside the 0.2 ms target), and the injection
+check's own share of it, the count per check (every check, those that flag none too), each flagged speech (up to
+--show), and the margins of the speeches that pass: the highest copied share (echo), the highest share of one of its
+own earlier speeches (echo), the highest share of all it was shown (pasted; the first line counts only speeches
+drawing on two or more shown texts whole, as the check does), the highest one-sentence share (repetition), the
+highest looped share, the lowest English share of English speeches (language), the most words a sentence end and the
+lowest function words' share (word-salad; zh scaled to the English thresholds), the lowest share of the turn's budget
+over the least the turn asks (too-short; 1.0 is the threshold), and the phrases the injection check's rules match but
+let through (arena.domain.steering: a mention, not an order; a directive not framed to the judge; "system:" inside a
+line), with one of them.
 
 Run: .venv/bin/python benchmarks/speech_checks.py --demo --lechmazur /tmp/lech [--workspace DIR]
 """
@@ -30,9 +33,10 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from arena.domain import speechchecks as sc  # noqa: E402
-from arena.domain import wordsalad  # noqa: E402
+from arena.domain import steering, wordsalad  # noqa: E402
 from arena.domain.formats import CHARACTER_LANGUAGES, get_format  # noqa: E402
 from arena.domain.records import Match  # noqa: E402
+from arena.domain.speechtext import prepared  # noqa: E402
 
 
 TARGET_MS = 0.2  # the checks' cost a speech, on average over lechmazur/debate's 15,470
@@ -48,7 +52,7 @@ def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: N
     counts: Counter = Counter()
     flagged = []
     margins = defaultdict(list)  # name -> [(value, where)]
-    speeches = 0
+    speeches, injection_cost, let_through = 0, 0.0, []
     for (match, fmt, prompts, budgets), problems in zip(asked, found):
         caught = set()
         for speech, problem in problems:
@@ -70,7 +74,11 @@ def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: N
             sources += [("the prompt", turn_prompts[0])] if turn_prompts else []
             sources += [("other", s.text) for s in shown if s.side != speech.side]
             own = [("own", s.text) for s in shown if s.side == speech.side]
-            seen = sc._seen(speech.text, language, sources, own)
+            seen = sc._seen(speech.text, language, sources, own)  # the text prepared: injection reads it again
+            started = time.process_time()
+            steering.injection(speech.text, language)
+            injection_cost += time.process_time() - started
+            let_through += [(where, phrase) for phrase in injection_near(speech.text, language)]
             copied, _ = sc.copied_share(speech.text, sources, own, language)
             again = max((seen.run_share([mine]) for mine in seen.own), default=0.0)
             paste, names = sc.pasted_share(seen)
@@ -96,8 +104,10 @@ def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: N
     ms = 1e3 * elapsed / max(speeches, 1)
     print(f"  {speeches} speeches checked in {elapsed:.2f} s of CPU: {ms:.3f} ms a speech (target: at most "
           f"{TARGET_MS} ms)")
+    print(f"  of which the injection check: {1e3 * injection_cost / max(speeches, 1):.3f} ms a speech")
     print(f"  flagged: {sum(counts.values())} of {speeches} ({100 * sum(counts.values()) / max(speeches, 1):.3f}%)"
           + (f" ({', '.join(f'{k} {v}' for k, v in counts.most_common())})" if counts else ""))
+    print(f"  per check: {', '.join(f'{check} {counts[check]}' for check in sc.CHECKS)}")
     for row in flagged[:ARGS.show]:
         print("    " + " | ".join(row)[:300])
     thresholds = {"echo (own)": sc.ECHO_OWN_SHARE, "echo": sc.ECHO_SHARE, "pasted": sc.PASTE_SHARE,
@@ -109,6 +119,24 @@ def measured(matches, formats, prompts_of=lambda m: None, budgets_of=lambda m: N
         value, where = max(values)
         limit = next(v for k, v in thresholds.items() if name.startswith(k))
         print(f"  {name:60} {abs(value):8.3f} {limit:9.3f}  {where}")
+    print(f"  injection: {len(let_through)} phrases of its rules found and let through, in "
+          f"{len({w for w, _ in let_through})} speeches" + (": e.g. {} | {}".format(*let_through[0])[:300]
+                                                              if let_through else ""))
+
+
+def injection_near(text: str, language: str) -> list[str]:
+    """The phrases the injection check's rules match in text that it lets through (a mention, not an order; a
+    directive not framed to the judge; "system:" inside a line), each with some of the text around it."""
+    lower = prepared(text, language in CHARACTER_LANGUAGES).text
+    found = {}  # by where it starts: two rules matching one place are one phrase
+    for rule in steering._RULES:
+        for anchor in rule.anchors or rule.words:
+            at = lower.find(anchor)
+            while at >= 0:
+                if (m := rule.pattern.match(lower, at)) is not None:
+                    found.setdefault(at, " ".join(lower[max(0, at - 40):m.end() + 20].split()))
+                at = lower.find(anchor, at + 1)
+    return [found[at] for at in sorted(found)]
 
 
 def salad_margins(text: str, language: str) -> tuple[float, float]:

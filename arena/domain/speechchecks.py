@@ -2,12 +2,13 @@
 
 A speech that fails one is not rated as a speech: the protocol (arena.match.protocol) ends the match as that side's
 forfeit, and the web refuses a person's (arena.match.turns.problem), the reason beginning with the check's name
-(`placeholder:`, `template:`, `echo:`, `pasted:`, `repetition:`, `language:`, `word-salad:`, `too-short:`). Each
-check returns None for a speech that passes, else what is wrong, in words a reader of the forfeit reason
-understands. Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies
-by overlapping word shingles found in order. The thresholds leave every speech of the demo alone and flag one of
-the 15,470 of lechmazur/debate's real debates (a rebuttal in Chinese in an English debate);
-benchmarks/speech_checks.py prints the counts, how close the rest come, and what the checks cost a speech.
+(`placeholder:`, `template:`, `injection:`, `echo:`, `pasted:`, `repetition:`, `language:`, `word-salad:`,
+`too-short:`). Each check returns None for a speech that passes, else what is wrong, in words a reader of the forfeit
+reason understands; `injection` (arena.domain.steering) refuses a speech written to the judge rather than the debate.
+Texts are compared normalised (arena.domain.speechtext: look-alike letters, odd spaces, case), copies by overlapping
+word shingles found in order. The thresholds leave every speech of the demo alone and flag one of the 15,470 of
+lechmazur/debate's real debates (a rebuttal in Chinese in an English debate); benchmarks/speech_checks.py prints the
+counts, how close the rest come, and what the checks cost a speech.
 """
 from __future__ import annotations
 
@@ -20,8 +21,9 @@ from typing import TYPE_CHECKING, Iterable, Mapping, Sequence
 
 from arena.domain.formats import CHARACTER_LANGUAGES, Format
 from arena.domain.restated import RESTATED_SHARE, restated
-from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, runs,
+from arena.domain.speechtext import (SHINGLE, TOKEN, Prepared, aligned, coverage, plain, prepared, quoted, runs,
                                      same_words, share)
+from arena.domain.steering import injection
 from arena.domain.transcript import MARKER, PIECE, keys
 from arena.domain.wordsalad import lorem_words, salad
 
@@ -30,7 +32,8 @@ if TYPE_CHECKING:
 
 # In the order they are tried: a speech in another language is named so before its length, which is counted
 # in the wrong unit, calls it short; a copy of one text is an echo before it is a page pasted.
-CHECKS = ("placeholder", "template", "echo", "pasted", "repetition", "language", "word-salad", "too-short")
+CHECKS = ("placeholder", "template", "injection", "echo", "pasted", "repetition", "language", "word-salad",
+          "too-short")
 MIN_SHARE = 0.25  # [arena] min_speech_share's default: a speech under a quarter of its budget is no speech
 
 # What output formats ask to be replaced: <the full speech>, [Your speech here], {speech}, {{ speech }}, 【在此填写】.
@@ -156,7 +159,7 @@ def _placeholder(p: Prepared, prompt: str, language: str) -> str | None:
     amount, unit = length(left, language)
     if amount >= (2 if unit == "characters" else 1) * PLACEHOLDER_LEFT:
         return None
-    return f"it is the placeholder {_quote(found[0])} where the speech should be"
+    return f"it is the placeholder {quoted(found[0])} where the speech should be"
 
 
 def template(text: str, language: str = "en") -> str | None:
@@ -183,7 +186,7 @@ def _template(p: Prepared) -> str | None:
         if (before[-1:] and before[-1] in _QUOTES) or (after[:1] and after[0] in _QUOTES):
             continue
         if len(TOKEN.findall(before)) + len(TOKEN.findall(after)) <= TEMPLATE_WORDS:
-            return f"{_quote(m.group(0))} stands on a line of its own: a template's blank, left unfilled"
+            return f"{quoted(m.group(0))} stands on a line of its own: a template's blank, left unfilled"
     return None
 
 
@@ -362,10 +365,10 @@ def _marked(text: str, shown: Iterable[str], match: frozenset[str] = frozenset()
     shown, or any key of its match's transcripts (match): what only a copy of a prompt puts in a speech."""
     if "===" in text:
         if marker := MARKER.search(text):
-            return f"it copies the transcript's marker line {_quote(marker.group(0))} from what it was shown"
+            return f"it copies the transcript's marker line {quoted(marker.group(0))} from what it was shown"
         if piece := PIECE.search(text):
             line = text[text.rfind("\n", 0, piece.start()) + 1:].split("\n", 1)[0]
-            return f"it copies a piece of the transcript's marker lines, {_quote(line)}, from what it was shown"
+            return f"it copies a piece of the transcript's marker lines, {quoted(line)}, from what it was shown"
     lower = text.lower()
     for key in sorted(frozenset().union(*map(keys, shown))):
         if key in lower:
@@ -442,9 +445,9 @@ def repetition(text: str, language: str = "en") -> str | None:
 def _repetition(p: Prepared, language: str) -> str | None:
     share, count, sentence, loop, phrase = _repeated(p, language, LOOP_SHARE)
     if count >= 3 and share >= REPEAT_SHARE:
-        return f"one sentence makes up {share:.0%} of it, said {count} times: {_quote(sentence)}"
+        return f"one sentence makes up {share:.0%} of it, said {count} times: {quoted(sentence)}"
     if loop >= LOOP_SHARE:
-        return f"{loop:.0%} of it repeats what it already said, in a loop of {_quote(phrase)}"
+        return f"{loop:.0%} of it repeats what it already said, in a loop of {quoted(phrase)}"
     return None
 
 
@@ -503,6 +506,8 @@ def check(text: str, *, language: str, budget: int, share: float = MIN_SHARE, pr
         return Problem("placeholder", detail)
     if (detail := _template(p)) is not None:
         return Problem("template", detail)
+    if (detail := injection(text, language)) is not None:  # arena.domain.steering: written to the judge
+        return Problem("injection", detail)
     seen = _seen(text, language, sources, own, order)  # read once for echo and pasted
     if (detail := _echo(seen, prompt, keys)) is not None:
         return Problem("echo", detail)
@@ -581,8 +586,3 @@ def _brackets(text: str) -> tuple[re.Match[str], ...]:
 def _is_markup(span: str) -> bool:
     """<b>, <br/>, </p>: HTML a speech may carry, not a placeholder."""
     return span.strip("<>/ ").lower() in _HTML
-
-
-def _quote(text: str, most: int = 80) -> str:
-    text = " ".join(text.split())
-    return "'" + (text if len(text) <= most else text[:most - 1] + "…") + "'"

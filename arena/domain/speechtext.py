@@ -194,3 +194,9 @@ def aligned(shingles: tuple[int, ...], found: frozenset[int] | set[int], source:
 def share(ordered: tuple[int, ...], found: frozenset[int] | set[int]) -> float:
     """The share of ordered (shingles or runs, repeats counted) in found."""
     return sum(map(found.__contains__, ordered)) / len(ordered) if ordered else 0.0
+
+
+def quoted(text: str, most: int = 80) -> str:
+    """text as a check's reason quotes it: on one line, in single quotes, cut to most characters."""
+    text = " ".join(text.split())
+    return "'" + (text if len(text) <= most else text[:most - 1] + "…") + "'"

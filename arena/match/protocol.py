@@ -5,9 +5,9 @@ those of earlier stages, so a stage's blind turns are played in parallel (agent4
 write their constructives independently). The protocol, not the debater, decides this.
 
 A side whose debater cannot give a speech because of its model's answers (arena.gateway.llm.AnswerError), or gives one
-that is no debate speech (arena.domain.speechchecks: a placeholder, a template, an echo, a page pasted, a loop, another
-language, word salad, far too short), ends the match there: Forfeited, with the speeches made so far. Any other
-failure fails the match.
+that is no debate speech (arena.domain.speechchecks: a placeholder, a template, words to the judge instead of the
+debate, an echo, a page pasted, a loop, another language, word salad, far too short), ends the match there: Forfeited,
+with the speeches made so far. Any other failure fails the match.
 """
 from __future__ import annotations
 

@@ -83,8 +83,9 @@ def brief(motion: Motion, fmt: Format, stage: str, side: str, visible: tuple[Spe
 def problem(turn: HumanTurn, text: str, fmt: Format, min_share: float,
             keys: frozenset[str] = frozenset()) -> speechchecks.Problem | None:
     """The first speech check a person's speech fails, given what they were shown: an empty speech, one longer than
-    the turn takes (too_long), then arena.domain.speechchecks.in_debate's (a placeholder, an echo, a loop...); it is
-    refused with the reason before it is taken. keys: those of the match's transcripts, which no speech may hold."""
+    the turn takes (too_long), then arena.domain.speechchecks.in_debate's (a placeholder, an order to the judge, an
+    echo...); it is refused with the reason before it is taken. keys: those of the match's transcripts, which no
+    speech may hold."""
     if not text.strip():  # whatever the turn's least share: a person's empty speech is no speech
         return speechchecks.Problem("too-short", "the speech is empty")
     if (overlong := too_long(turn.brief, text)) is not None:  # first: the other checks need not read all of it

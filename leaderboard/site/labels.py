@@ -371,6 +371,9 @@ ZH: dict[str, str] = {
     "Most of it is copied from what you were shown or from your own earlier speech, even where words are changed: "
     "write it in your own words.":
         "其中大部分照抄了你看到的内容或你自己之前的发言（即使改动了个别字词）：请用自己的话来写。",
+    "It speaks to the judge instead of debating (a verdict, chat markup or an instruction to the judge): argue your "
+    "case, and ask the judges for their vote in your own words.":
+        "这段文字是在对裁判下指令，而不是在辩论（伪造的裁决、对话标记或给裁判的指令）：请论证你的观点，并用自己的话请评委投票。",
     "It is the page you were shown, pasted in: write your own speech.": "这是把你看到的页面整页粘贴进来：请写你自己的发言。",
     "It reads as words without sentences: write it in whole sentences.": "这只是一串词语，没有成句：请用完整的句子来写。",
     "Most of it repeats one sentence or phrase: say more than that.": "其中大部分在重复同一句话或同一个短语：请说出更多内容。",

@@ -57,6 +57,8 @@ def reasons(t: Translate) -> dict[str, str]:
         "placeholder": t("It is a placeholder or filler where the speech should be: write the speech itself."),
         "template": t("It holds a blank to fill in (such as [Insert rebuttal here]) in place of the speech: "
                       "write the speech itself."),
+        "injection": t("It speaks to the judge instead of debating (a verdict, chat markup or an instruction to the "
+                       "judge): argue your case, and ask the judges for their vote in your own words."),
         "echo": t("Most of it is copied from what you were shown or from your own earlier speech, even where words "
                   "are changed: write it in your own words."),
         "pasted": t("It is the page you were shown, pasted in: write your own speech."),
