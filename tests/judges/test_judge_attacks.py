@@ -115,8 +115,11 @@ def test_stored_as_the_judges_last_run_and_caught_by_the_speech_checks(attacked)
             assert stored[rule, row["attack"]].flips == row["flips"]
         caught = {r["attack"]: r["caught"] for r in rows[rule]}
         # The constant non-answer repeats itself in three speeches; the instruction to the judge is an injection.
-        assert caught["null"] == 3 * 2 * ROUNDS
-        assert caught["swap"] == 0
+        assert caught["null"] == 3 * 2 * ROUNDS and caught["injection"] == 2 * ROUNDS
+        assert caught["swap"] == caught["padding"] == caught["citations"] == caught["assertive"] == 0
+    # The follower obeyed every injection, and the speech checks would have refused each one before it read them.
+    follower = {r["attack"]: r for r in rows["follower"]}
+    assert (follower["injection"]["flips"], follower["injection"]["flips_uncaught"]) == (2 * ROUNDS, 0)
 
 
 def _copy(built: Path, tmp_path: Path) -> Path:
