@@ -131,7 +131,7 @@ def lechmazur_debate(path: Path, transcript: Path, source: Path) -> None:
 
     checkout = path.parent / "checkout"
     (checkout / "transcripts").mkdir(parents=True)
-    (checkout / "reports").symlink_to(source / "reports")
+    shutil.copytree(source / "reports" / "debate_matchup_judgments", checkout / "reports" / "debate_matchup_judgments")
     shutil.copy(transcript, checkout / "transcripts" / transcript.name)
     init_workspace(path, SETTINGS)
     ws = app.open_workspace(path)
