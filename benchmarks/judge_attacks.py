@@ -23,9 +23,10 @@ each figure beside its reference in the same run.
                            judging. Without a checkout, the demo's debates.
       demo                 debates of the demo's simulated debaters (`arena demo`'s entries: planted strengths, the
                            weak ones hedging), each drawn and played offline; some 3,300 prompt tokens a judging.
-    What a judging costs is SmolLM2 reading its prompt: at the ~250 prompt tokens a second of two idle cores
-    (tests/support/local_llm.py) some 15 s, a debate (7 judgings, each twice) about 2 minutes; on a machine whose
-    cores are shared it is several times that (measured while writing this: 40-60 tokens a second).
+    What a judging costs is SmolLM2 reading its prompt (the guarded twin reads only its last ~350 tokens): at the ~250
+    prompt tokens a second of two idle cores (tests/support/local_llm.py) some 20 s, a debate (7 judgings) about 2.5
+    minutes, the default run some 11. On a machine whose cores are shared it is several times that: the default run
+    took 51 minutes here (the server read 16-67 prompt tokens a second), the debates 23, 10, 8 and 11 minutes.
 
 Run: LITELLM_LOCAL_MODEL_COST_MAP=True .venv/bin/python benchmarks/judge_attacks.py [--quick] [--matches N]
      [--attacks A,B] [--debates lechmazur|demo] [--source DIR] [--threads N] [--skip-fake] [--skip-real]

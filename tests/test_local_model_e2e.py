@@ -205,7 +205,9 @@ def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
     """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played match
     is stored, so nothing is judged clean, and each of the six attacks judges the attacked debate once, with the
     judge's three runs, on the real server. The rows have their shape and counts; the flips are SmolLM2's and not
-    asserted."""
+    asserted. Its cost: 18 calls of some 1,500 prompt tokens (a run with the sides exchanged reads its prompt anew, the
+    third run finds the first's in the server's cache): 6.4 minutes on a shared 2-core machine that read 40-60 tokens
+    a second, some 1.5 at the speed tests/support/local_llm.py measured."""
     from arena.match.attacks import ATTACKS
 
     conn = db(real["ws"])
