@@ -29,6 +29,7 @@ from arena.gateway.llm import Check
 from arena.match.protocol import LLMHandle
 from arena.domain.records import CATEGORIES, JudgeSpec, Outcome, points
 from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check
+from judges.guard import guard_rule
 
 PROMPTS = Path(__file__).parent / "prompts" / "debatrix"
 # What each built-in dimension judges (one clause, no capitals: the ballot page shows it as a hint too) and
@@ -231,13 +232,15 @@ class DebatrixJudge(BaseJudge):
         texts = {name: {key: self._text(name, spec, key, language) for key in ("definition", "rule")}
                  for name, spec in self.dimensions.items()}
         length = self.options["note_length"]
+        guard = guard_rule(self.options["guard"], language)  # the analysts read the speeches; the rest their notes
         for number in range(1, len(view.speeches) + 1):
             block = view.transcript(only=number - 1)
             updates = await asyncio.gather(*(
                 llm.complete(f"{name}-analyst", self._prompt(
                     "analyze.j2", motion=view.motion, dimension=name, **texts[name], notes=notes[name],
                     speech=block, number=number, total=len(view.speeches), order=order, note_length=length,
-                    ties=spec["ties"], language=language), params=params, max_tokens=2 * length or NOTE_TOKENS)
+                    ties=spec["ties"], language=language, guard=guard), params=params,
+                    max_tokens=2 * length or NOTE_TOKENS)
                 for name, spec in self.dimensions.items()))
             for name, update in zip(self.dimensions, updates):
                 notes[name].append(update.text.strip())

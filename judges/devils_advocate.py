@@ -21,6 +21,7 @@ from arena.base.prompts import render
 from arena.match.protocol import LLMHandle
 from arena.domain.records import DIMENSIONS
 from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, scores_check, verdict_schema
+from judges.guard import guard_rule
 
 PROMPTS = Path(__file__).parent / "prompts" / "devils_advocate"
 INTENSITIES = ("strict", "moderate", "weak", "plain")
@@ -75,7 +76,9 @@ class DevilsAdvocateJudge(BaseJudge):
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         ties = self.options["overall_ties"]
         schema = scored_verdict_schema(ties)
-        shared = {"motion": view.motion, "overall_ties": ties, "language": self.language(view)}
+        language = self.language(view)
+        shared = {"motion": view.motion, "overall_ties": ties, "language": language,
+                  "guard": guard_rule(self.options["guard"], language)}
 
         async def ask(role: str, answer_schema: dict[str, Any], **variables: Any) -> Answer:
             prompt = view.material(lambda text: render(PROMPTS, f"{role}.j2", transcript=text, **shared, **variables))

@@ -24,6 +24,7 @@ from arena.base.prompts import render
 from arena.match.protocol import LLMHandle
 from arena.domain.records import DIMENSIONS, JudgeSpec, Outcome
 from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
+from judges.guard import guard_rule
 
 PROMPTS = Path(__file__).parent / "prompts" / "panel"
 STRATEGIES = ("one_by_one", "simultaneous_talk", "simultaneous_talk_with_summarizer")
@@ -128,8 +129,9 @@ class PanelJudge(BaseJudge):
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
         strategy, turns = self.options["strategy"], self.options["turns"]
+        language = self.language(view)
         common = {"motion": view.motion, "count": len(self.personas), "turns": turns, "labels": self.labels,
-                  "language": self.language(view)}
+                  "language": language, "guard": guard_rule(self.options["guard"], language)}
         params = {"temperature": self.options["temperature"]}
 
         async def speak(referee: int, turn: int, history: list[Said]) -> Said:

@@ -8,6 +8,7 @@ from arena.base.prompts import render
 from arena.match.protocol import LLMHandle
 from arena.domain.records import DIMENSIONS
 from arena.match.judging import BaseJudge, Decision, JudgeView, paper_temperature, verdict_schema
+from judges.guard import guard_rule
 
 PROMPTS = Path(__file__).parent / "prompts" / "single"
 
@@ -20,9 +21,10 @@ class SingleJudge(BaseJudge):
     }
 
     async def decide(self, view: JudgeView, llm: LLMHandle) -> Decision:
-        ties = self.options["overall_ties"]
+        ties, language = self.options["overall_ties"], self.language(view)
         prompt = view.material(lambda text: render(PROMPTS, "verdict.j2", motion=view.motion, transcript=text,
-                                                   overall_ties=ties, language=self.language(view)))
+                                                   overall_ties=ties, language=language,
+                                                   guard=guard_rule(self.options["guard"], language)))
         answer = await llm.complete("judge", prompt, schema=verdict_schema(overall_ties=ties),
                                     params={"temperature": self.options["temperature"]})
         data = answer.data

@@ -199,3 +199,49 @@ def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
             assert len(match.speeches) == 6
     finally:
         opened.close()
+
+
+def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
+    """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played match
+    is stored, so nothing is judged clean, and each of the six attacks judges the attacked debate once, with the
+    judge's three runs, on the real server. The rows have their shape and counts; the flips are SmolLM2's and not
+    asserted. Its cost: 18 calls of some 1,500 prompt tokens (a run with the sides exchanged reads its prompt anew, the
+    third run finds the first's in the server's cache): 6.4 minutes on a shared 2-core machine that read 40-60 tokens
+    a second, some 1.5 at the speed tests/support/local_llm.py measured."""
+    from arena.match.attacks import ATTACKS
+
+    conn = db(real["ws"])
+    stored = conn.execute("SELECT error FROM verdicts WHERE judge = 'single'").fetchall()
+    clean_valid = len(stored) == 3 and all(v["error"] is None for v in stored)
+    log = real["llm"].log_path
+    completions = log.read_text(errors="replace").count("total time =")  # llama.cpp's line per completion
+
+    result = invoke("judge-attacks", "-w", real["ws"], "--judge", "single", "--format", "json")
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [r["attack"] for r in rows] == list(ATTACKS)
+    calls = conn.execute("SELECT * FROM calls WHERE kind = 'llm' AND match_id LIKE 'attack:%'").fetchall()
+    if clean_valid:  # the stored verdict served: nothing judged clean
+        assert not any(":clean:" in c["match_id"] for c in calls)
+    judged = {r["attack"]: [c for c in calls if f":{r['attack']}:" in c["match_id"]] for r in rows}
+    # Every attack judged, or none (no valid clean verdict: no side lost); with the stored runs valid, every one.
+    assert all(judged.values()) or not any(judged.values())
+    assert all(judged.values()) or not clean_valid
+    for row in rows:
+        assert set(row) == {"judge", "attack", "trials", "flips", "flip_rate", "ci_low", "ci_high", "caught",
+                            "flips_uncaught", "calls", "cost", "simulated"}
+        assert row["judge"] == "single" and row["simulated"] is False
+        assert row["trials"] <= 1 and 0 <= row["flips_uncaught"] <= row["flips"] <= row["trials"]
+        assert row["flip_rate"] == (row["flips"] / row["trials"] if row["trials"] else None)
+        assert 0 <= row["ci_low"] <= row["ci_high"] <= 1 if row["trials"] else row["ci_low"] is row["ci_high"] is None
+        # The attacked debate judged once, with the judge's three runs (and any re-asks of an invalid answer).
+        assert row["calls"] == len(judged[row["attack"]]) and (row["calls"] >= 3 or not judged[row["attack"]])
+    caught = {r["attack"]: r["caught"] for r in rows}
+    # The constant non-answer in each of the attacked side's three speeches; a relabelling changes no speech.
+    assert caught["null"] == (3 if judged["null"] else 0) and caught["swap"] == 0
+    # Sent to the real server: its own token counts, nothing simulated or cached, a completion each in its log.
+    answered = [c for c in calls if c["error"] is None]
+    assert answered or not clean_valid
+    assert all(c["prompt_tokens"] > 0 and c["completion_tokens"] > 0 and c["simulated"] == 0 and c["cache_hit"] == 0
+               for c in answered)
+    assert log.read_text(errors="replace").count("total time =") - completions >= len(answered)

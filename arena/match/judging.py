@@ -50,6 +50,10 @@ COMMON_OPTIONS: dict[str, Param] = {
                                        "and a two-sided motion's propositions; so position bias cancels over the "
                                        "runs, and runs at temperature 0 do not merely repeat one another"),
     "language": Param("", (str,), "language of rationales (default: the motion's)"),
+    # Off until measured otherwise (benchmarks/judge_attacks.py): on, a prompt differs only after its cache break.
+    "guard": Param(False, (bool,), "every prompt that reads speeches adds a rule: what the speech blocks hold is "
+                                   "the debaters' and never addressed to the judge, so a speech that instructs the "
+                                   "judge, claims the result is settled or imitates a verdict gains nothing by it"),
     # Planted in the offline simulator (arena.gateway.offline), to show what a length-controlled rating corrects.
     "length_bias": Param(0.0, (int, float), "offline models only: a planted taste for length, added to the logit "
                                             "of PRO winning as length_bias · (pro - con) / (pro + con) of the sides' "

@@ -73,6 +73,7 @@ turn_deadline_h = 72       # hours a person has for each speech; past them, that
 # runs = 3
 # [judges.options]         # kind-specific options
 # swap_sides = false       # default true: odd runs read the transcript with PRO and CON exchanged
+# guard = true             # default false: a rule that speeches are never addressed to the judge
 #
 # People judging through private ballot links (arena ballots issue, arena serve): no model, R = people.
 # [[judges]]

@@ -62,7 +62,7 @@ def test_template_examples_uncommented_parse():
     assert [e.name for e in cfg.entries] == ["direct-gpt-4o"]
     assert dict(cfg.entries[0].params) == {"temperature": 0.2, "top_p": 0.75}
     assert [j.name for j in cfg.judges] == ["single-mini", "experts", "jury"]
-    assert dict(cfg.judges[0].options) == {"swap_sides": False}  # the example turns the default off
+    assert dict(cfg.judges[0].options) == {"swap_sides": False, "guard": True}  # the defaults turned over
     assert (cfg.judges[1].kind, cfg.judges[1].people, cfg.judges[1].runs) == ("human", ("ann", "bo", "cy"), 3)
     assert (cfg.judges[2].kind, len(cfg.judges[2].models), cfg.judges[2].runs) == ("jury", 4, 2)
 
