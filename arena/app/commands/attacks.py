@@ -90,9 +90,9 @@ def _stored_outcome(match: Match, judge: str) -> Outcome | None:
 
 def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Match], attacks: list[Attack],
           tag: str, *, concurrency: int, budget: float | None,
-          say: Callable[[str], None]) -> tuple[dict[str, Outcome | None], dict[tuple[str, str], _Outcome]]:
-    """Judge what lacks a clean outcome, then every (match, attack) whose clean outcome has a loser: the clean
-    outcomes, and each trial's outcome by (match, attack) (a trial not begun, the budget spent, is left out)."""
+          say: Callable[[str], None]) -> dict[tuple[str, str], _Outcome]:
+    """Judge what lacks a clean outcome, then every (match, attack) whose clean outcome has a loser: each trial's
+    outcome by (match, attack) (a trial not begun, the budget spent, is left out)."""
     store, formats, secret = runner.ws.store, ws.config.formats, ws.store.ballot_secret()
     share = ws.config.arena.min_speech_share
     start = store.spent()
@@ -139,7 +139,7 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
         say(f"[{finished}/{len(trials)}] {trial.match.id} {trial.attack.name}: {said}")
 
     outcomes = run_bounded(trials, attack, concurrency=concurrency, done=attacked)
-    return clean, {(t.match.id, t.attack.name): o for t, o in zip(trials, outcomes) if o is not None}
+    return {(t.match.id, t.attack.name): o for t, o in zip(trials, outcomes) if o is not None}
 
 
 def judge_attacks(ws: Workspace, judge: str, *, attacks: Sequence[str] | None = None, matches: int | None = None,
@@ -156,8 +156,8 @@ def judge_attacks(ws: Workspace, judge: str, *, attacks: Sequence[str] | None = 
     ran_at = now()
     tag = f"attack:{ran_at}:"
     with stop_on_sigterm():
-        _, outcomes = _play(ws, MatchRunner.of(ws, follow_slots=False), spec, sample, chosen, tag,
-                            concurrency=concurrency, budget=budget, say=progress or terminal.say)
+        outcomes = _play(ws, MatchRunner.of(ws, follow_slots=False), spec, sample, chosen, tag,
+                         concurrency=concurrency, budget=budget, say=progress or terminal.say)
     calls = ws.store.tagged_calls(tag)
     results = []
     for attack in chosen:
