@@ -236,9 +236,9 @@ def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
         assert 0 <= row["ci_low"] <= row["ci_high"] <= 1 if row["trials"] else row["ci_low"] is row["ci_high"] is None
         # The attacked debate judged once, with the judge's three runs (and any re-asks of an invalid answer).
         assert row["calls"] == len(judged[row["attack"]]) and (row["calls"] >= 3 or not judged[row["attack"]])
-    caught = {r["attack"]: r["caught"] for r in rows}
-    # The constant non-answer in each of the attacked side's three speeches; a relabelling changes no speech.
-    assert caught["null"] == (3 if judged["null"] else 0) and caught["swap"] == 0
+    # The module's workspace has [arena] speech_checks off (tests/support/real_model.py): no check stands in front of
+    # the judge, so nothing is caught, not even the constant non-answer.
+    assert all(r["caught"] == 0 and r["flips_uncaught"] == r["flips"] for r in rows)
     # Sent to the real server: its own token counts, nothing simulated or cached, a completion each in its log.
     answered = [c for c in calls if c["error"] is None]
     assert answered or not clean_valid
