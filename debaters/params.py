@@ -1,6 +1,7 @@
 """Debater params: the sampling and length knobs every kind shares, and checking an entry's params."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from arena.base.errors import UserError
@@ -52,14 +53,14 @@ class Length(NamedTuple):
     unit: str  # "words" | "characters"
 
 
-def length(params: dict[str, Any], turn: Turn, language: str) -> Length:
+def length(params: Mapping[str, Any], turn: Turn, language: str) -> Length:
     """The turn's budget for a speech in language: for a turn of the agent4debate format, the entry's chars_<stage>
-    or words_<stage> (whose defaults are that format's budgets); for any other format's turn, its own budget, even
-    where its stage shares a key with one of agent4debate's."""
+    or words_<stage> (whose defaults, taken when unset, are that format's budgets); for any other format's turn, its
+    own budget, even where its stage shares a key with one of agent4debate's."""
     amount, unit = turn.budget(language)
     if turn not in AGENT4DEBATE.turns:
         return Length(amount, unit)
-    return Length(params[f"{'chars' if unit == 'characters' else 'words'}_{turn.stage}"], unit)
+    return Length(params.get(f"{'chars' if unit == 'characters' else 'words'}_{turn.stage}", amount), unit)
 
 
 def resolve(entry: Entry, spec: dict[str, Param]) -> dict[str, Any]:

@@ -13,6 +13,7 @@ import math
 import random
 import re
 from dataclasses import dataclass, replace
+from collections.abc import Mapping
 from typing import Callable
 
 from arena.domain.records import Match, Reference, Side, Speech
@@ -207,14 +208,16 @@ def flipped(attack: Attack, attacked: Side, outcome: str | None) -> bool:
     return (SWAP[outcome] if attack.relabels else outcome) == attacked
 
 
-def caught(attack: Attack, match: Match, attacked: JudgeView, share: float) -> int:
+def caught(attack: Attack, match: Match, attacked: JudgeView, share: float,
+           budgets: Mapping[tuple[str, str], int] | None = None) -> int:
     """The speeches the attack changed that the speech checks (arena.domain.speechchecks.match_problems) refuse, each
-    read with what its speaker was shown of the attacked debate, as the protocol would have read it. An attack that
-    only relabels changes no speech."""
+    read with what its speaker was shown of the attacked debate and the budget it was asked for (budgets, by
+    (stage, side); the turn's where none is given), as the protocol would have read it. An attack that only
+    relabels changes no speech."""
     before = {(s.stage, s.side): s.text for s in match.speeches}
     if attack.relabels or all(before.get((s.stage, s.side)) == s.text for s in attacked.speeches):
         return 0
     by_turn = {(s.stage, s.side): s for s in attacked.speeches}
     speeches = tuple(by_turn.get((s.stage, s.side), s) for s in match.speeches)
-    problems = match_problems(replace(match, speeches=speeches), attacked.format, share)
+    problems = match_problems(replace(match, speeches=speeches), attacked.format, share, budgets=budgets)
     return sum(1 for speech, _ in problems if before.get((speech.stage, speech.side)) != speech.text)

@@ -23,30 +23,23 @@ ATTACKS = ("padding", "injection", "citations", "assertive", "swap", "null")
 WEAK = {"follower": {"injection"}, "longer": {"padding"}, "label": {"swap"}, "robust": set()}
 
 
-def build(path: Path, api_base: str) -> Path:
+def build(path: Path, api_base: str, rounds: int = ROUNDS, params: dict[str, int] | None = None) -> Path:
     judges = [judge(rule, model=f"openai/{rule}", api_base=api_base, runs=1, options={"swap_sides": False})
               for rule in RULES]
     judges.append(judge("priced", model=f"openai/{PRICED}", api_base=api_base, runs=1))
     new_workspace(path, arena={"judge_runs": 1}, llm={"backoff_s": 0.01, "retries": 0}, motions=["builtin:en"],
-                  entries=[entry(name, model=f"openai/{name}-model", api_base=api_base) for name in ("alpha", "beta")],
+                  entries=[entry(name, model=f"openai/{name}-model", api_base=api_base, params=params)
+                           for name in ("alpha", "beta")],
                   judges=[*judges, people("crowd", "ann", "bo")])
     mark_checked(path)
     ws = app.open_workspace(path)
     try:
-        app.schedule(ws, "round-robin", rounds=ROUNDS)
-    finally:
-        ws.close()
-    play_round_robin_scheduled(path)
-    return path
-
-
-def play_round_robin_scheduled(path: Path) -> None:
-    ws = app.open_workspace(path)
-    try:
+        app.schedule(ws, "round-robin", rounds=rounds)
         counts = app.run(ws, concurrency=4, progress=lambda line: None)
-        assert counts["failed"] == 0 and counts["done"] == 2 * ROUNDS
+        assert counts["failed"] == 0 and counts["done"] == 2 * rounds
     finally:
         ws.close()
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -203,3 +196,17 @@ def test_with_the_speech_checks_off_nothing_is_caught(attacked, tmp_path):
     assert result.exit_code == 0, result.output
     [row] = json.loads(result.stdout)
     assert (row["trials"], row["caught"], row["flips_uncaught"]) == (2 * ROUNDS, 0, row["flips"])
+
+
+def test_caught_reads_each_speech_against_what_its_entry_asked_for(tmp_path):
+    """Entries asked for 50 words a speech (words_<stage>) and spoke 40 and 30: padded to some 45, the weaker
+    side's speeches are speeches of their budget, as the protocol would read them; against the format's budgets
+    (300-450 words) each would be too short, and counting them caught would tell of a defence that was never
+    there. Two matches."""
+    asked = {f"words_{stage}": 50 for stage in ("constructive", "rebuttal", "summary")}
+    with FakeOpenAI(responder=speaker("alpha", words=40, weak_words=30)) as server:
+        path = build(tmp_path / "ws", server.api_base, rounds=1, params=asked)
+        result = invoke("judge-attacks", "-w", path, "--judge", "robust", "--attacks", "padding", "--format", "json")
+    assert result.exit_code == 0, result.output
+    [row] = json.loads(result.stdout)
+    assert (row["trials"], row["caught"]) == (2, 0)

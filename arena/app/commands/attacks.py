@@ -26,12 +26,14 @@ from arena.app.shapes.figures import AttackPlan, AttackRow
 from arena.base import terminal
 from arena.base.clock import now
 from arena.base.errors import UserError, plural
+from arena.domain.formats import Format
 from arena.domain.records import AttackResult, JudgeSpec, Match, Outcome, Side, score
 from arena.gateway.catalog import listed_price
 from arena.gateway.llm import STANDING_IN
 from arena.match.attacks import ATTACKS, Attack, caught, flipped
 from arena.store import DB_NAME, Store
 from arena.workspace.folder import Workspace
+from debaters.params import length
 
 SAMPLED = 3  # matches a dry run judges on the simulator, every attack on each; the rest are projected from them
 
@@ -88,6 +90,14 @@ def _stored_outcome(match: Match, judge: str) -> Outcome | None:
     return match_outcome(*score(runs)) if runs and not any(v.failed for v in runs) else None
 
 
+def _asked(ws: Workspace, match: Match, fmt: Format) -> dict[tuple[str, str], int]:
+    """The budget each speaker of match (played in fmt) was asked for, by (stage, side): its entry's words_<stage>
+    (or chars_<stage>) where it has one, else the turn's; an entry no longer registered is taken at the turn's."""
+    params = {e.name: e.params for e in ws.config.entries}
+    return {(t.stage, t.side): length(params.get(match.pro if t.side == "pro" else match.con, {}), t,
+                                      match.motion.language).amount for t in fmt.turns}
+
+
 def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Match], attacks: list[Attack],
           tag: str, *, concurrency: int, budget: float | None,
           say: Callable[[str], None]) -> dict[tuple[str, str], _Outcome]:
@@ -128,7 +138,8 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
         verdicts = await runner.judge(f"{tag}{trial.attack.name}:{trial.match.id}", view, spec,
                                       sitting=runner.sitting(trial.match))
         # With [arena] speech_checks off no check stands in front of the judge: nothing is caught.
-        refused = caught(trial.attack, trial.match, view, share) if ws.config.arena.speech_checks else 0
+        refused = (caught(trial.attack, trial.match, view, share, _asked(ws, trial.match, view.format))
+                   if ws.config.arena.speech_checks else 0)
         if any(v.failed for v in verdicts):
             return _Outcome(None, refused)
         return _Outcome(flipped(trial.attack, trial.attacked, match_outcome(*score(verdicts))), refused)

@@ -109,3 +109,14 @@ def test_caught_counts_attacked_speeches_the_speech_checks_refuse():
     assert caught(ATTACKS["swap"], match, ATTACKS["swap"].perturb(view, "con"), 0.25) == 0
     assert caught(ATTACKS["padding"], match, ATTACKS["padding"].perturb(view, "con"), 0.25) == 0
     assert caught(ATTACKS["null"], replace(match), view, 0.25) == 0  # nothing changed, nothing caught
+
+
+def test_caught_reads_each_speech_against_the_budget_its_speaker_was_asked_for():
+    """Speeches of 40 words, asked for 50 (an entry's words_<stage>): padded to some 60, each is a speech of its
+    budget; read against the format's 300-450 words, each would be refused as too short."""
+    view = debate(words={"pro": 40, "con": 40})
+    match = Match("m00001", view.motion, "a", "b", "done", speeches=view.speeches)
+    padded = ATTACKS["padding"].perturb(view, "con")
+    asked = {(t.stage, t.side): 50 for t in view.format.turns}
+    assert caught(ATTACKS["padding"], match, padded, 0.25, asked) == 0
+    assert caught(ATTACKS["padding"], match, padded, 0.25) == 3
