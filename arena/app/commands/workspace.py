@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Literal
 
+from arena.app.commands.attacks import judge_attacks
 from arena.app.commands.plan import Scheduled, run, schedule
 from arena.app.commands.publishing import publish
 from arena.app.people import ballot_links as people
@@ -20,6 +21,7 @@ from arena.app.setup.presets import PRESETS
 from arena.app.setup.wiring import init, open_workspace
 from arena.app.shapes import records as shapes
 from arena.app.shapes.reports import CheckRow, ImportReport, RunResult
+from arena.base import terminal
 from arena.base.errors import UserError
 from arena.workspace.folder import Workspace
 from arena.opendata.registry import IMPORTERS
@@ -103,8 +105,8 @@ class Demo:
 
 
 def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Demo:
-    """`arena demo`: a simulated tournament end to end in language: init, schedule, play, judge, ballots, rate,
-    publish. Resumes if rerun (in the language it was started in). Interrupted (Ctrl-C, or a SIGTERM, which stops it
+    """`arena demo`: a simulated tournament end to end in language: init, schedule, play, judge, ballots, attacks on
+    one judge (arena.app.setup.demo.ATTACKED), rate, publish. Resumes if rerun (in the language it was started in). Interrupted (Ctrl-C, or a SIGTERM, which stops it
     as Ctrl-C does) while playing, it publishes nothing: a site of some of the matches would pass for the demo's
     result; the matches not done are scheduled again for the rerun. Interrupted after, KeyboardInterrupt."""
     demo_workspace.prepare(Path(path), language)
@@ -117,6 +119,12 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
             if played["stopped"] is not None:
                 return Demo(None, played)
             people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
+            if not any(r.judge == demo_workspace.ATTACKED for r in ws.store.attack_results()):
+                judge_attacks(ws, demo_workspace.ATTACKED, matches=demo_workspace.ATTACKED_MATCHES,
+                              progress=lambda line: None)
+                (progress or terminal.say)(f"attacked judge {demo_workspace.ATTACKED!r} on "
+                                           f"{demo_workspace.ATTACKED_MATCHES} matches: 'arena stats judges' shows "
+                                           "how far each attack moved it")
             return Demo(publish(ws, ws.path / "site", keep_others=False), played)
     finally:
         ws.close()

@@ -44,6 +44,8 @@ people = ["ann", "bo", "cy"]
 ENTRIES = {"sim-ace": ("agent4debate", 1.5), "sim-bold": ("search-baseline", 0.9), "sim-calm": ("direct", 0.3),
            "sim-deft": ("agent4debate", -0.3), "sim-eager": ("search-baseline", -0.9), "sim-faint": ("direct", -1.5)}
 PEOPLE = "sim-experts"
+# The judge the demo attacks (`arena judge-attacks`) on a sample of its matches, so its site shows a robustness table.
+ATTACKED, ATTACKED_MATCHES = "sim-panel", 8
 MARK = CONFIG.splitlines()[0]  # the first line of every arena.toml `arena demo` writes: what tells its workspaces
 
 

@@ -68,10 +68,10 @@ def test_a_judge_never_attacked_shows_no_table(attacked, builds):
     assert len(others) == 2
     for page in others:
         assert 'id="attacks"' not in page.read_text(), page.name
-    # Nor does any judge of the demo as it was made, before any attack run.
-    never = shared_demo(builds) / "site" / "judges"
-    assert len(list(never.glob("*.html"))) == 3
-    assert [p for p in never.glob("*.html") if 'id="attacks"' in p.read_text()] == []
+    # The demo as made attacks its sim-panel (arena.app.setup.demo.ATTACKED) and no other judge: only its page has one.
+    made = shared_demo(builds) / "site" / "judges"
+    assert len(list(made.glob("*.html"))) == 3
+    assert [p.name for p in made.glob("*.html") if 'id="attacks"' in p.read_text()] == [f"{ATTACKED}.html"]
 
 
 def test_the_methodology_explains_the_measure_and_each_attack_in_its_own_words(attacked):

@@ -69,6 +69,12 @@ def test_demo_shows_every_debater_kind_two_llm_judge_kinds_and_simulated_people(
         judged = db.execute("SELECT judge, COUNT(*), MIN(simulated) FROM verdicts GROUP BY judge").fetchall()
         assert judged == [("sim-debatrix", 180, 1), ("sim-experts", 180, 1), ("sim-panel", 60, 1)]
         assert {j for (j,) in db.execute("SELECT DISTINCT judge FROM calls")} == {None, "sim-debatrix", "sim-panel"}
+        # sim-panel attacked on a sample of 8 matches, every attack, the calls tagged apart from the matches' own.
+        attacked = db.execute("SELECT judge, attack, trials, simulated FROM judge_attacks ORDER BY seq").fetchall()
+        assert attacked == [("sim-panel", a, 8, 1) for a in ("padding", "injection", "citations", "assertive", "swap",
+                                                             "null")]
+        assert {j for (j,) in db.execute("SELECT DISTINCT judge FROM calls WHERE match_id LIKE 'attack:%'")} == {
+            "sim-panel"}
         assert "(simulated ballot, ann)" in db.execute("SELECT rationale FROM verdicts WHERE judge = 'sim-experts' "
                                                        "AND run = 0").fetchone()[0]
     finally:
