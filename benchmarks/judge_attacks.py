@@ -15,7 +15,7 @@ each figure beside its reference in the same run.
     then on, the second served from the server's prompt cache up to its rules (the two prompts differ only after the
     transcript). Summed over the debates, per attack: flips / trials, the flip rate and its 95% Wilson interval, guard
     off beside guard on; then how often the two judges' clean verdicts agree. The attacks' `caught` is left out here:
-    it counts the speech checks against the format's budgets.
+    it is the speech checks' doing, not the judge's, and (a) measures it.
     The debates, --debates:
       lechmazur (default)  real LLM speeches: a seeded sample of the transcripts of a lechmazur/debate checkout
                            (--source, as benchmarks/import_lechmazur.py takes it: git clone it there), each brought
