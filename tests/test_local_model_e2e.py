@@ -203,12 +203,15 @@ def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
 
 def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
     """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played match
-    is stored, so nothing is judged clean, and each of the six attacks judges the attacked debate once, with the
-    judge's three runs, on the real server. The rows have their shape and counts; the flips are SmolLM2's and not
-    asserted. Its cost: 18 calls of some 1,500 prompt tokens (a run with the sides exchanged reads its prompt anew, the
-    third run finds the first's in the server's cache): 6.4 minutes on a shared 2-core machine that read 40-60 tokens
-    a second, some 1.5 at the speed tests/support/local_llm.py measured."""
-    from arena.match.attacks import ATTACKS
+    is stored, so nothing is judged clean, and each attack named judges the attacked debate once, with the judge's
+    three runs, on the real server. Three attacks, one of each way an attack reaches the judge: `injection` changes one
+    speech, `null` every speech of a side, `swap` no speech but the labels (its runs read their prompts anew); the six
+    attacks' texts are tests/arena/match/test_attacks.py's and what each showed a judge tests/judges/'s, on the fake
+    server. The rows have their shape and counts; the flips are SmolLM2's and not asserted. Its cost: 9 calls of some
+    600-1,500 prompt tokens (the third run finds the first's in the server's cache): 59 s run alone on an idle 2-core
+    machine (the server on both cores); all six attacks took 392 s under the README's command (one core, beside the
+    other test process), the padded debate's prompts the longest."""
+    attacks = ["injection", "null", "swap"]
 
     conn = db(real["ws"])
     stored = conn.execute("SELECT error FROM verdicts WHERE judge = 'single'").fetchall()
@@ -216,10 +219,11 @@ def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
     log = real["llm"].log_path
     completions = log.read_text(errors="replace").count("total time =")  # llama.cpp's line per completion
 
-    result = invoke("judge-attacks", "-w", real["ws"], "--judge", "single", "--format", "json")
+    result = invoke("judge-attacks", "-w", real["ws"], "--judge", "single", "--attacks", ",".join(attacks),
+                    "--format", "json")
     assert result.exit_code == 0, result.output
     rows = json.loads(result.stdout)
-    assert [r["attack"] for r in rows] == list(ATTACKS)
+    assert [r["attack"] for r in rows] == attacks  # in the order named
     calls = conn.execute("SELECT * FROM calls WHERE kind = 'llm' AND match_id LIKE 'attack:%'").fetchall()
     if clean_valid:  # the stored verdict served: nothing judged clean
         assert not any(":clean:" in c["match_id"] for c in calls)
