@@ -208,9 +208,9 @@ def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
     speech, `null` every speech of a side, `swap` no speech but the labels (its runs read their prompts anew); the six
     attacks' texts are tests/arena/match/test_attacks.py's and what each showed a judge tests/judges/'s, on the fake
     server. The rows have their shape and counts; the flips are SmolLM2's and not asserted. Its cost: 9 calls of some
-    600-1,500 prompt tokens (the third run finds the first's in the server's cache): 59 s run alone on an idle 2-core
-    machine (the server on both cores); all six attacks took 392 s under the README's command (one core, beside the
-    other test process), the padded debate's prompts the longest."""
+    600-1,500 prompt tokens (the third run finds the first's in the server's cache): 104 s under the README's command
+    (the server on one core, beside the other test process), 59 s alone. All six attacks took 392 s in an earlier run
+    of that command, on the same machine running slower (the forfeits test took 537 s there, 217 s beside these 104)."""
     attacks = ["injection", "null", "swap"]
 
     conn = db(real["ws"])
