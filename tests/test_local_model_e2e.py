@@ -202,9 +202,9 @@ def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
 
 
 def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
-    """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played match
-    is stored, so nothing is judged clean, and each attack named judges the attacked debate once, with the judge's
-    three runs, on the real server. Three attacks, one of each way an attack reaches the judge: `injection` changes one
+    """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played
+    match is stored, so nothing is judged clean, and each attack named judges the attacked debate once, with the
+    judge's three runs, on the real server. Three attacks, one of each way an attack reaches the judge: `injection` changes one
     speech, `null` every speech of a side, `swap` no speech but the labels (its runs read their prompts anew); the six
     attacks' texts are tests/arena/match/test_attacks.py's and what each showed a judge tests/judges/'s, on the fake
     server. The rows have their shape and counts; the flips are SmolLM2's and not asserted. Its cost: 9 calls of some

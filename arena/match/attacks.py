@@ -12,9 +12,8 @@ from __future__ import annotations
 import math
 import random
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
-from collections.abc import Mapping
-from typing import Callable
 
 from arena.domain.records import Match, Reference, Side, Speech
 from arena.domain.speechchecks import length, match_problems

@@ -106,9 +106,10 @@ class Demo:
 
 def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callable[[str], None] | None = None) -> Demo:
     """`arena demo`: a simulated tournament end to end in language: init, schedule, play, judge, ballots, attacks on
-    one judge (arena.app.setup.demo.ATTACKED), rate, publish. Resumes if rerun (in the language it was started in). Interrupted (Ctrl-C, or a SIGTERM, which stops it
-    as Ctrl-C does) while playing, it publishes nothing: a site of some of the matches would pass for the demo's
-    result; the matches not done are scheduled again for the rerun. Interrupted after, KeyboardInterrupt."""
+    one judge (arena.app.setup.demo.ATTACKED; once), rate, publish. Resumes if rerun (in the language it was started
+    in). Interrupted (Ctrl-C, or a SIGTERM, which stops it as Ctrl-C does) while playing, it publishes nothing: a site
+    of some of the matches would pass for the demo's result; the matches not done are scheduled again for the rerun.
+    Interrupted after, KeyboardInterrupt."""
     demo_workspace.prepare(Path(path), language)
     ws = open_workspace(path)
     try:
