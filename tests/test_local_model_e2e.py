@@ -204,13 +204,14 @@ def test_the_speech_checks_on_a_real_model(tmp_path, local_llm):
 def test_judge_attacks_on_the_real_judge_of_the_stored_match(real):
     """`arena judge-attacks` on the module's `single` judge (R = 3, temperature 0): its clean verdict of the played
     match is stored, so nothing is judged clean, and each attack named judges the attacked debate once, with the
-    judge's three runs, on the real server. Three attacks, one of each way an attack reaches the judge: `injection` changes one
-    speech, `null` every speech of a side, `swap` no speech but the labels (its runs read their prompts anew); the six
-    attacks' texts are tests/arena/match/test_attacks.py's and what each showed a judge tests/judges/'s, on the fake
-    server. The rows have their shape and counts; the flips are SmolLM2's and not asserted. Its cost: 9 calls of some
-    600-1,500 prompt tokens (the third run finds the first's in the server's cache): 104 s under the README's command
-    (the server on one core, beside the other test process), 59 s alone. All six attacks took 392 s in an earlier run
-    of that command, on the same machine running slower (the forfeits test took 537 s there, 217 s beside these 104)."""
+    judge's three runs, on the real server. Three attacks, one of each way an attack reaches the judge: `injection`
+    changes one speech, `null` every speech of a side, `swap` no speech but the labels (its runs read their prompts
+    anew); the six attacks' texts are tested in tests/arena/match/test_attacks.py, and what each showed a judge in
+    tests/judges/test_judge_attacks.py, on the fake server. The rows have their shape and counts; the flips are
+    SmolLM2's and not asserted. Its cost: 9 calls of some 600-1,500 prompt tokens (the third run finds the first's in
+    the server's cache): 104 s under the README's command (the server on one core, beside the other test process),
+    59 s alone. All six attacks took 392 s in an earlier run of that command, on the same machine running slower (the
+    forfeits test took 537 s there, 217 s beside these 104)."""
     attacks = ["injection", "null", "swap"]
 
     conn = db(real["ws"])

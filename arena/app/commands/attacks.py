@@ -107,6 +107,7 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
     share = ws.config.arena.min_speech_share
     start = store.spent()
     views = {m.id: judge_view(m, formats, secret) for m in matches}
+    asked = {m.id: _asked(ws, m, views[m.id].format) for m in matches}
 
     def spent() -> bool:
         return budget is not None and store.spent() - start >= budget
@@ -138,7 +139,7 @@ def _play(ws: Workspace, runner: MatchRunner, spec: JudgeSpec, matches: list[Mat
         verdicts = await runner.judge(f"{tag}{trial.attack.name}:{trial.match.id}", view, spec,
                                       sitting=runner.sitting(trial.match))
         # With [arena] speech_checks off no check stands in front of the judge: nothing is caught.
-        refused = (caught(trial.attack, trial.match, view, share, _asked(ws, trial.match, view.format))
+        refused = (caught(trial.attack, trial.match, view, share, asked[trial.match.id])
                    if ws.config.arena.speech_checks else 0)
         if any(v.failed for v in verdicts):
             return _Outcome(None, refused)

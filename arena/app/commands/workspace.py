@@ -120,7 +120,7 @@ def demo(path: Path, *, language: str = "en", rounds: int = 2, progress: Callabl
             if played["stopped"] is not None:
                 return Demo(None, played)
             people.simulate(ws, demo_workspace.PEOPLE, seed=ws.config.arena.seed)
-            if not any(r.judge == demo_workspace.ATTACKED for r in ws.store.attack_results()):
+            if not ws.store.attack_results(demo_workspace.ATTACKED):
                 judge_attacks(ws, demo_workspace.ATTACKED, matches=demo_workspace.ATTACKED_MATCHES,
                               progress=lambda line: None)
                 (progress or terminal.say)(f"attacked judge {demo_workspace.ATTACKED!r} on "
